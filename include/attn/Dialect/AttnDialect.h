@@ -1,0 +1,24 @@
+//===- AttnDialect.h - the attn dialect, its attributes and ops -*- C++ -*-===//
+#ifndef ATTN_DIALECT_ATTNDIALECT_H
+#define ATTN_DIALECT_ATTNDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "attn/Dialect/AttnDialect.h.inc"
+#include "attn/Dialect/AttnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "attn/Dialect/AttnAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/AttnOps.h.inc"
+
+#endif // ATTN_DIALECT_ATTNDIALECT_H

@@ -1,0 +1,69 @@
+//===- AttnFolds.cpp - attn folds and canonicalisation patterns ----------===//
+#include "AttnShapes.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// scale(x, 1) = x
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getScaleAttr().getValue().isExactlyValue(1.0))
+    return getInput();
+  return {};
+}
+
+namespace {
+/// scale(scale(x, a), b) = scale(x, a·b)
+struct FoldScaleOfScale : OpRewritePattern<ScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ScaleOp>();
+    if (!inner)
+      return failure();
+    float product = inner.getScaleAttr().getValueAsDouble() *
+                    op.getScaleAttr().getValueAsDouble();
+    rewriter.replaceOpWithNewOp<ScaleOp>(op, op.getType(), inner.getInput(),
+                                         rewriter.getF32FloatAttr(product));
+    return success();
+  }
+};
+} // namespace
+
+void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<FoldScaleOfScale>(context);
+}
+
+/// merge_heads(split_heads(x)) = x
+OpFoldResult MergeHeadsOp::fold(FoldAdaptor) {
+  auto split = getInput().getDefiningOp<SplitHeadsOp>();
+  if (split && split.getInput().getType() == getType())
+    return split.getInput();
+  return {};
+}
+
+/// split_heads(merge_heads(x), h) = x when x has h heads
+OpFoldResult SplitHeadsOp::fold(FoldAdaptor) {
+  auto merge = getInput().getDefiningOp<MergeHeadsOp>();
+  if (merge && shapes::dimOf(merge.getInput(), 1) == getNumHeads() &&
+      merge.getInput().getType() == getType())
+    return merge.getInput();
+  return {};
+}
+
+/// mask(x) with neither a causal kind nor a mask operand = x
+OpFoldResult MaskOp::fold(FoldAdaptor) {
+  if (!getMask() && !getCausalAttr())
+    return getInput();
+  return {};
+}
+
+/// dropout(x, rate 0) = x
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (getRateAttr().getValue().isZero())
+    return getInput();
+  return {};
+}

@@ -1,0 +1,592 @@
+//===- AttnOps.cpp - attn op builders, verifiers and shape reification ---===//
+#include "AttnShapes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::shapes;
+
+//===----------------------------------------------------------------------===//
+// Result shapes
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> shapes::projectShape(Value input, Value weight,
+                                          WeightLayout layout) {
+  SmallVector<int64_t> shape(tensorType(input).getShape());
+  int64_t out = dimOf(weight, weightOutDim(layout));
+  if (shape.empty())
+    return {out};
+  shape.back() = out;
+  return shape;
+}
+
+SmallVector<int64_t> shapes::splitHeadsShape(Value input, int64_t numHeads) {
+  return {dimOf(input, 0), numHeads, dimOf(input, 1),
+          numHeads > 0 ? divDims(dimOf(input, 2), numHeads) : kDyn};
+}
+
+SmallVector<int64_t> shapes::mergeHeadsShape(Value input) {
+  return {dimOf(input, 0), dimOf(input, 2),
+          mulDims(dimOf(input, 1), dimOf(input, 3))};
+}
+
+SmallVector<int64_t> shapes::scoresShape(Value query, Value key) {
+  return {dimOf(query, 0), dimOf(query, 1), dimOf(query, 2), dimOf(key, 2)};
+}
+
+SmallVector<int64_t> shapes::weightedSumShape(Value probs, Value value) {
+  return {dimOf(probs, 0), dimOf(probs, 1), dimOf(probs, 2), dimOf(value, 3)};
+}
+
+SmallVector<int64_t> shapes::sdpaShape(Value query, Value value) {
+  return {dimOf(query, 0), dimOf(query, 1), dimOf(query, 2), dimOf(value, 3)};
+}
+
+SmallVector<int64_t> shapes::mhaShape(Value queryInput, Value wo,
+                                      WeightLayout layout) {
+  return {dimOf(queryInput, 0), dimOf(queryInput, 1),
+          dimOf(wo, weightOutDim(layout))};
+}
+
+static RankedTensorType resultType(ArrayRef<int64_t> shape, Value like) {
+  return RankedTensorType::get(shape, tensorType(like).getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Verifier helpers: every message names the operand, the dim and what was
+// expected.
+//===----------------------------------------------------------------------===//
+
+namespace {
+class Checker {
+public:
+  explicit Checker(Operation *op) : op(op) {}
+
+  /// `name` must have rank `rank`; `layout` describes the dims, e.g.
+  /// "[B,H,Tq,D]".
+  LogicalResult rank(StringRef name, Value v, int64_t rank, StringRef layout) {
+    int64_t r = tensorType(v).getRank();
+    if (r == rank)
+      return success();
+    return op->emitOpError() << "operand '" << name << "' must have rank "
+                             << rank << " " << layout << ", got rank " << r;
+  }
+
+  /// Dim `i` of `name` (called `what`) must equal `expected`, described by
+  /// `because`.
+  LogicalResult dim(StringRef name, Value v, int64_t i, StringRef what,
+                    int64_t expected, const Twine &because) {
+    int64_t d = dimOf(v, i);
+    if (agree(d, expected))
+      return success();
+    return op->emitOpError()
+           << "operand '" << name << "' " << what << " (dim " << i << ") is "
+           << dimStr(d) << ", expected " << dimStr(expected) << " ("
+           << because.str() << ")";
+  }
+
+  LogicalResult sameElementType(StringRef name, Value v, StringRef refName,
+                                Value ref) {
+    Type a = tensorType(v).getElementType(), b = tensorType(ref).getElementType();
+    if (a == b)
+      return success();
+    return op->emitOpError() << "operand '" << name << "' element type " << a
+                             << " does not match '" << refName
+                             << "' element type " << b;
+  }
+
+  /// Query heads must be a multiple of key/value heads (MHA, GQA, MQA).
+  LogicalResult headsDivide(StringRef qName, int64_t h, StringRef kName,
+                            int64_t hkv) {
+    if (isDyn(h) || isDyn(hkv) || (hkv > 0 && h % hkv == 0))
+      return success();
+    return op->emitOpError()
+           << "'" << qName << "' heads H = " << h
+           << " is not a multiple of '" << kName << "' heads Hkv = " << hkv
+           << " (H % Hkv must be 0)";
+  }
+
+  LogicalResult positiveFinite(StringRef attr, std::optional<APFloat> v) {
+    if (!v)
+      return success();
+    double d = v->convertToDouble();
+    if (std::isfinite(d) && d > 0)
+      return success();
+    return op->emitOpError() << "attribute '" << attr
+                             << "' must be a positive finite number, got " << d;
+  }
+
+  LogicalResult dropoutRate(StringRef attr, std::optional<APFloat> v) {
+    if (!v)
+      return success();
+    double d = v->convertToDouble();
+    if (d >= 0 && d < 1)
+      return success();
+    return op->emitOpError() << "attribute '" << attr
+                             << "' must be in [0, 1), got " << d;
+  }
+
+  /// A mask operand: i1 (keep where true) or the scores' float type
+  /// (additive), numpy-broadcastable to `target` = [B,H,Tq,Tk].
+  LogicalResult mask(Value mask, Type scoresElt, ArrayRef<int64_t> target) {
+    RankedTensorType t = tensorType(mask);
+    Type e = t.getElementType();
+    if (!e.isInteger(1) && e != scoresElt)
+      return op->emitOpError()
+             << "operand 'mask' element type " << e
+             << " must be i1 (keep mask) or the scores' element type "
+             << scoresElt << " (additive mask)";
+    int64_t r = t.getRank();
+    if (r > 4)
+      return op->emitOpError() << "operand 'mask' has rank " << r
+                               << ", expected at most 4 to broadcast to "
+                                  "[B,H,Tq,Tk]";
+    static const char *names[] = {"B", "H", "Tq", "Tk"};
+    for (int64_t i = 0; i < r; ++i) {
+      int64_t md = t.getDimSize(i), td = target[4 - r + i];
+      if (md == 1 || agree(md, td))
+        continue;
+      return op->emitOpError()
+             << "operand 'mask' dim " << i << " is " << md
+             << ", not broadcastable to " << names[4 - r + i] << " = "
+             << dimStr(td) << " (the mask must broadcast to [B,H,Tq,Tk] = ["
+             << dimStr(target[0]) << "," << dimStr(target[1]) << ","
+             << dimStr(target[2]) << "," << dimStr(target[3]) << "])";
+    }
+    return success();
+  }
+
+  /// The declared result type must be the one the operands determine.
+  LogicalResult result(ArrayRef<int64_t> expected, Type elt) {
+    auto res = cast<RankedTensorType>(op->getResult(0).getType());
+    RankedTensorType want = RankedTensorType::get(expected, elt);
+    if (res.getElementType() != elt)
+      return op->emitOpError() << "result element type " << res.getElementType()
+                               << " does not match the operands' element type "
+                               << elt;
+    if (res.getRank() != (int64_t)expected.size())
+      return op->emitOpError() << "result rank is " << res.getRank()
+                               << ", expected " << expected.size()
+                               << " (inferred result type " << want << ")";
+    for (auto [i, d] : llvm::enumerate(res.getShape()))
+      if (d != expected[i])
+        return op->emitOpError() << "result dim " << i << " is " << dimStr(d)
+                                 << ", expected " << dimStr(expected[i])
+                                 << " (inferred result type " << want << ")";
+    return success();
+  }
+
+private:
+  Operation *op;
+};
+} // namespace
+
+static std::optional<APFloat> optF(FloatAttr a) {
+  if (!a)
+    return std::nullopt;
+  return a.getValue();
+}
+
+//===----------------------------------------------------------------------===//
+// Reification helpers
+//===----------------------------------------------------------------------===//
+
+static OpFoldResult mixedDim(OpBuilder &b, Location loc, Value v, int64_t i) {
+  return tensor::getMixedSize(b, loc, v, i);
+}
+
+static OpFoldResult foldDivConst(OpBuilder &b, Location loc, OpFoldResult x,
+                                 int64_t c) {
+  if (auto v = getConstantIntValue(x))
+    return b.getIndexAttr(*v / c);
+  Value cst = arith::ConstantIndexOp::create(b, loc, c);
+  return arith::DivSIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, x), cst)
+      .getResult();
+}
+
+static OpFoldResult foldMul(OpBuilder &b, Location loc, OpFoldResult x,
+                            OpFoldResult y) {
+  auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  if (cx && cy)
+    return b.getIndexAttr(*cx * *cy);
+  return arith::MulIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, x),
+                               getValueOrCreateConstantIndexOp(b, loc, y))
+      .getResult();
+}
+
+/// Reified shape where each result dim is dim `src.second` of `src.first`.
+static LogicalResult
+reifyFromOperandDims(OpBuilder &b, Operation *op,
+                     ArrayRef<std::pair<Value, int64_t>> srcs,
+                     ReifiedRankedShapedTypeDims &out) {
+  SmallVector<OpFoldResult> dims;
+  for (auto [v, i] : srcs)
+    dims.push_back(mixedDim(b, op->getLoc(), v, i));
+  out.push_back(dims);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ProjectOp
+//===----------------------------------------------------------------------===//
+
+void ProjectOp::build(OpBuilder &b, OperationState &state, Value input,
+                      Value weight, Value bias, WeightLayout layout) {
+  build(b, state, resultType(projectShape(input, weight, layout), input), input,
+        weight, bias, layout);
+}
+
+LogicalResult ProjectOp::verify() {
+  Checker c(*this);
+  Value x = getInput(), w = getWeight();
+  int64_t r = tensorType(x).getRank();
+  if (r < 1)
+    return emitOpError() << "operand 'input' must have rank >= 1 [..., In], got rank 0";
+  if (failed(c.rank("weight", w, 2,
+                    getLayout() == WeightLayout::out_in ? "[Out,In]" : "[In,Out]")) ||
+      failed(c.sameElementType("weight", w, "input", x)))
+    return failure();
+  int64_t in = dimOf(x, r - 1);
+  if (failed(c.dim("weight", w, weightInDim(getLayout()),
+                   "input width", in,
+                   "last dim of 'input', weight layout " +
+                       stringifyWeightLayout(getLayout()))))
+    return failure();
+  int64_t out = dimOf(w, weightOutDim(getLayout()));
+  if (Value bias = getBias()) {
+    if (failed(c.rank("bias", bias, 1, "[Out]")) ||
+        failed(c.sameElementType("bias", bias, "input", x)) ||
+        failed(c.dim("bias", bias, 0, "length", out, "output width of 'weight'")))
+      return failure();
+  }
+  return c.result(projectShape(x, w, getLayout()), tensorType(x).getElementType());
+}
+
+LogicalResult ProjectOp::reifyResultShapes(OpBuilder &b,
+                                           ReifiedRankedShapedTypeDims &out) {
+  SmallVector<std::pair<Value, int64_t>> srcs;
+  int64_t r = tensorType(getInput()).getRank();
+  for (int64_t i = 0; i + 1 < r; ++i)
+    srcs.push_back({getInput(), i});
+  srcs.push_back({getWeight(), weightOutDim(getLayout())});
+  return reifyFromOperandDims(b, *this, srcs, out);
+}
+
+//===----------------------------------------------------------------------===//
+// SplitHeadsOp / MergeHeadsOp
+//===----------------------------------------------------------------------===//
+
+void SplitHeadsOp::build(OpBuilder &b, OperationState &state, Value input,
+                         int64_t numHeads) {
+  build(b, state, resultType(splitHeadsShape(input, numHeads), input), input,
+        numHeads);
+}
+
+LogicalResult SplitHeadsOp::verify() {
+  Checker c(*this);
+  int64_t h = getNumHeads();
+  if (h <= 0)
+    return emitOpError() << "attribute 'num_heads' must be positive, got " << h;
+  if (failed(c.rank("input", getInput(), 3, "[B,T,h*D]")))
+    return failure();
+  int64_t w = dimOf(getInput(), 2);
+  if (!isDyn(w) && w % h != 0)
+    return emitOpError() << "operand 'input' width (dim 2) " << w
+                         << " is not divisible by num_heads " << h
+                         << " (d_model must be divisible by n_heads)";
+  return c.result(splitHeadsShape(getInput(), h),
+                  tensorType(getInput()).getElementType());
+}
+
+LogicalResult SplitHeadsOp::reifyResultShapes(OpBuilder &b,
+                                              ReifiedRankedShapedTypeDims &out) {
+  Location loc = getLoc();
+  out.push_back({mixedDim(b, loc, getInput(), 0), b.getIndexAttr(getNumHeads()),
+                 mixedDim(b, loc, getInput(), 1),
+                 foldDivConst(b, loc, mixedDim(b, loc, getInput(), 2),
+                              getNumHeads())});
+  return success();
+}
+
+void MergeHeadsOp::build(OpBuilder &b, OperationState &state, Value input) {
+  build(b, state, resultType(mergeHeadsShape(input), input), input);
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  Checker c(*this);
+  if (failed(c.rank("input", getInput(), 4, "[B,h,T,D]")))
+    return failure();
+  return c.result(mergeHeadsShape(getInput()),
+                  tensorType(getInput()).getElementType());
+}
+
+LogicalResult MergeHeadsOp::reifyResultShapes(OpBuilder &b,
+                                              ReifiedRankedShapedTypeDims &out) {
+  Location loc = getLoc();
+  out.push_back({mixedDim(b, loc, getInput(), 0), mixedDim(b, loc, getInput(), 2),
+                 foldMul(b, loc, mixedDim(b, loc, getInput(), 1),
+                         mixedDim(b, loc, getInput(), 3))});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScoresOp / WeightedSumOp
+//===----------------------------------------------------------------------===//
+
+/// Q [B,H,Tq,D] against K [B,Hkv,Tk,D].
+static LogicalResult verifyQueryKey(Checker &c, Value q, Value k) {
+  if (failed(c.rank("query", q, 4, "[B,H,Tq,D]")) ||
+      failed(c.rank("key", k, 4, "[B,Hkv,Tk,D]")) ||
+      failed(c.sameElementType("key", k, "query", q)) ||
+      failed(c.dim("key", k, 0, "batch", dimOf(q, 0), "batch B of 'query'")) ||
+      failed(c.headsDivide("query", dimOf(q, 1), "key", dimOf(k, 1))) ||
+      failed(c.dim("key", k, 3, "head dim", dimOf(q, 3), "head dim D of 'query'")))
+    return failure();
+  return success();
+}
+
+void ScoresOp::build(OpBuilder &b, OperationState &state, Value query,
+                     Value key) {
+  build(b, state, resultType(scoresShape(query, key), query), query, key);
+}
+
+LogicalResult ScoresOp::verify() {
+  Checker c(*this);
+  if (failed(verifyQueryKey(c, getQuery(), getKey())))
+    return failure();
+  return c.result(scoresShape(getQuery(), getKey()),
+                  tensorType(getQuery()).getElementType());
+}
+
+LogicalResult ScoresOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &out) {
+  Value q = getQuery(), k = getKey();
+  return reifyFromOperandDims(b, *this, {{q, 0}, {q, 1}, {q, 2}, {k, 2}}, out);
+}
+
+void WeightedSumOp::build(OpBuilder &b, OperationState &state, Value probs,
+                          Value value) {
+  build(b, state, resultType(weightedSumShape(probs, value), probs), probs,
+        value);
+}
+
+LogicalResult WeightedSumOp::verify() {
+  Checker c(*this);
+  Value p = getProbs(), v = getValue();
+  if (failed(c.rank("probs", p, 4, "[B,H,Tq,Tk]")) ||
+      failed(c.rank("value", v, 4, "[B,Hkv,Tk,Dv]")) ||
+      failed(c.sameElementType("value", v, "probs", p)) ||
+      failed(c.dim("value", v, 0, "batch", dimOf(p, 0), "batch B of 'probs'")) ||
+      failed(c.headsDivide("probs", dimOf(p, 1), "value", dimOf(v, 1))) ||
+      failed(c.dim("value", v, 2, "length", dimOf(p, 3),
+                   "key length Tk, dim 3 of 'probs'")))
+    return failure();
+  return c.result(weightedSumShape(p, v), tensorType(p).getElementType());
+}
+
+LogicalResult WeightedSumOp::reifyResultShapes(OpBuilder &b,
+                                               ReifiedRankedShapedTypeDims &out) {
+  Value p = getProbs(), v = getValue();
+  return reifyFromOperandDims(b, *this, {{p, 0}, {p, 1}, {p, 2}, {v, 3}}, out);
+}
+
+//===----------------------------------------------------------------------===//
+// ScaleOp / MaskOp / SoftmaxOp / DropoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScaleOp::verify() {
+  return Checker(*this).positiveFinite("scale", getScaleAttr().getValue());
+}
+
+LogicalResult MaskOp::verify() {
+  Checker c(*this);
+  if (failed(c.rank("input", getInput(), 4, "[B,H,Tq,Tk]")))
+    return failure();
+  if (Value m = getMask())
+    return c.mask(m, tensorType(getInput()).getElementType(),
+                  tensorType(getInput()).getShape());
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (tensorType(getInput()).getRank() < 1)
+    return emitOpError() << "operand 'input' must have rank >= 1, got rank 0";
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  return Checker(*this).dropoutRate("rate", getRateAttr().getValue());
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+void SdpaOp::build(OpBuilder &b, OperationState &state, Value query, Value key,
+                   Value value, Value mask) {
+  build(b, state, resultType(sdpaShape(query, value), query), query, key, value,
+        mask, /*scale=*/nullptr, /*causal=*/nullptr, /*dropout_rate=*/nullptr,
+        /*dropout_seed=*/nullptr);
+}
+
+std::optional<double> SdpaOp::getEffectiveScale() {
+  if (auto s = getScaleAttr())
+    return s.getValueAsDouble();
+  int64_t d = dimOf(getQuery(), 3);
+  if (isDyn(d) || d <= 0)
+    return std::nullopt;
+  return 1.0 / std::sqrt(static_cast<double>(d));
+}
+
+LogicalResult SdpaOp::verify() {
+  Checker c(*this);
+  Value q = getQuery(), k = getKey(), v = getValue();
+  if (failed(verifyQueryKey(c, q, k)) ||
+      failed(c.rank("value", v, 4, "[B,Hkv,Tk,Dv]")) ||
+      failed(c.sameElementType("value", v, "query", q)) ||
+      failed(c.dim("value", v, 0, "batch", dimOf(q, 0), "batch B of 'query'")) ||
+      failed(c.dim("value", v, 1, "heads", dimOf(k, 1), "heads Hkv of 'key'")) ||
+      failed(c.dim("value", v, 2, "length", dimOf(k, 2), "length Tk of 'key'")))
+    return failure();
+  Type elt = tensorType(q).getElementType();
+  if (Value m = getMask())
+    if (failed(c.mask(m, elt, scoresShape(q, k))))
+      return failure();
+  if (failed(c.positiveFinite("scale", optF(getScaleAttr()))) ||
+      failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))))
+    return failure();
+  return c.result(sdpaShape(q, v), elt);
+}
+
+LogicalResult SdpaOp::reifyResultShapes(OpBuilder &b,
+                                        ReifiedRankedShapedTypeDims &out) {
+  Value q = getQuery(), v = getValue();
+  return reifyFromOperandDims(b, *this, {{q, 0}, {q, 1}, {q, 2}, {v, 3}}, out);
+}
+
+//===----------------------------------------------------------------------===//
+// MhaOp
+//===----------------------------------------------------------------------===//
+
+void MhaOp::build(OpBuilder &b, OperationState &state, Value queryInput,
+                  Value kvInput, Value wq, Value wk, Value wv, Value wo,
+                  int64_t numHeads, std::optional<int64_t> numKvHeads,
+                  WeightLayout layout) {
+  build(b, state, resultType(mhaShape(queryInput, wo, layout), queryInput),
+        queryInput, kvInput, wq, wk, wv, wo, /*bq=*/nullptr, /*bk=*/nullptr,
+        /*bv=*/nullptr, /*bo=*/nullptr, /*mask=*/nullptr,
+        b.getI64IntegerAttr(numHeads),
+        numKvHeads ? b.getI64IntegerAttr(*numKvHeads) : IntegerAttr(),
+        /*scale=*/nullptr, /*causal=*/nullptr, /*dropout_rate=*/nullptr,
+        /*dropout_seed=*/nullptr, WeightLayoutAttr::get(b.getContext(), layout));
+}
+
+LogicalResult MhaOp::verify() {
+  Checker c(*this);
+  Value xq = getQueryInput(), xkv = getKvInput();
+  int64_t h = getNumHeads(), hkv = getNumKvHeadsOrDefault();
+  if (h <= 0)
+    return emitOpError() << "attribute 'num_heads' must be positive, got " << h;
+  if (hkv <= 0)
+    return emitOpError() << "attribute 'num_kv_heads' must be positive, got "
+                         << hkv;
+  if (h % hkv != 0)
+    return emitOpError() << "num_heads H = " << h
+                         << " is not a multiple of num_kv_heads Hkv = " << hkv
+                         << " (H % Hkv must be 0)";
+  if (failed(c.rank("query_input", xq, 3, "[B,Tq,E]")) ||
+      failed(c.rank("kv_input", xkv, 3, "[B,Tk,Ekv]")) ||
+      failed(c.sameElementType("kv_input", xkv, "query_input", xq)) ||
+      failed(c.dim("kv_input", xkv, 0, "batch", dimOf(xq, 0),
+                   "batch B of 'query_input'")))
+    return failure();
+
+  WeightLayout layout = getLayout();
+  StringRef wshape = layout == WeightLayout::out_in ? "[Out,In]" : "[In,Out]";
+  int64_t inD = weightInDim(layout), outD = weightOutDim(layout);
+  std::string layoutName = ("weight layout " + stringifyWeightLayout(layout)).str();
+  struct W {
+    StringRef name;
+    Value w;
+  } weights[] = {{"wq", getWq()}, {"wk", getWk()}, {"wv", getWv()}, {"wo", getWo()}};
+  for (W &w : weights)
+    if (failed(c.rank(w.name, w.w, 2, wshape)) ||
+        failed(c.sameElementType(w.name, w.w, "query_input", xq)))
+      return failure();
+
+  // Q projection: [B,Tq,E] -> H heads of D.
+  Value wq = getWq(), wk = getWk(), wv = getWv(), wo = getWo();
+  if (failed(c.dim("wq", wq, inD, "input width", dimOf(xq, 2),
+                   "width E of 'query_input', " + layoutName)))
+    return failure();
+  int64_t qOut = dimOf(wq, outD);
+  if (!isDyn(qOut) && qOut % h != 0)
+    return emitOpError() << "operand 'wq' output width (dim " << outD << ") "
+                         << qOut << " is not divisible by num_heads " << h
+                         << " (d_model must be divisible by n_heads)";
+  int64_t d = divDims(qOut, h);
+  // K/V projections: [B,Tk,Ekv] -> Hkv heads of D and Dv.
+  if (failed(c.dim("wk", wk, inD, "input width", dimOf(xkv, 2),
+                   "width Ekv of 'kv_input', " + layoutName)) ||
+      failed(c.dim("wk", wk, outD, "output width", mulDims(hkv, d),
+                   "num_kv_heads * head dim = " + std::to_string(hkv) + " * " +
+                       dimStr(d))) ||
+      failed(c.dim("wv", wv, inD, "input width", dimOf(xkv, 2),
+                   "width Ekv of 'kv_input', " + layoutName)))
+    return failure();
+  int64_t vOut = dimOf(wv, outD);
+  if (!isDyn(vOut) && vOut % hkv != 0)
+    return emitOpError() << "operand 'wv' output width (dim " << outD << ") "
+                         << vOut << " is not divisible by num_kv_heads " << hkv;
+  int64_t dv = divDims(vOut, hkv);
+  if (failed(c.dim("wo", wo, inD, "input width", mulDims(h, dv),
+                   "num_heads * value head dim = " + std::to_string(h) + " * " +
+                       dimStr(dv))))
+    return failure();
+  int64_t eo = dimOf(wo, outD);
+
+  // Biases: q/k/v together, out separately.
+  int numQkvBias = (getBq() ? 1 : 0) + (getBk() ? 1 : 0) + (getBv() ? 1 : 0);
+  if (numQkvBias != 0 && numQkvBias != 3)
+    return emitOpError() << "operands 'bq', 'bk', 'bv' must be given together, got "
+                         << numQkvBias << " of 3";
+  struct B {
+    StringRef name;
+    Value b;
+    int64_t len;
+    StringRef of;
+  } biases[] = {{"bq", getBq(), qOut, "output width of 'wq'"},
+                {"bk", getBk(), dimOf(wk, outD), "output width of 'wk'"},
+                {"bv", getBv(), vOut, "output width of 'wv'"},
+                {"bo", getBo(), eo, "output width of 'wo'"}};
+  for (B &b : biases)
+    if (b.b && (failed(c.rank(b.name, b.b, 1, "[Out]")) ||
+                failed(c.sameElementType(b.name, b.b, "query_input", xq)) ||
+                failed(c.dim(b.name, b.b, 0, "length", b.len, b.of))))
+      return failure();
+
+  Type elt = tensorType(xq).getElementType();
+  if (Value m = getMask())
+    if (failed(c.mask(m, elt, {dimOf(xq, 0), h, dimOf(xq, 1), dimOf(xkv, 1)})))
+      return failure();
+  if (failed(c.positiveFinite("scale", optF(getScaleAttr()))) ||
+      failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))))
+    return failure();
+  return c.result(mhaShape(xq, wo, layout), elt);
+}
+
+LogicalResult MhaOp::reifyResultShapes(OpBuilder &b,
+                                       ReifiedRankedShapedTypeDims &out) {
+  Value xq = getQueryInput();
+  return reifyFromOperandDims(
+      b, *this, {{xq, 0}, {xq, 1}, {getWo(), weightOutDim(getLayout())}}, out);
+}
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/AttnOps.cpp.inc"

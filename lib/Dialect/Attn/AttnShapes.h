@@ -1,0 +1,54 @@
+//===- AttnShapes.h - shape rules shared by builders and verifiers -*- C++ -*-===//
+//
+// Each op's result shape is computed by one function here; builders use it to
+// infer the result type and verifiers compare the declared type against it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_DIALECT_ATTNSHAPES_H
+#define ATTN_LIB_DIALECT_ATTNSHAPES_H
+
+#include "attn/Dialect/AttnDialect.h"
+#include "llvm/ADT/SmallVector.h"
+#include <string>
+
+namespace mlir::attn::shapes {
+
+inline constexpr int64_t kDyn = ShapedType::kDynamic;
+
+inline RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+/// Dim `i` of `v`, or dynamic when `v` has no such dim (bad rank: the
+/// verifier reports it).
+inline int64_t dimOf(Value v, int64_t i) {
+  RankedTensorType t = tensorType(v);
+  return i >= 0 && i < t.getRank() ? t.getDimSize(i) : kDyn;
+}
+inline bool isDyn(int64_t d) { return ShapedType::isDynamic(d); }
+/// Two dims that may still be equal at run time.
+inline bool agree(int64_t a, int64_t b) { return isDyn(a) || isDyn(b) || a == b; }
+inline int64_t mulDims(int64_t a, int64_t b) {
+  return isDyn(a) || isDyn(b) ? kDyn : a * b;
+}
+inline int64_t divDims(int64_t a, int64_t b) {
+  return isDyn(a) || isDyn(b) || b == 0 ? kDyn : a / b;
+}
+inline std::string dimStr(int64_t d) {
+  return isDyn(d) ? std::string("?") : std::to_string(d);
+}
+
+/// Index of the input-width and output-width dims of a projection weight.
+inline int64_t weightInDim(WeightLayout l) { return l == WeightLayout::out_in ? 1 : 0; }
+inline int64_t weightOutDim(WeightLayout l) { return l == WeightLayout::out_in ? 0 : 1; }
+
+llvm::SmallVector<int64_t> projectShape(Value input, Value weight, WeightLayout layout);
+llvm::SmallVector<int64_t> splitHeadsShape(Value input, int64_t numHeads);
+llvm::SmallVector<int64_t> mergeHeadsShape(Value input);
+llvm::SmallVector<int64_t> scoresShape(Value query, Value key);
+llvm::SmallVector<int64_t> weightedSumShape(Value probs, Value value);
+llvm::SmallVector<int64_t> sdpaShape(Value query, Value value);
+llvm::SmallVector<int64_t> mhaShape(Value queryInput, Value wo, WeightLayout layout);
+
+} // namespace mlir::attn::shapes
+
+#endif // ATTN_LIB_DIALECT_ATTNSHAPES_H

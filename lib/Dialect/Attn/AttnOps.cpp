@@ -7,6 +7,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -62,6 +63,13 @@ static RankedTensorType resultType(ArrayRef<int64_t> shape, Value like) {
 // Verifier helpers: every message names the operand, the dim and what was
 // expected.
 //===----------------------------------------------------------------------===//
+
+/// A number as a user wrote it: 0.5, -0.125, inf, nan.
+static std::string fmtNum(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", d);
+  return buf;
+}
 
 namespace {
 class Checker {
@@ -119,7 +127,7 @@ public:
     if (std::isfinite(d) && d > 0)
       return success();
     return op->emitOpError() << "attribute '" << attr
-                             << "' must be a positive finite number, got " << d;
+                             << "' must be a positive finite number, got " << fmtNum(d);
   }
 
   LogicalResult dropoutRate(StringRef attr, std::optional<APFloat> v) {
@@ -129,7 +137,7 @@ public:
     if (d >= 0 && d < 1)
       return success();
     return op->emitOpError() << "attribute '" << attr
-                             << "' must be in [0, 1), got " << d;
+                             << "' must be in [0, 1), got " << fmtNum(d);
   }
 
   /// A mask operand: i1 (keep where true) or the scores' float type

@@ -691,3 +691,19 @@ func.func @mha_result(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>) {
   %0 = attn.mha %x, %x, %w, %w, %w, %w {num_heads = 8 : i64} : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<2x12x64xf32>
   return
 }
+
+// -----
+
+func.func @sdpa_seed_without_rate(%q: tensor<2x4x31x64xf32>, %k: tensor<2x4x129x64xf32>) {
+  // expected-error @+1 {{attribute 'dropout_seed' is given without 'dropout_rate'}}
+  %0 = attn.sdpa %q, %k, %k {dropout_seed = 7 : i64} : (tensor<2x4x31x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32>) -> tensor<2x4x31x64xf32>
+  return
+}
+
+// -----
+
+func.func @mha_seed_without_rate(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>) {
+  // expected-error @+1 {{attribute 'dropout_seed' is given without 'dropout_rate'}}
+  %0 = attn.mha %x, %x, %w, %w, %w, %w {num_heads = 8 : i64, dropout_seed = 1 : i64} : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<2x10x64xf32>
+  return
+}

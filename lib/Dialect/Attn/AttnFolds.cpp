@@ -4,6 +4,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -15,7 +17,7 @@ OpFoldResult ScaleOp::fold(FoldAdaptor) {
 }
 
 namespace {
-/// scale(scale(x, a), b) = scale(x, a·b)
+/// scale(scale(x, a), b) = scale(x, a·b), when a·b is a positive finite f32
 struct FoldScaleOfScale : OpRewritePattern<ScaleOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScaleOp op,
@@ -25,6 +27,11 @@ struct FoldScaleOfScale : OpRewritePattern<ScaleOp> {
       return failure();
     float product = inner.getScaleAttr().getValueAsDouble() *
                     op.getScaleAttr().getValueAsDouble();
+    // An f32 overflow or underflow would turn two valid scales into an
+    // invalid one; leave them apart.
+    if (!std::isfinite(product) || product <= 0.0f)
+      return rewriter.notifyMatchFailure(op, "product of scales is not a "
+                                             "positive finite f32");
     rewriter.replaceOpWithNewOp<ScaleOp>(op, op.getType(), inner.getInput(),
                                          rewriter.getF32FloatAttr(product));
     return success();

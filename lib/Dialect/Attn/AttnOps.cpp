@@ -130,6 +130,14 @@ public:
                              << "' must be a positive finite number, got " << fmtNum(d);
   }
 
+  /// A dropout seed means nothing without a dropout rate.
+  LogicalResult seedNeedsRate(Attribute seed, Attribute rate) {
+    if (!seed || rate)
+      return success();
+    return op->emitOpError()
+           << "attribute 'dropout_seed' is given without 'dropout_rate'";
+  }
+
   LogicalResult dropoutRate(StringRef attr, std::optional<APFloat> v) {
     if (!v)
       return success();
@@ -467,7 +475,8 @@ LogicalResult SdpaOp::verify() {
     if (failed(c.mask(m, elt, scoresShape(q, k))))
       return failure();
   if (failed(c.positiveFinite("scale", optF(getScaleAttr()))) ||
-      failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))))
+      failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
+      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
     return failure();
   return c.result(sdpaShape(q, v), elt);
 }
@@ -584,7 +593,8 @@ LogicalResult MhaOp::verify() {
     if (failed(c.mask(m, elt, {dimOf(xq, 0), h, dimOf(xq, 1), dimOf(xkv, 1)})))
       return failure();
   if (failed(c.positiveFinite("scale", optF(getScaleAttr()))) ||
-      failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))))
+      failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
+      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
     return failure();
   return c.result(mhaShape(xq, wo, layout), elt);
 }

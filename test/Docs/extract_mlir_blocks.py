@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""Prints every ```mlir block of a markdown file, separated by `// -----`.
+
+With --require-ops a,b,c it fails unless each `attn.<op>` appears in some
+block, so every op keeps a runnable example in the docs.
+"""
+import argparse
+import re
+import sys
+
+parser = argparse.ArgumentParser()
+parser.add_argument("markdown")
+parser.add_argument("--require-ops", default="")
+args = parser.parse_args()
+
+text = open(args.markdown, encoding="utf-8").read()
+blocks = re.findall(r"^```mlir\n(.*?)^```", text, flags=re.S | re.M)
+if not blocks:
+    sys.exit(f"{args.markdown}: no ```mlir blocks")
+missing = [op for op in args.require_ops.split(",") if op and
+           not any(re.search(rf"\battn\.{op}\b", b) for b in blocks)]
+if missing:
+    sys.exit(f"{args.markdown}: no example for " +
+             ", ".join("attn." + op for op in missing))
+print("\n// -----\n".join(blocks))
+print(f"{len(blocks)} mlir blocks", file=sys.stderr)

@@ -1,5 +1,8 @@
 //===- attn-opt.cpp - mlir-opt with the attn dialect and passes ----------===//
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -9,6 +12,9 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::attn::registerAttnTransformsPasses();
+  mlir::attn::registerAttnConversionPasses();
+  mlir::attn::registerAttnPipelines();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

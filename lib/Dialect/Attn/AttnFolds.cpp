@@ -55,7 +55,7 @@ OpFoldResult MergeHeadsOp::fold(FoldAdaptor) {
 /// split_heads(merge_heads(x), h) = x when x has h heads
 OpFoldResult SplitHeadsOp::fold(FoldAdaptor) {
   auto merge = getInput().getDefiningOp<MergeHeadsOp>();
-  if (merge && shapes::dimOf(merge.getInput(), 1) == getNumHeads() &&
+  if (merge && shapes::dimOf(merge.getInput(), 1) == static_cast<int64_t>(getNumHeads()) &&
       merge.getInput().getType() == getType())
     return merge.getInput();
   return {};

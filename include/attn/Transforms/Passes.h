@@ -1,0 +1,23 @@
+//===- Passes.h - attn-to-attn passes ---------------------------*- C++ -*-===//
+#ifndef ATTN_TRANSFORMS_PASSES_H
+#define ATTN_TRANSFORMS_PASSES_H
+
+#include "attn/Dialect/AttnDialect.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::attn {
+
+#define GEN_PASS_DECL
+#include "attn/Dialect/AttnTransforms.h.inc"
+
+/// mha → project/split_heads/sdpa/merge_heads/project.
+void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
+/// sdpa → scores/scale/mask/softmax/dropout/weighted_sum.
+void populateDecomposeSdpaPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Dialect/AttnTransforms.h.inc"
+
+} // namespace mlir::attn
+
+#endif // ATTN_TRANSFORMS_PASSES_H

@@ -1,0 +1,573 @@
+//===- AttnToLinalg.cpp - primitive attn ops to linalg on tensors --------===//
+//
+// The reference lowering: deliberately unfused, one or a few linalg ops per
+// attn op, the [B,H,Tq,Tk] scores materialised. f16/bf16 ops compute and
+// accumulate in f32 and round once at the end of each op.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOLINALG
+#include "attn/Dialect/AttnConversion.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// f32 for f16/bf16 (compute type), the type itself otherwise.
+Type computeType(Type elt) {
+  return elt.isF32() ? elt : Float32Type::get(elt.getContext());
+}
+
+/// Scalar float cast to `to` (extf/truncf or nothing).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
+}
+
+Value floatConst(OpBuilder &b, Location loc, Type t, double v) {
+  return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
+}
+
+Value negInf(OpBuilder &b, Location loc, Type t) {
+  return floatConst(b, loc, t, -std::numeric_limits<double>::infinity());
+}
+
+/// The reified result sizes of `op`.
+SmallVector<OpFoldResult> resultSizes(OpBuilder &b, Operation *op) {
+  ReifiedRankedShapedTypeDims dims;
+  LogicalResult ok = reifyResultShapes(b, op, dims);
+  assert(succeeded(ok) && "attn ops reify their result shapes");
+  (void)ok;
+  return dims[0];
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elt) {
+  return tensor::EmptyOp::create(b, loc, sizes, elt);
+}
+
+Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes, Type elt,
+             double value) {
+  Value init = emptyTensor(b, loc, sizes, elt);
+  return linalg::FillOp::create(b, loc, ValueRange{floatConst(b, loc, elt, value)},
+                                ValueRange{init})
+      .getResult(0);
+}
+
+/// Sizes of all dims of `v` except the last.
+SmallVector<OpFoldResult> leadingSizes(OpBuilder &b, Location loc, Value v) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  sizes.pop_back();
+  return sizes;
+}
+
+/// Rounds an f32 accumulator to `elt` (no-op for f32).
+Value roundTo(OpBuilder &b, Location loc, Value acc, Type elt,
+              ArrayRef<OpFoldResult> sizes) {
+  if (tensorType(acc).getElementType() == elt)
+    return acc;
+  int64_t rank = sizes.size();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{RankedTensorType::get(tensorType(acc).getShape(), elt)},
+             ValueRange{acc}, ValueRange{emptyTensor(b, loc, sizes, elt)},
+             ArrayRef<AffineMap>{id, id}, SmallVector<IteratorType>(rank, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, args[0], elt));
+             })
+      .getResult(0);
+}
+
+/// A contraction out[outDims] += a[aDims] * b[bDims] over `numLoops` loops
+/// whose kinds are `iters`, accumulated in the compute type and rounded to
+/// the result element type.
+Value contraction(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
+                  Value rhs, AffineMap rhsMap, Value acc, AffineMap accMap,
+                  ArrayRef<IteratorType> iters) {
+  Type accElt = tensorType(acc).getElementType();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, ValueRange{lhs, rhs},
+             ValueRange{acc}, ArrayRef<AffineMap>{lhsMap, rhsMap, accMap}, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value x = castFloat(nb, nl, args[0], accElt);
+               Value y = castFloat(nb, nl, args[1], accElt);
+               Value prod = arith::MulFOp::create(nb, nl, x, y);
+               linalg::YieldOp::create(nb, nl,
+                                       arith::AddFOp::create(nb, nl, args[2], prod).getResult());
+             })
+      .getResult(0);
+}
+
+/// An elementwise generic over `input` (same shape result of type
+/// `resultType`), with extra `inputs` read through `extraMaps`; `body` gets
+/// the builder, the location, the block arguments (input, extras..., out).
+Value elementwise(OpBuilder &b, Location loc, Value input, ValueRange extras,
+                  ArrayRef<AffineMap> extraMaps, RankedTensorType resultType,
+                  ArrayRef<OpFoldResult> sizes,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  int64_t rank = resultType.getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<AffineMap> maps{id};
+  maps.append(extraMaps.begin(), extraMaps.end());
+  maps.push_back(id);
+  SmallVector<Value> inputs{input};
+  inputs.append(extras.begin(), extras.end());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, inputs,
+             ValueRange{emptyTensor(b, loc, sizes, resultType.getElementType())},
+             maps, SmallVector<IteratorType>(rank, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+             })
+      .getResult(0);
+}
+
+/// H / Hkv for query heads `h` and key/value heads `hkv`, which must be
+/// static for the affine head map.
+FailureOr<int64_t> groupSize(Operation *op, int64_t h, int64_t hkv,
+                             ConversionPatternRewriter &rewriter) {
+  if (ShapedType::isDynamic(h) || ShapedType::isDynamic(hkv))
+    return rewriter.notifyMatchFailure(op, "dynamic head counts");
+  return h / hkv;
+}
+
+/// (b, h, ...) -> (b, h floordiv g, ...) selecting the key/value head.
+AffineExpr kvHead(AffineExpr h, int64_t g) { return g == 1 ? h : h.floorDiv(g); }
+
+//===----------------------------------------------------------------------===//
+// Patterns, one per op.
+//===----------------------------------------------------------------------===//
+
+/// y[l..., o] = b[o] + Σ_i x[l..., i] · W[o, i]   (W[i, o] for in_out)
+struct ProjectToLinalg : OpConversionPattern<ProjectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ProjectOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resTy = op.getType();
+    Type elt = resTy.getElementType(), acc = computeType(elt);
+    int64_t r = resTy.getRank(); // loops: l... (r-1), o, i
+    int64_t n = r + 1;
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> lead;
+    for (int64_t i = 0; i + 1 < r; ++i)
+      lead.push_back(getAffineDimExpr(i, ctx));
+    AffineExpr o = getAffineDimExpr(r - 1, ctx), in = getAffineDimExpr(r, ctx);
+    auto map = [&](ArrayRef<AffineExpr> exprs) {
+      return AffineMap::get(n, 0, exprs, ctx);
+    };
+    SmallVector<AffineExpr> xExprs(lead), yExprs(lead);
+    xExprs.push_back(in);
+    yExprs.push_back(o);
+    AffineMap wMap = op.getLayout() == WeightLayout::out_in ? map({o, in}) : map({in, o});
+
+    SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
+    Value init;
+    if (Value bias = a.getBias()) {
+      AffineMap id = rewriter.getMultiDimIdentityMap(r);
+      AffineMap bMap = AffineMap::get(r, 0, {getAffineDimExpr(r - 1, ctx)}, ctx);
+      init = linalg::GenericOp::create(
+                 rewriter, loc, TypeRange{RankedTensorType::get(resTy.getShape(), acc)},
+                 ValueRange{bias}, ValueRange{emptyTensor(rewriter, loc, sizes, acc)},
+                 ArrayRef<AffineMap>{bMap, id}, SmallVector<IteratorType>(r, kPar),
+                 [&](OpBuilder &nb, Location nl, ValueRange args) {
+                   linalg::YieldOp::create(nb, nl, castFloat(nb, nl, args[0], acc));
+                 })
+                 .getResult(0);
+    } else {
+      init = filled(rewriter, loc, sizes, acc, 0.0);
+    }
+    SmallVector<IteratorType> iters(n, kPar);
+    iters.back() = kRed;
+    Value y = contraction(rewriter, loc, a.getInput(), map(xExprs), a.getWeight(),
+                          wMap, init, map(yExprs), iters);
+    rewriter.replaceOp(op, roundTo(rewriter, loc, y, elt, sizes));
+    return success();
+  }
+};
+
+/// [B,T,h·D] → expand [B,T,h,D] → transpose [B,h,T,D]
+struct SplitHeadsToLinalg : OpConversionPattern<SplitHeadsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SplitHeadsOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resTy = op.getType();
+    SmallVector<OpFoldResult> s = resultSizes(rewriter, op); // B,h,T,D
+    SmallVector<OpFoldResult> expandedSizes{s[0], s[2], s[1], s[3]};
+    ArrayRef<int64_t> rs = resTy.getShape();
+    auto expandedTy = RankedTensorType::get({rs[0], rs[2], rs[1], rs[3]},
+                                            resTy.getElementType());
+    Value expanded = tensor::ExpandShapeOp::create(
+        rewriter, loc, expandedTy, a.getInput(),
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}, expandedSizes);
+    Value init = emptyTensor(rewriter, loc, s, resTy.getElementType());
+    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, loc, expanded, init,
+                                                       ArrayRef<int64_t>{0, 2, 1, 3})
+                               .getResult()[0]);
+    return success();
+  }
+};
+
+/// [B,h,T,D] → transpose [B,T,h,D] → collapse [B,T,h·D]
+struct MergeHeadsToLinalg : OpConversionPattern<MergeHeadsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(MergeHeadsOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = a.getInput();
+    RankedTensorType inTy = tensorType(in);
+    SmallVector<OpFoldResult> s = tensor::getMixedSizes(rewriter, loc, in);
+    Value init = emptyTensor(rewriter, loc, {s[0], s[2], s[1], s[3]},
+                             inTy.getElementType());
+    Value t = linalg::TransposeOp::create(rewriter, loc, in, init,
+                                          ArrayRef<int64_t>{0, 2, 1, 3})
+                  .getResult()[0];
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        op, op.getType(), t, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    return success();
+  }
+};
+
+/// S[b,h,i,j] = Σ_d Q[b,h,i,d] · K[b,h/G,j,d]
+struct ScoresToLinalg : OpConversionPattern<ScoresOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ScoresOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    FailureOr<int64_t> g = groupSize(op, tensorType(a.getQuery()).getDimSize(1),
+                                     tensorType(a.getKey()).getDimSize(1), rewriter);
+    if (failed(g))
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr b, h, i, j, d;
+    bindDims(ctx, b, h, i, j, d);
+    auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(5, 0, e, ctx); };
+    Type elt = op.getType().getElementType();
+    SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
+    Value acc = filled(rewriter, loc, sizes, computeType(elt), 0.0);
+    Value s = contraction(rewriter, loc, a.getQuery(), map({b, h, i, d}), a.getKey(),
+                          map({b, kvHead(h, *g), j, d}), acc, map({b, h, i, j}),
+                          {kPar, kPar, kPar, kPar, kRed});
+    rewriter.replaceOp(op, roundTo(rewriter, loc, s, elt, sizes));
+    return success();
+  }
+};
+
+/// O[b,h,i,e] = Σ_j P[b,h,i,j] · V[b,h/G,j,e]
+struct WeightedSumToLinalg : OpConversionPattern<WeightedSumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(WeightedSumOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    FailureOr<int64_t> g = groupSize(op, tensorType(a.getProbs()).getDimSize(1),
+                                     tensorType(a.getValue()).getDimSize(1), rewriter);
+    if (failed(g))
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr b, h, i, e, j;
+    bindDims(ctx, b, h, i, e, j);
+    auto map = [&](ArrayRef<AffineExpr> x) { return AffineMap::get(5, 0, x, ctx); };
+    Type elt = op.getType().getElementType();
+    SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
+    Value acc = filled(rewriter, loc, sizes, computeType(elt), 0.0);
+    Value o = contraction(rewriter, loc, a.getProbs(), map({b, h, i, j}), a.getValue(),
+                          map({b, kvHead(h, *g), j, e}), acc, map({b, h, i, e}),
+                          {kPar, kPar, kPar, kPar, kRed});
+    rewriter.replaceOp(op, roundTo(rewriter, loc, o, elt, sizes));
+    return success();
+  }
+};
+
+/// y = c · x
+struct ScaleToLinalg : OpConversionPattern<ScaleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ScaleOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType ty = op.getType();
+    Type elt = ty.getElementType(), acc = computeType(elt);
+    double c = op.getScaleAttr().getValueAsDouble();
+    Value y = elementwise(
+        rewriter, loc, a.getInput(), {}, {}, ty,
+        tensor::getMixedSizes(rewriter, loc, a.getInput()),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = castFloat(b, l, args[0], acc);
+          Value prod = arith::MulFOp::create(b, l, x, floatConst(b, l, acc, c));
+          return castFloat(b, l, prod, elt);
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// y = x (+ m) | (keep ? x : -inf), then -inf where the causal rule masks.
+struct MaskToLinalg : OpConversionPattern<MaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(MaskOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType ty = op.getType();
+    Type elt = ty.getElementType(), acc = computeType(elt);
+    Value in = a.getInput();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, in);
+
+    SmallVector<Value> extras;
+    SmallVector<AffineMap> extraMaps;
+    bool keepMask = false;
+    if (Value m = a.getMask()) {
+      // Right-aligned numpy broadcasting; a static 1 reads index 0.
+      RankedTensorType mt = tensorType(m);
+      int64_t mr = mt.getRank();
+      SmallVector<AffineExpr> exprs;
+      for (int64_t k = 0; k < mr; ++k) {
+        int64_t loopDim = 4 - mr + k;
+        bool broadcast = mt.getDimSize(k) == 1 && ty.getDimSize(loopDim) != 1;
+        exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
+                                  : getAffineDimExpr(loopDim, ctx));
+      }
+      extras.push_back(m);
+      extraMaps.push_back(AffineMap::get(4, 0, exprs, ctx));
+      keepMask = mt.getElementType().isInteger(1);
+    }
+    // Causal limit: key j is visible from row i when j <= i + offset, with
+    // offset 0 (top_left) or Tk - Tq (bottom_right).
+    std::optional<CausalKind> causal;
+    if (auto c = op.getCausalAttr())
+      causal = c.getValue();
+    Value offset;
+    if (causal == CausalKind::bottom_right) {
+      Value tq = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[2]);
+      Value tk = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[3]);
+      offset = arith::SubIOp::create(rewriter, loc, tk, tq);
+    }
+    Value y = elementwise(
+        rewriter, loc, in, extras, extraMaps, ty, sizes,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = castFloat(b, l, args[0], acc);
+          Value ninf = negInf(b, l, acc);
+          if (!extras.empty()) {
+            if (keepMask)
+              x = arith::SelectOp::create(b, l, args[1], x, ninf);
+            else
+              x = arith::AddFOp::create(b, l, x, castFloat(b, l, args[1], acc));
+          }
+          if (causal) {
+            Value i = linalg::IndexOp::create(b, l, 2);
+            Value j = linalg::IndexOp::create(b, l, 3);
+            Value limit = offset ? arith::AddIOp::create(b, l, i, offset).getResult() : i;
+            Value masked = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, j, limit);
+            x = arith::SelectOp::create(b, l, masked, ninf, x);
+          }
+          return castFloat(b, l, x, elt);
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// p[.., j] = m == -inf ? 0 : exp(x[.., j] - m) / Σ_k exp(x[.., k] - m),
+/// m = max_k x[.., k]
+struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SoftmaxOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType ty = op.getType();
+    Type elt = ty.getElementType(), acc = computeType(elt);
+    int64_t r = ty.getRank();
+    Value x = a.getInput();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
+    SmallVector<OpFoldResult> lead = leadingSizes(rewriter, loc, x);
+    SmallVector<int64_t> leadShape(ty.getShape().drop_back());
+    auto rowTy = RankedTensorType::get(leadShape, acc);
+    AffineMap id = rewriter.getMultiDimIdentityMap(r);
+    AffineMap rowMap = AffineMap::getMultiDimIdentityMap(r - 1, ctx);
+    rowMap = AffineMap::get(r, 0, rowMap.getResults(), ctx);
+    SmallVector<IteratorType> reduceIters(r, kPar);
+    reduceIters.back() = kRed;
+
+    // exp(x - m), or 0 when the whole row is -inf.
+    auto shiftedExp = [&](OpBuilder &b, Location l, Value xv, Value m) {
+      Value zero = floatConst(b, l, acc, 0.0);
+      Value allMasked =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, acc));
+      Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, xv, m));
+      return arith::SelectOp::create(b, l, allMasked, zero, e).getResult();
+    };
+
+    // Step 1: m = row max.
+    Value maxInit = filled(rewriter, loc, lead, acc,
+                           -std::numeric_limits<double>::infinity());
+    Value m = linalg::GenericOp::create(
+                  rewriter, loc, TypeRange{rowTy}, ValueRange{x}, ValueRange{maxInit},
+                  ArrayRef<AffineMap>{id, rowMap}, reduceIters,
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    Value xv = castFloat(b, l, args[0], acc);
+                    linalg::YieldOp::create(b, l,
+                                            arith::MaximumFOp::create(b, l, args[1], xv).getResult());
+                  })
+                  .getResult(0);
+    // Step 2: s = Σ exp(x - m).
+    Value sumInit = filled(rewriter, loc, lead, acc, 0.0);
+    Value s = linalg::GenericOp::create(
+                  rewriter, loc, TypeRange{rowTy}, ValueRange{x, m}, ValueRange{sumInit},
+                  ArrayRef<AffineMap>{id, rowMap, rowMap}, reduceIters,
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    Value e = shiftedExp(b, l, castFloat(b, l, args[0], acc), args[1]);
+                    linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], e).getResult());
+                  })
+                  .getResult(0);
+    // Step 3: p = exp(x - m) / s.
+    Value p = elementwise(rewriter, loc, x, {m, s}, {rowMap, rowMap}, ty, sizes,
+                          [&](OpBuilder &b, Location l, ValueRange args) {
+                            Value e = shiftedExp(b, l, castFloat(b, l, args[0], acc),
+                                                 args[1]);
+                            Value q = arith::DivFOp::create(b, l, e, args[2]);
+                            return castFloat(b, l, q, elt);
+                          });
+    rewriter.replaceOp(op, p);
+    return success();
+  }
+};
+
+/// splitmix64 finaliser on z = seed + (flatIndex + 1)·φ64.
+Value splitmix64(OpBuilder &b, Location l, Value seed, Value flatIndex) {
+  Type i64 = b.getI64Type();
+  auto c = [&](uint64_t v) {
+    return arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(static_cast<int64_t>(v)));
+  };
+  auto mix = [&](Value z, int64_t shift, uint64_t mul) -> Value {
+    Value x = arith::XOrIOp::create(b, l, z, arith::ShRUIOp::create(b, l, z, c(shift)));
+    return mul ? arith::MulIOp::create(b, l, x, c(mul)).getResult() : x;
+  };
+  Value counter = arith::AddIOp::create(b, l, flatIndex, c(1));
+  Value z = arith::AddIOp::create(b, l, seed,
+                                  arith::MulIOp::create(b, l, counter, c(0x9E3779B97F4A7C15ULL)));
+  z = mix(z, 30, 0xBF58476D1CE4E5B9ULL);
+  z = mix(z, 27, 0x94D049BB133111EBULL);
+  return mix(z, 31, 0);
+}
+
+/// y = (splitmix64(seed, flat index) >> 40) >= ceil(rate·2^24) ? x / (1 - rate) : 0
+struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(DropoutOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType ty = op.getType();
+    Type elt = ty.getElementType(), acc = computeType(elt);
+    int64_t r = ty.getRank();
+    float rate = op.getRateAttr().getValue().convertToFloat();
+    int64_t threshold = static_cast<int64_t>(std::ceil(static_cast<double>(rate) * 16777216.0));
+    double keepScale = 1.0 / (1.0 - static_cast<double>(rate));
+    Value x = a.getInput();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
+    SmallVector<Value> dimValues;
+    for (OpFoldResult s : sizes)
+      dimValues.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, s));
+    int64_t seed = op.getSeed();
+    Value y = elementwise(
+        rewriter, loc, x, {}, {}, ty, sizes,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          // Row-major flat index of this element.
+          Value flat = linalg::IndexOp::create(b, l, 0);
+          for (int64_t k = 1; k < r; ++k) {
+            Value idx = linalg::IndexOp::create(b, l, k);
+            flat = arith::AddIOp::create(
+                b, l, arith::MulIOp::create(b, l, flat, dimValues[k]), idx);
+          }
+          Type i64 = b.getI64Type();
+          Value flat64 = arith::IndexCastOp::create(b, l, i64, flat);
+          Value seedV = arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(seed));
+          Value z = splitmix64(b, l, seedV, flat64);
+          Value bits = arith::ShRUIOp::create(
+              b, l, z, arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(40)));
+          Value keep = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::uge, bits,
+              arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(threshold)));
+          Value xv = castFloat(b, l, args[0], acc);
+          Value kept = arith::MulFOp::create(b, l, xv, floatConst(b, l, acc, keepScale));
+          Value out = arith::SelectOp::create(b, l, keep, kept, floatConst(b, l, acc, 0.0));
+          return castFloat(b, l, out, elt);
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct ConvertAttnToLinalgPass
+    : mlir::attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
+  void runOnOperation() override {
+    // Composite ops need attn-decompose first: say so rather than failing
+    // with a bare "failed to legalize".
+    WalkResult composite = getOperation()->walk([](Operation *op) {
+      if (isa<SdpaOp, MhaOp>(op)) {
+        op->emitOpError("must be decomposed before convert-attn-to-linalg "
+                        "(run attn-decompose first)");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (composite.wasInterrupted())
+      return signalPassFailure();
+    WalkResult dynamicHeads = getOperation()->walk([](Operation *op) {
+      if (!isa<ScoresOp, WeightedSumOp>(op))
+        return WalkResult::advance();
+      auto h = tensorType(op->getOperand(0)).getDimSize(1);
+      auto hkv = tensorType(op->getOperand(1)).getDimSize(1);
+      if (ShapedType::isDynamic(h) || ShapedType::isDynamic(hkv)) {
+        op->emitOpError("needs static head counts for convert-attn-to-linalg, "
+                        "got H = ")
+            << (ShapedType::isDynamic(h) ? std::string("?") : std::to_string(h))
+            << ", Hkv = "
+            << (ShapedType::isDynamic(hkv) ? std::string("?") : std::to_string(hkv));
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (dynamicHeads.wasInterrupted())
+      return signalPassFailure();
+
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<AttnDialect>();
+    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                           arith::ArithDialect, math::MathDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(&getContext());
+    populateAttnToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<ProjectToLinalg, SplitHeadsToLinalg, MergeHeadsToLinalg,
+               ScoresToLinalg, WeightedSumToLinalg, ScaleToLinalg, MaskToLinalg,
+               SoftmaxToLinalg, DropoutToLinalg>(patterns.getContext());
+}

@@ -1,0 +1,81 @@
+//===- Jit.h - compile an attn function once, call it many times -*- C++ -*-===//
+#ifndef ATTN_RUNTIME_JIT_H
+#define ATTN_RUNTIME_JIT_H
+
+#include "attn/Runtime/HostTensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+class DialectRegistry;
+} // namespace mlir
+
+namespace attn::runtime {
+
+/// Registers everything a JIT context needs: the attn dialect, upstream
+/// dialects and their LLVM translations and bufferisation interfaces.
+void registerJitDialects(mlir::DialectRegistry &registry);
+
+enum class Pipeline { Reference, Cpu, Gpu };
+llvm::StringRef pipelineName(Pipeline p);
+/// "reference" | "cpu" | "gpu"; an error names the accepted values.
+llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
+
+/// The dtype and shape of one argument or result; dynamic dims are -1.
+struct TensorSpec {
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::string str() const; ///< e.g. "float32[2,?,64]"
+};
+
+struct JitOptions {
+  /// LLVM optimisation level for the JIT'd code (0-3).
+  unsigned optLevel = 3;
+  /// Keep the object file so that dumpObject() can write it.
+  bool keepObject = false;
+};
+
+/// A function of an attn module, lowered through a pipeline and JIT-compiled
+/// for the host CPU (its name and features). call() is thread-safe.
+class CompiledFunction {
+public:
+  ~CompiledFunction();
+
+  /// Compiles `entry` of `module` (which is cloned, not modified).
+  static llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(mlir::ModuleOp module, llvm::StringRef entry, Pipeline pipeline,
+          const JitOptions &options = {});
+
+  const std::vector<TensorSpec> &argSpecs() const { return args; }
+  const std::vector<TensorSpec> &resultSpecs() const { return results; }
+
+  /// Checks arity, dtypes, ranks and static dims of `inputs`.
+  llvm::Error checkInputs(llvm::ArrayRef<HostTensor> inputs) const;
+  /// Runs the function; results are copied into fresh host tensors.
+  llvm::Expected<std::vector<HostTensor>>
+  call(llvm::ArrayRef<HostTensor> inputs) const;
+
+  /// The host CPU name and feature string the code was compiled for.
+  const std::string &targetCpu() const { return cpu; }
+  const std::string &targetFeatures() const { return features; }
+  /// Writes the JIT'd object file (needs JitOptions::keepObject).
+  void dumpObject(llvm::StringRef path) const;
+
+private:
+  CompiledFunction() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void (*packed)(void **) = nullptr;
+  std::vector<TensorSpec> args, results;
+  std::string cpu, features;
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_JIT_H

@@ -1,0 +1,377 @@
+//===- attn-run.cpp - JIT-compile, run, check and time attn functions -----===//
+//
+//   attn-run FILE.mlir [--entry=NAME] [--pipeline=reference|cpu|gpu]
+//            [--input=PATH.npy ...] [--random-inputs --seed=N]
+//            [--output=PATH.npy ...] [--compare-with=reference]
+//            [--repeat=N] [--json]
+//
+// Exit status: 0 success, 1 the IR does not parse, verify or lower, 2 bad
+// invocation or bad input (one line on stderr).
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/Jit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <random>
+
+using namespace mlir;
+namespace rt = ::attn::runtime;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> entryName("entry",
+                                      cl::desc("Function to run (default: the "
+                                               "first public function)"));
+static cl::opt<std::string> pipelineOpt("pipeline", cl::init("reference"),
+                                        cl::desc("reference | cpu | gpu"));
+static cl::alias targetAlias("target", cl::desc("Alias for --pipeline"),
+                             cl::aliasopt(pipelineOpt));
+static cl::list<std::string> inputs("input",
+                                    cl::desc("A .npy file per argument, in order"));
+static cl::opt<bool> randomInputs("random-inputs",
+                                  cl::desc("Bind seeded random data to every "
+                                           "argument (static shapes only)"));
+static cl::opt<unsigned> seed("seed", cl::init(0),
+                              cl::desc("Seed for --random-inputs"));
+static cl::list<std::string> outputs("output",
+                                     cl::desc("A .npy file per result, in order"));
+static cl::opt<std::string> compareWith(
+    "compare-with", cl::desc("Also run this pipeline (reference) and print "
+                             "the max absolute and relative error"));
+static cl::opt<unsigned> repeat("repeat", cl::init(0),
+                                cl::desc("Time N runs; print median and GFLOP/s"));
+static cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"));
+static cl::opt<std::string> dumpObject("dump-object",
+                                       cl::desc("Write the JIT'd object file here"));
+
+/// One line on stderr and exit status `code`.
+[[noreturn]] static void fail(int code, const llvm::Twine &msg) {
+  llvm::errs() << "attn-run: " << msg << "\n";
+  std::exit(code);
+}
+
+static std::string errorText(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+static std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  std::vector<rt::HostTensor> out;
+  for (auto [i, spec] : llvm::enumerate(fn.argSpecs())) {
+    for (int64_t d : spec.shape)
+      if (d < 0)
+        fail(2, "--random-inputs: argument #" + llvm::Twine(i) + " " + spec.str() +
+                    " has dynamic dims; pass --input files instead");
+    rt::HostTensor t = rt::HostTensor::zeros(spec.dtype, spec.shape);
+    for (int64_t k = 0, n = t.numel(); k < n; ++k)
+      t.setFromFloat(k, spec.dtype == rt::DType::Bool ? float(gen() % 4 != 0)
+                                                       : uni(gen));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+/// Static dim, or the run-time dim when `v` is an entry argument.
+static std::optional<double> dimValue(Value v, int64_t i,
+                                      llvm::ArrayRef<rt::HostTensor> args) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (!t.isDynamicDim(i))
+    return t.getDimSize(i);
+  if (auto ba = dyn_cast<BlockArgument>(v))
+    if (ba.getArgNumber() < args.size())
+      return args[ba.getArgNumber()].shape[i];
+  return std::nullopt;
+}
+
+/// FLOPs of one call: 4·B·H·Tq·Tk·D per sdpa/mha attention, 2·B·T·In·Out per
+/// projection, 2·B·H·Tq·Tk·D per scores/weighted_sum. nullopt when a dim is
+/// unknown.
+static std::optional<double> countFlops(func::FuncOp fn,
+                                        llvm::ArrayRef<rt::HostTensor> args) {
+  double total = 0;
+  bool known = true;
+  auto prod = [&](std::initializer_list<std::optional<double>> xs) {
+    double p = 1;
+    for (auto x : xs) {
+      if (!x) {
+        known = false;
+        return 0.0;
+      }
+      p *= *x;
+    }
+    return p;
+  };
+  fn.walk([&](Operation *op) {
+    if (auto s = dyn_cast<mlir::attn::SdpaOp>(op)) {
+      Value q = s.getQuery(), k = s.getKey();
+      total += 4 * prod({dimValue(q, 0, args), dimValue(q, 1, args), dimValue(q, 2, args),
+                         dimValue(k, 2, args), dimValue(q, 3, args)});
+    } else if (auto m = dyn_cast<mlir::attn::MhaOp>(op)) {
+      Value xq = m.getQueryInput(), xkv = m.getKvInput();
+      bool outIn = m.getLayout() == mlir::attn::WeightLayout::out_in;
+      auto out = [&](Value w) { return dimValue(w, outIn ? 0 : 1, args); };
+      auto in = [&](Value w) { return dimValue(w, outIn ? 1 : 0, args); };
+      auto b = dimValue(xq, 0, args), tq = dimValue(xq, 1, args),
+           tk = dimValue(xkv, 1, args);
+      double h = m.getNumHeads();
+      auto qOut = out(m.getWq());
+      std::optional<double> d;
+      if (qOut)
+        d = *qOut / h;
+      total += 2 * prod({b, tq, in(m.getWq()), qOut});
+      total += 2 * prod({b, tk, in(m.getWk()), out(m.getWk())});
+      total += 2 * prod({b, tk, in(m.getWv()), out(m.getWv())});
+      total += 2 * prod({b, tq, in(m.getWo()), out(m.getWo())});
+      total += 4 * prod({b, h, tq, tk, d});
+    } else if (auto p = dyn_cast<mlir::attn::ProjectOp>(op)) {
+      auto xt = cast<RankedTensorType>(p.getInput().getType());
+      double lead = 1;
+      for (int64_t i = 0; i < xt.getRank(); ++i) {
+        auto d = dimValue(p.getInput(), i, args);
+        if (!d) {
+          known = false;
+          return;
+        }
+        lead *= *d;
+      }
+      bool outIn = p.getLayout() == mlir::attn::WeightLayout::out_in;
+      total += 2 * lead * prod({dimValue(p.getWeight(), outIn ? 0 : 1, args)});
+    } else if (isa<mlir::attn::ScoresOp, mlir::attn::WeightedSumOp>(op)) {
+      Value a = op->getOperand(0), r = op->getResult(0);
+      auto rt4 = cast<RankedTensorType>(r.getType());
+      // scores: 2·B·H·Tq·Tk·D; weighted_sum: 2·B·H·Tq·Dv·Tk.
+      std::optional<double> inner =
+          isa<mlir::attn::ScoresOp>(op) ? dimValue(a, 3, args) : dimValue(a, 3, args);
+      std::optional<double> last =
+          rt4.isDynamicDim(3) ? std::nullopt : std::optional<double>(rt4.getDimSize(3));
+      total += 2 * prod({dimValue(a, 0, args), dimValue(a, 1, args),
+                         dimValue(a, 2, args), inner, last});
+    }
+  });
+  if (!known)
+    return std::nullopt;
+  return total;
+}
+
+struct ErrorStats {
+  double maxAbs = 0, maxRel = 0;
+};
+
+/// max |a - b| and max |a - b| / max |b| (normwise relative error); NaN in
+/// exactly one of a, b counts as an infinite error.
+static ErrorStats compare(const rt::HostTensor &a, const rt::HostTensor &b) {
+  ErrorStats s;
+  double maxRef = 0;
+  for (int64_t i = 0, n = a.numel(); i < n; ++i) {
+    double x = a.getAsFloat(i), y = b.getAsFloat(i);
+    if (std::isnan(x) || std::isnan(y)) {
+      if (std::isnan(x) != std::isnan(y))
+        s.maxAbs = INFINITY;
+      continue;
+    }
+    if (std::isinf(x) || std::isinf(y)) {
+      if (x != y)
+        s.maxAbs = INFINITY;
+      continue;
+    }
+    s.maxAbs = std::max(s.maxAbs, std::fabs(x - y));
+    maxRef = std::max(maxRef, std::fabs(y));
+  }
+  s.maxRel = maxRef > 0 ? s.maxAbs / maxRef : s.maxAbs;
+  return s;
+}
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "attn-run: JIT-compile, run, check "
+                                          "and time attn functions\n");
+
+  auto pipeline = rt::parsePipeline(pipelineOpt);
+  if (!pipeline)
+    fail(2, errorText(pipeline.takeError()));
+  std::optional<rt::Pipeline> refPipeline;
+  if (!compareWith.empty()) {
+    auto p = rt::parsePipeline(compareWith);
+    if (!p)
+      fail(2, "--compare-with: " + errorText(p.takeError()));
+    refPipeline = *p;
+  }
+  if (!inputs.empty() && randomInputs)
+    fail(2, "--input and --random-inputs are exclusive");
+
+  // Read the program.
+  if (llvm::sys::fs::is_directory(inputFile))
+    fail(2, inputFile + ": is a directory");
+  auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/true);
+  if (!buffer)
+    fail(2, inputFile + ": cannot open file: " + buffer.getError().message());
+  DialectRegistry registry;
+  rt::registerJitDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module;
+  {
+    SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+    module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+    if (!module)
+      return 1; // the diagnostics are printed
+  }
+
+  // Choose the entry.
+  func::FuncOp entry;
+  if (!entryName.empty()) {
+    entry = module->lookupSymbol<func::FuncOp>(entryName);
+    if (!entry || entry.isExternal())
+      fail(2, inputFile + ": no function named '" + entryName + "'");
+  } else {
+    for (auto f : module->getOps<func::FuncOp>())
+      if (f.isPublic() && !f.isExternal()) {
+        entry = f;
+        break;
+      }
+    if (!entry)
+      fail(2, inputFile + ": no public function to run");
+  }
+  std::string name = entry.getSymName().str();
+
+  // Load inputs before compiling so bad files fail fast.
+  std::vector<rt::HostTensor> args;
+  for (const std::string &path : inputs) {
+    auto t = rt::readNpy(path);
+    if (!t)
+      fail(2, errorText(t.takeError()));
+    args.push_back(std::move(*t));
+  }
+  if (outputs.size() > entry.getNumResults())
+    fail(2, "got " + llvm::Twine(outputs.size()) + " --output files for " +
+                llvm::Twine(entry.getNumResults()) + " results of '" + name + "'");
+
+  rt::JitOptions jit;
+  jit.keepObject = !dumpObject.empty();
+  auto compiled = [&](rt::Pipeline p) {
+    SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+    auto fn = rt::CompiledFunction::compile(*module, name, p, jit);
+    if (!fn) {
+      std::string msg = errorText(fn.takeError());
+      bool missing = msg.find("does not exist yet") != std::string::npos ||
+                     msg.find("only ranked tensors") != std::string::npos ||
+                     msg.find(".npy exchange") != std::string::npos;
+      fail(missing ? 2 : 1, msg);
+    }
+    return std::move(*fn);
+  };
+  std::unique_ptr<rt::CompiledFunction> fn = compiled(*pipeline);
+  if (!dumpObject.empty())
+    fn->dumpObject(dumpObject);
+
+  if (randomInputs)
+    args = randomTensors(*fn);
+  if (llvm::Error e = fn->checkInputs(args))
+    fail(2, name + ": " + errorText(std::move(e)));
+
+  auto results = fn->call(args);
+  if (!results)
+    fail(1, errorText(results.takeError()));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (llvm::Error e = rt::writeNpy(outputs[i], (*results)[i]))
+      fail(2, errorText(std::move(e)));
+
+  std::vector<ErrorStats> errors;
+  if (refPipeline) {
+    std::unique_ptr<rt::CompiledFunction> ref = compiled(*refPipeline);
+    auto expected = ref->call(args);
+    if (!expected)
+      fail(1, errorText(expected.takeError()));
+    for (size_t i = 0; i < results->size(); ++i)
+      errors.push_back(compare((*results)[i], (*expected)[i]));
+  }
+
+  std::optional<double> medianMs, gflops;
+  if (repeat > 0) {
+    std::vector<double> ms;
+    for (unsigned r = 0; r < repeat; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      auto out = fn->call(args);
+      auto t1 = std::chrono::steady_clock::now();
+      if (!out)
+        fail(1, errorText(out.takeError()));
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    medianMs = ms.size() % 2 ? ms[ms.size() / 2]
+                             : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+    if (auto flops = countFlops(entry, args))
+      gflops = *flops / (*medianMs * 1e6);
+  }
+
+  if (jsonOut) {
+    llvm::json::Object obj{{"file", inputFile},
+                           {"entry", name},
+                           {"pipeline", rt::pipelineName(*pipeline)},
+                           {"cpu", fn->targetCpu()}};
+    llvm::json::Array outs;
+    for (auto &t : *results)
+      outs.push_back(llvm::json::Object{
+          {"dtype", rt::dtypeName(t.dtype)},
+          {"shape", llvm::json::Array(llvm::ArrayRef<int64_t>(t.shape))}});
+    obj["outputs"] = std::move(outs);
+    if (medianMs) {
+      obj["median_ms"] = *medianMs;
+      obj["repeat"] = static_cast<int64_t>(repeat);
+      obj["gflops"] = gflops ? llvm::json::Value(*gflops) : llvm::json::Value(nullptr);
+    }
+    if (!errors.empty()) {
+      double a = 0, r = 0;
+      for (auto &e : errors) {
+        a = std::max(a, e.maxAbs);
+        r = std::max(r, e.maxRel);
+      }
+      obj["compare_with"] = rt::pipelineName(*refPipeline);
+      obj["max_abs_error"] = a;
+      obj["max_rel_error"] = r;
+    }
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(obj))) << "\n";
+    return 0;
+  }
+
+  llvm::outs() << "attn-run: @" << name << " from " << inputFile << " through the "
+               << rt::pipelineName(*pipeline) << " pipeline (JIT for "
+               << fn->targetCpu() << ")\n";
+  for (auto [i, t] : llvm::enumerate(*results)) {
+    rt::TensorSpec s{t.dtype, t.shape};
+    llvm::outs() << "result #" << i << ": " << s.str();
+    if (i < outputs.size())
+      llvm::outs() << " -> " << outputs[i];
+    llvm::outs() << "\n";
+  }
+  for (auto [i, e] : llvm::enumerate(errors))
+    llvm::outs() << llvm::formatv("result #{0} vs {1}: max_abs_error {2:e} "
+                                  "max_rel_error {3:e}\n",
+                                  i, rt::pipelineName(*refPipeline), e.maxAbs,
+                                  e.maxRel);
+  if (medianMs) {
+    llvm::outs() << llvm::formatv("time: median {0:f3} ms over {1} runs", *medianMs,
+                                  unsigned(repeat));
+    if (gflops)
+      llvm::outs() << llvm::formatv(", {0:f2} GFLOP/s", *gflops);
+    llvm::outs() << "\n";
+  }
+  return 0;
+}

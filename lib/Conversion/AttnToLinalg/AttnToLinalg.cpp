@@ -411,13 +411,15 @@ struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
     SmallVector<IteratorType> reduceIters(r, kPar);
     reduceIters.back() = kRed;
 
-    // exp(x - m), or 0 when the whole row is -inf.
-    auto shiftedExp = [&](OpBuilder &b, Location l, Value xv, Value m) {
-      Value zero = floatConst(b, l, acc, 0.0);
+    // `value`, or 0 when the whole row is -inf (its max m is -inf).
+    auto zeroIfRowMasked = [&](OpBuilder &b, Location l, Value m, Value value) {
       Value allMasked =
           arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, acc));
-      Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, xv, m));
-      return arith::SelectOp::create(b, l, allMasked, zero, e).getResult();
+      return arith::SelectOp::create(b, l, allMasked, floatConst(b, l, acc, 0.0), value)
+          .getResult();
+    };
+    auto shiftedExp = [&](OpBuilder &b, Location l, Value xv, Value m) -> Value {
+      return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, xv, m));
     };
 
     // Step 1: m = row max.
@@ -438,17 +440,19 @@ struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
                   rewriter, loc, TypeRange{rowTy}, ValueRange{x, m}, ValueRange{sumInit},
                   ArrayRef<AffineMap>{id, rowMap, rowMap}, reduceIters,
                   [&](OpBuilder &b, Location l, ValueRange args) {
-                    Value e = shiftedExp(b, l, castFloat(b, l, args[0], acc), args[1]);
+                    Value e = zeroIfRowMasked(
+                        b, l, args[1],
+                        shiftedExp(b, l, castFloat(b, l, args[0], acc), args[1]));
                     linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], e).getResult());
                   })
                   .getResult(0);
-    // Step 3: p = exp(x - m) / s.
+    // Step 3: p = exp(x - m) / s, 0 in a fully masked row.
     Value p = elementwise(rewriter, loc, x, {m, s}, {rowMap, rowMap}, ty, sizes,
                           [&](OpBuilder &b, Location l, ValueRange args) {
                             Value e = shiftedExp(b, l, castFloat(b, l, args[0], acc),
                                                  args[1]);
                             Value q = arith::DivFOp::create(b, l, e, args[2]);
-                            return castFloat(b, l, q, elt);
+                            return castFloat(b, l, zeroIfRowMasked(b, l, args[1], q), elt);
                           });
     rewriter.replaceOp(op, p);
     return success();

@@ -1,0 +1,762 @@
+//===- HostTensor.cpp - Host tensors and .npy I/O -------------------------===//
+//
+// The .npy format (https://numpy.org/doc/stable/reference/generated/
+// numpy.lib.format.html):
+//   "\x93NUMPY" major minor  header_len (uint16 LE for 1.0, uint32 LE for
+//   2.0/3.0)  header (a Python dict literal with exactly the keys 'descr',
+//   'fortran_order', 'shape', padded with spaces, ending in '\n')  data.
+//
+// readNpy validates everything against the real file size before it
+// allocates, so a hostile header can neither crash it nor make it allocate
+// more than the file holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/HostTensor.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <system_error>
+
+using namespace llvm;
+
+namespace attn::runtime {
+
+//===----------------------------------------------------------------------===//
+// DType
+//===----------------------------------------------------------------------===//
+
+StringRef dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "float32";
+  case DType::F16:
+    return "float16";
+  case DType::Bool:
+    return "bool";
+  }
+  return "unknown";
+}
+
+size_t dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return 4;
+  case DType::F16:
+    return 2;
+  case DType::Bool:
+    return 1;
+  }
+  return 0;
+}
+
+StringRef dtypeDescr(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "<f4";
+  case DType::F16:
+    return "<f2";
+  case DType::Bool:
+    return "|b1";
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// binary16
+//===----------------------------------------------------------------------===//
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    // Zero or denormal: mant * 2^-24, exact in float.
+    float mag = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -mag : mag;
+  }
+  uint32_t bits;
+  if (exp == 0x1f) // inf / NaN (payload kept)
+    bits = sign | 0x7f800000u | (mant << 13);
+  else // rebias 15 -> 127
+    bits = sign | ((exp + 112u) << 23) | (mant << 13);
+  return bit_cast<float>(bits);
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x = bit_cast<uint32_t>(f);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u) // NaN: quiet it, keep the top payload bits
+    return sign | 0x7e00u | static_cast<uint16_t>((abs >> 13) & 0x3ffu);
+  if (abs >= 0x477ff000u) // >= 65520 (incl. inf) rounds to inf
+    return sign | 0x7c00u;
+  if (abs >= 0x38800000u) { // >= 2^-14: a normal half
+    uint32_t h = (abs - 0x38000000u) >> 13; // rebias 127 -> 15
+    uint32_t rem = abs & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+      ++h; // may carry into the exponent, which is correct
+    return sign | static_cast<uint16_t>(h);
+  }
+  // Below 2^-14: a half denormal m * 2^-24 (or zero).
+  uint32_t e = abs >> 23;
+  if (e < 102) // < 2^-25: rounds to zero
+    return sign;
+  uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+  uint32_t shift = 126 - e; // in [14, 24]
+  uint32_t m = mant >> shift;
+  uint32_t rem = mant & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (m & 1u)))
+    ++m; // may become 0x400, the smallest normal, which is correct
+  return sign | static_cast<uint16_t>(m);
+}
+
+//===----------------------------------------------------------------------===//
+// HostTensor
+//===----------------------------------------------------------------------===//
+
+int64_t HostTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.bytes.assign(static_cast<size_t>(t.numel()) * dtypeSize(dtype), 0);
+  return t;
+}
+
+float HostTensor::getAsFloat(int64_t flatIndex) const {
+  size_t size = dtypeSize(dtype);
+  assert(flatIndex >= 0 &&
+         static_cast<size_t>(flatIndex) * size + size <= bytes.size() &&
+         "flat index out of range");
+  const uint8_t *p = bytes.data() + static_cast<size_t>(flatIndex) * size;
+  switch (dtype) {
+  case DType::F32:
+    return bit_cast<float>(support::endian::read32le(p));
+  case DType::F16:
+    return halfToFloat(support::endian::read16le(p));
+  case DType::Bool:
+    return *p ? 1.0f : 0.0f;
+  }
+  return 0.0f;
+}
+
+void HostTensor::setFromFloat(int64_t flatIndex, float v) {
+  size_t size = dtypeSize(dtype);
+  assert(flatIndex >= 0 &&
+         static_cast<size_t>(flatIndex) * size + size <= bytes.size() &&
+         "flat index out of range");
+  uint8_t *p = bytes.data() + static_cast<size_t>(flatIndex) * size;
+  switch (dtype) {
+  case DType::F32:
+    support::endian::write32le(p, bit_cast<uint32_t>(v));
+    return;
+  case DType::F16:
+    support::endian::write16le(p, floatToHalf(v));
+    return;
+  case DType::Bool:
+    *p = v != 0.0f ? 1 : 0;
+    return;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+constexpr uint64_t kMaxHeaderLen = 1u << 20; // numpy itself allows 10000
+const char *const kSupported =
+    "(supported: float32 '<f4', float16 '<f2', bool '|b1')";
+
+Error npyError(const std::string &path, const Twine &problem) {
+  return createStringError(std::make_error_code(std::errc::invalid_argument),
+                           path + ": " + problem);
+}
+
+/// Printable ASCII as is, anything else as \xNN, so a message stays on one
+/// line whatever bytes the file holds.
+std::string escape(StringRef s, size_t maxLen = 64) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i == maxLen) {
+      out += "...";
+      break;
+    }
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+/// Python's repr of a shape tuple: (), (5,), (2, 3).
+std::string shapeRepr(ArrayRef<std::string> dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + dims[i];
+  if (dims.size() == 1)
+    s += ",";
+  return s + ")";
+}
+
+std::string shapeRepr(ArrayRef<int64_t> dims) {
+  std::vector<std::string> strs;
+  for (int64_t d : dims)
+    strs.push_back(std::to_string(d));
+  return shapeRepr(strs);
+}
+
+/// Reads up to n bytes (fewer only at end of file).
+Expected<size_t> readFully(sys::fs::file_t fd, char *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    Expected<size_t> r =
+        sys::fs::readNativeFile(fd, MutableArrayRef<char>(buf + got, n - got));
+    if (!r)
+      return r.takeError();
+    if (*r == 0)
+      break;
+    got += *r;
+  }
+  return got;
+}
+
+struct FileCloser {
+  sys::fs::file_t fd;
+  ~FileCloser() { sys::fs::closeFile(fd); }
+};
+
+//===----------------------------------------------------------------------===//
+// Header parser: the subset of Python literals a .npy header uses.
+//===----------------------------------------------------------------------===//
+
+struct PyValue {
+  enum class Kind { Str, Bool, Int, None, Tuple, List } kind = Kind::None;
+  std::string str;            // Str: the contents; Int: normalized digits
+  bool boolean = false;       // Bool
+  bool negative = false;      // Int
+  std::vector<PyValue> elems; // Tuple, List
+};
+
+std::string reprValue(const PyValue &v) {
+  switch (v.kind) {
+  case PyValue::Kind::Str:
+    return "'" + escape(v.str) + "'";
+  case PyValue::Kind::Bool:
+    return v.boolean ? "True" : "False";
+  case PyValue::Kind::Int:
+    return (v.negative ? "-" : "") + v.str;
+  case PyValue::Kind::None:
+    return "None";
+  case PyValue::Kind::Tuple:
+  case PyValue::Kind::List: {
+    bool tuple = v.kind == PyValue::Kind::Tuple;
+    std::string s = tuple ? "(" : "[";
+    for (size_t i = 0; i < v.elems.size(); ++i) {
+      s += (i ? ", " : "") + reprValue(v.elems[i]);
+      if (s.size() > 80)
+        return s + "...";
+    }
+    if (tuple && v.elems.size() == 1)
+      s += ",";
+    return s + (tuple ? ")" : "]");
+  }
+  }
+  return "?";
+}
+
+class HeaderParser {
+public:
+  explicit HeaderParser(StringRef text) : s(text) {}
+
+  /// Parses `{key: value, ...}` followed only by whitespace.
+  bool parseDict(std::vector<std::pair<std::string, PyValue>> &entries) {
+    skipWs();
+    if (!consume('{'))
+      return fail("expected '{'");
+    skipWs();
+    while (!peekIs('}')) {
+      std::string key;
+      if (!peekIs('\'') && !peekIs('"'))
+        return fail("expected a string key");
+      if (!parseString(key))
+        return false;
+      skipWs();
+      if (!consume(':'))
+        return fail("expected ':' after key '" + escape(key) + "'");
+      skipWs();
+      PyValue value;
+      if (!parseValue(value, 0))
+        return false;
+      entries.emplace_back(std::move(key), std::move(value));
+      skipWs();
+      if (consume(',')) {
+        skipWs();
+        continue;
+      }
+      if (!peekIs('}'))
+        return fail("expected ',' or '}'");
+    }
+    ++pos; // '}'
+    skipWs();
+    if (pos != s.size())
+      return fail("unexpected text after '}'");
+    return true;
+  }
+
+  std::string error;
+
+private:
+  static constexpr int kMaxDepth = 16;
+  StringRef s;
+  size_t pos = 0;
+
+  bool atEnd() const { return pos >= s.size(); }
+  bool peekIs(char c) const { return !atEnd() && s[pos] == c; }
+  bool consume(char c) {
+    if (!peekIs(c))
+      return false;
+    ++pos;
+    return true;
+  }
+  void skipWs() {
+    while (!atEnd() && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' ||
+                        s[pos] == '\r' || s[pos] == '\f' || s[pos] == '\v'))
+      ++pos;
+  }
+  std::string found() const {
+    if (atEnd())
+      return "end of header";
+    return "'" + escape(s.substr(pos, 1)) + "'";
+  }
+  bool fail(const std::string &msg) {
+    if (error.empty())
+      error = msg + ", found " + found() + " at offset " + std::to_string(pos);
+    return false;
+  }
+
+  bool parseString(std::string &out) {
+    char quote = s[pos++];
+    while (!atEnd() && s[pos] != quote) {
+      if (s[pos] == '\n')
+        return fail("unterminated string");
+      if (s[pos] == '\\' && pos + 1 < s.size())
+        ++pos; // take the escaped character literally
+      out += s[pos++];
+    }
+    if (!consume(quote))
+      return fail("unterminated string");
+    return true;
+  }
+
+  static bool isIdentChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_';
+  }
+
+  bool parseValue(PyValue &v, int depth) {
+    if (depth > kMaxDepth)
+      return fail("nesting too deep");
+    if (atEnd())
+      return fail("expected a value");
+    char c = s[pos];
+    if (c == '\'' || c == '"') {
+      v.kind = PyValue::Kind::Str;
+      return parseString(v.str);
+    }
+    if (c == '(' || c == '[')
+      return parseSequence(v, depth);
+    if (c == '-' || c == '+' || (c >= '0' && c <= '9')) {
+      v.kind = PyValue::Kind::Int;
+      if (c == '-' || c == '+') {
+        v.negative = c == '-';
+        ++pos;
+      }
+      size_t start = pos;
+      while (!atEnd() && s[pos] >= '0' && s[pos] <= '9')
+        ++pos;
+      if (pos == start)
+        return fail("expected digits");
+      v.str = s.substr(start, pos - start).ltrim('0').str();
+      if (v.str.empty())
+        v.str = "0", v.negative = false;
+      if (!atEnd() && (s[pos] == 'L' || s[pos] == 'l')) // Python 2 long
+        ++pos;
+      if (!atEnd() && (isIdentChar(s[pos]) || s[pos] == '.'))
+        return fail("unsupported number literal");
+      return true;
+    }
+    size_t start = pos;
+    while (!atEnd() && isIdentChar(s[pos]))
+      ++pos;
+    StringRef word = s.substr(start, pos - start);
+    if (word == "True" || word == "False") {
+      v.kind = PyValue::Kind::Bool;
+      v.boolean = word == "True";
+      return true;
+    }
+    if (word == "None") {
+      v.kind = PyValue::Kind::None;
+      return true;
+    }
+    pos = start;
+    return fail("expected a value");
+  }
+
+  /// ( ), (v,), (v, w, ...), (v) == v, [ ... ].
+  bool parseSequence(PyValue &v, int depth) {
+    char open = s[pos++];
+    char close = open == '(' ? ')' : ']';
+    v.kind = open == '(' ? PyValue::Kind::Tuple : PyValue::Kind::List;
+    bool sawComma = false;
+    skipWs();
+    while (!consume(close)) {
+      PyValue elem;
+      if (!parseValue(elem, depth + 1))
+        return false;
+      v.elems.push_back(std::move(elem));
+      skipWs();
+      if (consume(',')) {
+        sawComma = true;
+        skipWs();
+        continue;
+      }
+      if (!peekIs(close))
+        return fail(std::string("expected ',' or '") + close + "'");
+    }
+    if (open == '(' && !sawComma && v.elems.size() == 1) {
+      PyValue inner = std::move(v.elems[0]); // parenthesized expression
+      v = std::move(inner);
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// readNpy
+//===----------------------------------------------------------------------===//
+
+Expected<HostTensor> readNpy(const std::string &path) {
+  // stat first: never open (and block on) a fifo or a device.
+  sys::fs::file_status st;
+  if (std::error_code ec = sys::fs::status(path, st))
+    return npyError(path, "cannot open file: " + ec.message());
+  if (st.type() == sys::fs::file_type::directory_file)
+    return npyError(path, "is a directory");
+  if (st.type() != sys::fs::file_type::regular_file)
+    return npyError(path, "not a regular file");
+
+  Expected<sys::fs::file_t> fdOr = sys::fs::openNativeFileForRead(path);
+  if (!fdOr)
+    return npyError(path, "cannot open file: " +
+                              errorToErrorCode(fdOr.takeError()).message());
+  FileCloser closer{*fdOr};
+  sys::fs::file_t fd = *fdOr;
+  // Re-check on the open file (it may have been replaced since the stat).
+  if (std::error_code ec = sys::fs::status(fd, st))
+    return npyError(path, "cannot stat file: " + ec.message());
+  if (st.type() != sys::fs::file_type::regular_file)
+    return npyError(path, "not a regular file");
+  uint64_t fileSize = st.getSize();
+  if (fileSize == 0)
+    return npyError(path, "empty file");
+
+  auto readError = [&](Error e) {
+    return npyError(path,
+                    "read error: " + errorToErrorCode(std::move(e)).message());
+  };
+
+  // Magic and version.
+  char pre[12];
+  Expected<size_t> got = readFully(fd, pre, 8);
+  if (!got)
+    return readError(got.takeError());
+  if (std::memcmp(pre, kMagic, std::min<size_t>(*got, kMagicLen)) != 0)
+    return npyError(path, "bad magic (not a .npy file)");
+  if (*got < 8)
+    return npyError(path, "truncated header: the file has only " +
+                              Twine(*got) + " bytes");
+  unsigned major = static_cast<uint8_t>(pre[6]);
+  unsigned minor = static_cast<uint8_t>(pre[7]);
+  if (minor != 0 || major < 1 || major > 3)
+    return npyError(path, "unsupported .npy version " + Twine(major) + "." +
+                              Twine(minor));
+
+  // Header length.
+  size_t lenSize = major == 1 ? 2 : 4;
+  got = readFully(fd, pre + 8, lenSize);
+  if (!got)
+    return readError(got.takeError());
+  if (*got < lenSize)
+    return npyError(path, "truncated header: the file has only " +
+                              Twine(8 + *got) + " bytes");
+  uint64_t headerLen =
+      major == 1 ? support::endian::read16le(pre + 8)
+                 : static_cast<uint64_t>(support::endian::read32le(pre + 8));
+  uint64_t headerStart = 8 + lenSize;
+  if (headerLen > fileSize - headerStart)
+    return npyError(path, "header length " + Twine(headerLen) +
+                              " runs past the end of the file");
+  if (headerLen > kMaxHeaderLen)
+    return npyError(path, "header length " + Twine(headerLen) +
+                              " exceeds the limit of " + Twine(kMaxHeaderLen) +
+                              " bytes");
+  std::string header(static_cast<size_t>(headerLen), '\0');
+  got = readFully(fd, header.data(), header.size());
+  if (!got)
+    return readError(got.takeError());
+  if (*got < header.size())
+    return npyError(path, "header length " + Twine(headerLen) +
+                              " runs past the end of the file");
+
+  // Parse the dict.
+  std::vector<std::pair<std::string, PyValue>> entries;
+  HeaderParser parser(header);
+  if (!parser.parseDict(entries))
+    return npyError(path, "malformed header: " + parser.error);
+  const PyValue *descr = nullptr, *fortran = nullptr, *shape = nullptr;
+  for (const auto &[key, value] : entries) {
+    const PyValue **slot = key == "descr"           ? &descr
+                           : key == "fortran_order" ? &fortran
+                           : key == "shape"         ? &shape
+                                                    : nullptr;
+    if (!slot)
+      return npyError(path, "malformed header: unexpected key '" +
+                                escape(key) + "'");
+    if (*slot)
+      return npyError(path,
+                      "malformed header: duplicate key '" + key + "'");
+    *slot = &value;
+  }
+  for (auto [name, value] : {std::pair<const char *, const PyValue *>{
+                                 "descr", descr},
+                             {"fortran_order", fortran},
+                             {"shape", shape}})
+    if (!value)
+      return npyError(path, Twine("malformed header: missing key '") + name +
+                                "'");
+
+  // dtype.
+  if (descr->kind == PyValue::Kind::List)
+    return npyError(path, Twine("unsupported dtype: structured dtypes are not "
+                                "supported ") +
+                              kSupported);
+  if (descr->kind != PyValue::Kind::Str)
+    return npyError(path, "malformed header: 'descr' must be a string, got " +
+                              reprValue(*descr));
+  const bool littleHost = endianness::native == endianness::little;
+  StringRef d = descr->str;
+  std::optional<DType> dtype;
+  if (d == "<f4" || (littleHost && d == "=f4"))
+    dtype = DType::F32;
+  else if (d == "<f2" || (littleHost && d == "=f2"))
+    dtype = DType::F16;
+  else if (d == "|b1" || d == "<b1" || d == "=b1" || d == ">b1")
+    dtype = DType::Bool;
+  else if (d == ">f4" || d == ">f2" || (!littleHost && (d == "=f4" || d == "=f2")))
+    return npyError(path, "big-endian dtype '" + d + "' is not supported");
+  else
+    return npyError(path, "unsupported dtype '" + escape(d) + "' " +
+                              kSupported);
+
+  // Order.
+  if (fortran->kind != PyValue::Kind::Bool)
+    return npyError(path,
+                    "malformed header: 'fortran_order' must be True or False, "
+                    "got " +
+                        reprValue(*fortran));
+  if (fortran->boolean)
+    return npyError(path, "Fortran-order arrays are not supported");
+
+  // Shape.
+  if (shape->kind != PyValue::Kind::Tuple)
+    return npyError(path,
+                    "malformed header: 'shape' must be a tuple of integers, "
+                    "got " +
+                        reprValue(*shape));
+  std::vector<std::string> dimText;
+  for (const PyValue &e : shape->elems) {
+    if (e.kind != PyValue::Kind::Int)
+      return npyError(path,
+                      "malformed header: 'shape' must be a tuple of integers, "
+                      "got " +
+                          reprValue(*shape));
+    if (e.negative)
+      return npyError(path, "malformed header: negative dimension in shape " +
+                                reprValue(*shape));
+    dimText.push_back(e.str);
+  }
+  std::string shapeText = shapeRepr(dimText);
+  if (shapeText.size() > 200)
+    shapeText = shapeText.substr(0, 200) + "...";
+  HostTensor t;
+  t.dtype = *dtype;
+  const uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  uint64_t nbytes = dtypeSize(*dtype);
+  bool zero = false, overflow = false;
+  for (const std::string &text : dimText) {
+    uint64_t dim = 0;
+    for (char c : text) {
+      if (dim > (kMax - (c - '0')) / 10) {
+        overflow = true;
+        break;
+      }
+      dim = dim * 10 + (c - '0');
+    }
+    if (overflow)
+      break;
+    t.shape.push_back(static_cast<int64_t>(dim));
+    if (dim == 0)
+      zero = true;
+    else if (nbytes > kMax / dim)
+      overflow = true;
+    else
+      nbytes *= dim;
+  }
+  if (overflow)
+    return npyError(path, "shape " + shapeText + " overflows");
+  if (zero)
+    nbytes = 0;
+
+  // Data.
+  uint64_t dataStart = headerStart + headerLen;
+  uint64_t available = fileSize - dataStart;
+  if (available < nbytes)
+    return npyError(path, "truncated data: expected " + Twine(nbytes) +
+                              " bytes, found " + Twine(available));
+  if (available > nbytes)
+    return npyError(path, Twine(available - nbytes) +
+                              " unexpected bytes after the data: shape " +
+                              shapeText + " " + dtypeName(*dtype) + " needs " +
+                              Twine(nbytes) + " bytes, found " +
+                              Twine(available));
+  t.bytes.resize(static_cast<size_t>(nbytes));
+  got = readFully(fd, reinterpret_cast<char *>(t.bytes.data()), t.bytes.size());
+  if (!got)
+    return readError(got.takeError());
+  if (*got < nbytes)
+    return npyError(path, "truncated data: expected " + Twine(nbytes) +
+                              " bytes, found " + Twine(*got));
+  if (t.dtype == DType::Bool)
+    for (uint8_t &b : t.bytes)
+      b = b != 0;
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// writeNpy
+//===----------------------------------------------------------------------===//
+
+Error writeNpy(const std::string &path, const HostTensor &t) {
+  // Validate the tensor.
+  const uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  uint64_t nbytes = dtypeSize(t.dtype);
+  bool zero = false;
+  for (int64_t d : t.shape) {
+    if (d < 0)
+      return npyError(path, "cannot write a tensor with a negative dimension "
+                            "in shape " +
+                                shapeRepr(t.shape));
+    if (d == 0)
+      zero = true;
+    else if (nbytes > kMax / static_cast<uint64_t>(d))
+      return npyError(path, "shape " + shapeRepr(t.shape) + " overflows");
+    else
+      nbytes *= static_cast<uint64_t>(d);
+  }
+  if (zero)
+    nbytes = 0;
+  if (t.bytes.size() != nbytes)
+    return npyError(path, "cannot write tensor: it holds " +
+                              Twine(t.bytes.size()) + " bytes but shape " +
+                              shapeRepr(t.shape) + " " + dtypeName(t.dtype) +
+                              " needs " + Twine(nbytes));
+
+  // The header, exactly as numpy.lib.format._wrap_header writes it
+  // (numpy >= 1.23 adds spare space after the dict so the first axis can
+  // grow in place).
+  std::string dict = "{'descr': '" + dtypeDescr(t.dtype).str() +
+                     "', 'fortran_order': False, 'shape': " +
+                     shapeRepr(t.shape) + ", }";
+  if (!t.shape.empty()) {
+    size_t digits = std::to_string(t.shape[0]).size();
+    if (digits < 21)
+      dict.append(21 - digits, ' ');
+  }
+  size_t hlen = dict.size() + 1; // + '\n'
+  unsigned major = 1;
+  size_t prefix = kMagicLen + 2 + 2;
+  size_t padlen = 64 - (prefix + hlen) % 64;
+  if (hlen + padlen > 0xffff) {
+    major = 2;
+    prefix = kMagicLen + 2 + 4;
+    padlen = 64 - (prefix + hlen) % 64;
+  }
+  std::string out(kMagic, kMagicLen);
+  out += static_cast<char>(major);
+  out += '\0';
+  uint32_t total = static_cast<uint32_t>(hlen + padlen);
+  char lenBytes[4];
+  if (major == 1) {
+    support::endian::write16le(lenBytes, static_cast<uint16_t>(total));
+    out.append(lenBytes, 2);
+  } else {
+    support::endian::write32le(lenBytes, total);
+    out.append(lenBytes, 4);
+  }
+  out += dict;
+  out.append(padlen, ' ');
+  out += '\n';
+
+  int fd;
+  if (std::error_code ec = sys::fs::openFileForWrite(path, fd))
+    return npyError(path, "cannot open file for writing: " + ec.message());
+  raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << out;
+  if (t.dtype == DType::Bool) {
+    std::vector<char> norm(t.bytes.size());
+    for (size_t i = 0; i < t.bytes.size(); ++i)
+      norm[i] = t.bytes[i] != 0;
+    os.write(norm.data(), norm.size());
+  } else {
+    os.write(reinterpret_cast<const char *>(t.bytes.data()), t.bytes.size());
+  }
+  os.close();
+  if (os.has_error()) {
+    std::error_code ec = os.error();
+    os.clear_error();
+    return npyError(path, "write error: " + ec.message());
+  }
+  return Error::success();
+}
+
+} // namespace attn::runtime

@@ -1,0 +1,588 @@
+//===- NpyTest.cpp - Tests of HostTensor, binary16 and .npy I/O -----------===//
+
+#include "attn/Runtime/HostTensor.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace attn::runtime;
+
+namespace {
+
+std::string u32le(uint32_t v) {
+  std::string s(4, '\0');
+  for (int i = 0; i < 4; ++i)
+    s[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  return s;
+}
+
+std::string u16le(uint16_t v) {
+  return std::string{static_cast<char>(v & 0xff), static_cast<char>(v >> 8)};
+}
+
+std::string f32le(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return u32le(bits);
+}
+
+const std::string kMagic("\x93NUMPY", 6);
+
+/// A .npy file with the given version and header dict text, padded the way
+/// numpy pads (spaces, final newline, data aligned to 64), then `data`.
+std::string npyFile(const std::string &dict, const std::string &data,
+                    int major = 1) {
+  size_t prefix = major == 1 ? 10 : 12;
+  size_t hlen = dict.size() + 1;
+  size_t padlen = 64 - (prefix + hlen) % 64;
+  std::string header = dict + std::string(padlen, ' ') + "\n";
+  std::string s = kMagic + static_cast<char>(major) + '\0';
+  s += major == 1 ? u16le(static_cast<uint16_t>(header.size()))
+                  : u32le(static_cast<uint32_t>(header.size()));
+  return s + header + data;
+}
+
+std::string f32Dict(const std::string &shape) {
+  return "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+}
+
+class NpyTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    llvm::SmallString<128> d;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-npy-test", d));
+    dir = std::string(d);
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+
+  std::string pathOf(const std::string &name) { return dir + "/" + name; }
+
+  std::string writeFile(const std::string &name, const std::string &bytes) {
+    std::string p = pathOf(name);
+    std::ofstream os(p, std::ios::binary);
+    os.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return p;
+  }
+
+  std::string readFile(const std::string &p) {
+    std::ifstream is(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(is), {});
+  }
+
+  /// Reads `p`, expects failure; returns the message and checks it is one
+  /// line starting with "<path>: ".
+  std::string readError(const std::string &p) {
+    llvm::Expected<HostTensor> t = readNpy(p);
+    if (t) {
+      ADD_FAILURE() << "expected an error reading " << p;
+      return "";
+    }
+    std::string msg = llvm::toString(t.takeError());
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_EQ(msg.rfind(p + ": ", 0), 0u) << msg;
+    return msg;
+  }
+
+  /// Writes `bytes` to a file and returns the read error message.
+  std::string errorFor(const std::string &bytes) {
+    return readError(writeFile("bad.npy", bytes));
+  }
+
+  std::string dir;
+};
+
+#define EXPECT_HAS(msg, sub)                                                   \
+  EXPECT_NE((msg).find(sub), std::string::npos)                                \
+      << "message: " << (msg) << "\nexpected to contain: " << (sub)
+
+//===----------------------------------------------------------------------===//
+// binary16
+//===----------------------------------------------------------------------===//
+
+TEST(Half, SpecialValues) {
+  EXPECT_EQ(floatToHalf(0.0f), 0x0000);
+  EXPECT_EQ(floatToHalf(-0.0f), 0x8000);
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65519.0f), 0x7bff); // below the halfway point
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // halfway rounds to even: inf
+  EXPECT_EQ(floatToHalf(1e10f), 0x7c00);
+  EXPECT_EQ(floatToHalf(std::numeric_limits<float>::infinity()), 0x7c00);
+  EXPECT_EQ(floatToHalf(-std::numeric_limits<float>::infinity()), 0xfc00);
+  uint16_t n = floatToHalf(std::nanf(""));
+  EXPECT_EQ(n & 0x7c00, 0x7c00);
+  EXPECT_NE(n & 0x03ff, 0);
+  // The smallest normal 2^-14 = 6.1035e-5, and 6.1e-5 just below it, which
+  // is the denormal 1023 * 2^-24 (6.1e-5 / 2^-24 = 1023.4).
+  EXPECT_EQ(floatToHalf(6.103515625e-5f), 0x0400);
+  EXPECT_EQ(floatToHalf(6.1e-5f), 0x03ff);
+  // The smallest denormal 2^-24 = 5.96046e-8.
+  EXPECT_EQ(floatToHalf(5.96e-8f), 0x0001);
+  EXPECT_EQ(floatToHalf(-5.96e-8f), 0x8001);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);        // tie -> even 0
+  EXPECT_EQ(floatToHalf(std::ldexp(1.5f, -25)), 0x0001);        // above tie
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -25)), 0x0002);        // tie -> even 2
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -30)), 0x0000);
+  EXPECT_EQ(floatToHalf(std::numeric_limits<float>::denorm_min()), 0x0000);
+  // Denormal that rounds up into the smallest normal.
+  EXPECT_EQ(floatToHalf(std::ldexp(1023.75f, -24)), 0x0400);
+
+  EXPECT_EQ(halfToFloat(0x0000), 0.0f);
+  EXPECT_TRUE(std::signbit(halfToFloat(0x8000)));
+  EXPECT_EQ(halfToFloat(0x8000), 0.0f);
+  EXPECT_EQ(halfToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(halfToFloat(0x7bff), 65504.0f);
+  EXPECT_EQ(halfToFloat(0x0400), std::ldexp(1.0f, -14));
+  EXPECT_EQ(halfToFloat(0x03ff), std::ldexp(1023.0f, -24));
+  EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(halfToFloat(0x8001), -std::ldexp(1.0f, -24));
+  EXPECT_EQ(halfToFloat(0x7c00), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(halfToFloat(0xfc00), -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(halfToFloat(0x7e00)));
+  EXPECT_TRUE(std::isnan(halfToFloat(0x7c01)));
+}
+
+TEST(Half, RoundToNearestEven) {
+  // 1 + 2^-11 is halfway between 1 (0x3c00) and 1 + 2^-10 (0x3c01): even.
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);
+  // 1 + 3*2^-11 is halfway between 0x3c01 and 0x3c02: even is 0x3c02.
+  EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
+  // Just above halfway rounds up.
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)),
+            0x3c01);
+  // Just below halfway rounds down.
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11) - std::ldexp(1.0f, -20)),
+            0x3c00);
+  // Rounding up carries into the exponent: 2 - 2^-12 -> 2.
+  EXPECT_EQ(floatToHalf(2.0f - std::ldexp(1.0f, -12)), 0x4000);
+}
+
+TEST(Half, EveryHalfRoundTrips) {
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    float f = halfToFloat(static_cast<uint16_t>(h));
+    if (std::isnan(f)) {
+      EXPECT_TRUE((h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0) << h;
+      EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(f)))) << h;
+      continue;
+    }
+    EXPECT_EQ(floatToHalf(f), h) << "h = " << h;
+  }
+}
+
+#if defined(__FLT16_MAX__)
+TEST(Half, MatchesCompilerFloat16) {
+  // The compiler's _Float16 conversions are correctly rounded (IEEE RNE).
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    uint16_t bits = static_cast<uint16_t>(h);
+    _Float16 x;
+    std::memcpy(&x, &bits, 2);
+    float f = static_cast<float>(x);
+    float mine = halfToFloat(bits);
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(mine));
+      continue;
+    }
+    EXPECT_EQ(std::memcmp(&f, &mine, 4), 0) << h;
+  }
+  uint64_t s = 88172645463325252ULL;
+  for (int i = 0; i < 2000000; ++i) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    uint32_t bits = static_cast<uint32_t>(s);
+    // Bias towards the half range: exponents around 127 +- 30.
+    if (i & 1)
+      bits = (bits & 0x807fffffu) | ((97u + (bits >> 23) % 60u) << 23);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (std::isnan(f))
+      continue;
+    _Float16 ref = static_cast<_Float16>(f);
+    uint16_t refBits;
+    std::memcpy(&refBits, &ref, 2);
+    ASSERT_EQ(floatToHalf(f), refBits) << "f = " << f << " bits " << bits;
+  }
+}
+#endif
+
+//===----------------------------------------------------------------------===//
+// HostTensor
+//===----------------------------------------------------------------------===//
+
+TEST(HostTensorTest, DTypes) {
+  EXPECT_EQ(dtypeName(DType::F32), "float32");
+  EXPECT_EQ(dtypeName(DType::F16), "float16");
+  EXPECT_EQ(dtypeName(DType::Bool), "bool");
+  EXPECT_EQ(dtypeSize(DType::F32), 4u);
+  EXPECT_EQ(dtypeSize(DType::F16), 2u);
+  EXPECT_EQ(dtypeSize(DType::Bool), 1u);
+}
+
+TEST(HostTensorTest, ZerosGetSet) {
+  HostTensor t = HostTensor::zeros(DType::F32, {2, 3});
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_EQ(t.bytes.size(), 24u);
+  EXPECT_EQ(t.getAsFloat(5), 0.0f);
+  t.setFromFloat(1, 1.0f);
+  EXPECT_EQ(t.getAsFloat(1), 1.0f);
+  // Little endian: 1.0f = 0x3f800000.
+  EXPECT_EQ(t.bytes[4], 0x00);
+  EXPECT_EQ(t.bytes[7], 0x3f);
+
+  HostTensor h = HostTensor::zeros(DType::F16, {4});
+  h.setFromFloat(2, 1.0f + std::ldexp(1.0f, -11)); // rounds to 1
+  EXPECT_EQ(h.getAsFloat(2), 1.0f);
+  EXPECT_EQ(h.bytes[4], 0x00);
+  EXPECT_EQ(h.bytes[5], 0x3c);
+
+  HostTensor b = HostTensor::zeros(DType::Bool, {3});
+  b.setFromFloat(0, 0.5f);
+  b.setFromFloat(1, 0.0f);
+  EXPECT_EQ(b.bytes[0], 1);
+  EXPECT_EQ(b.getAsFloat(0), 1.0f);
+  EXPECT_EQ(b.getAsFloat(1), 0.0f);
+
+  HostTensor s = HostTensor::zeros(DType::F32, {});
+  EXPECT_EQ(s.numel(), 1);
+  EXPECT_EQ(s.bytes.size(), 4u);
+  HostTensor e = HostTensor::zeros(DType::F32, {0, 3});
+  EXPECT_EQ(e.numel(), 0);
+  EXPECT_TRUE(e.bytes.empty());
+}
+
+//===----------------------------------------------------------------------===//
+// Round trips and exact bytes
+//===----------------------------------------------------------------------===//
+
+TEST_F(NpyTest, RoundTripEachDType) {
+  struct Case {
+    DType dtype;
+    std::vector<int64_t> shape;
+  } cases[] = {{DType::F32, {2, 3}},   {DType::F16, {5}},
+               {DType::Bool, {2, 2}},  {DType::F32, {}},
+               {DType::F16, {}},       {DType::F32, {0, 4}},
+               {DType::F32, {1, 2, 3, 4}}};
+  int n = 0;
+  for (const Case &c : cases) {
+    HostTensor t = HostTensor::zeros(c.dtype, c.shape);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.setFromFloat(i, c.dtype == DType::Bool ? static_cast<float>(i % 2)
+                                               : 0.5f * i - 1.25f);
+    std::string p = pathOf("rt" + std::to_string(n++) + ".npy");
+    ASSERT_FALSE(writeNpy(p, t)) << p;
+    std::string bytes = readFile(p);
+    // Data starts at a multiple of 64 and the header ends in '\n'.
+    size_t dataStart = bytes.size() - t.bytes.size();
+    EXPECT_EQ(dataStart % 64, 0u);
+    EXPECT_EQ(bytes[dataStart - 1], '\n');
+    llvm::Expected<HostTensor> r = readNpy(p);
+    ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+    EXPECT_EQ(r->dtype, c.dtype);
+    EXPECT_EQ(r->shape, c.shape);
+    EXPECT_EQ(r->bytes, t.bytes);
+  }
+}
+
+TEST_F(NpyTest, ExactNumpyBytes) {
+  // np.save of np.arange(1, 7, dtype=np.float32).reshape(2, 3) (numpy >=
+  // 1.23): the dict, 21 - len('2') = 20 spaces of growth room, then spaces
+  // to align the data to 64 bytes and '\n'. 10 + 118 = 128.
+  std::string dict =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  ASSERT_EQ(dict.size(), 59u);
+  std::string file = kMagic + std::string("\x01\x00", 2) +
+                     std::string("\x76\x00", 2) + dict +
+                     std::string(58, ' ') + "\n";
+  ASSERT_EQ(file.size(), 128u);
+  file += std::string("\x00\x00\x80\x3f"
+                      "\x00\x00\x00\x40"
+                      "\x00\x00\x40\x40"
+                      "\x00\x00\x80\x40"
+                      "\x00\x00\xa0\x40"
+                      "\x00\x00\xc0\x40",
+                      24);
+  std::string p = writeFile("numpy.npy", file);
+  llvm::Expected<HostTensor> r = readNpy(p);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->dtype, DType::F32);
+  EXPECT_EQ(r->shape, (std::vector<int64_t>{2, 3}));
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(r->getAsFloat(i), static_cast<float>(i + 1));
+
+  // writeNpy produces exactly the same bytes.
+  std::string q = pathOf("ours.npy");
+  ASSERT_FALSE(writeNpy(q, *r));
+  EXPECT_EQ(readFile(q), file);
+}
+
+TEST_F(NpyTest, ExactNumpyBytesScalarAndBool) {
+  // np.save(np.float32(2.5)): shape () gets no growth room; the dict is
+  // 55 chars, hlen 56, padlen 64 - (10 + 56) % 64 = 62, header 118.
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (), }";
+  ASSERT_EQ(dict.size(), 55u);
+  std::string file = kMagic + std::string("\x01\x00", 2) + u16le(118) +
+                     dict + std::string(62, ' ') + "\n" + f32le(2.5f);
+  ASSERT_EQ(file.size(), 128u + 4u);
+  HostTensor s = HostTensor::zeros(DType::F32, {});
+  s.setFromFloat(0, 2.5f);
+  std::string p = pathOf("scalar.npy");
+  ASSERT_FALSE(writeNpy(p, s));
+  EXPECT_EQ(readFile(p), file);
+
+  // np.save(np.array([True, False, True])): shape (3,).
+  std::string bdict =
+      "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }";
+  size_t hlen = bdict.size() + 20 + 1; // growth room 21 - len('3')
+  size_t padlen = 64 - (10 + hlen) % 64;
+  std::string bfile = kMagic + std::string("\x01\x00", 2) +
+                      u16le(static_cast<uint16_t>(hlen + padlen)) + bdict +
+                      std::string(20 + padlen, ' ') + "\n" +
+                      std::string("\x01\x00\x01", 3);
+  std::string bp = writeFile("bool.npy", bfile);
+  llvm::Expected<HostTensor> r = readNpy(bp);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->dtype, DType::Bool);
+  EXPECT_EQ(r->shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(r->bytes, (std::vector<uint8_t>{1, 0, 1}));
+  std::string q = pathOf("bool2.npy");
+  ASSERT_FALSE(writeNpy(q, *r));
+  EXPECT_EQ(readFile(q), bfile);
+}
+
+TEST_F(NpyTest, HeaderVariantsAccepted) {
+  std::string data = f32le(1) + f32le(2);
+  struct {
+    const char *what;
+    std::string file;
+  } cases[] = {
+      {"version 2.0", npyFile(f32Dict("(2,)"), data, 2)},
+      {"version 3.0", npyFile(f32Dict("(2,)"), data, 3)},
+      {"keys reordered, no trailing comma, double quotes",
+       npyFile("{\"shape\": (1, 2), 'fortran_order': False, 'descr': '<f4'}",
+               data)},
+      {"python 2 longs", npyFile(f32Dict("(1L, 2L)"), data)},
+      {"native byte order", npyFile("{'descr': '=f4', 'fortran_order': False, "
+                                    "'shape': (2,), }",
+                                    data)},
+      {"no padding", kMagic + std::string("\x01\x00", 2) +
+                         u16le(static_cast<uint16_t>(f32Dict("(2,)").size())) +
+                         f32Dict("(2,)") + data},
+  };
+  for (const auto &c : cases) {
+    llvm::Expected<HostTensor> r = readNpy(writeFile("v.npy", c.file));
+    ASSERT_TRUE(static_cast<bool>(r))
+        << c.what << ": " << llvm::toString(r.takeError());
+    EXPECT_EQ(r->numel(), 2) << c.what;
+    EXPECT_EQ(r->getAsFloat(1), 2.0f) << c.what;
+  }
+  // float16 with a hand-written value: 0x3c00 = 1.0, 0xc000 = -2.0.
+  llvm::Expected<HostTensor> h = readNpy(writeFile(
+      "h.npy", npyFile("{'descr': '<f2', 'fortran_order': False, 'shape': "
+                       "(2,), }",
+                       u16le(0x3c00) + u16le(0xc000))));
+  ASSERT_TRUE(static_cast<bool>(h)) << llvm::toString(h.takeError());
+  EXPECT_EQ(h->dtype, DType::F16);
+  EXPECT_EQ(h->getAsFloat(0), 1.0f);
+  EXPECT_EQ(h->getAsFloat(1), -2.0f);
+  // Bool bytes other than 0/1 are normalized.
+  llvm::Expected<HostTensor> b = readNpy(writeFile(
+      "b.npy", npyFile("{'descr': '|b1', 'fortran_order': False, 'shape': "
+                       "(2,), }",
+                       std::string("\x07\x00", 2))));
+  ASSERT_TRUE(static_cast<bool>(b)) << llvm::toString(b.takeError());
+  EXPECT_EQ(b->bytes, (std::vector<uint8_t>{1, 0}));
+}
+
+//===----------------------------------------------------------------------===//
+// Errors: one test per case
+//===----------------------------------------------------------------------===//
+
+TEST_F(NpyTest, ErrorMissingFile) {
+  std::string msg = readError(pathOf("nope.npy"));
+  EXPECT_HAS(msg, "nope.npy: cannot open file: No such file or directory");
+}
+
+TEST_F(NpyTest, ErrorDirectory) {
+  std::string d = pathOf("adir.npy");
+  ASSERT_FALSE(llvm::sys::fs::create_directory(d));
+  EXPECT_EQ(readError(d), d + ": is a directory");
+}
+
+TEST_F(NpyTest, ErrorFifo) {
+  std::string f = pathOf("fifo.npy");
+  ASSERT_EQ(mkfifo(f.c_str(), 0600), 0);
+  // Must not block waiting for a writer.
+  EXPECT_EQ(readError(f), f + ": not a regular file");
+}
+
+TEST_F(NpyTest, ErrorPermissionDenied) {
+  if (geteuid() == 0)
+    GTEST_SKIP() << "root can read any file";
+  std::string p = writeFile("noperm.npy", npyFile(f32Dict("(1,)"), f32le(1)));
+  ASSERT_EQ(chmod(p.c_str(), 0), 0);
+  EXPECT_HAS(readError(p), "cannot open file: Permission denied");
+}
+
+TEST_F(NpyTest, ErrorEmptyFile) {
+  std::string p = writeFile("empty.npy", "");
+  EXPECT_EQ(readError(p), p + ": empty file");
+}
+
+TEST_F(NpyTest, ErrorBadMagic) {
+  std::string p = writeFile("bad.npy", "PK\x03\x04 this is a zip file");
+  EXPECT_EQ(readError(p), p + ": bad magic (not a .npy file)");
+  EXPECT_HAS(errorFor("ab"), "bad magic (not a .npy file)");
+  EXPECT_HAS(errorFor(std::string("\x93NUMPx\x01\x00", 8)), "bad magic");
+}
+
+TEST_F(NpyTest, ErrorTruncatedPreamble) {
+  EXPECT_HAS(errorFor(kMagic), "truncated header");
+  EXPECT_HAS(errorFor(kMagic + std::string("\x01\x00\x10", 3)),
+             "truncated header");
+  EXPECT_HAS(errorFor(kMagic + std::string("\x02\x00\x10\x00", 4)),
+             "truncated header");
+}
+
+TEST_F(NpyTest, ErrorUnsupportedVersion) {
+  std::string file = npyFile(f32Dict("(1,)"), f32le(1));
+  file[6] = 9;
+  EXPECT_HAS(errorFor(file), ": unsupported .npy version 9.0");
+  file[6] = 1;
+  file[7] = 1;
+  EXPECT_HAS(errorFor(file), ": unsupported .npy version 1.1");
+}
+
+TEST_F(NpyTest, ErrorHeaderRunsPastEnd) {
+  std::string file = kMagic + std::string("\x01\x00", 2) + u16le(5000) +
+                     f32Dict("(1,)") + "\n" + f32le(1);
+  EXPECT_HAS(errorFor(file), ": header length 5000 runs past the end of the file");
+  // Version 2.0 with a 4 GiB header length: no allocation, same message.
+  std::string file2 = kMagic + std::string("\x02\x00", 2) +
+                      u32le(0xffffffffu) + f32Dict("(1,)");
+  EXPECT_HAS(errorFor(file2),
+             ": header length 4294967295 runs past the end of the file");
+}
+
+TEST_F(NpyTest, ErrorMalformedHeader) {
+  const char *bad[] = {
+      "",                                                        // empty
+      "not a dict",                                              // no '{'
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2,)",  // no '}'
+      "{'descr': '<f4', 'fortran_order': False}",                // no shape
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (1,)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': 1}",    // not tuple
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1)}",  // (1) is 1
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1.5,)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': ('a',)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}",
+      "{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}",
+      "{'descr': 4, 'fortran_order': False, 'shape': (1,)}",
+      "{'descr: '<f4', 'fortran_order': False, 'shape': (1,)}",  // quoting
+      "{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}",  // no comma
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} junk",
+      "{'descr': '<f4', 'fortran_order': Fals, 'shape': (1,)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': "
+      "((((((((((((((((((((((((((((((((((((((((1,)}",           // deep
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,\x01)}",
+  };
+  for (const char *dict : bad) {
+    std::string msg = errorFor(npyFile(dict, f32le(1)));
+    EXPECT_HAS(msg, ": malformed header: ");
+  }
+}
+
+TEST_F(NpyTest, ErrorUnsupportedDType) {
+  std::string msg = errorFor(npyFile(
+      "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+      std::string(8, '\0')));
+  EXPECT_HAS(msg, ": unsupported dtype '<i8' (supported: float32 '<f4', "
+                  "float16 '<f2', bool '|b1')");
+  EXPECT_HAS(errorFor(npyFile("{'descr': '|f4', 'fortran_order': False, "
+                              "'shape': (1,), }",
+                              f32le(1))),
+             "unsupported dtype '|f4'");
+  EXPECT_HAS(errorFor(npyFile("{'descr': [('a', '<f4')], 'fortran_order': "
+                              "False, 'shape': (1,), }",
+                              f32le(1))),
+             "unsupported dtype");
+  // Non-printable bytes in the descr are escaped; the message stays one line.
+  EXPECT_HAS(errorFor(npyFile("{'descr': '<f\\\n4', 'fortran_order': False, "
+                              "'shape': (1,), }",
+                              f32le(1))),
+             "unsupported dtype '<f\\x0a4'");
+}
+
+TEST_F(NpyTest, ErrorBigEndian) {
+  EXPECT_HAS(errorFor(npyFile("{'descr': '>f4', 'fortran_order': False, "
+                              "'shape': (1,), }",
+                              f32le(1))),
+             ": big-endian dtype '>f4' is not supported");
+  EXPECT_HAS(errorFor(npyFile("{'descr': '>f2', 'fortran_order': False, "
+                              "'shape': (2,), }",
+                              f32le(1))),
+             ": big-endian dtype '>f2' is not supported");
+}
+
+TEST_F(NpyTest, ErrorFortranOrder) {
+  EXPECT_HAS(errorFor(npyFile("{'descr': '<f4', 'fortran_order': True, "
+                              "'shape': (1, 1), }",
+                              f32le(1))),
+             ": Fortran-order arrays are not supported");
+}
+
+TEST_F(NpyTest, ErrorShapeOverflows) {
+  EXPECT_HAS(errorFor(npyFile(f32Dict("(4611686018427387904, 4)"), "")),
+             ": shape (4611686018427387904, 4) overflows");
+  EXPECT_HAS(errorFor(npyFile(f32Dict("(99999999999999999999999,)"), "")),
+             ": shape (99999999999999999999999,) overflows");
+  // numel fits but the byte count does not.
+  EXPECT_HAS(errorFor(npyFile(f32Dict("(2305843009213693952,)"), "")),
+             "overflows");
+}
+
+TEST_F(NpyTest, ErrorTruncatedData) {
+  std::string data = f32le(1) + f32le(2) + f32le(3) + f32le(4) + f32le(5);
+  EXPECT_HAS(errorFor(npyFile(f32Dict("(2, 3)"), data)),
+             ": truncated data: expected 24 bytes, found 20");
+  // A huge (but non-overflowing) shape is caught before allocating.
+  EXPECT_HAS(errorFor(npyFile(f32Dict("(1000000000, 1000000000)"), data)),
+             ": truncated data: expected 4000000000000000000 bytes, found 20");
+}
+
+TEST_F(NpyTest, ErrorTrailingData) {
+  std::string data(28, '\0');
+  EXPECT_HAS(errorFor(npyFile(f32Dict("(2, 3)"), data)),
+             ": 4 unexpected bytes after the data");
+}
+
+TEST_F(NpyTest, WriteErrors) {
+  HostTensor t = HostTensor::zeros(DType::F32, {2});
+  llvm::Error e = writeNpy(dir, t); // a directory
+  ASSERT_TRUE(static_cast<bool>(e));
+  std::string msg = llvm::toString(std::move(e));
+  EXPECT_HAS(msg, dir + ": cannot open file for writing: ");
+  t.bytes.pop_back();
+  e = writeNpy(pathOf("x.npy"), t);
+  ASSERT_TRUE(static_cast<bool>(e));
+  EXPECT_HAS(llvm::toString(std::move(e)), "holds 7 bytes");
+  // "-" is a file name, not stdout.
+  HostTensor ok = HostTensor::zeros(DType::F32, {1});
+  llvm::SmallString<256> cwd;
+  ASSERT_FALSE(llvm::sys::fs::current_path(cwd));
+  ASSERT_FALSE(llvm::sys::fs::set_current_path(dir));
+  EXPECT_FALSE(writeNpy("-", ok));
+  EXPECT_TRUE(llvm::sys::fs::exists(pathOf("-")));
+  ASSERT_FALSE(llvm::sys::fs::set_current_path(cwd));
+}
+
+} // namespace

@@ -1,0 +1,460 @@
+//===- ReferencePipelineTest.cpp - attn-reference-pipeline vs the C++ reference -===//
+//
+// JIT-runs every op, sdpa and mha through attn-reference-pipeline on seeded
+// random inputs and compares with the double-precision reference
+// (relative error <= 1e-5 in f32).
+//
+//===----------------------------------------------------------------------===//
+#include "NumericsTest.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <tuple>
+
+using namespace attn;
+using namespace attn::testing;
+using runtime::DType;
+using runtime::Pipeline;
+
+namespace {
+constexpr double kTol = 1e-5;
+constexpr int64_t kDyn = -1;
+
+std::string causalAttr(ref::Causal c) {
+  switch (c) {
+  case ref::Causal::None:
+    return "";
+  case ref::Causal::TopLeft:
+    return "causal = #attn.causal<top_left>";
+  case ref::Causal::BottomRight:
+    return "causal = #attn.causal<bottom_right>";
+  }
+  return "";
+}
+
+/// A random keep mask (about 3 in 4 kept) or additive mask (-inf at about
+/// 1 in 8 positions).
+ref::Mask randomMask(ref::Mask::Kind kind, std::vector<int64_t> shape,
+                     std::mt19937 &gen) {
+  ref::Mask m;
+  m.kind = kind;
+  m.values = ref::Tensor(std::move(shape));
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  for (double &x : m.values.data) {
+    unsigned r = gen() % 8;
+    if (kind == ref::Mask::Kind::Keep)
+      x = r < 6 ? 1.0 : 0.0;
+    else
+      x = r == 0 ? -std::numeric_limits<double>::infinity()
+                 : static_cast<float>(uni(gen));
+  }
+  return m;
+}
+
+//===----------------------------------------------------------------------===//
+// One op at a time.
+//===----------------------------------------------------------------------===//
+
+TEST(ReferencePipeline, ProjectBothLayoutsWithBias) {
+  std::mt19937 gen(1);
+  const char *src = R"(
+func.func @f(%x: tensor<2x5x12xf32>, %w: tensor<7x12xf32>, %b: tensor<7xf32>, %wt: tensor<12x7xf32>)
+    -> (tensor<2x5x7xf32>, tensor<2x5x7xf32>) {
+  %0 = attn.project %x, %w, %b : (tensor<2x5x12xf32>, tensor<7x12xf32>, tensor<7xf32>) -> tensor<2x5x7xf32>
+  %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<2x5x12xf32>, tensor<12x7xf32>) -> tensor<2x5x7xf32>
+  return %0, %1 : tensor<2x5x7xf32>, tensor<2x5x7xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  auto x = randomTensor({2, 5, 12}, gen), w = randomTensor({7, 12}, gen),
+       b = randomTensor({7}, gen), wt = randomTensor({12, 7}, gen);
+  auto out = j.run({x, w, b, wt});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_LE(relativeError(out[0], ref::project(x, w, &b, ref::Layout::OutIn)), kTol);
+  EXPECT_LE(relativeError(out[1], ref::project(x, wt, nullptr, ref::Layout::InOut)), kTol);
+}
+
+TEST(ReferencePipeline, SplitAndMergeHeadsDynamic) {
+  std::mt19937 gen(2);
+  const char *src = R"(
+func.func @f(%x: tensor<?x?x24xf32>, %y: tensor<?x3x?x5xf32>) -> (tensor<?x4x?x6xf32>, tensor<?x?x15xf32>) {
+  %0 = attn.split_heads %x {num_heads = 4 : i64} : tensor<?x?x24xf32> -> tensor<?x4x?x6xf32>
+  %1 = attn.merge_heads %y : tensor<?x3x?x5xf32> -> tensor<?x?x15xf32>
+  return %0, %1 : tensor<?x4x?x6xf32>, tensor<?x?x15xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  for (int64_t t : {1, 7}) {
+    auto x = randomTensor({2, t, 24}, gen), y = randomTensor({2, 3, t, 5}, gen);
+    auto out = j.run({x, y});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(relativeError(out[0], ref::splitHeads(x, 4)), 0.0);
+    EXPECT_EQ(relativeError(out[1], ref::mergeHeads(y)), 0.0);
+  }
+}
+
+TEST(ReferencePipeline, ScoresScaleWeightedSumWithGqa) {
+  std::mt19937 gen(3);
+  const char *src = R"(
+func.func @f(%q: tensor<2x4x7x16xf32>, %k: tensor<2x2x9x16xf32>, %p: tensor<2x4x7x9xf32>, %v: tensor<2x2x9x5xf32>)
+    -> (tensor<2x4x7x9xf32>, tensor<2x4x7x5xf32>) {
+  %s = attn.scores %q, %k : tensor<2x4x7x16xf32>, tensor<2x2x9x16xf32> -> tensor<2x4x7x9xf32>
+  %t = attn.scale %s {scale = 0.3 : f32} : tensor<2x4x7x9xf32>
+  %o = attn.weighted_sum %p, %v : tensor<2x4x7x9xf32>, tensor<2x2x9x5xf32> -> tensor<2x4x7x5xf32>
+  return %t, %o : tensor<2x4x7x9xf32>, tensor<2x4x7x5xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  auto q = randomTensor({2, 4, 7, 16}, gen), k = randomTensor({2, 2, 9, 16}, gen),
+       p = randomTensor({2, 4, 7, 9}, gen), v = randomTensor({2, 2, 9, 5}, gen);
+  auto out = j.run({q, k, p, v});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_LE(relativeError(out[0], ref::scale(ref::scores(q, k), static_cast<float>(0.3))),
+            kTol);
+  EXPECT_LE(relativeError(out[1], ref::weightedSum(p, v)), kTol);
+}
+
+TEST(ReferencePipeline, MaskCausalKeepAdditiveAndBroadcast) {
+  std::mt19937 gen(4);
+  const char *src = R"(
+func.func @f(%s: tensor<2x3x5x7xf32>, %keep: tensor<5x7xi1>, %add: tensor<2x1x1x7xf32>)
+    -> (tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>) {
+  %0 = attn.mask %s, %keep {causal = #attn.causal<top_left>} : tensor<2x3x5x7xf32>, tensor<5x7xi1>
+  %1 = attn.mask %s, %add {causal = #attn.causal<bottom_right>} : tensor<2x3x5x7xf32>, tensor<2x1x1x7xf32>
+  %2 = attn.mask %s {causal = #attn.causal<bottom_right>} : tensor<2x3x5x7xf32>
+  return %0, %1, %2 : tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  auto s = randomTensor({2, 3, 5, 7}, gen);
+  ref::Mask keep = randomMask(ref::Mask::Kind::Keep, {5, 7}, gen);
+  ref::Mask add = randomMask(ref::Mask::Kind::Add, {2, 1, 1, 7}, gen);
+  auto out = j.run({s, keep.values, add.values}, {DType::F32, DType::Bool, DType::F32});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_LE(relativeError(out[0], ref::mask(s, ref::Causal::TopLeft, keep)), kTol);
+  EXPECT_LE(relativeError(out[1], ref::mask(s, ref::Causal::BottomRight, add)), kTol);
+  EXPECT_LE(relativeError(out[2], ref::mask(s, ref::Causal::BottomRight, ref::Mask{})),
+            kTol);
+}
+
+TEST(ReferencePipeline, SoftmaxWithFullyMaskedRows) {
+  std::mt19937 gen(5);
+  const char *src = R"(
+func.func @f(%x: tensor<3x?xf32>) -> tensor<3x?xf32> {
+  %0 = attn.softmax %x : tensor<3x?xf32>
+  return %0 : tensor<3x?xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  auto x = randomTensor({3, 6}, gen, -5, 5);
+  double ninf = -std::numeric_limits<double>::infinity();
+  for (int c = 0; c < 6; ++c)
+    x.at({1, c}) = ninf; // an entirely masked row
+  x.at({2, 0}) = ninf;   // one masked key
+  auto out = j.run({x});
+  ASSERT_EQ(out.size(), 1u);
+  ref::Tensor want = ref::softmax(x);
+  EXPECT_LE(relativeError(out[0], want), kTol);
+  for (int c = 0; c < 6; ++c)
+    EXPECT_EQ(out[0].at({1, c}), 0.0);
+  EXPECT_TRUE(allFinite(out[0]));
+}
+
+TEST(ReferencePipeline, DropoutMatchesTheCounterBasedGenerator) {
+  std::mt19937 gen(6);
+  const char *src = R"(
+func.func @f(%p: tensor<2x3x17x19xf32>) -> tensor<2x3x17x19xf32> {
+  %0 = attn.dropout %p {rate = 0.3 : f32, seed = 1234 : i64} : tensor<2x3x17x19xf32>
+  return %0 : tensor<2x3x17x19xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  auto p = randomTensor({2, 3, 17, 19}, gen, 0.0, 1.0);
+  auto first = j.run({p}), second = j.run({p});
+  ASSERT_EQ(first.size(), 1u);
+  ref::Tensor want = ref::dropout(p, 0.3f, 1234);
+  EXPECT_LE(relativeError(first[0], want), kTol);
+  EXPECT_EQ(relativeError(first[0], second[0]), 0.0) << "identical on every run";
+  int64_t dropped = 0;
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    EXPECT_EQ(first[0].data[i] == 0.0, want.data[i] == 0.0) << "element " << i;
+    dropped += want.data[i] == 0.0;
+  }
+  double frac = double(dropped) / want.data.size();
+  EXPECT_NEAR(frac, 0.3, 0.05);
+}
+
+//===----------------------------------------------------------------------===//
+// sdpa over the grid: B ∈ {1,2}, H ∈ {1,4}, Hkv ∈ {H,1}, Tq, Tk ∈
+// {1,7,64,130}, D ∈ {16,64,80}, causal none/top_left/bottom_right, mask
+// none/i1/additive. One compilation (dynamic B, Tq, Tk) serves every shape.
+//===----------------------------------------------------------------------===//
+
+using SdpaConfig = std::tuple<std::pair<int64_t, int64_t> /*H,Hkv*/, int64_t /*D*/,
+                              ref::Causal, ref::Mask::Kind>;
+
+class SdpaGrid : public ::testing::TestWithParam<SdpaConfig> {};
+
+TEST_P(SdpaGrid, MatchesReference) {
+  auto [heads, d, causal, maskKind] = GetParam();
+  auto [h, hkv] = heads;
+  std::string qT = tensorType({kDyn, h, kDyn, d}), kT = tensorType({kDyn, hkv, kDyn, d});
+  std::string mT = maskKind == ref::Mask::Kind::None ? ""
+                   : tensorType({kDyn, 1, kDyn, kDyn},
+                                maskKind == ref::Mask::Kind::Keep ? "i1" : "f32");
+  std::ostringstream src;
+  src << "func.func @f(%q: " << qT << ", %k: " << kT << ", %v: " << kT
+      << (mT.empty() ? "" : ", %m: " + mT) << ") -> " << qT << " {\n"
+      << "  %o = attn.sdpa %q, %k, %v" << (mT.empty() ? "" : ", %m") << " {"
+      << causalAttr(causal) << "} : (" << qT << ", " << kT << ", " << kT
+      << (mT.empty() ? "" : ", " + mT) << ") -> " << qT << "\n"
+      << "  return %o : " << qT << "\n}\n";
+  Jitted j(src.str(), "f", Pipeline::Reference);
+  ASSERT_TRUE(j.ok());
+  std::mt19937 gen(h * 1000 + d * 10 + int(causal) * 3 + int(maskKind));
+  for (int64_t b : {1, 2})
+    for (int64_t tq : {1, 7, 64, 130})
+      for (int64_t tk : {1, 7, 64, 130}) {
+        SCOPED_TRACE("B=" + std::to_string(b) + " Tq=" + std::to_string(tq) +
+                     " Tk=" + std::to_string(tk));
+        auto q = randomTensor({b, h, tq, d}, gen), k = randomTensor({b, hkv, tk, d}, gen),
+             v = randomTensor({b, hkv, tk, d}, gen);
+        ref::SdpaOptions opts;
+        opts.causal = causal;
+        std::vector<ref::Tensor> in{q, k, v};
+        std::vector<DType> types{DType::F32, DType::F32, DType::F32};
+        ref::Mask m;
+        if (maskKind != ref::Mask::Kind::None) {
+          m = randomMask(maskKind, {b, 1, tq, tk}, gen);
+          opts.mask = &m;
+          in.push_back(m.values);
+          types.push_back(maskKind == ref::Mask::Kind::Keep ? DType::Bool : DType::F32);
+        }
+        auto out = j.run(in, types);
+        ASSERT_EQ(out.size(), 1u);
+        ref::Tensor want = ref::sdpa(q, k, v, opts);
+        ASSERT_TRUE(allFinite(out[0])) << "fully masked rows give zeros, not NaN";
+        ASSERT_LE(relativeError(out[0], want), kTol);
+      }
+}
+
+std::string sdpaName(const ::testing::TestParamInfo<SdpaConfig> &info) {
+  auto [heads, d, causal, mask] = info.param;
+  const char *c[] = {"nocausal", "topleft", "bottomright"};
+  const char *m[] = {"nomask", "keep", "add"};
+  return "H" + std::to_string(heads.first) + "_Hkv" + std::to_string(heads.second) +
+         "_D" + std::to_string(d) + "_" + c[int(causal)] + "_" + m[int(mask)];
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ReferencePipeline, SdpaGrid,
+    ::testing::Combine(
+        ::testing::Values(std::make_pair(int64_t(1), int64_t(1)),
+                          std::make_pair(int64_t(4), int64_t(4)),
+                          std::make_pair(int64_t(4), int64_t(1))),
+        ::testing::Values(int64_t(16), int64_t(64), int64_t(80)),
+        ::testing::Values(ref::Causal::None, ref::Causal::TopLeft,
+                          ref::Causal::BottomRight),
+        ::testing::Values(ref::Mask::Kind::None, ref::Mask::Kind::Keep,
+                          ref::Mask::Kind::Add)),
+    sdpaName);
+
+TEST(ReferencePipeline, SdpaValueHeadDimDiffersAndScaleGiven) {
+  std::mt19937 gen(7);
+  const char *src = R"(
+func.func @f(%q: tensor<1x2x5x16xf32>, %k: tensor<1x2x9x16xf32>, %v: tensor<1x2x9x24xf32>) -> tensor<1x2x5x24xf32> {
+  %o = attn.sdpa %q, %k, %v {scale = 0.5 : f32, causal = #attn.causal<bottom_right>}
+      : (tensor<1x2x5x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x9x24xf32>) -> tensor<1x2x5x24xf32>
+  return %o : tensor<1x2x5x24xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  auto q = randomTensor({1, 2, 5, 16}, gen), k = randomTensor({1, 2, 9, 16}, gen),
+       v = randomTensor({1, 2, 9, 24}, gen);
+  ref::SdpaOptions o;
+  o.scale = 0.5;
+  o.causal = ref::Causal::BottomRight;
+  auto out = j.run({q, k, v});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], ref::sdpa(q, k, v, o)), kTol);
+}
+
+TEST(ReferencePipeline, SdpaLargeMagnitudeScoresStayFinite) {
+  // Scores near ±1e4: exp without the max shift would overflow.
+  std::mt19937 gen(8);
+  const char *src = R"(
+func.func @f(%q: tensor<1x2x9x16xf32>, %k: tensor<1x2x11x16xf32>, %v: tensor<1x2x11x16xf32>) -> tensor<1x2x9x16xf32> {
+  %o = attn.sdpa %q, %k, %v {scale = 1.0 : f32} : (tensor<1x2x9x16xf32>, tensor<1x2x11x16xf32>, tensor<1x2x11x16xf32>) -> tensor<1x2x9x16xf32>
+  return %o : tensor<1x2x9x16xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  auto q = randomTensor({1, 2, 9, 16}, gen, -25, 25),
+       k = randomTensor({1, 2, 11, 16}, gen, -25, 25),
+       v = randomTensor({1, 2, 11, 16}, gen);
+  ref::SdpaOptions o;
+  o.scale = 1.0;
+  ref::Tensor s = ref::scores(q, k);
+  double maxAbs = 0;
+  for (double x : s.data)
+    maxAbs = std::max(maxAbs, std::fabs(x));
+  ASSERT_GT(maxAbs, 1e3) << "the test needs large scores";
+  auto out = j.run({q, k, v});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(allFinite(out[0]));
+  // Softmax of huge scores is nearly one-hot, so an f32 rounding of a score
+  // can move weight between near-tied keys; compare with a looser bound.
+  EXPECT_LE(relativeError(out[0], ref::sdpa(q, k, v, o)), 1e-3);
+}
+
+TEST(ReferencePipeline, SdpaDropoutMatchesReference) {
+  std::mt19937 gen(9);
+  const char *src = R"(
+func.func @f(%q: tensor<2x2x8x16xf32>, %k: tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32> {
+  %o = attn.sdpa %q, %k, %k {dropout_rate = 0.25 : f32, dropout_seed = 77 : i64}
+      : (tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+})";
+  Jitted j(src, "f", Pipeline::Reference);
+  auto q = randomTensor({2, 2, 8, 16}, gen), k = randomTensor({2, 2, 8, 16}, gen);
+  ref::SdpaOptions o;
+  o.dropoutRate = 0.25f;
+  o.dropoutSeed = 77;
+  auto out = j.run({q, k});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], ref::sdpa(q, k, k, o)), kTol);
+}
+
+//===----------------------------------------------------------------------===//
+// mha: self and cross attention, GQA, biases, both weight layouts.
+//===----------------------------------------------------------------------===//
+
+struct MhaCase {
+  int64_t b, tq, tk, e, ekv, h, hkv, d;
+  bool biases, inOut, cross;
+  ref::Causal causal;
+};
+
+class MhaGrid : public ::testing::TestWithParam<MhaCase> {};
+
+TEST_P(MhaGrid, MatchesReference) {
+  MhaCase c = GetParam();
+  std::mt19937 gen(c.b * 7 + c.tq * 13 + c.h);
+  int64_t eo = c.e;
+  auto w = [&](int64_t out, int64_t in) {
+    return c.inOut ? std::vector<int64_t>{in, out} : std::vector<int64_t>{out, in};
+  };
+  std::vector<int64_t> xqS{c.b, c.tq, c.e}, xkvS{c.b, c.cross ? c.tk : c.tq, c.cross ? c.ekv : c.e};
+  int64_t ekv = xkvS[2];
+  auto wqS = w(c.h * c.d, c.e), wkS = w(c.hkv * c.d, ekv), wvS = w(c.hkv * c.d, ekv),
+       woS = w(eo, c.h * c.d);
+  std::vector<std::vector<int64_t>> shapes{xqS};
+  if (c.cross)
+    shapes.push_back(xkvS);
+  for (auto s : {wqS, wkS, wvS, woS})
+    shapes.push_back(s);
+  if (c.biases)
+    for (int64_t n : {c.h * c.d, c.hkv * c.d, c.hkv * c.d, eo})
+      shapes.push_back({n});
+  std::ostringstream sig, types;
+  std::vector<std::string> names{"xq"};
+  if (c.cross)
+    names.push_back("xkv");
+  for (auto n : {"wq", "wk", "wv", "wo"})
+    names.push_back(n);
+  if (c.biases)
+    for (auto n : {"bq", "bk", "bv", "bo"})
+      names.push_back(n);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    sig << (i ? ", " : "") << "%" << names[i] << ": " << tensorType(shapes[i]);
+  }
+  std::string outT = tensorType({c.b, c.tq, eo});
+  std::ostringstream src;
+  src << "func.func @f(" << sig.str() << ") -> " << outT << " {\n  %o = attn.mha %xq, "
+      << (c.cross ? "%xkv" : "%xq") << ", %wq, %wk, %wv, %wo";
+  if (c.biases)
+    src << " qkv_bias(%bq, %bk, %bv) out_bias(%bo)";
+  src << " {num_heads = " << c.h << " : i64, num_kv_heads = " << c.hkv << " : i64"
+      << (c.inOut ? ", layout = #attn.layout<in_out>" : "")
+      << (c.causal == ref::Causal::None ? "" : ", " + causalAttr(c.causal)) << "} : (";
+  std::vector<std::vector<int64_t>> opShapes{xqS, c.cross ? xkvS : xqS, wqS, wkS, wvS, woS};
+  if (c.biases)
+    for (size_t i = shapes.size() - 4; i < shapes.size(); ++i)
+      opShapes.push_back(shapes[i]);
+  for (size_t i = 0; i < opShapes.size(); ++i)
+    src << (i ? ", " : "") << tensorType(opShapes[i]);
+  src << ") -> " << outT << "\n  return %o : " << outT << "\n}\n";
+  Jitted j(src.str(), "f", Pipeline::Reference);
+  ASSERT_TRUE(j.ok());
+
+  std::vector<ref::Tensor> in;
+  for (auto &s : shapes)
+    in.push_back(randomTensor(s, gen));
+  size_t at = 0;
+  ref::Tensor xq = in[at++];
+  ref::Tensor xkv = c.cross ? in[at++] : xq;
+  ref::MhaWeights mw;
+  mw.wq = in[at++];
+  mw.wk = in[at++];
+  mw.wv = in[at++];
+  mw.wo = in[at++];
+  mw.layout = c.inOut ? ref::Layout::InOut : ref::Layout::OutIn;
+  if (c.biases) {
+    mw.bq = &in[at];
+    mw.bk = &in[at + 1];
+    mw.bv = &in[at + 2];
+    mw.bo = &in[at + 3];
+  }
+  ref::SdpaOptions o;
+  o.causal = c.causal;
+  auto out = j.run(in);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], ref::mha(xq, xkv, mw, c.h, c.hkv, o)), kTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ReferencePipeline, MhaGrid,
+    ::testing::Values(
+        // b, tq, tk, e, ekv, h, hkv, d, biases, inOut, cross, causal
+        MhaCase{1, 1, 1, 16, 16, 2, 2, 8, false, false, false, ref::Causal::None},
+        MhaCase{2, 7, 7, 32, 32, 4, 4, 8, true, false, false, ref::Causal::TopLeft},
+        MhaCase{2, 7, 11, 32, 24, 4, 2, 8, true, true, true, ref::Causal::None},
+        MhaCase{1, 64, 64, 48, 48, 6, 1, 8, false, false, false, ref::Causal::TopLeft},
+        MhaCase{2, 5, 13, 32, 20, 8, 4, 4, true, false, true, ref::Causal::BottomRight}));
+
+//===----------------------------------------------------------------------===//
+// The seeds' example: MultiHeadAttention(d_model = 64, n_heads = 8) on a
+// batch of 2 sequences of length 10, nn.Linear weights without bias.
+//===----------------------------------------------------------------------===//
+
+TEST(ReferencePipeline, SeedsMultiHeadAttentionExample) {
+  const char *src = R"(
+func.func @mha(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x64xf32>,
+               %wv: tensor<64x64xf32>, %wo: tensor<64x64xf32>) -> tensor<2x10x64xf32> {
+  %o = attn.mha %x, %x, %wq, %wk, %wv, %wo {num_heads = 8 : i64}
+      : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>,
+         tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<2x10x64xf32>
+  return %o : tensor<2x10x64xf32>
+})";
+  Jitted j(src, "mha", Pipeline::Reference);
+  // Given weights: a fixed formula in nn.Linear's (d_out, d_in) layout, with
+  // the Kaiming-uniform bound 1/sqrt(d_in) of nn.Linear's initialiser.
+  auto weight = [](int salt) {
+    ref::Tensor w({64, 64});
+    for (int64_t o = 0; o < 64; ++o)
+      for (int64_t i = 0; i < 64; ++i)
+        w.at({o, i}) = static_cast<float>(0.125 * std::sin(0.37 * o + 0.11 * i + salt));
+    return w;
+  };
+  ref::Tensor x({2, 10, 64});
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < 10; ++t)
+      for (int64_t c = 0; c < 64; ++c)
+        x.at({b, t, c}) = static_cast<float>(std::cos(0.3 * t + 0.05 * c + b));
+  ref::MhaWeights mw;
+  mw.wq = weight(1);
+  mw.wk = weight(2);
+  mw.wv = weight(3);
+  mw.wo = weight(4);
+  auto out = j.run({x, mw.wq, mw.wk, mw.wv, mw.wo});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 10, 64}));
+  ref::Tensor want = ref::mha(x, x, mw, 8, 8, ref::SdpaOptions{});
+  EXPECT_LE(relativeError(out[0], want), kTol);
+}
+} // namespace

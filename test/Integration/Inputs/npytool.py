@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Writes and checks .npy files for the integration tests, in plain Python
+(no numpy, so the tests need nothing beyond python3).
+
+  npytool.py make OUT --dtype f4|f2|b1|i8 --shape 2,3 [--fill zeros|ones|arange|rand:SEED]
+  npytool.py bad OUT KIND      malformed files: bad-magic, bad-version,
+                               header-past-end, truncated, big-endian,
+                               fortran, int64, overflow, empty
+  npytool.py mean-check OUT V [--causal none|top_left|bottom_right] [--tol T]
+      OUT must equal sdpa(q = 0, k, V): with zero queries every visible key
+      has the same weight, so each output row is the mean of the visible
+      rows of V.
+"""
+import argparse
+import random
+import struct
+import sys
+
+DTYPES = {"f4": ("<f4", "f", 4), "f2": ("<f2", "e", 2), "b1": ("|b1", "?", 1),
+          "i8": ("<i8", "q", 8)}
+
+
+def header(descr, shape, fortran=False):
+    shape_str = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    h = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, "True" if fortran else "False", shape_str)
+    pad = 64 - (10 + len(h) + 1) % 64
+    h = h + " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode()
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def write(path, dtype, shape, values):
+    descr, fmt, _ = DTYPES[dtype]
+    with open(path, "wb") as f:
+        f.write(header(descr, shape))
+        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:6] == b"\x93NUMPY", path
+    hlen = struct.unpack("<H", data[8:10])[0]
+    h = eval(data[10:10 + hlen].decode())  # trusted: our own tool wrote it
+    fmt = {"<f4": "f", "<f2": "e", "|b1": "?"}[h["descr"]]
+    n = numel(h["shape"])
+    vals = struct.unpack("<%d%s" % (n, fmt), data[10 + hlen:10 + hlen + n * struct.calcsize(fmt)])
+    return list(h["shape"]), list(vals)
+
+
+def make(args):
+    shape = [int(s) for s in args.shape.split(",")] if args.shape else []
+    n = numel(shape)
+    if args.fill == "zeros":
+        vals = [0] * n
+    elif args.fill == "ones":
+        vals = [1] * n
+    elif args.fill == "arange":
+        vals = list(range(n))
+    else:
+        rng = random.Random(int(args.fill.split(":")[1]))
+        vals = [rng.uniform(-1, 1) for _ in range(n)]
+    if args.dtype == "b1":
+        vals = [bool(v) for v in vals]
+    elif args.dtype == "i8":
+        vals = [int(v) for v in vals]
+    write(args.out, args.dtype, shape, vals)
+
+
+def bad(args):
+    good = header("<f4", [2, 3]) + struct.pack("<6f", *range(6))
+    kind = args.kind
+    if kind == "bad-magic":
+        data = b"\x93NUMPX" + good[6:]
+    elif kind == "bad-version":
+        data = good[:6] + b"\x09\x00" + good[8:]
+    elif kind == "header-past-end":
+        data = good[:8] + struct.pack("<H", 5000) + good[10:40]
+    elif kind == "truncated":
+        data = good[:-4]
+    elif kind == "big-endian":
+        data = header(">f4", [2, 3]) + struct.pack(">6f", *range(6))
+    elif kind == "fortran":
+        data = header("<f4", [2, 3], fortran=True) + struct.pack("<6f", *range(6))
+    elif kind == "int64":
+        data = header("<i8", [2, 3]) + struct.pack("<6q", *range(6))
+    elif kind == "overflow":
+        data = header("<f4", [2**40, 2**40, 2**40])
+    elif kind == "empty":
+        data = b""
+    else:
+        sys.exit("unknown kind " + kind)
+    with open(args.out, "wb") as f:
+        f.write(data)
+
+
+def mean_check(args):
+    oshape, out = read(args.out)
+    vshape, v = read(args.v)
+    b, h, tq, dv = oshape
+    _, hkv, tk, _ = vshape
+    group = h // hkv
+    worst = 0.0
+    for bi in range(b):
+        for hi in range(h):
+            for i in range(tq):
+                if args.causal == "top_left":
+                    visible = range(0, min(i + 1, tk))
+                elif args.causal == "bottom_right":
+                    visible = range(0, max(0, min(i + tk - tq + 1, tk)))
+                else:
+                    visible = range(tk)
+                for e in range(dv):
+                    if len(visible):
+                        want = sum(v[((bi * hkv + hi // group) * tk + j) * dv + e]
+                                   for j in visible) / len(visible)
+                    else:
+                        want = 0.0
+                    got = out[((bi * h + hi) * tq + i) * dv + e]
+                    worst = max(worst, abs(got - want))
+    print("max_abs_error_vs_mean %.3g" % worst)
+    if worst > args.tol:
+        sys.exit("mismatch: %g > %g" % (worst, args.tol))
+
+
+parser = argparse.ArgumentParser()
+sub = parser.add_subparsers(dest="cmd", required=True)
+p = sub.add_parser("make")
+p.add_argument("out")
+p.add_argument("--dtype", default="f4", choices=DTYPES)
+p.add_argument("--shape", default="")
+p.add_argument("--fill", default="zeros")
+p.set_defaults(fn=make)
+p = sub.add_parser("bad")
+p.add_argument("out")
+p.add_argument("kind")
+p.set_defaults(fn=bad)
+p = sub.add_parser("mean-check")
+p.add_argument("out")
+p.add_argument("v")
+p.add_argument("--causal", default="none")
+p.add_argument("--tol", type=float, default=1e-5)
+p.set_defaults(fn=mean_check)
+args = parser.parse_args()
+args.fn(args)

@@ -24,5 +24,20 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run"]
+tools = ["attn-opt", "attn-run", "llvm-objdump"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Host CPU features, for tests that check the JIT compiles for this CPU.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = set(f.read().split())
+    if "avx2" in flags:
+        config.available_features.add("avx2")
+    if "fma" in flags:
+        config.available_features.add("fma")
+except OSError:
+    pass
+
+# The CUDA toolkit's ptxas, for tests that assemble PTX.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")

@@ -325,7 +325,8 @@ int main(int argc, char **argv) {
     llvm::json::Object obj{{"file", inputFile},
                            {"entry", name},
                            {"pipeline", rt::pipelineName(*pipeline)},
-                           {"cpu", fn->targetCpu()}};
+                           {"cpu", fn->targetCpu()},
+                           {"cpu_features", fn->targetFeatures()}};
     llvm::json::Array outs;
     for (auto &t : *results)
       outs.push_back(llvm::json::Object{

@@ -9,7 +9,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 
 PACKAGES=(g++ cmake ninja-build python3
           libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-          googletest libgtest-dev)
+          libomp-22-dev googletest libgtest-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -28,17 +28,61 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void mlir::attn::buildReferencePipeline(OpPassManager &pm,
-                                        const ReferencePipelineOptions &options) {
-  pm.addPass(createAttnDecompose());
-  pm.addPass(createConvertAttnToLinalg());
-  pm.addPass(createCanonicalizerPass());
+/// One-shot bufferisation at function boundaries (identity layouts), then
+/// ownership-based deallocation.
+static void addBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions buf;
   buf.bufferizeFunctionBoundaries = true;
   buf.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(buf));
   bufferization::buildBufferDeallocationPipeline(pm);
+}
+
+void mlir::attn::buildCpuPipeline(OpPassManager &pm,
+                                  const CpuPipelineOptions &options) {
+  AttnDecomposeOptions keepSdpa;
+  keepSdpa.keepSdpa = true;
+  pm.addPass(createAttnDecompose(keepSdpa));
+  ConvertAttnToLoopsOptions tiling;
+  tiling.tileQ = options.tileQ;
+  tiling.tileK = options.tileK;
+  tiling.vectorWidth = options.vectorWidth;
+  pm.addPass(createConvertAttnToLoops(tiling));
+  // What the fused lowering left (projections, f16/bf16, dropout) takes the
+  // reference route.
+  pm.addPass(createAttnDecompose());
+  pm.addPass(createConvertAttnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  if (!options.lowerToLLVM)
+    return;
+  ConvertSCFToOpenMPPassOptions omp;
+  omp.numThreads = options.threads;
+  pm.addPass(createConvertSCFToOpenMPPass(omp));
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::attn::buildReferencePipeline(OpPassManager &pm,
+                                        const ReferencePipelineOptions &options) {
+  pm.addPass(createAttnDecompose());
+  pm.addPass(createConvertAttnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   if (options.lowerToLLVM)
@@ -50,4 +94,9 @@ void mlir::attn::registerAttnPipelines() {
       "attn-reference-pipeline",
       "attn → linalg (unfused reference) → bufferisation → loops → LLVM",
       buildReferencePipeline);
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "attn-cpu-pipeline",
+      "attn → fused FlashAttention-2 loops (sdpa), reference lowering for the "
+      "rest → bufferisation → OpenMP → LLVM",
+      buildCpuPipeline);
 }

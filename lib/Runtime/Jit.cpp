@@ -14,6 +14,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -44,6 +45,7 @@ void registerJitDialects(DialectRegistry &registry) {
   registry.insert<mlir::attn::AttnDialect>();
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
 
 llvm::StringRef pipelineName(Pipeline p) {
@@ -122,9 +124,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       return s.takeError();
     cf->results.push_back(*s);
   }
-  if (pipeline != Pipeline::Reference)
+  if (pipeline == Pipeline::Gpu)
     return err("pipeline '" + pipelineName(pipeline) +
-               "' does not exist yet (available: reference)");
+               "' does not exist yet (available: reference, cpu)");
 
   // Lower a clone; the caller's module stays as it was.
   OwningOpRef<ModuleOp> clone = module.clone();
@@ -138,7 +140,15 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       return success();
     });
     PassManager pm(ctx);
-    mlir::attn::buildReferencePipeline(pm, mlir::attn::ReferencePipelineOptions());
+    if (pipeline == Pipeline::Cpu) {
+      mlir::attn::CpuPipelineOptions cpu;
+      cpu.tileQ = options.tileQ;
+      cpu.tileK = options.tileK;
+      cpu.threads = options.threads;
+      mlir::attn::buildCpuPipeline(pm, cpu);
+    } else {
+      mlir::attn::buildReferencePipeline(pm, mlir::attn::ReferencePipelineOptions());
+    }
     if (failed(pm.run(*clone)))
       return err("lowering through the " + pipelineName(pipeline) +
                  " pipeline failed: " + diags);
@@ -171,6 +181,10 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   eo.enableObjectDump = options.keepObject;
   eo.enableGDBNotificationListener = false;
   eo.enablePerfNotificationListener = false;
+  // The CPU pipeline's threads are OpenMP's.
+  llvm::StringRef libs[] = {ATTN_OPENMP_LIBRARY};
+  if (pipeline == Pipeline::Cpu)
+    eo.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*clone, eo, std::move(*tm));
   if (!engine)
     return engine.takeError();

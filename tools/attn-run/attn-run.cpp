@@ -58,6 +58,12 @@ static cl::opt<std::string> compareWith(
 static cl::opt<unsigned> repeat("repeat", cl::init(0),
                                 cl::desc("Time N runs; print median and GFLOP/s"));
 static cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"));
+static cl::opt<int64_t> tileQ("tile-q", cl::init(64),
+                              cl::desc("cpu pipeline: query rows per tile"));
+static cl::opt<int64_t> tileK("tile-k", cl::init(64),
+                              cl::desc("cpu pipeline: keys per tile"));
+static cl::opt<int64_t> numThreads("num-threads", cl::init(0),
+                                cl::desc("cpu pipeline: worker threads (0: all cores)"));
 static cl::opt<std::string> dumpObject("dump-object",
                                        cl::desc("Write the JIT'd object file here"));
 
@@ -265,6 +271,9 @@ int main(int argc, char **argv) {
 
   rt::JitOptions jit;
   jit.keepObject = !dumpObject.empty();
+  jit.tileQ = tileQ;
+  jit.tileK = tileK;
+  jit.threads = numThreads;
   auto compiled = [&](rt::Pipeline p) {
     SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
     auto fn = rt::CompiledFunction::compile(*module, name, p, jit);

@@ -3,8 +3,12 @@
 #define ATTN_CONVERSION_PASSES_H
 
 #include "attn/Dialect/AttnDialect.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::attn {
@@ -14,6 +18,17 @@ namespace mlir::attn {
 
 /// Each primitive attn op → linalg on tensors (the unfused reference).
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
+
+/// Tile sizes and vector width of the fused CPU lowering.
+struct FlashTiling {
+  int64_t tileQ = 64;
+  int64_t tileK = 64;
+  int64_t vectorWidth = 8;
+};
+
+/// f32 attn.sdpa → fused FlashAttention-2 loops on buffers.
+void populateAttnToLoopsPatterns(RewritePatternSet &patterns,
+                                 const FlashTiling &tiling);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/AttnConversion.h.inc"

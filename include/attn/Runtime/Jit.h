@@ -40,6 +40,9 @@ struct JitOptions {
   unsigned optLevel = 3;
   /// Keep the object file so that dumpObject() can write it.
   bool keepObject = false;
+  /// attn-cpu-pipeline options: tile sizes and worker threads (0: one per
+  /// core or OMP_NUM_THREADS).
+  int64_t tileQ = 64, tileK = 64, threads = 0;
 };
 
 /// A function of an attn module, lowered through a pipeline and JIT-compiled

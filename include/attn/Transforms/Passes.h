@@ -14,6 +14,8 @@ namespace mlir::attn {
 void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 /// sdpa → scores/scale/mask/softmax/dropout/weighted_sum.
 void populateDecomposeSdpaPatterns(RewritePatternSet &patterns);
+/// scores/scale/mask/softmax/dropout/weighted_sum → sdpa.
+void populateFuseSdpaPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/AttnTransforms.h.inc"

@@ -1,0 +1,563 @@
+//===- AttnToLoops.cpp - attn.sdpa to fused FlashAttention-2 loops --------===//
+//
+// One f32 attn.sdpa becomes one loop nest on buffers:
+//
+//   parallel (b, h, qTile):                      -- threads
+//     Qs   = Q[b, h, qTile] · scale · log2(e)    -- packQueryTile
+//     m = -inf, l = 0, acc = 0
+//     for kTile below the causal limit:          -- tiles above the diagonal skipped
+//       Kt = K[b, h/G, kTile]ᵀ, Vt = V[...]      -- packKeyValueTile
+//       S  = Qs · Kt                             -- computeScores (FMA microkernel)
+//       S  = mask(S)   (diagonal/last/masked tiles only)
+//       per row: m' = max(m, rowmax S)           -- onlineSoftmax
+//                P = exp2(S - m'), α = exp2(m - m')
+//                l = α·l + Σ P, m = m'
+//       acc = α·acc + P · Vt                     -- accumulateValues (FMA microkernel)
+//     O[b, h, qTile] = acc / l  (0 where l = 0)  -- writeOutput
+//
+// It reads like the FlashAttention-2 algorithm: one named step per line.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOLOOPS
+#include "attn/Dialect/AttnConversion.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;
+constexpr int64_t kRowBlock = 4; // rows per microkernel register block
+
+/// Small IR-building helpers bound to one builder and location.
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+  int64_t width;
+
+  Type f32() { return b.getF32Type(); }
+  VectorType vec() { return VectorType::get({width}, f32()); }
+  VectorType ivec() { return VectorType::get({width}, b.getI32Type()); }
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f(double v) {
+    return arith::ConstantOp::create(b, loc, f32(), b.getF32FloatAttr(v));
+  }
+  Value splat(double v) {
+    return arith::ConstantOp::create(b, loc, vec(),
+                                     DenseElementsAttr::get(vec(), b.getF32FloatAttr(v)));
+  }
+  Value negInf() { return f(-std::numeric_limits<double>::infinity()); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value minI(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value maxI(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value ceilDiv(Value x, int64_t d) {
+    return arith::CeilDivSIOp::create(b, loc, x, idx(d));
+  }
+  Value load(Value m, ValueRange ivs) { return memref::LoadOp::create(b, loc, m, ivs); }
+  void store(Value v, Value m, ValueRange ivs) {
+    memref::StoreOp::create(b, loc, v, m, ivs);
+  }
+  Value vload(Value m, ValueRange ivs) {
+    return vector::LoadOp::create(b, loc, vec(), m, ivs);
+  }
+  void vstore(Value v, Value m, ValueRange ivs) {
+    vector::StoreOp::create(b, loc, v, m, ivs);
+  }
+  Value bcast(Value s) { return vector::BroadcastOp::create(b, loc, vec(), s); }
+  Value fma(Value x, Value y, Value acc) { return vector::FMAOp::create(b, loc, x, y, acc); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv)
+  void loop(Value lb, Value ub, int64_t step, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, loc, lb, ub, idx(step), ValueRange{},
+                       [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard g(b);
+                         b.setInsertionPoint(nb.getInsertionBlock(),
+                                             nb.getInsertionPoint());
+                         body(iv);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+  /// A loop carrying `init` values; body returns the next values.
+  SmallVector<Value> loopCarry(Value lb, Value ub, int64_t step, ValueRange init,
+                               function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto op = scf::ForOp::create(
+        b, loc, lb, ub, idx(step), init,
+        [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, loc, body(iv, args));
+        });
+    return SmallVector<Value>(op.getResults());
+  }
+  void ifThen(Value cond, function_ref<void()> body) {
+    scf::IfOp::create(b, loc, cond, [&](OpBuilder &nb, Location) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+      body();
+      scf::YieldOp::create(b, loc);
+    });
+  }
+
+  /// 2^x on a vector: x clamped to [-127, 127], 2^x = 2^n · p(x - n) with
+  /// n = round(x) and Cephes' degree-6 polynomial for 2^f on [-0.5, 0.5];
+  /// x <= -127 (including -inf) gives exactly 0.
+  Value exp2(Value x) {
+    x = arith::MaximumFOp::create(b, loc, x, splat(-127.0));
+    x = arith::MinimumFOp::create(b, loc, x, splat(127.0));
+    Value n = math::FloorOp::create(b, loc, arith::AddFOp::create(b, loc, x, splat(0.5)));
+    Value fr = arith::SubFOp::create(b, loc, x, n);
+    static const double coeffs[] = {1.535336188319500e-4, 1.339887440266574e-3,
+                                    9.618437357674640e-3, 5.550332471162809e-2,
+                                    2.402264791363012e-1, 6.931472028550421e-1};
+    Value p = splat(coeffs[0]);
+    for (int i = 1; i < 6; ++i)
+      p = fma(p, fr, splat(coeffs[i]));
+    p = fma(p, fr, splat(1.0));
+    Value ni = arith::FPToSIOp::create(b, loc, ivec(), n);
+    Value biased = arith::AddIOp::create(
+        b, loc, ni,
+        arith::ConstantOp::create(b, loc, ivec(),
+                                  DenseElementsAttr::get(ivec(), b.getI32IntegerAttr(127))));
+    Value bits = arith::ShLIOp::create(
+        b, loc, biased,
+        arith::ConstantOp::create(b, loc, ivec(),
+                                  DenseElementsAttr::get(ivec(), b.getI32IntegerAttr(23))));
+    Value pow2n = arith::BitcastOp::create(b, loc, vec(), bits);
+    return arith::MulFOp::create(b, loc, p, pow2n);
+  }
+  /// Scalar 2^x through the vector path (lane 0).
+  Value exp2Scalar(Value x) {
+    Value v = exp2(bcast(x));
+    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
+  }
+};
+
+/// Everything the kernel needs to know about one sdpa.
+struct SdpaShape {
+  Value q, k, v, mask; // buffers
+  Value batch, heads, tq, tk; // index values
+  int64_t d, dv, dvPadded, group;
+  double scaleLog2; // scale · log2(e)
+  std::optional<CausalKind> causal;
+  bool keepMask = false;
+};
+
+/// Builds the body of one (b, h, qTile) iteration.
+class FlashKernel {
+public:
+  FlashKernel(Emitter &e, const SdpaShape &s, const FlashTiling &t, Value out)
+      : e(e), s(s), t(t), out(out) {}
+
+  void build(Value bIdx, Value hIdx, Value qTile) {
+    this->bIdx = bIdx;
+    this->hIdx = hIdx;
+    hkv = arith::DivUIOp::create(e.b, e.loc, hIdx, e.idx(s.group));
+    q0 = e.mul(qTile, e.idx(t.tileQ));
+    qRows = e.minI(e.idx(t.tileQ), e.sub(s.tq, q0));
+    // Causal offset: row i sees keys j <= i + offset.
+    offset = s.causal == CausalKind::bottom_right ? e.sub(s.tk, s.tq) : e.idx(0);
+
+    allocateScratch();
+    packQueryTile();
+    initRunningState();
+    Value kEnd = causalKeyLimit();
+    Value numKTiles = e.ceilDiv(kEnd, t.tileK);
+    e.loop(e.idx(0), numKTiles, 1, [&](Value kTile) {
+      Value k0 = e.mul(kTile, e.idx(t.tileK));
+      Value kRows = e.minI(e.idx(t.tileK), e.sub(s.tk, k0));
+      packKeyValueTile(k0, kRows);
+      computeScores();
+      maskTile(k0, kRows);
+      onlineSoftmax();
+      accumulateValues();
+    });
+    writeOutput();
+  }
+
+private:
+  Emitter &e;
+  const SdpaShape &s;
+  const FlashTiling &t;
+  Value out;
+  Value bIdx, hIdx, hkv, q0, qRows, offset;
+  Value qs, kt, vt, sp, acc, mRow, lRow, alphaRow;
+
+  Value scratch(ArrayRef<int64_t> shape) {
+    return memref::AllocaOp::create(e.b, e.loc,
+                                    MemRefType::get(shape, e.f32()));
+  }
+
+  void allocateScratch() {
+    qs = scratch({t.tileQ, s.d});
+    kt = scratch({s.d, t.tileK});
+    vt = scratch({t.tileK, s.dvPadded});
+    sp = scratch({t.tileQ, t.tileK});
+    acc = scratch({t.tileQ, s.dvPadded});
+    mRow = scratch({t.tileQ});
+    lRow = scratch({t.tileQ});
+    alphaRow = scratch({t.tileQ});
+  }
+
+  /// Qs[i][d] = Q[b, h, q0 + i, d] · scale · log2(e), zero past Tq.
+  void packQueryTile() {
+    Value c = e.f(s.scaleLog2);
+    e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
+      Value inRange = e.lt(i, qRows);
+      e.loop(e.idx(0), e.idx(s.d), 1, [&](Value d) {
+        Value row = e.minI(e.add(q0, i), e.sub(s.tq, e.idx(1)));
+        Value x = e.load(s.q, {bIdx, hIdx, row, d});
+        Value scaled = arith::MulFOp::create(e.b, e.loc, x, c);
+        e.store(e.select(inRange, scaled, e.f(0.0)), qs, {i, d});
+      });
+    });
+  }
+
+  /// m = -inf, l = 0, acc = 0.
+  void initRunningState() {
+    e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
+      e.store(e.negInf(), mRow, {i});
+      e.store(e.f(0.0), lRow, {i});
+      e.loop(e.idx(0), e.idx(s.dvPadded), t.vectorWidth,
+             [&](Value c) { e.vstore(e.splat(0.0), acc, {i, c}); });
+    });
+  }
+
+  /// One past the last key any row of this tile may see.
+  Value causalKeyLimit() {
+    if (!s.causal)
+      return s.tk;
+    Value lastVisible = e.add(e.add(q0, qRows), offset); // exclusive
+    return e.maxI(e.idx(0), e.minI(s.tk, lastVisible));
+  }
+
+  /// Kt[d][j] = K[b, h/G, k0 + j, d] and Vt[j][c] = V[b, h/G, k0 + j, c],
+  /// zero past Tk (and past Dv).
+  void packKeyValueTile(Value k0, Value kRows) {
+    Value lastKey = e.sub(s.tk, e.idx(1));
+    e.loop(e.idx(0), e.idx(t.tileK), 1, [&](Value j) {
+      Value inRange = e.lt(j, kRows);
+      Value row = e.minI(e.add(k0, j), lastKey);
+      e.loop(e.idx(0), e.idx(s.d), 1, [&](Value d) {
+        Value x = e.load(s.k, {bIdx, hkv, row, d});
+        e.store(e.select(inRange, x, e.f(0.0)), kt, {d, j});
+      });
+      e.loop(e.idx(0), e.idx(s.dvPadded), 1, [&](Value c) {
+        Value col = e.minI(c, e.idx(s.dv - 1));
+        Value x = e.load(s.v, {bIdx, hkv, row, col});
+        Value keep = arith::AndIOp::create(e.b, e.loc, inRange, e.lt(c, e.idx(s.dv)));
+        e.store(e.select(keep, x, e.f(0.0)), vt, {j, c});
+      });
+    });
+  }
+
+  /// S[i][j] = Σ_d Qs[i][d] · Kt[d][j]: 4 rows × 2 vectors of keys held in
+  /// registers, one broadcast FMA per (row, vector) and d.
+  void computeScores() {
+    int64_t w = t.vectorWidth;
+    e.loop(e.idx(0), e.idx(t.tileQ), kRowBlock, [&](Value i) {
+      e.loop(e.idx(0), e.idx(t.tileK), 2 * w, [&](Value j) {
+        Value j1 = e.add(j, e.idx(w));
+        SmallVector<Value> init(2 * kRowBlock, e.splat(0.0));
+        SmallVector<Value> sums =
+            e.loopCarry(e.idx(0), e.idx(s.d), 1, init, [&](Value d, ValueRange a) {
+              Value k0v = e.vload(kt, {d, j}), k1v = e.vload(kt, {d, j1});
+              SmallVector<Value> next;
+              for (int64_t r = 0; r < kRowBlock; ++r) {
+                Value qb = e.bcast(e.load(qs, {e.add(i, e.idx(r)), d}));
+                next.push_back(e.fma(qb, k0v, a[2 * r]));
+                next.push_back(e.fma(qb, k1v, a[2 * r + 1]));
+              }
+              return next;
+            });
+        for (int64_t r = 0; r < kRowBlock; ++r) {
+          Value row = e.add(i, e.idx(r));
+          e.vstore(sums[2 * r], sp, {row, j});
+          e.vstore(sums[2 * r + 1], sp, {row, j1});
+        }
+      });
+    });
+  }
+
+  /// -inf past Tk, above the causal diagonal and where an i1 mask is false;
+  /// an additive mask is added (in log2 units). Only tiles that need it pay.
+  void maskTile(Value k0, Value kRows) {
+    Value partial = e.lt(kRows, e.idx(t.tileK));
+    Value need = partial;
+    if (s.causal) {
+      // The tile crosses the diagonal when its last key is beyond the first
+      // row's limit.
+      Value lastKey = e.add(k0, e.idx(t.tileK - 1));
+      Value firstLimit = e.add(q0, offset);
+      Value crosses =
+          arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, lastKey, firstLimit);
+      need = arith::OrIOp::create(e.b, e.loc, need, crosses);
+    }
+    if (s.mask)
+      need = arith::ConstantOp::create(e.b, e.loc, e.b.getBoolAttr(true));
+    e.ifThen(need, [&] {
+      e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
+        Value qi = e.add(q0, i);
+        Value qClamped = e.minI(qi, e.sub(s.tq, e.idx(1)));
+        e.loop(e.idx(0), e.idx(t.tileK), 1, [&](Value j) {
+          Value kj = e.add(k0, j);
+          Value x = e.load(sp, {i, j});
+          Value masked = arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sge, j, kRows);
+          if (s.causal) {
+            Value above = arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, kj,
+                                                e.add(qi, offset));
+            masked = arith::OrIOp::create(e.b, e.loc, masked, above);
+          }
+          if (s.mask) {
+            Value kClamped = e.minI(kj, e.sub(s.tk, e.idx(1)));
+            Value m = e.load(s.mask, maskIndices(qClamped, kClamped));
+            if (s.keepMask) {
+              Value drop = arith::XOrIOp::create(
+                  e.b, e.loc, m, arith::ConstantOp::create(e.b, e.loc, e.b.getBoolAttr(true)));
+              masked = arith::OrIOp::create(e.b, e.loc, masked, drop);
+            } else {
+              x = arith::AddFOp::create(e.b, e.loc, x,
+                                        arith::MulFOp::create(e.b, e.loc, m, e.f(kLog2E)));
+            }
+          }
+          e.store(e.select(masked, e.negInf(), x), sp, {i, j});
+        });
+      });
+    });
+  }
+
+  /// Indices into the mask for (b, h, qi, kj), right-aligned with static 1
+  /// dims broadcast.
+  SmallVector<Value> maskIndices(Value qi, Value kj) {
+    auto mt = cast<MemRefType>(s.mask.getType());
+    Value full[4] = {bIdx, hIdx, qi, kj};
+    int64_t r = mt.getRank();
+    SmallVector<Value> ids;
+    for (int64_t k = 0; k < r; ++k)
+      ids.push_back(mt.getDimSize(k) == 1 ? e.idx(0) : full[4 - r + k]);
+    return ids;
+  }
+
+  /// Per row: m' = max(m, max_j S), P = exp2(S - m'), α = exp2(m - m'),
+  /// l = α·l + Σ_j P, m = m'. A row with nothing visible yet keeps P = 0.
+  void onlineSoftmax() {
+    int64_t w = t.vectorWidth;
+    e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
+      SmallVector<Value> mx = e.loopCarry(
+          e.idx(0), e.idx(t.tileK), w, {e.splat(-INFINITY)}, [&](Value j, ValueRange a) {
+            return SmallVector<Value>{
+                arith::MaximumFOp::create(e.b, e.loc, a[0], e.vload(sp, {i, j}))};
+          });
+      Value tileMax = vector::ReductionOp::create(e.b, e.loc, vector::CombiningKind::MAXIMUMF,
+                                                  mx[0]);
+      Value mOld = e.load(mRow, {i});
+      Value mNew = arith::MaximumFOp::create(e.b, e.loc, mOld, tileMax);
+      // While a row has seen only -inf, subtract 0 instead (exp2 gives 0).
+      Value noneVisible =
+          arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ, mNew, e.negInf());
+      Value mSafe = e.select(noneVisible, e.f(0.0), mNew);
+      Value mSafeV = e.bcast(mSafe);
+      SmallVector<Value> sum = e.loopCarry(
+          e.idx(0), e.idx(t.tileK), w, {e.splat(0.0)}, [&](Value j, ValueRange a) {
+            Value p = e.exp2(arith::SubFOp::create(e.b, e.loc, e.vload(sp, {i, j}), mSafeV));
+            e.vstore(p, sp, {i, j});
+            return SmallVector<Value>{arith::AddFOp::create(e.b, e.loc, a[0], p)};
+          });
+      Value rowSum =
+          vector::ReductionOp::create(e.b, e.loc, vector::CombiningKind::ADD, sum[0]);
+      Value alpha = e.exp2Scalar(arith::SubFOp::create(e.b, e.loc, mOld, mSafe));
+      Value lNew = arith::AddFOp::create(
+          e.b, e.loc, arith::MulFOp::create(e.b, e.loc, e.load(lRow, {i}), alpha), rowSum);
+      e.store(lNew, lRow, {i});
+      e.store(mNew, mRow, {i});
+      e.store(alpha, alphaRow, {i});
+    });
+  }
+
+  /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: 4 rows × 1 or 2
+  /// vectors of columns in registers.
+  void accumulateValues() {
+    int64_t w = t.vectorWidth;
+    int64_t cols = s.dvPadded % (2 * w) == 0 ? 2 : 1;
+    e.loop(e.idx(0), e.idx(t.tileQ), kRowBlock, [&](Value i) {
+      e.loop(e.idx(0), e.idx(s.dvPadded), cols * w, [&](Value c) {
+        SmallVector<Value> init;
+        SmallVector<Value> colIdx;
+        for (int64_t v = 0; v < cols; ++v)
+          colIdx.push_back(e.add(c, e.idx(v * w)));
+        for (int64_t r = 0; r < kRowBlock; ++r) {
+          Value row = e.add(i, e.idx(r));
+          Value alpha = e.bcast(e.load(alphaRow, {row}));
+          for (int64_t v = 0; v < cols; ++v)
+            init.push_back(arith::MulFOp::create(e.b, e.loc, e.vload(acc, {row, colIdx[v]}),
+                                                 alpha));
+        }
+        SmallVector<Value> sums = e.loopCarry(
+            e.idx(0), e.idx(t.tileK), 1, init, [&](Value j, ValueRange a) {
+              SmallVector<Value> vv;
+              for (int64_t v = 0; v < cols; ++v)
+                vv.push_back(e.vload(vt, {j, colIdx[v]}));
+              SmallVector<Value> next;
+              for (int64_t r = 0; r < kRowBlock; ++r) {
+                Value pb = e.bcast(e.load(sp, {e.add(i, e.idx(r)), j}));
+                for (int64_t v = 0; v < cols; ++v)
+                  next.push_back(e.fma(pb, vv[v], a[r * cols + v]));
+              }
+              return next;
+            });
+        for (int64_t r = 0; r < kRowBlock; ++r)
+          for (int64_t v = 0; v < cols; ++v)
+            e.vstore(sums[r * cols + v], acc, {e.add(i, e.idx(r)), colIdx[v]});
+      });
+    });
+  }
+
+  /// O[b, h, q0 + i, c] = acc[i][c] / l_i, and 0 for a row that saw no key.
+  void writeOutput() {
+    e.loop(e.idx(0), qRows, 1, [&](Value i) {
+      Value l = e.load(lRow, {i});
+      Value empty = arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ, l, e.f(0.0));
+      Value inv = e.select(empty, e.f(0.0),
+                           arith::DivFOp::create(e.b, e.loc, e.f(1.0), l));
+      Value row = e.add(q0, i);
+      e.loop(e.idx(0), e.idx(s.dv), 1, [&](Value c) {
+        Value x = arith::MulFOp::create(e.b, e.loc, e.load(acc, {i, c}), inv);
+        e.store(x, out, {bIdx, hIdx, row, c});
+      });
+    });
+  }
+};
+
+/// A fully dynamic strided memref type for reading a tensor in place.
+MemRefType anyLayoutBuffer(RankedTensorType t) {
+  SmallVector<int64_t> strides(t.getRank(), ShapedType::kDynamic);
+  return MemRefType::get(
+      t.getShape(), t.getElementType(),
+      StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, strides));
+}
+
+/// sdpa(q, k, v[, mask]) → parallel FlashAttention-2 loop nest on buffers.
+struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
+  SdpaToFlashLoops(MLIRContext *ctx, FlashTiling tiling)
+      : OpRewritePattern(ctx), tiling(tiling) {}
+
+  LogicalResult matchAndRewrite(SdpaOp op, PatternRewriter &rewriter) const override {
+    auto qT = cast<RankedTensorType>(op.getQuery().getType());
+    auto kT = cast<RankedTensorType>(op.getKey().getType());
+    auto vT = cast<RankedTensorType>(op.getValue().getType());
+    if (!qT.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "only f32 is fused");
+    if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
+      return rewriter.notifyMatchFailure(op, "dropout is not fused");
+    if (qT.isDynamicDim(3) || vT.isDynamicDim(3) || qT.isDynamicDim(1) ||
+        kT.isDynamicDim(1))
+      return rewriter.notifyMatchFailure(op, "head counts and head dims must be static");
+    std::optional<double> scale = op.getEffectiveScale();
+    if (!scale)
+      return rewriter.notifyMatchFailure(op, "no scale");
+
+    Location loc = op.getLoc();
+    Emitter e{rewriter, loc, tiling.vectorWidth};
+    SdpaShape s;
+    auto toBuffer = [&](Value t) -> Value {
+      auto tt = cast<RankedTensorType>(t.getType());
+      return bufferization::ToBufferOp::create(rewriter, loc, anyLayoutBuffer(tt), t,
+                                               /*read_only=*/true);
+    };
+    s.q = toBuffer(op.getQuery());
+    s.k = toBuffer(op.getKey());
+    s.v = toBuffer(op.getValue());
+    if (Value m = op.getMask()) {
+      s.mask = toBuffer(m);
+      s.keepMask = cast<RankedTensorType>(m.getType()).getElementType().isInteger(1);
+    }
+    s.batch = memref::DimOp::create(rewriter, loc, s.q, 0);
+    s.heads = e.idx(qT.getDimSize(1));
+    s.tq = memref::DimOp::create(rewriter, loc, s.q, 2);
+    s.tk = memref::DimOp::create(rewriter, loc, s.k, 2);
+    s.d = qT.getDimSize(3);
+    s.dv = vT.getDimSize(3);
+    s.dvPadded = (s.dv + tiling.vectorWidth - 1) / tiling.vectorWidth * tiling.vectorWidth;
+    s.group = qT.getDimSize(1) / kT.getDimSize(1);
+    s.scaleLog2 = *scale * kLog2E;
+    if (auto c = op.getCausalAttr())
+      s.causal = c.getValue();
+
+    // The output buffer, [B, H, Tq, Dv].
+    auto outT = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> dynSizes;
+    if (outT.isDynamicDim(0))
+      dynSizes.push_back(s.batch);
+    if (outT.isDynamicDim(2))
+      dynSizes.push_back(s.tq);
+    auto outBufT = MemRefType::get(outT.getShape(), outT.getElementType());
+    Value out = memref::AllocOp::create(rewriter, loc, outBufT, dynSizes,
+                                        rewriter.getI64IntegerAttr(64));
+
+    // Work is parallel over (batch, head, Q tile).
+    Value numQTiles = e.ceilDiv(s.tq, tiling.tileQ);
+    scf::ParallelOp::create(
+        rewriter, loc, ValueRange{e.idx(0), e.idx(0), e.idx(0)},
+        ValueRange{s.batch, s.heads, numQTiles}, ValueRange{e.idx(1), e.idx(1), e.idx(1)},
+        [&](OpBuilder &nb, Location, ValueRange ivs) {
+          OpBuilder::InsertionGuard g(rewriter);
+          rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          // Each iteration's scratch lives in its own stack scope.
+          auto scope = memref::AllocaScopeOp::create(rewriter, loc, TypeRange{});
+          Block *body = rewriter.createBlock(&scope.getBodyRegion());
+          rewriter.setInsertionPointToStart(body);
+          FlashKernel(e, s, tiling, out).build(ivs[0], ivs[1], ivs[2]);
+          memref::AllocaScopeReturnOp::create(rewriter, loc, ValueRange{});
+        });
+    Value result = bufferization::ToTensorOp::create(rewriter, loc, outT, out,
+                                                     /*restrict=*/true, /*writable=*/true);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  FlashTiling tiling;
+};
+
+struct ConvertAttnToLoopsPass
+    : mlir::attn::impl::ConvertAttnToLoopsBase<ConvertAttnToLoopsPass> {
+  using ConvertAttnToLoopsBase::ConvertAttnToLoopsBase;
+  void runOnOperation() override {
+    if (tileQ <= 0 || tileQ % kRowBlock != 0 || vectorWidth <= 0 || tileK <= 0 ||
+        tileK % (2 * vectorWidth) != 0) {
+      getOperation()->emitError()
+          << "convert-attn-to-loops: tile-q must be a positive multiple of "
+          << kRowBlock << " and tile-k a positive multiple of 2 x vector-width, got "
+          << "tile-q=" << tileQ << " tile-k=" << tileK << " vector-width=" << vectorWidth;
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateAttnToLoopsPatterns(patterns, FlashTiling{tileQ, tileK, vectorWidth});
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::attn::populateAttnToLoopsPatterns(RewritePatternSet &patterns,
+                                             const FlashTiling &tiling) {
+  patterns.add<SdpaToFlashLoops>(patterns.getContext(), tiling);
+}

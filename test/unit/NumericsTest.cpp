@@ -27,7 +27,7 @@ struct Jitted::Impl {
 };
 
 Jitted::Jitted(const std::string &source, const std::string &entry,
-               runtime::Pipeline pipeline) {
+               runtime::Pipeline pipeline, const runtime::JitOptions &options) {
   mlir::DialectRegistry registry;
   runtime::registerJitDialects(registry);
   impl = std::make_unique<Impl>(registry);
@@ -38,7 +38,7 @@ Jitted::Jitted(const std::string &source, const std::string &entry,
     return;
   }
   auto compiled =
-      runtime::CompiledFunction::compile(*module, entry, pipeline, {});
+      runtime::CompiledFunction::compile(*module, entry, pipeline, options);
   if (!compiled) {
     ADD_FAILURE() << llvm::toString(compiled.takeError()) << "\n" << source;
     return;

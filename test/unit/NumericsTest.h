@@ -28,7 +28,7 @@ class Jitted {
 public:
   /// Parses `source`, compiles `entry`; fails the current test on error.
   Jitted(const std::string &source, const std::string &entry,
-         runtime::Pipeline pipeline);
+         runtime::Pipeline pipeline, const runtime::JitOptions &options = {});
   ~Jitted();
   bool ok() const { return fn != nullptr; }
   /// Runs on reference tensors converted to `dtypes` (F32 unless given).

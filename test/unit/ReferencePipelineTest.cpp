@@ -190,11 +190,9 @@ func.func @f(%p: tensor<2x3x17x19xf32>) -> tensor<2x3x17x19xf32> {
 using SdpaConfig = std::tuple<std::pair<int64_t, int64_t> /*H,Hkv*/, int64_t /*D*/,
                               ref::Causal, ref::Mask::Kind>;
 
-class SdpaGrid : public ::testing::TestWithParam<SdpaConfig> {};
-
-TEST_P(SdpaGrid, MatchesReference) {
-  auto [heads, d, causal, maskKind] = GetParam();
-  auto [h, hkv] = heads;
+/// sdpa IR with dynamic B, Tq, Tk and static heads and head dims.
+std::string sdpaSource(int64_t h, int64_t hkv, int64_t d, ref::Causal causal,
+                       ref::Mask::Kind maskKind) {
   std::string qT = tensorType({kDyn, h, kDyn, d}), kT = tensorType({kDyn, hkv, kDyn, d});
   std::string mT = maskKind == ref::Mask::Kind::None ? ""
                    : tensorType({kDyn, 1, kDyn, kDyn},
@@ -206,8 +204,24 @@ TEST_P(SdpaGrid, MatchesReference) {
       << causalAttr(causal) << "} : (" << qT << ", " << kT << ", " << kT
       << (mT.empty() ? "" : ", " + mT) << ") -> " << qT << "\n"
       << "  return %o : " << qT << "\n}\n";
-  Jitted j(src.str(), "f", Pipeline::Reference);
+  return src.str();
+}
+
+/// Runs one grid configuration through `pipeline` over B ∈ {1,2} and
+/// Tq, Tk ∈ {1,7,64,130}, comparing with the C++ reference (and, when
+/// `alsoReference`, with the reference pipeline) within `tol`.
+void runSdpaGrid(const SdpaConfig &config, Pipeline pipeline, double tol,
+                 bool alsoReference, const runtime::JitOptions &options = {}) {
+  auto [heads, d, causal, maskKind] = config;
+  auto [h, hkv] = heads;
+  std::string src = sdpaSource(h, hkv, d, causal, maskKind);
+  Jitted j(src, "f", pipeline, options);
   ASSERT_TRUE(j.ok());
+  std::unique_ptr<Jitted> refJit;
+  if (alsoReference) {
+    refJit = std::make_unique<Jitted>(src, "f", Pipeline::Reference);
+    ASSERT_TRUE(refJit->ok());
+  }
   std::mt19937 gen(h * 1000 + d * 10 + int(causal) * 3 + int(maskKind));
   for (int64_t b : {1, 2})
     for (int64_t tq : {1, 7, 64, 130})
@@ -231,8 +245,23 @@ TEST_P(SdpaGrid, MatchesReference) {
         ASSERT_EQ(out.size(), 1u);
         ref::Tensor want = ref::sdpa(q, k, v, opts);
         ASSERT_TRUE(allFinite(out[0])) << "fully masked rows give zeros, not NaN";
-        ASSERT_LE(relativeError(out[0], want), kTol);
+        ASSERT_LE(relativeError(out[0], want), tol);
+        if (refJit) {
+          auto viaReference = refJit->run(in, types);
+          ASSERT_EQ(viaReference.size(), 1u);
+          ASSERT_LE(relativeError(out[0], viaReference[0]), tol) << "vs reference pipeline";
+        }
       }
+}
+
+class SdpaGrid : public ::testing::TestWithParam<SdpaConfig> {};
+
+TEST_P(SdpaGrid, ReferencePipelineMatchesReference) {
+  runSdpaGrid(GetParam(), Pipeline::Reference, kTol, /*alsoReference=*/false);
+}
+
+TEST_P(SdpaGrid, CpuPipelineMatchesReference) {
+  runSdpaGrid(GetParam(), Pipeline::Cpu, 1e-4, /*alsoReference=*/true);
 }
 
 std::string sdpaName(const ::testing::TestParamInfo<SdpaConfig> &info) {
@@ -244,7 +273,7 @@ std::string sdpaName(const ::testing::TestParamInfo<SdpaConfig> &info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    ReferencePipeline, SdpaGrid,
+    Grid, SdpaGrid,
     ::testing::Combine(
         ::testing::Values(std::make_pair(int64_t(1), int64_t(1)),
                           std::make_pair(int64_t(4), int64_t(4)),
@@ -255,6 +284,88 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(ref::Mask::Kind::None, ref::Mask::Kind::Keep,
                           ref::Mask::Kind::Add)),
     sdpaName);
+
+// Small tiles put many Q and K/V tiles (and remainders) in every shape of
+// the grid: tile-q 8, tile-k 16.
+TEST(CpuPipeline, SmallTilesOverTheGrid) {
+  runtime::JitOptions small;
+  small.tileQ = 8;
+  small.tileK = 16;
+  for (auto causal : {ref::Causal::None, ref::Causal::TopLeft, ref::Causal::BottomRight})
+    for (auto mask : {ref::Mask::Kind::None, ref::Mask::Kind::Keep, ref::Mask::Kind::Add}) {
+      SCOPED_TRACE(int(causal) * 3 + int(mask));
+      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::Cpu, 1e-4, false, small);
+    }
+}
+
+// Value head dim different from (and not a multiple of the vector width
+// unlike) the query head dim; an explicit scale; a rank-2 additive mask.
+TEST(CpuPipeline, ValueHeadDimScaleAndRank2Mask) {
+  std::mt19937 gen(17);
+  const char *src = R"(
+func.func @f(%q: tensor<2x3x37x20xf32>, %k: tensor<2x3x53x20xf32>, %v: tensor<2x3x53x12xf32>,
+             %m: tensor<37x53xf32>) -> tensor<2x3x37x12xf32> {
+  %o = attn.sdpa %q, %k, %v, %m {scale = 0.3 : f32, causal = #attn.causal<bottom_right>}
+      : (tensor<2x3x37x20xf32>, tensor<2x3x53x20xf32>, tensor<2x3x53x12xf32>, tensor<37x53xf32>)
+        -> tensor<2x3x37x12xf32>
+  return %o : tensor<2x3x37x12xf32>
+})";
+  runtime::JitOptions opts;
+  opts.tileQ = 16;
+  opts.tileK = 32;
+  Jitted j(src, "f", Pipeline::Cpu, opts);
+  auto q = randomTensor({2, 3, 37, 20}, gen), k = randomTensor({2, 3, 53, 20}, gen),
+       v = randomTensor({2, 3, 53, 12}, gen);
+  ref::Mask m = randomMask(ref::Mask::Kind::Add, {37, 53}, gen);
+  ref::SdpaOptions o;
+  o.scale = static_cast<float>(0.3);
+  o.causal = ref::Causal::BottomRight;
+  o.mask = &m;
+  auto out = j.run({q, k, v, m.values});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], ref::sdpa(q, k, v, o)), 1e-4);
+}
+
+// The CPU pipeline falls back to the reference lowering for what it does
+// not fuse (dropout here) and still matches the reference.
+TEST(CpuPipeline, DropoutFallsBackAndMatches) {
+  std::mt19937 gen(18);
+  const char *src = R"(
+func.func @f(%q: tensor<1x2x9x16xf32>, %k: tensor<1x2x9x16xf32>) -> tensor<1x2x9x16xf32> {
+  %o = attn.sdpa %q, %k, %k {dropout_rate = 0.5 : f32, dropout_seed = 3 : i64}
+      : (tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>) -> tensor<1x2x9x16xf32>
+  return %o : tensor<1x2x9x16xf32>
+})";
+  Jitted j(src, "f", Pipeline::Cpu);
+  auto q = randomTensor({1, 2, 9, 16}, gen), k = randomTensor({1, 2, 9, 16}, gen);
+  ref::SdpaOptions o;
+  o.dropoutRate = 0.5f;
+  o.dropoutSeed = 3;
+  auto out = j.run({q, k});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], ref::sdpa(q, k, k, o)), 1e-5);
+}
+
+// Scores near ±1e4 through the fused path: no overflow, no NaN.
+TEST(CpuPipeline, LargeMagnitudeScoresStayFinite) {
+  std::mt19937 gen(19);
+  const char *src = R"(
+func.func @f(%q: tensor<1x2x70x16xf32>, %k: tensor<1x2x90x16xf32>, %v: tensor<1x2x90x16xf32>) -> tensor<1x2x70x16xf32> {
+  %o = attn.sdpa %q, %k, %v {scale = 1.0 : f32, causal = #attn.causal<top_left>}
+      : (tensor<1x2x70x16xf32>, tensor<1x2x90x16xf32>, tensor<1x2x90x16xf32>) -> tensor<1x2x70x16xf32>
+  return %o : tensor<1x2x70x16xf32>
+})";
+  Jitted j(src, "f", Pipeline::Cpu);
+  auto q = randomTensor({1, 2, 70, 16}, gen, -25, 25), k = randomTensor({1, 2, 90, 16}, gen, -25, 25),
+       v = randomTensor({1, 2, 90, 16}, gen);
+  ref::SdpaOptions o;
+  o.scale = 1.0;
+  o.causal = ref::Causal::TopLeft;
+  auto out = j.run({q, k, v});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(allFinite(out[0]));
+  EXPECT_LE(relativeError(out[0], ref::sdpa(q, k, v, o)), 1e-3);
+}
 
 TEST(ReferencePipeline, SdpaValueHeadDimDiffersAndScaleGiven) {
   std::mt19937 gen(7);
@@ -332,8 +443,17 @@ struct MhaCase {
 
 class MhaGrid : public ::testing::TestWithParam<MhaCase> {};
 
-TEST_P(MhaGrid, MatchesReference) {
-  MhaCase c = GetParam();
+void runMhaCase(const MhaCase &c, Pipeline pipeline, double tol);
+
+TEST_P(MhaGrid, ReferencePipelineMatchesReference) {
+  runMhaCase(GetParam(), Pipeline::Reference, kTol);
+}
+
+TEST_P(MhaGrid, CpuPipelineMatchesReference) {
+  runMhaCase(GetParam(), Pipeline::Cpu, 1e-4);
+}
+
+void runMhaCase(const MhaCase &c, Pipeline pipeline, double tol) {
   std::mt19937 gen(c.b * 7 + c.tq * 13 + c.h);
   int64_t eo = c.e;
   auto w = [&](int64_t out, int64_t in) {
@@ -379,7 +499,7 @@ TEST_P(MhaGrid, MatchesReference) {
   for (size_t i = 0; i < opShapes.size(); ++i)
     src << (i ? ", " : "") << tensorType(opShapes[i]);
   src << ") -> " << outT << "\n  return %o : " << outT << "\n}\n";
-  Jitted j(src.str(), "f", Pipeline::Reference);
+  Jitted j(src.str(), "f", pipeline);
   ASSERT_TRUE(j.ok());
 
   std::vector<ref::Tensor> in;
@@ -404,11 +524,11 @@ TEST_P(MhaGrid, MatchesReference) {
   o.causal = c.causal;
   auto out = j.run(in);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_LE(relativeError(out[0], ref::mha(xq, xkv, mw, c.h, c.hkv, o)), kTol);
+  EXPECT_LE(relativeError(out[0], ref::mha(xq, xkv, mw, c.h, c.hkv, o)), tol);
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    ReferencePipeline, MhaGrid,
+    Grid, MhaGrid,
     ::testing::Values(
         // b, tq, tk, e, ekv, h, hkv, d, biases, inOut, cross, causal
         MhaCase{1, 1, 1, 16, 16, 2, 2, 8, false, false, false, ref::Causal::None},

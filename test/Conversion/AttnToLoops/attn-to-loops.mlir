@@ -1,0 +1,121 @@
+// convert-attn-to-loops: one fused FlashAttention-2 loop nest per f32 sdpa.
+// RUN: attn-opt %s -convert-attn-to-loops -split-input-file | FileCheck %s
+// RUN: attn-opt %s -convert-attn-to-loops="tile-q=32 tile-k=32" -split-input-file | FileCheck %s --check-prefix=TILES
+
+// Causal GQA with dynamic B, Tq, Tk.
+// CHECK-LABEL: func.func @causal_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x4x?x64xf32>, %[[K:.*]]: tensor<?x2x?x64xf32>, %[[V:.*]]: tensor<?x2x?x64xf32>)
+// scale·log2(e) = 0.125·1.4427 is folded into Q.
+// CHECK: %[[QSCALE:.*]] = arith.constant 0.180336878 : f32
+// Inputs are read in place; the only heap buffer is the [B,H,Tq,Dv] output.
+// CHECK-DAG: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only
+// CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
+// CHECK-DAG: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x4x?x64xf32>
+// Parallel over (batch, head, Q tile).
+// CHECK: %[[NQT:.*]] = arith.ceildivsi %{{.*}}, %c64
+// CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[QT:.*]]) = (%c0, %c0, %c0) to (%{{.*}}, %c4, %[[NQT]])
+// CHECK: memref.alloca_scope
+// GQA: the key/value head is h / 2, read in place (no copy of K/V).
+// CHECK: %[[HKV:.*]] = arith.divui %[[H]], %c2
+// Per-tile scratch only: fixed tile sizes, never Tq x Tk.
+// CHECK-COUNT-5: memref.alloca() : memref<64x64xf32>
+// CHECK-COUNT-3: memref.alloca() : memref<64xf32>
+// CHECK: arith.mulf %{{.*}}, %[[QSCALE]] : f32
+// Causal: only K tiles below min(Tk, q0 + rows) are visited.
+// CHECK: %[[KEND:.*]] = arith.maxsi %[[LIMIT:.*]], %c0 : index
+// CHECK: %[[NKT:.*]] = arith.ceildivsi %[[KEND]], %c64
+// CHECK: scf.for %{{.*}} = %c0 to %[[NKT]] step %c1
+// Pack K transposed and V, from head HKV.
+// CHECK: memref.load %[[KB]][%[[B]], %[[HKV]], %{{.*}}, %{{.*}}]
+// CHECK: memref.load %[[VB]][%[[B]], %[[HKV]], %{{.*}}, %{{.*}}]
+// S = Q·Kᵀ: 4 rows x 2 vectors of FMAs carried in registers over d.
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-COUNT-8: vector.fma
+// Masking only for tiles that cross the diagonal or end past Tk.
+// CHECK: scf.if
+// CHECK: arith.cmpi sgt
+// CHECK: arith.select
+// Online softmax: running max, exp2 polynomial, running sum.
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: vector.reduction <maximumf>
+// CHECK: math.floor
+// CHECK: arith.bitcast {{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: vector.reduction <add>
+// acc = α·acc + P·V.
+// CHECK: arith.mulf {{.*}} : vector<8xf32>
+// CHECK: vector.fma
+// One division per row at the end; rows that saw no key give 0.
+// CHECK: arith.cmpf oeq
+// CHECK: arith.divf
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}]
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+// TILES-LABEL: func.func @causal_gqa
+// TILES: arith.ceildivsi %{{.*}}, %c32
+// TILES-COUNT-5: memref.alloca() : memref<32x{{32|64}}xf32>
+func.func @causal_gqa(%q: tensor<?x4x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>) -> tensor<?x4x?x64xf32> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
+      : (tensor<?x4x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x4x?x64xf32>
+  return %o : tensor<?x4x?x64xf32>
+}
+
+// -----
+
+// Without a causal mask every K tile is visited: the bound is Tk itself.
+// CHECK-LABEL: func.func @not_causal
+// CHECK-SAME: (%{{[^:]*}}: tensor<1x2x?x16xf32>, %[[K:[^:]*]]: tensor<1x2x?x16xf32>)
+// CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]]
+// CHECK: %[[TK:.*]] = memref.dim %[[KB]], %c2
+// CHECK: %[[NKT:.*]] = arith.ceildivsi %[[TK]], %c64
+// CHECK: scf.for %{{.*}} = %c0 to %[[NKT]] step %c1
+func.func @not_causal(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %o = attn.sdpa %q, %k, %k : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+// bottom_right: the limit is shifted by Tk - Tq.
+// CHECK-LABEL: func.func @bottom_right
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<1x2x?x16xf32>, %[[K:[^:]*]]: tensor<1x2x?x16xf32>)
+// CHECK-DAG: %[[QB:.*]] = bufferization.to_buffer %[[Q]]
+// CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %[[K]]
+// CHECK-DAG: %[[TQ:.*]] = memref.dim %[[QB]], %c2
+// CHECK-DAG: %[[TK:.*]] = memref.dim %[[KB]], %c2
+// CHECK: %[[OFF:.*]] = arith.subi %[[TK]], %[[TQ]] : index
+// CHECK: arith.addi %{{.*}}, %[[OFF]]
+func.func @bottom_right(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+// An i1 keep mask broadcast over heads is read at [b, 0, i, j] per element.
+// CHECK-LABEL: func.func @keep_mask
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x1x?x?xi1>
+// CHECK: %[[MB:.*]] = bufferization.to_buffer %[[M]]
+// CHECK: memref.load %[[MB]][%{{.*}}, %c0, %{{.*}}, %{{.*}}] : memref<2x1x?x?xi1,
+// CHECK: arith.xori
+func.func @keep_mask(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %m: tensor<2x1x?x?xi1>) -> tensor<2x4x?x16xf32> {
+  %o = attn.sdpa %q, %k, %k, %m : (tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x1x?x?xi1>) -> tensor<2x4x?x16xf32>
+  return %o : tensor<2x4x?x16xf32>
+}
+
+// -----
+
+// Left alone for the reference lowering: f16, dropout, dynamic head dim.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: attn.sdpa {{.*}} -> tensor<1x2x8x16xf16>
+// CHECK: attn.sdpa {{.*}}dropout_rate
+// CHECK: attn.sdpa {{.*}} -> tensor<1x2x8x?xf32>
+// CHECK-NOT: scf.parallel
+func.func @left_alone(%h: tensor<1x2x8x16xf16>, %q: tensor<1x2x8x16xf32>, %d: tensor<1x2x8x?xf32>)
+    -> (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf32>, tensor<1x2x8x?xf32>) {
+  %0 = attn.sdpa %h, %h, %h : (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16>
+  %1 = attn.sdpa %q, %q, %q {dropout_rate = 0.1 : f32} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %2 = attn.sdpa %d, %d, %d {scale = 0.5 : f32} : (tensor<1x2x8x?xf32>, tensor<1x2x8x?xf32>, tensor<1x2x8x?xf32>) -> tensor<1x2x8x?xf32>
+  return %0, %1, %2 : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf32>, tensor<1x2x8x?xf32>
+}

@@ -1,0 +1,22 @@
+// The fused CPU pipeline allocates nothing whose size depends on Tq·Tk:
+// after lowering, the only dynamically sized allocation is the [B,H,Tq,Dv]
+// output (sizes B and Tq); every other buffer has a static tile size. The
+// reference pipeline, by contrast, materialises [B,H,Tq,Tk].
+// RUN: attn-opt %s -attn-cpu-pipeline="lower-to-llvm=false" | FileCheck %s --check-prefix=CPU
+// RUN: attn-opt %s -attn-reference-pipeline="lower-to-llvm=false" | FileCheck %s --check-prefix=REF
+
+// CPU-LABEL: func.func @sdpa
+// CPU-SAME: (%[[Q:.*]]: memref<?x12x?x64xf32>, %[[K:.*]]: memref<?x12x?x64xf32>
+// CPU: memref.alloc(%{{[^,]*}}, %{{[^,]*}}) {{.*}}: memref<?x12x?x64xf32>
+// CPU-NOT: memref.alloc(
+// CPU-NOT: memref.alloca(%
+// CPU-NOT: memref<{{.*}}?x?{{.*}}>
+// CPU: return
+
+// REF-LABEL: func.func @sdpa
+// REF: memref.alloc({{.*}}) {{.*}}: memref<?x12x?x?xf32>
+func.func @sdpa(%q: tensor<?x12x?x64xf32>, %k: tensor<?x12x?x64xf32>, %v: tensor<?x12x?x64xf32>) -> tensor<?x12x?x64xf32> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
+      : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>) -> tensor<?x12x?x64xf32>
+  return %o : tensor<?x12x?x64xf32>
+}

@@ -41,6 +41,8 @@ static void addBufferization(OpPassManager &pm) {
 
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
+  // Primitive chains become sdpa; mha becomes projections around an sdpa.
+  pm.addPass(createAttnFuse());
   AttnDecomposeOptions keepSdpa;
   keepSdpa.keepSdpa = true;
   pm.addPass(createAttnDecompose(keepSdpa));

@@ -578,3 +578,35 @@ func.func @mha(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x6
   EXPECT_LE(relativeError(out[0], want), kTol);
 }
 } // namespace
+
+namespace {
+// A primitive chain with the scale applied to Q and an i1 mask before a
+// second scale: attn-fuse raises it to one sdpa in the CPU pipeline, and the
+// result still matches the reference computed step by step.
+TEST(CpuPipeline, FusedPrimitiveChainMatchesReference) {
+  std::mt19937 gen(20);
+  const char *src = R"(
+func.func @f(%q: tensor<2x4x33x16xf32>, %k: tensor<2x2x45x16xf32>, %v: tensor<2x2x45x16xf32>,
+             %keep: tensor<2x1x33x45xi1>) -> tensor<2x4x33x16xf32> {
+  %qs = attn.scale %q {scale = 0.5 : f32} : tensor<2x4x33x16xf32>
+  %s = attn.scores %qs, %k : tensor<2x4x33x16xf32>, tensor<2x2x45x16xf32> -> tensor<2x4x33x45xf32>
+  %m = attn.mask %s, %keep {causal = #attn.causal<bottom_right>} : tensor<2x4x33x45xf32>, tensor<2x1x33x45xi1>
+  %t = attn.scale %m {scale = 0.25 : f32} : tensor<2x4x33x45xf32>
+  %p = attn.softmax %t : tensor<2x4x33x45xf32>
+  %o = attn.weighted_sum %p, %v : tensor<2x4x33x45xf32>, tensor<2x2x45x16xf32> -> tensor<2x4x33x16xf32>
+  return %o : tensor<2x4x33x16xf32>
+})";
+  Jitted j(src, "f", Pipeline::Cpu);
+  auto q = randomTensor({2, 4, 33, 16}, gen), k = randomTensor({2, 2, 45, 16}, gen),
+       v = randomTensor({2, 2, 45, 16}, gen);
+  ref::Mask keep = randomMask(ref::Mask::Kind::Keep, {2, 1, 33, 45}, gen);
+  ref::Tensor want = ref::weightedSum(
+      ref::softmax(ref::scale(ref::mask(ref::scores(ref::scale(q, 0.5), k),
+                                        ref::Causal::BottomRight, keep),
+                              0.25)),
+      v);
+  auto out = j.run({q, k, v, keep.values}, {DType::F32, DType::F32, DType::F32, DType::Bool});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], want), 1e-4);
+}
+} // namespace

@@ -1,0 +1,164 @@
+//===- Fuse.cpp - primitive attention chain into attn.sdpa ---------------===//
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNFUSE
+#include "attn/Dialect/AttnTransforms.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// What the chain feeding a weighted_sum contributes to the fused sdpa.
+struct SdpaChain {
+  Value query, key;
+  double scale = 1.0;       // product of every scale in the chain
+  MaskOp mask;              // at most one
+  DropoutOp dropout;        // optional
+  SmallVector<Operation *> ops; // the chain, users before producers
+};
+
+/// weighted_sum(dropout(softmax(mask(scale(scores(scale(q, a), k), b)))), v)
+///   = sdpa(q, k, v) {scale = a·b}, with the scales and the mask in any
+///   order in which they commute
+struct FuseChainIntoSdpa : OpRewritePattern<WeightedSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(WeightedSumOp op,
+                                PatternRewriter &rewriter) const override {
+    SdpaChain chain;
+    if (failed(matchChain(op, chain, rewriter)))
+      return failure();
+    Value key = chain.key, value = op.getValue();
+    // sdpa needs V to have K's heads; the primitives only need both to
+    // divide H.
+    int64_t hk = cast<RankedTensorType>(key.getType()).getDimSize(1);
+    int64_t hv = cast<RankedTensorType>(value.getType()).getDimSize(1);
+    if (key != value && (ShapedType::isDynamic(hk) || hk != hv))
+      return rewriter.notifyMatchFailure(op, "key and value do not have "
+                                             "statically equal head counts");
+    float scale = static_cast<float>(chain.scale);
+    if (!std::isfinite(scale) || scale <= 0.0f)
+      return rewriter.notifyMatchFailure(op, "product of scales is not a "
+                                             "positive finite f32");
+
+    MaskOp mask = chain.mask;
+    DropoutOp dropout = chain.dropout;
+    IntegerAttr seed = dropout ? dropout.getSeedAttr() : nullptr;
+    if (seed && seed.getValue().isZero())
+      seed = nullptr; // sdpa's dropout_seed defaults to 0 as well
+    rewriter.replaceOpWithNewOp<SdpaOp>(
+        op, op.getType(), chain.query, key, value,
+        mask ? mask.getMask() : Value(), rewriter.getF32FloatAttr(scale),
+        mask ? mask.getCausalAttr() : nullptr,
+        dropout ? dropout.getRateAttr() : nullptr, seed);
+    // Each op is dead once its user, the one before it, is gone.
+    for (Operation *dead : chain.ops)
+      rewriter.eraseOp(dead);
+    return success();
+  }
+
+private:
+  /// Walks from the weighted_sum's probs up to the scores. Every value it
+  /// absorbs must have the next op of the chain as its only user: another
+  /// user would need it computed anyway, next to the sdpa.
+  static LogicalResult matchChain(WeightedSumOp op, SdpaChain &chain,
+                                  PatternRewriter &rewriter) {
+    auto absorb = [&](Value v) {
+      if (!v.hasOneUse())
+        return false;
+      chain.ops.push_back(v.getDefiningOp());
+      return true;
+    };
+
+    Value p = op.getProbs();
+    if (auto dropout = p.getDefiningOp<DropoutOp>()) {
+      if (!absorb(p))
+        return rewriter.notifyMatchFailure(op, "dropout result has other users");
+      chain.dropout = dropout;
+      p = dropout.getInput();
+    }
+    auto softmax = p.getDefiningOp<SoftmaxOp>();
+    if (!softmax)
+      return rewriter.notifyMatchFailure(op, "probs are not a softmax");
+    if (!absorb(p))
+      return rewriter.notifyMatchFailure(op, "softmax result has other users");
+
+    // Walk the scale/mask chain against program order: a scale met before
+    // the mask here is applied after it.
+    Value x = softmax.getInput();
+    bool scaledAfter = false; // a scale other than 1 is applied after x
+    while (!x.getDefiningOp<ScoresOp>()) {
+      Operation *def = x.getDefiningOp();
+      if (!isa_and_present<ScaleOp, MaskOp>(def))
+        return rewriter.notifyMatchFailure(
+            op, "softmax input is not a scale/mask chain over attn.scores");
+      if (!absorb(x))
+        return rewriter.notifyMatchFailure(op, "an intermediate of the "
+                                               "scale/mask chain has other users");
+      if (auto scale = dyn_cast<ScaleOp>(def)) {
+        double a = scale.getScaleAttr().getValueAsDouble();
+        chain.scale *= a;
+        scaledAfter |= a != 1.0;
+        x = scale.getInput();
+        continue;
+      }
+      auto mask = cast<MaskOp>(def);
+      if (chain.mask)
+        return rewriter.notifyMatchFailure(op, "more than one attn.mask");
+      // a·(S + m) ≠ a·S + m; an i1 or causal mask (−inf) commutes with a > 0.
+      Value m = mask.getMask();
+      if (m && isa<FloatType>(getElementTypeOrSelf(m.getType())) && scaledAfter)
+        return rewriter.notifyMatchFailure(
+            op, "an additive mask is followed by a scale other than 1");
+      chain.mask = mask;
+      x = mask.getInput();
+    }
+    auto scores = x.getDefiningOp<ScoresOp>();
+    if (!absorb(x))
+      return rewriter.notifyMatchFailure(op, "scores result has other users");
+
+    // scores(scale(q, a), k) = a·scores(q, k). A scaled query with other
+    // users stays as it is and becomes the sdpa's query.
+    Value q = scores.getQuery();
+    while (auto scale = q.getDefiningOp<ScaleOp>()) {
+      if (!absorb(q))
+        break;
+      chain.scale *= scale.getScaleAttr().getValueAsDouble();
+      q = scale.getInput();
+    }
+    chain.query = q;
+    chain.key = scores.getKey();
+    return success();
+  }
+};
+
+struct AttnFusePass : mlir::attn::impl::AttnFuseBase<AttnFusePass> {
+  using AttnFuseBase::AttnFuseBase;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFuseSdpaPatterns(patterns);
+    // Only the fusion: no folding or region simplification, so a chain the
+    // pattern refuses is left exactly as written.
+    GreedyRewriteConfig config;
+    config.enableFolding(false)
+        .enableConstantCSE(false)
+        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      return signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::attn::populateFuseSdpaPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseChainIntoSdpa>(patterns.getContext());
+}

@@ -37,7 +37,7 @@
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %t/none.mlir | FileCheck %s --check-prefix=NOFILE
 // NOFILE: attn-run: {{.*}}none.mlir: cannot open file: No such file or directory
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --input=%t/q.npy --input=%t/q.npy --output=%t/a.npy --output=%t/b.npy | FileCheck %s --check-prefix=OUTS
-// OUTS: attn-run: got 2 --output files for 1 results of 'f'
+// OUTS: attn-run: got 2 --output files, but 'f' has 1 result(s)
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --random-inputs | FileCheck %s --check-prefix=RANDDYN
 // RANDDYN: attn-run: --random-inputs: argument #0 float32[1,2,?,4] has dynamic dims; pass --input files instead
 // RUN: %python %S/Inputs/npytool.py bad %t/ovf.npy overflow
@@ -58,6 +58,12 @@
 // RUN: mkfifo %t/fifo.npy
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --input=%t/fifo.npy --input=%t/q.npy | FileCheck %s --check-prefix=FIFO
 // FIFO: attn-run: {{.*}}fifo.npy: not a regular file
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --no-such-flag | FileCheck %s --check-prefix=FLAG
+// FLAG: attn-run: Unknown command line argument '--no-such-flag'
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --repeat=many | FileCheck %s --check-prefix=NUMBER
+// NUMBER: attn-run: for the --repeat option: 'many' value invalid for uint argument!
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --pipeline=cpu --tile-q=6 | FileCheck %s --check-prefix=TILE
+// TILE: attn-run: --tile-q must be a positive multiple of 4 and --tile-k a positive multiple of 16, got 6 and 64
 // Bad IR is a diagnostic and exit status 1, never a crash.
 // RUN: %python %S/Inputs/expect_exit.py 1 attn-run %S/Inputs/invalid-ir.mlir | FileCheck %s --check-prefix=BADIR
 // BADIR: error: 'attn.sdpa' op operand 'value' length (dim 2) is 5, expected 4 (length Tk of 'key')

@@ -3,7 +3,8 @@
 //   attn-run FILE.mlir [--entry=NAME] [--pipeline=reference|cpu|gpu]
 //            [--input=PATH.npy ...] [--random-inputs --seed=N]
 //            [--output=PATH.npy ...] [--compare-with=reference]
-//            [--repeat=N] [--json]
+//            [--repeat=N] [--json] [--tile-q=N --tile-k=N --num-threads=N]
+//            [--dump-object=PATH]
 //
 // Exit status: 0 success, 1 the IR does not parse, verify or lower, 2 bad
 // invocation or bad input (one line on stderr).
@@ -30,42 +31,47 @@
 #include <optional>
 #include <random>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 using namespace mlir;
 namespace rt = ::attn::runtime;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runCategory("attn-run options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.mlir>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(runCategory));
 static cl::opt<std::string> entryName("entry",
                                       cl::desc("Function to run (default: the "
-                                               "first public function)"));
+                                               "first public function)"), cl::cat(runCategory));
 static cl::opt<std::string> pipelineOpt("pipeline", cl::init("reference"),
-                                        cl::desc("reference | cpu | gpu"));
+                                        cl::desc("reference | cpu | gpu"), cl::cat(runCategory));
 static cl::alias targetAlias("target", cl::desc("Alias for --pipeline"),
-                             cl::aliasopt(pipelineOpt));
+                             cl::aliasopt(pipelineOpt), cl::cat(runCategory));
 static cl::list<std::string> inputs("input",
-                                    cl::desc("A .npy file per argument, in order"));
+                                    cl::desc("A .npy file per argument, in order"), cl::cat(runCategory));
 static cl::opt<bool> randomInputs("random-inputs",
                                   cl::desc("Bind seeded random data to every "
-                                           "argument (static shapes only)"));
+                                           "argument (static shapes only)"), cl::cat(runCategory));
 static cl::opt<unsigned> seed("seed", cl::init(0),
-                              cl::desc("Seed for --random-inputs"));
+                              cl::desc("Seed for --random-inputs"), cl::cat(runCategory));
 static cl::list<std::string> outputs("output",
-                                     cl::desc("A .npy file per result, in order"));
+                                     cl::desc("A .npy file per result, in order"), cl::cat(runCategory));
 static cl::opt<std::string> compareWith(
-    "compare-with", cl::desc("Also run this pipeline (reference) and print "
-                             "the max absolute and relative error"));
+    "compare-with", cl::desc("Also run this pipeline (e.g. reference) and print "
+                             "the max absolute and relative error"), cl::cat(runCategory));
 static cl::opt<unsigned> repeat("repeat", cl::init(0),
-                                cl::desc("Time N runs; print median and GFLOP/s"));
-static cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"));
+                                cl::desc("Time N runs; print median and GFLOP/s"), cl::cat(runCategory));
+static cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"), cl::cat(runCategory));
 static cl::opt<int64_t> tileQ("tile-q", cl::init(64),
-                              cl::desc("cpu pipeline: query rows per tile"));
+                              cl::desc("cpu pipeline: query rows per tile"), cl::cat(runCategory));
 static cl::opt<int64_t> tileK("tile-k", cl::init(64),
-                              cl::desc("cpu pipeline: keys per tile"));
+                              cl::desc("cpu pipeline: keys per tile"), cl::cat(runCategory));
 static cl::opt<int64_t> numThreads("num-threads", cl::init(0),
-                                cl::desc("cpu pipeline: worker threads (0: all cores)"));
+                                cl::desc("cpu pipeline: worker threads (0: all cores)"), cl::cat(runCategory));
 static cl::opt<std::string> dumpObject("dump-object",
-                                       cl::desc("Write the JIT'd object file here"));
+                                       cl::desc("Write the JIT'd object file here"), cl::cat(runCategory));
 
 /// One line on stderr and exit status `code`.
 [[noreturn]] static void fail(int code, const llvm::Twine &msg) {
@@ -175,6 +181,24 @@ static std::optional<double> countFlops(func::FuncOp fn,
   return total;
 }
 
+/// Resident set size now, in MiB (from /proc/self/statm).
+static double currentRssMiB() {
+  long pages = 0, resident = 0;
+  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2)
+      resident = 0;
+    std::fclose(f);
+  }
+  return resident * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+/// Peak resident set size of the process so far, in MiB.
+static double peakRssMiB() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024.0; // kilobytes on Linux
+}
+
 struct ErrorStats {
   double maxAbs = 0, maxRel = 0;
 };
@@ -204,8 +228,26 @@ static ErrorStats compare(const rt::HostTensor &a, const rt::HostTensor &b) {
 }
 
 int main(int argc, char **argv) {
-  cl::ParseCommandLineOptions(argc, argv, "attn-run: JIT-compile, run, check "
-                                          "and time attn functions\n");
+  cl::HideUnrelatedOptions(runCategory);
+  std::string cliErrors;
+  llvm::raw_string_ostream cliErrorStream(cliErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "attn-run: JIT-compile, run, check and time "
+                                   "attn functions\n",
+                                   &cliErrorStream)) {
+    // Bad invocation: one line, exit status 2.
+    // LLVM prefixes its messages with the program name; keep the first one.
+    llvm::StringRef first = llvm::StringRef(cliErrors).trim().split('\n').first;
+    llvm::StringRef prog = argv[0];
+    first.consume_front(prog);
+    first.consume_front("attn-run");
+    first.consume_front(":");
+    fail(2, first.trim());
+  }
+  if (tileQ <= 0 || tileQ % 4 != 0 || tileK <= 0 || tileK % 16 != 0)
+    fail(2, "--tile-q must be a positive multiple of 4 and --tile-k a positive "
+            "multiple of 16, got " + llvm::Twine(tileQ.getValue()) + " and " +
+            llvm::Twine(tileK.getValue()));
 
   auto pipeline = rt::parsePipeline(pipelineOpt);
   if (!pipeline)
@@ -266,8 +308,8 @@ int main(int argc, char **argv) {
     args.push_back(std::move(*t));
   }
   if (outputs.size() > entry.getNumResults())
-    fail(2, "got " + llvm::Twine(outputs.size()) + " --output files for " +
-                llvm::Twine(entry.getNumResults()) + " results of '" + name + "'");
+    fail(2, "got " + llvm::Twine(outputs.size()) + " --output files, but '" + name +
+                "' has " + llvm::Twine(entry.getNumResults()) + " result(s)");
 
   rt::JitOptions jit;
   jit.keepObject = !dumpObject.empty();
@@ -295,6 +337,7 @@ int main(int argc, char **argv) {
   if (llvm::Error e = fn->checkInputs(args))
     fail(2, name + ": " + errorText(std::move(e)));
 
+  double rssBeforeRun = currentRssMiB();
   auto results = fn->call(args);
   if (!results)
     fail(1, errorText(results.takeError()));
@@ -342,6 +385,8 @@ int main(int argc, char **argv) {
           {"dtype", rt::dtypeName(t.dtype)},
           {"shape", llvm::json::Array(llvm::ArrayRef<int64_t>(t.shape))}});
     obj["outputs"] = std::move(outs);
+    obj["rss_before_run_mib"] = rssBeforeRun;
+    obj["peak_rss_mib"] = peakRssMiB();
     if (medianMs) {
       obj["median_ms"] = *medianMs;
       obj["repeat"] = static_cast<int64_t>(repeat);

@@ -546,7 +546,9 @@ struct ConvertAttnToLoopsPass
       getOperation()->emitError()
           << "convert-attn-to-loops: tile-q must be a positive multiple of "
           << kRowBlock << " and tile-k a positive multiple of 2 x vector-width, got "
-          << "tile-q=" << tileQ << " tile-k=" << tileK << " vector-width=" << vectorWidth;
+          << "tile-q=" << static_cast<int64_t>(tileQ) << " tile-k="
+          << static_cast<int64_t>(tileK)
+          << " vector-width=" << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());

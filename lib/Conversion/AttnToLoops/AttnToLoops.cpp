@@ -218,18 +218,44 @@ private:
     alphaRow = scratch({t.tileQ});
   }
 
+  /// Copies `n` elements of row `row` of the [B, H, T, n] buffer `src` at
+  /// head `head` into row `dstRow` of `dst`, times `scale` when given:
+  /// vectors when n is a multiple of the width, scalars otherwise.
+  void copyRow(Value src, Value head, Value row, int64_t n, Value dst, Value dstRow,
+               std::optional<double> scale = std::nullopt) {
+    int64_t w = t.vectorWidth;
+    if (n % w == 0) {
+      Value c = scale ? e.splat(*scale) : Value();
+      e.loop(e.idx(0), e.idx(n), w, [&](Value col) {
+        Value x = e.vload(src, {bIdx, head, row, col});
+        if (c)
+          x = arith::MulFOp::create(e.b, e.loc, x, c);
+        e.vstore(x, dst, {dstRow, col});
+      });
+      return;
+    }
+    Value c = scale ? e.f(*scale) : Value();
+    e.loop(e.idx(0), e.idx(n), 1, [&](Value col) {
+      Value x = e.load(src, {bIdx, head, row, col});
+      if (c)
+        x = arith::MulFOp::create(e.b, e.loc, x, c);
+      e.store(x, dst, {dstRow, col});
+    });
+  }
+
+  /// Zeroes rows [from, rows) of the 2-D scratch `buf` of width `n`.
+  void zeroRows(Value buf, Value from, int64_t rows, int64_t n) {
+    e.loop(from, e.idx(rows), 1, [&](Value r) {
+      e.loop(e.idx(0), e.idx(n), 1, [&](Value c) { e.store(e.f(0.0), buf, {r, c}); });
+    });
+  }
+
   /// Qs[i][d] = Q[b, h, q0 + i, d] · scale · log2(e), zero past Tq.
   void packQueryTile() {
-    Value c = e.f(s.scaleLog2);
-    e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
-      Value inRange = e.lt(i, qRows);
-      e.loop(e.idx(0), e.idx(s.d), 1, [&](Value d) {
-        Value row = e.minI(e.add(q0, i), e.sub(s.tq, e.idx(1)));
-        Value x = e.load(s.q, {bIdx, hIdx, row, d});
-        Value scaled = arith::MulFOp::create(e.b, e.loc, x, c);
-        e.store(e.select(inRange, scaled, e.f(0.0)), qs, {i, d});
-      });
+    e.loop(e.idx(0), qRows, 1, [&](Value i) {
+      copyRow(s.q, hIdx, e.add(q0, i), s.d, qs, i, s.scaleLog2);
     });
+    zeroRows(qs, qRows, t.tileQ, s.d);
   }
 
   /// m = -inf, l = 0, acc = 0.
@@ -251,23 +277,29 @@ private:
   }
 
   /// Kt[d][j] = K[b, h/G, k0 + j, d] and Vt[j][c] = V[b, h/G, k0 + j, c],
-  /// zero past Tk (and past Dv).
+  /// zero past Tk (and past Dv). Only a partial last tile pays for zeroing.
   void packKeyValueTile(Value k0, Value kRows) {
-    Value lastKey = e.sub(s.tk, e.idx(1));
-    e.loop(e.idx(0), e.idx(t.tileK), 1, [&](Value j) {
-      Value inRange = e.lt(j, kRows);
-      Value row = e.minI(e.add(k0, j), lastKey);
+    e.loop(e.idx(0), kRows, 1, [&](Value j) {
+      Value row = e.add(k0, j);
       e.loop(e.idx(0), e.idx(s.d), 1, [&](Value d) {
-        Value x = e.load(s.k, {bIdx, hkv, row, d});
-        e.store(e.select(inRange, x, e.f(0.0)), kt, {d, j});
+        e.store(e.load(s.k, {bIdx, hkv, row, d}), kt, {d, j});
       });
-      e.loop(e.idx(0), e.idx(s.dvPadded), 1, [&](Value c) {
-        Value col = e.minI(c, e.idx(s.dv - 1));
-        Value x = e.load(s.v, {bIdx, hkv, row, col});
-        Value keep = arith::AndIOp::create(e.b, e.loc, inRange, e.lt(c, e.idx(s.dv)));
-        e.store(e.select(keep, x, e.f(0.0)), vt, {j, c});
-      });
+      copyRow(s.v, hkv, row, s.dv, vt, j);
     });
+    Value partial = e.lt(kRows, e.idx(t.tileK));
+    e.ifThen(partial, [&] {
+      e.loop(kRows, e.idx(t.tileK), 1, [&](Value j) {
+        e.loop(e.idx(0), e.idx(s.d), 1, [&](Value d) { e.store(e.f(0.0), kt, {d, j}); });
+      });
+      zeroRows(vt, kRows, t.tileK, s.dvPadded);
+    });
+    if (s.dvPadded != s.dv) {
+      // The padding columns of Vt stay zero.
+      e.loop(e.idx(0), kRows, 1, [&](Value j) {
+        e.loop(e.idx(s.dv), e.idx(s.dvPadded), 1,
+               [&](Value c) { e.store(e.f(0.0), vt, {j, c}); });
+      });
+    }
   }
 
   /// S[i][j] = Σ_d Qs[i][d] · Kt[d][j]: 4 rows × 2 vectors of keys held in
@@ -299,8 +331,15 @@ private:
   }
 
   /// -inf past Tk, above the causal diagonal and where an i1 mask is false;
-  /// an additive mask is added (in log2 units). Only tiles that need it pay.
+  /// an additive mask is added (in log2 units). Only tiles that need it pay:
+  /// the causal and past-Tk rule in vectors (key index > row limit), an
+  /// operand mask per element.
   void maskTile(Value k0, Value kRows) {
+    // The operand mask first (so a causal -inf is never added to), then the
+    // causal and past-Tk rule.
+    if (s.mask)
+      applyMaskOperand(k0, kRows);
+    int64_t w = t.vectorWidth;
     Value partial = e.lt(kRows, e.idx(t.tileK));
     Value need = partial;
     if (s.causal) {
@@ -312,35 +351,51 @@ private:
           arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, lastKey, firstLimit);
       need = arith::OrIOp::create(e.b, e.loc, need, crosses);
     }
-    if (s.mask)
-      need = arith::ConstantOp::create(e.b, e.loc, e.b.getBoolAttr(true));
+    Type i32 = e.b.getI32Type();
+    auto i32v = VectorType::get({w}, i32);
+    SmallVector<int32_t> lanes;
+    for (int64_t l = 0; l < w; ++l)
+      lanes.push_back(static_cast<int32_t>(l));
     e.ifThen(need, [&] {
+      Value iota = arith::ConstantOp::create(
+          e.b, e.loc, i32v, DenseElementsAttr::get(i32v, ArrayRef<int32_t>(lanes)));
+      Value ninf = e.splat(-INFINITY);
       e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
-        Value qi = e.add(q0, i);
-        Value qClamped = e.minI(qi, e.sub(s.tq, e.idx(1)));
-        e.loop(e.idx(0), e.idx(t.tileK), 1, [&](Value j) {
-          Value kj = e.add(k0, j);
-          Value x = e.load(sp, {i, j});
-          Value masked = arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sge, j, kRows);
-          if (s.causal) {
-            Value above = arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, kj,
-                                                e.add(qi, offset));
-            masked = arith::OrIOp::create(e.b, e.loc, masked, above);
-          }
-          if (s.mask) {
-            Value kClamped = e.minI(kj, e.sub(s.tk, e.idx(1)));
-            Value m = e.load(s.mask, maskIndices(qClamped, kClamped));
-            if (s.keepMask) {
-              Value drop = arith::XOrIOp::create(
-                  e.b, e.loc, m, arith::ConstantOp::create(e.b, e.loc, e.b.getBoolAttr(true)));
-              masked = arith::OrIOp::create(e.b, e.loc, masked, drop);
-            } else {
-              x = arith::AddFOp::create(e.b, e.loc, x,
-                                        arith::MulFOp::create(e.b, e.loc, m, e.f(kLog2E)));
-            }
-          }
-          e.store(e.select(masked, e.negInf(), x), sp, {i, j});
+        // Last visible key of this row, relative to k0.
+        Value limit = e.sub(kRows, e.idx(1));
+        if (s.causal)
+          limit = e.minI(limit, e.sub(e.add(e.add(q0, i), offset), k0));
+        Value limitV = vector::BroadcastOp::create(
+            e.b, e.loc, i32v, arith::IndexCastOp::create(e.b, e.loc, i32, limit));
+        e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
+          Value jv = arith::AddIOp::create(
+              e.b, e.loc, iota,
+              vector::BroadcastOp::create(
+                  e.b, e.loc, i32v, arith::IndexCastOp::create(e.b, e.loc, i32, j)));
+          Value hidden =
+              arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, jv, limitV);
+          Value x = e.vload(sp, {i, j});
+          e.vstore(arith::SelectOp::create(e.b, e.loc, hidden, ninf, x), sp, {i, j});
         });
+      });
+    });
+  }
+
+  /// S[i][j] += log2(e)·mask (additive) or -inf where the keep mask is
+  /// false, for the valid keys of the tile.
+  void applyMaskOperand(Value k0, Value kRows) {
+    e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
+      Value qClamped = e.minI(e.add(q0, i), e.sub(s.tq, e.idx(1)));
+      e.loop(e.idx(0), kRows, 1, [&](Value j) {
+        Value kj = e.add(k0, j);
+        Value x = e.load(sp, {i, j});
+        Value m = e.load(s.mask, maskIndices(qClamped, kj));
+        if (s.keepMask)
+          x = e.select(m, x, e.negInf());
+        else
+          x = arith::AddFOp::create(e.b, e.loc, x,
+                                    arith::MulFOp::create(e.b, e.loc, m, e.f(kLog2E)));
+        e.store(x, sp, {i, j});
       });
     });
   }
@@ -433,12 +488,21 @@ private:
 
   /// O[b, h, q0 + i, c] = acc[i][c] / l_i, and 0 for a row that saw no key.
   void writeOutput() {
+    int64_t w = t.vectorWidth;
     e.loop(e.idx(0), qRows, 1, [&](Value i) {
       Value l = e.load(lRow, {i});
       Value empty = arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ, l, e.f(0.0));
       Value inv = e.select(empty, e.f(0.0),
                            arith::DivFOp::create(e.b, e.loc, e.f(1.0), l));
       Value row = e.add(q0, i);
+      if (s.dv % w == 0) {
+        Value invV = e.bcast(inv);
+        e.loop(e.idx(0), e.idx(s.dv), w, [&](Value c) {
+          Value x = arith::MulFOp::create(e.b, e.loc, e.vload(acc, {i, c}), invV);
+          e.vstore(x, out, {bIdx, hIdx, row, c});
+        });
+        return;
+      }
       e.loop(e.idx(0), e.idx(s.dv), 1, [&](Value c) {
         Value x = arith::MulFOp::create(e.b, e.loc, e.load(acc, {i, c}), inv);
         e.store(x, out, {bIdx, hIdx, row, c});
@@ -447,9 +511,13 @@ private:
   }
 };
 
-/// A fully dynamic strided memref type for reading a tensor in place.
+/// A strided memref type for reading a tensor in place: any offset and
+/// outer strides, unit innermost stride (rows are contiguous, so vector loads
+/// apply).
 MemRefType anyLayoutBuffer(RankedTensorType t) {
   SmallVector<int64_t> strides(t.getRank(), ShapedType::kDynamic);
+  if (!strides.empty())
+    strides.back() = 1;
   return MemRefType::get(
       t.getShape(), t.getElementType(),
       StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, strides));

@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x4x?x64xf32>, %[[K:.*]]: tensor<?x2x?x64xf32>, %[[V:.*]]: tensor<?x2x?x64xf32>)
 // scale·log2(e) = 0.125·1.4427 is folded into Q.
-// CHECK: %[[QSCALE:.*]] = arith.constant 0.180336878 : f32
+// CHECK: %[[QSCALE:.*]] = arith.constant dense<0.180336878> : vector<8xf32>
 // Inputs are read in place; the only heap buffer is the [B,H,Tq,Dv] output.
 // CHECK-DAG: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only
 // CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
@@ -21,14 +21,14 @@
 // Per-tile scratch only: fixed tile sizes, never Tq x Tk.
 // CHECK-COUNT-5: memref.alloca() : memref<64x64xf32>
 // CHECK-COUNT-3: memref.alloca() : memref<64xf32>
-// CHECK: arith.mulf %{{.*}}, %[[QSCALE]] : f32
+// CHECK: arith.mulf %{{.*}}, %[[QSCALE]] : vector<8xf32>
 // Causal: only K tiles below min(Tk, q0 + rows) are visited.
 // CHECK: %[[KEND:.*]] = arith.maxsi %[[LIMIT:.*]], %c0 : index
 // CHECK: %[[NKT:.*]] = arith.ceildivsi %[[KEND]], %c64
 // CHECK: scf.for %{{.*}} = %c0 to %[[NKT]] step %c1
 // Pack K transposed and V, from head HKV.
 // CHECK: memref.load %[[KB]][%[[B]], %[[HKV]], %{{.*}}, %{{.*}}]
-// CHECK: memref.load %[[VB]][%[[B]], %[[HKV]], %{{.*}}, %{{.*}}]
+// CHECK: vector.load %[[VB]][%[[B]], %[[HKV]], %{{.*}}, %{{.*}}] : {{.*}}, vector<8xf32>
 // S = Q·Kᵀ: 4 rows x 2 vectors of FMAs carried in registers over d.
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
@@ -36,8 +36,8 @@
 // CHECK-COUNT-8: vector.fma
 // Masking only for tiles that cross the diagonal or end past Tk.
 // CHECK: scf.if
-// CHECK: arith.cmpi sgt
-// CHECK: arith.select
+// CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
 // Online softmax: running max, exp2 polynomial, running sum.
 // CHECK: arith.maximumf {{.*}} : vector<8xf32>
 // CHECK: vector.reduction <maximumf>
@@ -50,7 +50,7 @@
 // One division per row at the end; rows that saw no key give 0.
 // CHECK: arith.cmpf oeq
 // CHECK: arith.divf
-// CHECK: memref.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}]
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<?x4x?x64xf32>, vector<8xf32>
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // TILES-LABEL: func.func @causal_gqa
 // TILES: arith.ceildivsi %{{.*}}, %c32
@@ -97,8 +97,8 @@ func.func @bottom_right(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>) -> t
 // CHECK-LABEL: func.func @keep_mask
 // CHECK-SAME: %[[M:[^:]*]]: tensor<2x1x?x?xi1>
 // CHECK: %[[MB:.*]] = bufferization.to_buffer %[[M]]
-// CHECK: memref.load %[[MB]][%{{.*}}, %c0, %{{.*}}, %{{.*}}] : memref<2x1x?x?xi1,
-// CHECK: arith.xori
+// CHECK: %[[KEEP:.*]] = memref.load %[[MB]][%{{.*}}, %c0, %{{.*}}, %{{.*}}] : memref<2x1x?x?xi1,
+// CHECK: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : f32
 func.func @keep_mask(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %m: tensor<2x1x?x?xi1>) -> tensor<2x4x?x16xf32> {
   %o = attn.sdpa %q, %k, %k, %m : (tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x1x?x?xi1>) -> tensor<2x4x?x16xf32>
   return %o : tensor<2x4x?x16xf32>

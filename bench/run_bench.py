@@ -183,7 +183,8 @@ def main():
           "4·B·H·T²·D for causal and non-causal alike. FMA peak measured in the same run "
           "by `attn-fma-peak`: **%.1f GFLOP/s on %d threads** (%.1f on one). Memory is the "
           "peak RSS of the first call minus the RSS before it, minus the output (so: the "
-          "scratch the call needs above inputs and output)." % (B, H, D, peak, cores, peak1),
+          "scratch the call needs above inputs and output; read when the compiled code returns, "
+          "before attn-run copies the results out)." % (B, H, D, peak, cores, peak1),
           "",
           "| T | causal | fused ms | fused GFLOP/s | % of peak | reference ms | fused speed-up "
           "| causal vs non-causal | fused extra MiB | reference extra MiB |",

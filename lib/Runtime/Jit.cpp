@@ -19,6 +19,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -238,8 +239,24 @@ static std::vector<int64_t> descriptorFor(const HostTensor &t) {
   return d;
 }
 
+/// VmHWM of this process in MiB, or -1.
+static double peakRssMiB() {
+  double mib = -1;
+  if (FILE *f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long kb;
+    while (std::fgets(line, sizeof(line), f))
+      if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) {
+        mib = kb / 1024.0;
+        break;
+      }
+    std::fclose(f);
+  }
+  return mib;
+}
+
 llvm::Expected<std::vector<HostTensor>>
-CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs) const {
+CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats) const {
   if (llvm::Error e = checkInputs(inputs))
     return std::move(e);
   std::vector<std::vector<int64_t>> descs;
@@ -260,6 +277,8 @@ CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs) const {
   for (void *&p : pointers)
     packedArgs.push_back(&p);
   packed(packedArgs.data());
+  if (stats)
+    stats->peakRssAfterKernelMiB = peakRssMiB();
 
   std::set<int64_t> inputBuffers, freed;
   for (const HostTensor &t : inputs)

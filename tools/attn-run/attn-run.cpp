@@ -362,8 +362,10 @@ int main(int argc, char **argv) {
   // (inputs, compiled code) covers the output and any scratch.
   bool peakReset = resetPeakRss();
   double rssBeforeRun = currentRssMiB();
-  auto results = fn->call(args);
-  double runPeakRss = peakRssMiB();
+  rt::CompiledFunction::CallStats stats;
+  auto results = fn->call(args, &stats);
+  double runPeakRss = stats.peakRssAfterKernelMiB >= 0 ? stats.peakRssAfterKernelMiB
+                                                       : peakRssMiB();
   if (!results)
     fail(1, errorText(results.takeError()));
   for (size_t i = 0; i < outputs.size(); ++i)

@@ -61,9 +61,15 @@ public:
 
   /// Checks arity, dtypes, ranks and static dims of `inputs`.
   llvm::Error checkInputs(llvm::ArrayRef<HostTensor> inputs) const;
+  /// What one call cost, when asked for.
+  struct CallStats {
+    /// Peak resident set (VmHWM, MiB) right after the compiled code returned,
+    /// before its results were copied out; -1 where /proc is unavailable.
+    double peakRssAfterKernelMiB = -1;
+  };
   /// Runs the function; results are copied into fresh host tensors.
   llvm::Expected<std::vector<HostTensor>>
-  call(llvm::ArrayRef<HostTensor> inputs) const;
+  call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats = nullptr) const;
 
   /// The host CPU name and feature string the code was compiled for.
   const std::string &targetCpu() const { return cpu; }

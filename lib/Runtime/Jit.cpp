@@ -294,8 +294,17 @@ CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats) cons
     size_t es = dtypeSize(s.dtype);
     auto *base = reinterpret_cast<const uint8_t *>(d[1]) + d[2] * es;
     int64_t n = out.numel();
+    // Row-major contiguous (the usual case): one copy.
+    bool contiguous = true;
+    for (int64_t k = rank - 1, expect = 1; k >= 0; --k) {
+      if (shape[k] != 1 && d[3 + rank + k] != expect)
+        contiguous = false;
+      expect *= shape[k];
+    }
+    if (contiguous && n > 0)
+      std::memcpy(out.bytes.data(), base, n * es);
     std::vector<int64_t> idx(rank, 0);
-    for (int64_t flat = 0; flat < n; ++flat) {
+    for (int64_t flat = 0; !contiguous && flat < n; ++flat) {
       int64_t off = 0;
       for (int64_t k = 0; k < rank; ++k)
         off += idx[k] * d[3 + rank + k];

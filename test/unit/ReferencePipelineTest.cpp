@@ -610,3 +610,39 @@ func.func @f(%q: tensor<2x4x33x16xf32>, %k: tensor<2x2x45x16xf32>, %v: tensor<2x
   EXPECT_LE(relativeError(out[0], want), 1e-4);
 }
 } // namespace
+
+namespace {
+/// Rounds every value to the nearest f16, as the JIT's f16 inputs will be.
+ref::Tensor roundToHalf(ref::Tensor t) {
+  for (double &x : t.data)
+    x = runtime::halfToFloat(runtime::floatToHalf(static_cast<float>(x)));
+  return t;
+}
+
+// f16 in, f16 out: the lowering computes in f32 and rounds once per op, so
+// the result is within f16 rounding (2^-11 relative) of the reference, in
+// both pipelines (the CPU pipeline takes the reference route for f16).
+TEST(ReferencePipeline, HalfPrecisionSdpa) {
+  std::mt19937 gen(21);
+  const char *src = R"(
+func.func @f(%q: tensor<1x2x9x16xf16>, %k: tensor<1x2x13x16xf16>, %v: tensor<1x2x13x16xf16>) -> tensor<1x2x9x16xf16> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
+      : (tensor<1x2x9x16xf16>, tensor<1x2x13x16xf16>, tensor<1x2x13x16xf16>) -> tensor<1x2x9x16xf16>
+  return %o : tensor<1x2x9x16xf16>
+})";
+  auto q = roundToHalf(randomTensor({1, 2, 9, 16}, gen)),
+       k = roundToHalf(randomTensor({1, 2, 13, 16}, gen)),
+       v = roundToHalf(randomTensor({1, 2, 13, 16}, gen));
+  ref::SdpaOptions o;
+  o.causal = ref::Causal::BottomRight;
+  ref::Tensor want = ref::sdpa(q, k, v, o);
+  for (Pipeline p : {Pipeline::Reference, Pipeline::Cpu}) {
+    Jitted j(src, "f", p);
+    auto out = j.run({q, k, v}, {DType::F16, DType::F16, DType::F16});
+    ASSERT_EQ(out.size(), 1u);
+    // Scores, scale, softmax and weights each round to f16 once.
+    EXPECT_LE(relativeError(out[0], want), 4e-3) << runtime::pipelineName(p).str();
+    EXPECT_GT(relativeError(out[0], want), 0.0) << "f16 rounding must show";
+  }
+}
+} // namespace

@@ -16,13 +16,18 @@
 using namespace mlir;
 
 void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  // Before scf-to-cf: the alloca scopes that scf-to-openmp creates must
+  // keep a single block.
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -64,19 +69,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   ConvertSCFToOpenMPPassOptions omp;
   omp.numThreads = options.threads;
   pm.addPass(createConvertSCFToOpenMPPass(omp));
-  pm.addPass(createConvertVectorToSCFPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertOpenMPToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  buildLowerToLLVMPipeline(pm);
 }
 
 void mlir::attn::buildReferencePipeline(OpPassManager &pm,

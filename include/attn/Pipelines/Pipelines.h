@@ -48,7 +48,8 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 void buildReferencePipeline(OpPassManager &pm,
                             const ReferencePipelineOptions &options);
 
-/// The shared tail: bufferised loops (scf/memref/arith/math/affine) → LLVM.
+/// The shared tail: bufferised loops (scf/vector/memref/arith/math/affine,
+/// OpenMP) → LLVM.
 void buildLowerToLLVMPipeline(OpPassManager &pm);
 
 /// Registers `attn-reference-pipeline` (and later pipelines) by name.

@@ -251,28 +251,39 @@ struct MergeHeadsToLinalg : OpConversionPattern<MergeHeadsOp> {
   }
 };
 
+/// out[b,h,i,n] = Σ_r lhs[b,h,i,r] · rhs[b,h/G,·,·], the contraction shared
+/// by scores and weighted_sum: rhs is indexed [n, r] (K in scores) or
+/// [r, n] (V in weighted_sum). GQA reads the shared key/value head in place.
+static LogicalResult lowerHeadContraction(Operation *op, Value lhs, Value rhs,
+                                          bool rhsReducedLast,
+                                          ConversionPatternRewriter &rewriter) {
+  FailureOr<int64_t> g = groupSize(op, tensorType(lhs).getDimSize(1),
+                                   tensorType(rhs).getDimSize(1), rewriter);
+  if (failed(g))
+    return failure();
+  Location loc = op->getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr b, h, i, n, r;
+  bindDims(ctx, b, h, i, n, r);
+  auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(5, 0, e, ctx); };
+  AffineExpr hk = kvHead(h, *g);
+  AffineMap rhsMap = rhsReducedLast ? map({b, hk, n, r}) : map({b, hk, r, n});
+  Type elt = tensorType(op->getResult(0)).getElementType();
+  SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
+  Value acc = filled(rewriter, loc, sizes, computeType(elt), 0.0);
+  Value out = contraction(rewriter, loc, lhs, map({b, h, i, r}), rhs, rhsMap, acc,
+                          map({b, h, i, n}), {kPar, kPar, kPar, kPar, kRed});
+  rewriter.replaceOp(op, roundTo(rewriter, loc, out, elt, sizes));
+  return success();
+}
+
 /// S[b,h,i,j] = Σ_d Q[b,h,i,d] · K[b,h/G,j,d]
 struct ScoresToLinalg : OpConversionPattern<ScoresOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(ScoresOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rewriter) const override {
-    FailureOr<int64_t> g = groupSize(op, tensorType(a.getQuery()).getDimSize(1),
-                                     tensorType(a.getKey()).getDimSize(1), rewriter);
-    if (failed(g))
-      return failure();
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr b, h, i, j, d;
-    bindDims(ctx, b, h, i, j, d);
-    auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(5, 0, e, ctx); };
-    Type elt = op.getType().getElementType();
-    SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
-    Value acc = filled(rewriter, loc, sizes, computeType(elt), 0.0);
-    Value s = contraction(rewriter, loc, a.getQuery(), map({b, h, i, d}), a.getKey(),
-                          map({b, kvHead(h, *g), j, d}), acc, map({b, h, i, j}),
-                          {kPar, kPar, kPar, kPar, kRed});
-    rewriter.replaceOp(op, roundTo(rewriter, loc, s, elt, sizes));
-    return success();
+    return lowerHeadContraction(op, a.getQuery(), a.getKey(), /*rhsReducedLast=*/true,
+                                rewriter);
   }
 };
 
@@ -281,23 +292,8 @@ struct WeightedSumToLinalg : OpConversionPattern<WeightedSumOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(WeightedSumOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rewriter) const override {
-    FailureOr<int64_t> g = groupSize(op, tensorType(a.getProbs()).getDimSize(1),
-                                     tensorType(a.getValue()).getDimSize(1), rewriter);
-    if (failed(g))
-      return failure();
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr b, h, i, e, j;
-    bindDims(ctx, b, h, i, e, j);
-    auto map = [&](ArrayRef<AffineExpr> x) { return AffineMap::get(5, 0, x, ctx); };
-    Type elt = op.getType().getElementType();
-    SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
-    Value acc = filled(rewriter, loc, sizes, computeType(elt), 0.0);
-    Value o = contraction(rewriter, loc, a.getProbs(), map({b, h, i, j}), a.getValue(),
-                          map({b, kvHead(h, *g), j, e}), acc, map({b, h, i, e}),
-                          {kPar, kPar, kPar, kPar, kRed});
-    rewriter.replaceOp(op, roundTo(rewriter, loc, o, elt, sizes));
-    return success();
+    return lowerHeadContraction(op, a.getProbs(), a.getValue(), /*rhsReducedLast=*/false,
+                                rewriter);
   }
 };
 

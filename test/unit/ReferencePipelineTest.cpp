@@ -527,6 +527,15 @@ void runMhaCase(const MhaCase &c, Pipeline pipeline, double tol) {
   EXPECT_LE(relativeError(out[0], ref::mha(xq, xkv, mw, c.h, c.hkv, o)), tol);
 }
 
+std::string mhaName(const ::testing::TestParamInfo<MhaCase> &info) {
+  const MhaCase &c = info.param;
+  const char *causal[] = {"nocausal", "topleft", "bottomright"};
+  return "B" + std::to_string(c.b) + "_Tq" + std::to_string(c.tq) + "_Tk" +
+         std::to_string(c.cross ? c.tk : c.tq) + "_H" + std::to_string(c.h) + "_Hkv" +
+         std::to_string(c.hkv) + (c.biases ? "_bias" : "") + (c.inOut ? "_inout" : "") +
+         (c.cross ? "_cross" : "_self") + "_" + causal[int(c.causal)];
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Grid, MhaGrid,
     ::testing::Values(
@@ -536,14 +545,7 @@ INSTANTIATE_TEST_SUITE_P(
         MhaCase{2, 7, 11, 32, 24, 4, 2, 8, true, true, true, ref::Causal::None},
         MhaCase{1, 64, 64, 48, 48, 6, 1, 8, false, false, false, ref::Causal::TopLeft},
         MhaCase{2, 5, 13, 32, 20, 8, 4, 4, true, false, true, ref::Causal::BottomRight}),
-    [](const ::testing::TestParamInfo<MhaCase> &info) {
-      const MhaCase &c = info.param;
-      const char *causal[] = {"nocausal", "topleft", "bottomright"};
-      return "B" + std::to_string(c.b) + "_Tq" + std::to_string(c.tq) + "_Tk" +
-             std::to_string(c.cross ? c.tk : c.tq) + "_H" + std::to_string(c.h) + "_Hkv" +
-             std::to_string(c.hkv) + (c.biases ? "_bias" : "") + (c.inOut ? "_inout" : "") +
-             (c.cross ? "_cross" : "_self") + "_" + causal[int(c.causal)];
-    });
+    mhaName);
 
 //===----------------------------------------------------------------------===//
 // The seeds' example: MultiHeadAttention(d_model = 64, n_heads = 8) on a

@@ -9,6 +9,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -101,6 +102,54 @@ static llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
   for (int64_t d : rt.getShape())
     spec.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
   return spec;
+}
+
+llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
+                             llvm::ArrayRef<HostTensor> inputs) {
+  auto original = module.lookupSymbol<func::FuncOp>(entry);
+  if (!original || original.getNumArguments() != inputs.size())
+    return llvm::Error::success(); // arity errors are reported elsewhere
+  OwningOpRef<func::FuncOp> fn = original.clone();
+  Block &body = fn->getBody().front();
+  bool changed = false;
+  for (auto [arg, in] : llvm::zip(body.getArguments(), inputs)) {
+    auto t = dyn_cast<RankedTensorType>(arg.getType());
+    if (!t || t.getRank() != (int64_t)in.shape.size())
+      return llvm::Error::success();
+    auto concrete = RankedTensorType::get(in.shape, t.getElementType());
+    if (concrete != t) {
+      arg.setType(concrete);
+      changed = true;
+    }
+  }
+  if (!changed)
+    return llvm::Error::success();
+  // Re-infer every attn result in order; any other op that consumes a
+  // retyped value ends the check (its types are not ours to infer).
+  for (Operation &op : body.without_terminator()) {
+    RankedTensorType inferred = mlir::attn::inferResultType(&op);
+    if (inferred) {
+      op.getResult(0).setType(inferred);
+      continue;
+    }
+    bool dependsOnArgs = llvm::any_of(op.getOperands(), [&](Value v) {
+      auto ba = dyn_cast<BlockArgument>(v);
+      return (ba && ba.getOwner() == &body) ||
+             (v.getDefiningOp() && isa<mlir::attn::AttnDialect>(v.getDefiningOp()->getDialect()));
+    });
+    if (dependsOnArgs)
+      return llvm::Error::success();
+  }
+  std::string first;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (first.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+      first = d.str();
+    return success();
+  });
+  for (Operation &op : body.without_terminator())
+    if (isa<mlir::attn::AttnDialect>(op.getDialect()) && failed(verify(&op)))
+      return err("the inputs' shapes do not fit together: " + first);
+  return llvm::Error::success();
 }
 
 CompiledFunction::~CompiledFunction() = default;

@@ -64,6 +64,17 @@
 // NUMBER: attn-run: for the --repeat option: 'many' value invalid for uint argument!
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --pipeline=cpu --tile-q=6 | FileCheck %s --check-prefix=TILE
 // TILE: attn-run: --tile-q must be a positive multiple of 4 and --tile-k a positive multiple of 16, got 6 and 64
+// Dynamic dims are checked against each other before running: the function
+// is specialised to the inputs' shapes and the attn verifiers run again.
+// RUN: %python %S/Inputs/npytool.py make %t/k7.npy --shape 1,2,7,4 --fill rand:2
+// RUN: %python %S/Inputs/npytool.py make %t/v9.npy --shape 1,2,9,4 --fill rand:3
+// RUN: %python %S/Inputs/npytool.py make %t/k2.npy --shape 2,2,7,4 --fill rand:4
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %S/Inputs/dynamic-sdpa.mlir --input=%t/q.npy --input=%t/k7.npy --input=%t/v9.npy | FileCheck %s --check-prefix=KVLEN
+// KVLEN: attn-run: dyn: the inputs' shapes do not fit together: 'attn.sdpa' op operand 'value' length (dim 2) is 9, expected 7 (length Tk of 'key')
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %S/Inputs/dynamic-sdpa.mlir --pipeline=cpu --input=%t/q.npy --input=%t/k2.npy --input=%t/k2.npy | FileCheck %s --check-prefix=BATCH
+// BATCH: attn-run: dyn: the inputs' shapes do not fit together: 'attn.sdpa' op operand 'key' batch (dim 0) is 2, expected 1 (batch B of 'query')
+// RUN: attn-run %S/Inputs/dynamic-sdpa.mlir --input=%t/q.npy --input=%t/k7.npy --input=%t/k7.npy | FileCheck %s --check-prefix=FITS
+// FITS: result #0: float32[1,2,3,4]
 // Bad IR is a diagnostic and exit status 1, never a crash.
 // RUN: %python %S/Inputs/expect_exit.py 1 attn-run %S/Inputs/invalid-ir.mlir | FileCheck %s --check-prefix=BADIR
 // BADIR: error: 'attn.sdpa' op operand 'value' length (dim 2) is 5, expected 4 (length Tk of 'key')

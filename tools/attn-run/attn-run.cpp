@@ -363,6 +363,8 @@ int main(int argc, char **argv) {
     args = randomTensors(*fn);
   if (llvm::Error e = fn->checkInputs(args))
     fail(2, name + ": " + errorText(std::move(e)));
+  if (llvm::Error e = rt::checkInputShapes(*module, name, args))
+    fail(2, name + ": " + errorText(std::move(e)));
 
   // Memory of the first call alone: peak RSS during it minus RSS before it
   // (inputs, compiled code) covers the output and any scratch.

@@ -28,6 +28,16 @@ llvm::StringRef pipelineName(Pipeline p);
 /// "reference" | "cpu" | "gpu"; an error names the accepted values.
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
+/// Checks that inputs with these shapes are consistent with each other for
+/// function `entry` of `module`: the function is cloned with its arguments
+/// given the inputs' static shapes, every attn op's result type is
+/// re-inferred, and the attn verifiers run, so that, e.g., a K of length 7
+/// with a V of length 9 (both `?` in the signature) is an error naming the
+/// operand and dim instead of an out-of-bounds read. Functions with other
+/// ops whose types depend on the arguments are not checked.
+llvm::Error checkInputShapes(mlir::ModuleOp module, llvm::StringRef entry,
+                             llvm::ArrayRef<struct HostTensor> inputs);
+
 /// The dtype and shape of one argument or result; dynamic dims are -1.
 struct TensorSpec {
   DType dtype;

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <cstdio>
@@ -604,6 +605,36 @@ LogicalResult MhaOp::reifyResultShapes(OpBuilder &b,
   Value xq = getQueryInput();
   return reifyFromOperandDims(
       b, *this, {{xq, 0}, {xq, 1}, {getWo(), weightOutDim(getLayout())}}, out);
+}
+
+RankedTensorType mlir::attn::inferResultType(Operation *op) {
+  return TypeSwitch<Operation *, RankedTensorType>(op)
+      .Case([](ProjectOp o) {
+        return resultType(projectShape(o.getInput(), o.getWeight(), o.getLayout()),
+                          o.getInput());
+      })
+      .Case([](SplitHeadsOp o) {
+        return resultType(splitHeadsShape(o.getInput(), o.getNumHeads()), o.getInput());
+      })
+      .Case([](MergeHeadsOp o) {
+        return resultType(mergeHeadsShape(o.getInput()), o.getInput());
+      })
+      .Case([](ScoresOp o) {
+        return resultType(scoresShape(o.getQuery(), o.getKey()), o.getQuery());
+      })
+      .Case([](WeightedSumOp o) {
+        return resultType(weightedSumShape(o.getProbs(), o.getValue()), o.getProbs());
+      })
+      .Case([](SdpaOp o) {
+        return resultType(sdpaShape(o.getQuery(), o.getValue()), o.getQuery());
+      })
+      .Case([](MhaOp o) {
+        return resultType(mhaShape(o.getQueryInput(), o.getWo(), o.getLayout()),
+                          o.getQueryInput());
+      })
+      .Case<ScaleOp, MaskOp, SoftmaxOp, DropoutOp>(
+          [](Operation *o) { return tensorType(o->getOperand(0)); })
+      .Default([](Operation *) { return RankedTensorType(); });
 }
 
 #define GET_OP_CLASSES

@@ -44,6 +44,17 @@ static void addBufferization(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
 }
 
+/// The unfused reference route for every attn op still present: decompose,
+/// linalg, bufferisation, loops.
+static void addReferenceLowering(OpPassManager &pm) {
+  pm.addPass(createAttnDecompose());
+  pm.addPass(createConvertAttnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   // Primitive chains become sdpa; mha becomes projections around an sdpa.
@@ -58,12 +69,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnToLoops(tiling));
   // What the fused lowering left (projections, f16/bf16, dropout) takes the
   // reference route.
-  pm.addPass(createAttnDecompose());
-  pm.addPass(createConvertAttnToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  addBufferization(pm);
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createCanonicalizerPass());
+  addReferenceLowering(pm);
   if (!options.lowerToLLVM)
     return;
   ConvertSCFToOpenMPPassOptions omp;
@@ -74,12 +80,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
 
 void mlir::attn::buildReferencePipeline(OpPassManager &pm,
                                         const ReferencePipelineOptions &options) {
-  pm.addPass(createAttnDecompose());
-  pm.addPass(createConvertAttnToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  addBufferization(pm);
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createCanonicalizerPass());
+  addReferenceLowering(pm);
   if (options.lowerToLLVM)
     buildLowerToLLVMPipeline(pm);
 }

@@ -47,8 +47,8 @@ static void addBufferization(OpPassManager &pm) {
 /// The unfused reference route for every attn op still present: decompose,
 /// linalg, bufferisation, loops.
 static void addReferenceLowering(OpPassManager &pm) {
-  pm.addPass(createAttnDecompose());
-  pm.addPass(createConvertAttnToLinalg());
+  pm.addPass(mlir::attn::createAttnDecompose());
+  pm.addPass(mlir::attn::createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <tuple>
@@ -655,4 +656,72 @@ func.func @f(%q: tensor<1x2x9x16xf16>, %k: tensor<1x2x13x16xf16>, %v: tensor<1x2
     EXPECT_GT(relativeError(out[0], want), 0.0) << "f16 rounding must show";
   }
 }
+} // namespace
+
+namespace {
+// Numerical edge cases, each through both pipelines against the reference:
+// NaN and ±inf propagate as in PyTorch's math path; huge finite scores do not
+// turn into NaN through inf - inf; Tk = 1; a huge scale; denormal inputs.
+struct EdgeCase {
+  const char *name;
+  std::function<void(ref::Tensor &, ref::Tensor &, ref::Tensor &)> poke;
+  double scale;
+};
+
+class EdgeCases : public ::testing::TestWithParam<Pipeline> {};
+
+TEST_P(EdgeCases, MatchReference) {
+  const char *src = R"(
+func.func @f(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x5x8xf32> {
+  %o = attn.sdpa %q, %k, %v {scale = 1.0 : f32} : (tensor<1x2x5x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x5x8xf32>
+  return %o : tensor<1x2x5x8xf32>
+})";
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<EdgeCase> cases = {
+      {"nan in q", [&](auto &q, auto &, auto &) { q.at({0, 1, 2, 3}) = nan; }, 1.0},
+      {"nan in k", [&](auto &, auto &k, auto &) { k.at({0, 0, 4, 0}) = nan; }, 1.0},
+      {"nan in v", [&](auto &, auto &, auto &v) { v.at({0, 1, 3, 5}) = nan; }, 1.0},
+      {"+inf in v", [&](auto &, auto &, auto &v) { v.at({0, 0, 2, 1}) = inf; }, 1.0},
+      {"scores near 1e30", [&](auto &q, auto &k, auto &) {
+         for (double &x : q.data) x *= 1e15;
+         for (double &x : k.data) x *= 1e15;
+       }, 1.0},
+      {"denormal inputs", [&](auto &q, auto &k, auto &v) {
+         for (double &x : q.data) x *= 1e-39;
+         for (double &x : k.data) x *= 1e-39;
+         for (double &x : v.data) x *= 1e-39;
+       }, 1.0},
+  };
+  std::mt19937 gen(22);
+  Jitted j(src, "f", GetParam());
+  for (auto &c : cases) {
+    SCOPED_TRACE(c.name);
+    auto q = randomTensor({1, 2, 5, 8}, gen), k = randomTensor({1, 2, 6, 8}, gen),
+         v = randomTensor({1, 2, 6, 8}, gen);
+    c.poke(q, k, v);
+    for (auto *t : {&q, &k, &v})
+      for (double &x : t->data)
+        x = static_cast<float>(x);
+    ref::SdpaOptions o;
+    o.scale = c.scale;
+    ref::Tensor want = ref::sdpa(q, k, v, o);
+    auto out = j.run({q, k, v});
+    ASSERT_EQ(out.size(), 1u);
+    // Same NaN/inf pattern as the reference, and close elsewhere.
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      double a = out[0].data[i], b = want.data[i];
+      ASSERT_EQ(std::isnan(a), std::isnan(b)) << "element " << i << ": " << a << " vs " << b;
+      if (std::isinf(b))
+        ASSERT_EQ(a, b) << "element " << i;
+    }
+    EXPECT_LE(relativeError(out[0], want), 1e-3);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pipelines, EdgeCases,
+                         ::testing::Values(Pipeline::Reference, Pipeline::Cpu),
+                         [](const ::testing::TestParamInfo<Pipeline> &info) {
+                           return runtime::pipelineName(info.param).str();
+                         });
 } // namespace

@@ -119,3 +119,28 @@ func.func @left_alone(%h: tensor<1x2x8x16xf16>, %q: tensor<1x2x8x16xf32>, %d: te
   %2 = attn.sdpa %d, %d, %d {scale = 0.5 : f32} : (tensor<1x2x8x?xf32>, tensor<1x2x8x?xf32>, tensor<1x2x8x?xf32>) -> tensor<1x2x8x?xf32>
   return %0, %1, %2 : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf32>, tensor<1x2x8x?xf32>
 }
+
+// -----
+
+// attn.project: W packed once as Wt[i][o], then 4 rows x 16 outputs of
+// vector accumulators over i, rows in parallel; leading dims collapsed and
+// expanded back.
+// CHECK-LABEL: func.func @project
+// CHECK: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<2x?x64xf32> into tensor<?x64xf32>
+// CHECK: %[[WT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x32xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-COUNT-8: vector.fma
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [2, %{{.*}}, 32] : tensor<?x32xf32> into tensor<2x?x32xf32>
+// A width that is not a multiple of 16, and more than one dynamic leading
+// dim, are left for the reference lowering.
+// CHECK: attn.project %{{.*}}, %{{.*}} : (tensor<2x?x64xf32>, tensor<12x64xf32>) -> tensor<2x?x12xf32>
+// CHECK: attn.project %{{.*}}, %{{.*}} : (tensor<?x?x64xf32>, tensor<32x64xf32>) -> tensor<?x?x32xf32>
+func.func @project(%x: tensor<2x?x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>, %w12: tensor<12x64xf32>,
+                   %xd: tensor<?x?x64xf32>)
+    -> (tensor<2x?x32xf32>, tensor<2x?x12xf32>, tensor<?x?x32xf32>) {
+  %0 = attn.project %x, %w, %b : (tensor<2x?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<2x?x32xf32>
+  %1 = attn.project %x, %w12 : (tensor<2x?x64xf32>, tensor<12x64xf32>) -> tensor<2x?x12xf32>
+  %2 = attn.project %xd, %w : (tensor<?x?x64xf32>, tensor<32x64xf32>) -> tensor<?x?x32xf32>
+  return %0, %1, %2 : tensor<2x?x32xf32>, tensor<2x?x12xf32>, tensor<?x?x32xf32>
+}

@@ -22,7 +22,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
 }
 
 def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
-  let summary = "Lower attn.sdpa to fused FlashAttention-2 loops (CPU)";
+  let summary = "Lower attn.sdpa to fused FlashAttention-2 loops and attn.project to tiled matmuls (CPU)";
   let description = [{
     Each f32 `attn.sdpa` with static head dims and no dropout becomes one
     fused loop nest on buffers: an `scf.parallel` over (batch, head, Q
@@ -35,8 +35,13 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     K/V head in place. No `Tq×Tk` buffer exists: the per-thread scratch is
     `O(tile-q·tile-k + tile-q·Dv + D·tile-k)`.
 
-    Any other `attn.sdpa` (f16/bf16, dropout, dynamic head dims) is left
-    alone for the reference lowering.
+    Each f32 `attn.project` whose output width is a multiple of
+    2 x vector-width (and with at most one dynamic leading dim) becomes a
+    tiled matmul: W packed once as Wt[i][o], 4 rows x 2 vectors of outputs
+    in registers, rows in parallel.
+
+    Any other `attn.sdpa` or `attn.project` (f16/bf16, dropout, dynamic head
+    dims, other widths) is left alone for the reference lowering.
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",

@@ -288,8 +288,7 @@ static std::vector<int64_t> descriptorFor(const HostTensor &t) {
   return d;
 }
 
-/// VmHWM of this process in MiB, or -1.
-static double peakRssMiB() {
+double peakRssMiB() {
   double mib = -1;
   if (FILE *f = std::fopen("/proc/self/status", "r")) {
     char line[256];

@@ -169,8 +169,7 @@ static std::optional<double> countFlops(func::FuncOp fn,
       Value a = op->getOperand(0), r = op->getResult(0);
       auto rt4 = cast<RankedTensorType>(r.getType());
       // scores: 2·B·H·Tq·Tk·D; weighted_sum: 2·B·H·Tq·Dv·Tk.
-      std::optional<double> inner =
-          isa<mlir::attn::ScoresOp>(op) ? dimValue(a, 3, args) : dimValue(a, 3, args);
+      std::optional<double> inner = dimValue(a, 3, args); // D or Tk
       std::optional<double> last =
           rt4.isDynamicDim(3) ? std::nullopt : std::optional<double>(rt4.getDimSize(3));
       total += 2 * prod({dimValue(a, 0, args), dimValue(a, 1, args),
@@ -203,19 +202,12 @@ static bool resetPeakRss() {
   return std::fclose(f) == 0 && ok;
 }
 
-/// Peak resident set size since the last reset (VmHWM), in MiB; falls back
-/// to the process-lifetime peak.
-static double peakRssMiB() {
-  if (FILE *f = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    long kb = -1;
-    while (std::fgets(line, sizeof(line), f))
-      if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1)
-        break;
-    std::fclose(f);
-    if (kb >= 0)
-      return kb / 1024.0;
-  }
+/// Peak resident set size since the last reset, in MiB; falls back to the
+/// process-lifetime peak where /proc has no VmHWM.
+static double peakRssOrLifetimeMiB() {
+  double mib = rt::peakRssMiB();
+  if (mib >= 0)
+    return mib;
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_maxrss / 1024.0; // kilobytes on Linux
@@ -373,7 +365,7 @@ int main(int argc, char **argv) {
   rt::CompiledFunction::CallStats stats;
   auto results = fn->call(args, &stats);
   double runPeakRss = stats.peakRssAfterKernelMiB >= 0 ? stats.peakRssAfterKernelMiB
-                                                       : peakRssMiB();
+                                                       : peakRssOrLifetimeMiB();
   if (!results)
     fail(1, errorText(results.takeError()));
   for (size_t i = 0; i < outputs.size(); ++i)

@@ -38,6 +38,10 @@ llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 llvm::Error checkInputShapes(mlir::ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<struct HostTensor> inputs);
 
+/// Peak resident set size of this process (VmHWM, since the last reset of
+/// the mark), in MiB; -1 where /proc is unavailable.
+double peakRssMiB();
+
 /// The dtype and shape of one argument or result; dynamic dims are -1.
 struct TensorSpec {
   DType dtype;

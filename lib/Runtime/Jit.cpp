@@ -106,24 +106,31 @@ static llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
 
 llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<HostTensor> inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const HostTensor &t : inputs)
+    shapes.push_back(t.shape);
+  return checkInputShapes(module, entry, shapes, nullptr);
+}
+
+llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
+                             llvm::ArrayRef<std::vector<int64_t>> shapes,
+                             std::vector<std::vector<int64_t>> *resultShapes) {
+  if (resultShapes)
+    resultShapes->clear();
   auto original = module.lookupSymbol<func::FuncOp>(entry);
-  if (!original || original.getNumArguments() != inputs.size())
+  if (!original || original.isExternal() ||
+      original.getNumArguments() != shapes.size())
     return llvm::Error::success(); // arity errors are reported elsewhere
   OwningOpRef<func::FuncOp> fn = original.clone();
   Block &body = fn->getBody().front();
-  bool changed = false;
-  for (auto [arg, in] : llvm::zip(body.getArguments(), inputs)) {
+  for (auto [arg, shape] : llvm::zip(body.getArguments(), shapes)) {
     auto t = dyn_cast<RankedTensorType>(arg.getType());
-    if (!t || t.getRank() != (int64_t)in.shape.size())
+    if (!t || t.getRank() != (int64_t)shape.size())
       return llvm::Error::success();
-    auto concrete = RankedTensorType::get(in.shape, t.getElementType());
-    if (concrete != t) {
+    auto concrete = RankedTensorType::get(shape, t.getElementType());
+    if (concrete != t)
       arg.setType(concrete);
-      changed = true;
-    }
   }
-  if (!changed)
-    return llvm::Error::success();
   // Re-infer every attn result in order; any other op that consumes a
   // retyped value ends the check (its types are not ours to infer).
   for (Operation &op : body.without_terminator()) {
@@ -149,6 +156,16 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
   for (Operation &op : body.without_terminator())
     if (isa<mlir::attn::AttnDialect>(op.getDialect()) && failed(verify(&op)))
       return err("the inputs' shapes do not fit together: " + first);
+  if (resultShapes) {
+    std::vector<std::vector<int64_t>> out;
+    for (Value v : body.getTerminator()->getOperands()) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || !t.hasStaticShape())
+        return llvm::Error::success();
+      out.emplace_back(t.getShape().begin(), t.getShape().end());
+    }
+    *resultShapes = std::move(out);
+  }
   return llvm::Error::success();
 }
 
@@ -251,39 +268,56 @@ void CompiledFunction::dumpObject(llvm::StringRef path) const {
 }
 
 llvm::Error CompiledFunction::checkInputs(llvm::ArrayRef<HostTensor> inputs) const {
-  if (inputs.size() != args.size())
+  std::vector<DType> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const HostTensor &t : inputs) {
+    dtypes.push_back(t.dtype);
+    shapes.push_back(t.shape);
+  }
+  return checkArgs(dtypes, shapes);
+}
+
+llvm::Error
+CompiledFunction::checkArgs(llvm::ArrayRef<DType> dtypes,
+                            llvm::ArrayRef<std::vector<int64_t>> shapes) const {
+  if (shapes.size() != args.size())
     return err("the function takes " + llvm::Twine(args.size()) +
-               " inputs, got " + llvm::Twine(inputs.size()));
-  for (auto [i, t] : llvm::enumerate(inputs)) {
+               " inputs, got " + llvm::Twine(shapes.size()));
+  for (size_t i = 0; i < shapes.size(); ++i) {
     const TensorSpec &s = args[i];
-    TensorSpec got{t.dtype, t.shape};
-    if (t.dtype != s.dtype)
-      return err("input #" + llvm::Twine(i) + ": dtype " + dtypeName(t.dtype) +
+    TensorSpec got{dtypes[i], shapes[i]};
+    if (dtypes[i] != s.dtype)
+      return err("input #" + llvm::Twine(i) + ": dtype " + dtypeName(dtypes[i]) +
                  ", expected " + dtypeName(s.dtype) + " (" + s.str() + ")");
-    if (t.shape.size() != s.shape.size())
+    if (shapes[i].size() != s.shape.size())
       return err("input #" + llvm::Twine(i) + ": rank " +
-                 llvm::Twine(t.shape.size()) + " " + got.str() + ", expected rank " +
-                 llvm::Twine(s.shape.size()) + " " + s.str());
-    for (size_t d = 0; d < s.shape.size(); ++d)
-      if (s.shape[d] >= 0 && s.shape[d] != t.shape[d])
+                 llvm::Twine(shapes[i].size()) + " " + got.str() +
+                 ", expected rank " + llvm::Twine(s.shape.size()) + " " + s.str());
+    for (size_t d = 0; d < s.shape.size(); ++d) {
+      if (shapes[i][d] < 0)
+        return err("input #" + llvm::Twine(i) + ": negative size " +
+                   llvm::Twine(shapes[i][d]) + " at dim " + llvm::Twine(d));
+      if (s.shape[d] >= 0 && s.shape[d] != shapes[i][d])
         return err("input #" + llvm::Twine(i) + ": shape " + got.str() +
                    " does not match " + s.str() + " at dim " + llvm::Twine(d));
+    }
   }
   return llvm::Error::success();
 }
 
 /// A ranked memref descriptor: {allocated, aligned, offset, sizes[R], strides[R]}.
-static std::vector<int64_t> descriptorFor(const HostTensor &t) {
-  int64_t rank = t.shape.size();
+static std::vector<int64_t> descriptorFor(const void *data,
+                                          llvm::ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
   std::vector<int64_t> d(3 + 2 * rank);
-  auto ptr = reinterpret_cast<int64_t>(t.bytes.data());
+  auto ptr = reinterpret_cast<int64_t>(data);
   d[0] = d[1] = ptr;
   d[2] = 0;
   int64_t stride = 1;
   for (int64_t i = rank - 1; i >= 0; --i) {
-    d[3 + i] = t.shape[i];
+    d[3 + i] = shape[i];
     d[3 + rank + i] = stride;
-    stride *= t.shape[i];
+    stride *= shape[i];
   }
   return d;
 }
@@ -303,13 +337,23 @@ double peakRssMiB() {
   return mib;
 }
 
-llvm::Expected<std::vector<HostTensor>>
-CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats) const {
-  if (llvm::Error e = checkInputs(inputs))
-    return std::move(e);
+llvm::Error CompiledFunction::callContiguous(
+    llvm::ArrayRef<const void *> inputs,
+    llvm::ArrayRef<std::vector<int64_t>> shapes,
+    llvm::function_ref<void(size_t, const ResultBuffer &)> sink,
+    CallStats *stats) const {
+  if (inputs.size() != shapes.size())
+    return err("callContiguous: " + llvm::Twine(inputs.size()) +
+               " buffers but " + llvm::Twine(shapes.size()) + " shapes");
+  std::vector<DType> dtypes;
+  for (size_t i = 0; i < inputs.size() && i < args.size(); ++i)
+    dtypes.push_back(args[i].dtype);
+  dtypes.resize(inputs.size(), DType::F32);
+  if (llvm::Error e = checkArgs(dtypes, shapes))
+    return e;
   std::vector<std::vector<int64_t>> descs;
-  for (const HostTensor &t : inputs)
-    descs.push_back(descriptorFor(t));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    descs.push_back(descriptorFor(inputs[i], shapes[i]));
   // The C interface returns all results through one struct of descriptors
   // (each all 8-byte fields, so they lie back to back).
   size_t resultWords = 0;
@@ -329,47 +373,96 @@ CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats) cons
     stats->peakRssAfterKernelMiB = peakRssMiB();
 
   std::set<int64_t> inputBuffers, freed;
-  for (const HostTensor &t : inputs)
-    inputBuffers.insert(reinterpret_cast<int64_t>(t.bytes.data()));
-  std::vector<HostTensor> outs;
+  for (const void *p : inputs)
+    inputBuffers.insert(reinterpret_cast<int64_t>(p));
   size_t at = 0;
-  for (const TensorSpec &s : results) {
+  for (auto [i, s] : llvm::enumerate(results)) {
     int64_t rank = s.shape.size();
     const int64_t *d = resultBuf.data() + at;
     at += 3 + 2 * rank;
-    std::vector<int64_t> shape(d + 3, d + 3 + rank);
-    HostTensor out = HostTensor::zeros(s.dtype, shape);
     size_t es = dtypeSize(s.dtype);
-    auto *base = reinterpret_cast<const uint8_t *>(d[1]) + d[2] * es;
-    int64_t n = out.numel();
-    // Row-major contiguous (the usual case): one copy.
-    bool contiguous = true;
-    for (int64_t k = rank - 1, expect = 1; k >= 0; --k) {
-      if (shape[k] != 1 && d[3 + rank + k] != expect)
-        contiguous = false;
-      expect *= shape[k];
-    }
-    if (contiguous && n > 0)
-      std::memcpy(out.bytes.data(), base, n * es);
-    std::vector<int64_t> idx(rank, 0);
-    for (int64_t flat = 0; !contiguous && flat < n; ++flat) {
-      int64_t off = 0;
-      for (int64_t k = 0; k < rank; ++k)
-        off += idx[k] * d[3 + rank + k];
-      std::memcpy(out.bytes.data() + flat * es, base + off * es, es);
-      for (int64_t k = rank - 1; k >= 0; --k) {
-        if (++idx[k] < shape[k])
-          break;
-        idx[k] = 0;
-      }
-    }
+    ResultBuffer rb{reinterpret_cast<const uint8_t *>(d[1]) + d[2] * es,
+                    llvm::ArrayRef<int64_t>(d + 3, rank),
+                    llvm::ArrayRef<int64_t>(d + 3 + rank, rank)};
+    sink(i, rb);
     // Results are owned by the caller (ownership-based deallocation), except
     // when one aliases an input or an earlier result.
     int64_t allocated = d[0];
     if (allocated && !inputBuffers.count(allocated) && freed.insert(allocated).second)
       std::free(reinterpret_cast<void *>(allocated));
-    outs.push_back(std::move(out));
   }
+  return llvm::Error::success();
+}
+
+void copyStrided(const uint8_t *src, llvm::ArrayRef<int64_t> srcStrides,
+                 uint8_t *dst, llvm::ArrayRef<int64_t> dstStrides,
+                 llvm::ArrayRef<int64_t> shape, size_t elementSize) {
+  int64_t rank = shape.size();
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  if (n == 0)
+    return;
+  // Both row-major contiguous (the usual case): one copy.
+  bool contiguous = true;
+  for (int64_t k = rank - 1, expect = 1; k >= 0; --k) {
+    if (shape[k] != 1 &&
+        (srcStrides[k] != expect || dstStrides[k] != expect))
+      contiguous = false;
+    expect *= shape[k];
+  }
+  if (contiguous) {
+    std::memcpy(dst, src, n * elementSize);
+    return;
+  }
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t so = 0, doff = 0;
+    for (int64_t k = 0; k < rank; ++k) {
+      so += idx[k] * srcStrides[k];
+      doff += idx[k] * dstStrides[k];
+    }
+    std::memcpy(dst + doff * elementSize, src + so * elementSize, elementSize);
+    for (int64_t k = rank - 1; k >= 0; --k) {
+      if (++idx[k] < shape[k])
+        break;
+      idx[k] = 0;
+    }
+  }
+}
+
+std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (int64_t k = (int64_t)shape.size() - 1; k >= 0; --k) {
+    strides[k] = s;
+    s *= shape[k];
+  }
+  return strides;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats) const {
+  if (llvm::Error e = checkInputs(inputs))
+    return std::move(e);
+  std::vector<const void *> data;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const HostTensor &t : inputs) {
+    data.push_back(t.bytes.data());
+    shapes.push_back(t.shape);
+  }
+  std::vector<HostTensor> outs;
+  llvm::Error e = callContiguous(
+      data, shapes,
+      [&](size_t i, const ResultBuffer &r) {
+        HostTensor out = HostTensor::zeros(results[i].dtype, r.shape.vec());
+        copyStrided(r.data, r.strides, out.bytes.data(),
+                    rowMajorStrides(r.shape), r.shape, dtypeSize(out.dtype));
+        outs.push_back(std::move(out));
+      },
+      stats);
+  if (e)
+    return std::move(e);
   return outs;
 }
 

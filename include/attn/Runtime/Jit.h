@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -37,6 +38,13 @@ llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 /// ops whose types depend on the arguments are not checked.
 llvm::Error checkInputShapes(mlir::ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<struct HostTensor> inputs);
+/// The same check from the inputs' shapes alone. When every result of the
+/// function is an argument or an attn op's result, `resultShapes` (if given)
+/// receives the results' shapes for these inputs; otherwise it is left
+/// empty.
+llvm::Error checkInputShapes(mlir::ModuleOp module, llvm::StringRef entry,
+                             llvm::ArrayRef<std::vector<int64_t>> shapes,
+                             std::vector<std::vector<int64_t>> *resultShapes);
 
 /// Peak resident set size of this process (VmHWM, since the last reset of
 /// the mark), in MiB; -1 where /proc is unavailable.
@@ -81,6 +89,27 @@ public:
     /// before its results were copied out; -1 where /proc is unavailable.
     double peakRssAfterKernelMiB = -1;
   };
+  /// Checks arity, dtypes, ranks and static dims of inputs given by dtype
+  /// and shape.
+  llvm::Error checkArgs(llvm::ArrayRef<DType> dtypes,
+                        llvm::ArrayRef<std::vector<int64_t>> shapes) const;
+
+  /// One result as the compiled code returned it; valid only inside the
+  /// sink of callContiguous (the buffer is freed right after).
+  struct ResultBuffer {
+    const uint8_t *data; ///< the first element
+    llvm::ArrayRef<int64_t> shape;
+    llvm::ArrayRef<int64_t> strides; ///< in elements
+  };
+  /// The lowest-level call: each input is a contiguous row-major buffer of
+  /// the given shape (checked with checkArgs against argSpecs, dtypes taken
+  /// as the specs'); each result is handed to `sink`, then freed.
+  llvm::Error callContiguous(
+      llvm::ArrayRef<const void *> inputs,
+      llvm::ArrayRef<std::vector<int64_t>> shapes,
+      llvm::function_ref<void(size_t index, const ResultBuffer &)> sink,
+      CallStats *stats = nullptr) const;
+
   /// Runs the function; results are copied into fresh host tensors.
   llvm::Expected<std::vector<HostTensor>>
   call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats = nullptr) const;
@@ -98,6 +127,15 @@ private:
   std::vector<TensorSpec> args, results;
   std::string cpu, features;
 };
+
+/// Copies a strided tensor (strides in elements) into another of the same
+/// shape; one memcpy when both are row-major contiguous.
+void copyStrided(const uint8_t *src, llvm::ArrayRef<int64_t> srcStrides,
+                 uint8_t *dst, llvm::ArrayRef<int64_t> dstStrides,
+                 llvm::ArrayRef<int64_t> shape, size_t elementSize);
+
+/// The row-major strides (in elements) of a shape.
+std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape);
 
 } // namespace attn::runtime
 

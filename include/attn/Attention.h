@@ -1,0 +1,173 @@
+//===- Attention.h - compile attention once, call it many times -*- C++ -*-===//
+//
+// The application-facing API of attn-mlir: hand it attn IR text, or the
+// shapes and options of an sdpa / mha, and a target; get back a Kernel that
+// was JIT-compiled once and is then called any number of times, from any
+// number of threads at once, on caller-owned buffers (pointer + shape +
+// strides). Every error — bad IR, a failed lowering, a buffer of the wrong
+// dtype, rank or shape, dynamic sizes that do not fit together — comes back
+// as a Status with a message; nothing here aborts or prints.
+//
+// This header needs only the C++ standard library; link AttnMLIR::Runtime.
+//
+//   attn::SdpaSpec spec;                   // q [1,8,?,64], k/v [1,8,?,64]
+//   spec.heads = 8; spec.queryLen = -1; spec.keyLen = -1;
+//   spec.causal = attn::Causal::TopLeft;
+//   std::unique_ptr<attn::Kernel> kernel;
+//   if (attn::Status s = attn::Kernel::compileSdpa(spec, {}, kernel); !s.ok())
+//     die(s.message());
+//   attn::Status s = kernel->call({{attn::ElementType::F32, q, {1, 8, T, 64}},
+//                                  {attn::ElementType::F32, k, {1, 8, T, 64}},
+//                                  {attn::ElementType::F32, v, {1, 8, T, 64}}},
+//                                 {{attn::ElementType::F32, out, {1, 8, T, 64}}});
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_ATTENTION_H
+#define ATTN_ATTENTION_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+/// Success, or an error with a one-paragraph message.
+class Status {
+public:
+  Status() = default; ///< success
+  static Status error(std::string message) {
+    Status s;
+    s.failed = true;
+    s.msg = std::move(message);
+    return s;
+  }
+  bool ok() const { return !failed; }
+  const std::string &message() const { return msg; }
+
+private:
+  bool failed = false;
+  std::string msg;
+};
+
+/// Element types a kernel exchanges: float32, float16 (IEEE binary16, as
+/// uint16_t bits), bool (one byte, 0 or 1).
+enum class ElementType { F32, F16, Bool };
+
+/// A caller-owned tensor. `strides` are in elements, one per dim; empty
+/// means contiguous row-major. Inputs may have any non-negative strides
+/// (non-contiguous ones are packed into a scratch copy per call); outputs
+/// must not overlap themselves (a zero stride over a dim longer than 1 is
+/// refused).
+struct TensorRef {
+  ElementType type = ElementType::F32;
+  void *data = nullptr;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+};
+
+/// The dtype and shape of a kernel's input or output; -1 is a size fixed
+/// only at call time.
+struct TensorInfo {
+  ElementType type = ElementType::F32;
+  std::vector<int64_t> shape;
+  std::string str() const; ///< e.g. "float32[1,8,?,64]"
+};
+
+enum class Target {
+  Cpu,       ///< attn-cpu-pipeline: fused, tiled, vectorised, OpenMP threads
+  Reference, ///< attn-reference-pipeline: unfused, materialises Tq x Tk
+};
+
+struct CompileOptions {
+  Target target = Target::Cpu;
+  int64_t tileQ = 64;   ///< CPU: query rows per tile
+  int64_t tileK = 64;   ///< CPU: keys per tile
+  int64_t threads = 0;  ///< CPU: worker threads, 0 = one per core
+  unsigned optLevel = 3;
+};
+
+enum class Causal { None, TopLeft, BottomRight };
+/// Keep: a bool mask, true = attend. Additive: a float mask added to the
+/// scaled scores (-inf = masked).
+enum class MaskKind { None, Keep, Additive };
+
+/// attn.sdpa: out[B,H,Tq,Dv] = softmax(mask(scale * q k^T)) v with
+/// q [B,H,Tq,D], k [B,Hkv,Tk,D], v [B,Hkv,Tk,Dv] and an optional mask.
+/// batch, queryLen and keyLen may be -1 (given at call time).
+struct SdpaSpec {
+  int64_t batch = 1, heads = 1, kvHeads = 0 /* 0: heads */;
+  int64_t queryLen = 1, keyLen = 1;
+  int64_t headDim = 64, valueDim = 0 /* 0: headDim */;
+  ElementType type = ElementType::F32;
+  Causal causal = Causal::None;
+  double scale = 0; ///< 0: 1/sqrt(headDim)
+  MaskKind mask = MaskKind::None;
+  /// Broadcastable to [B,H,Tq,Tk]; empty: exactly [B,H,Tq,Tk].
+  std::vector<int64_t> maskShape;
+  double dropoutRate = 0;
+  int64_t dropoutSeed = 0;
+};
+
+/// attn.mha (nn.MultiheadAttention with PyTorch's weight layout [Out,In]):
+/// inputs query_input [B,Tq,E], kv_input [B,Tk,Ekv], wq [H*D,E],
+/// wk [Hkv*D,Ekv], wv [Hkv*D,Ekv], wo [Eo,H*D], then, if `bias`, bq [H*D],
+/// bk [Hkv*D], bv [Hkv*D], bo [Eo], then the mask if any; output [B,Tq,Eo].
+/// batch, queryLen and keyLen may be -1.
+struct MhaSpec {
+  int64_t batch = 1, queryLen = 1, keyLen = 1;
+  int64_t embedDim = 64, kvEmbedDim = 0 /* 0: embedDim */;
+  int64_t numHeads = 1, numKvHeads = 0 /* 0: numHeads */;
+  int64_t headDim = 0 /* 0: embedDim / numHeads */;
+  int64_t outDim = 0 /* 0: embedDim */;
+  bool bias = false;
+  ElementType type = ElementType::F32;
+  Causal causal = Causal::None;
+  double scale = 0; ///< 0: 1/sqrt(headDim)
+  MaskKind mask = MaskKind::None;
+  std::vector<int64_t> maskShape; ///< empty: [B,H,Tq,Tk]
+};
+
+/// The attn IR (one function, @sdpa / @mha) a spec compiles; an error for
+/// sizes that are neither positive nor -1 where allowed.
+Status sdpaToMlir(const SdpaSpec &spec, std::string &mlir);
+Status mhaToMlir(const MhaSpec &spec, std::string &mlir);
+
+/// A compiled function. call() is const and thread-safe.
+class Kernel {
+public:
+  ~Kernel();
+  Kernel(const Kernel &) = delete;
+  Kernel &operator=(const Kernel &) = delete;
+
+  /// Parses `mlir` (any attn/func/arith/tensor IR), lowers function `entry`
+  /// through the target's pipeline and JIT-compiles it for the host CPU.
+  static Status compile(const std::string &mlir, const std::string &entry,
+                        const CompileOptions &options,
+                        std::unique_ptr<Kernel> &out);
+  static Status compileSdpa(const SdpaSpec &spec, const CompileOptions &options,
+                            std::unique_ptr<Kernel> &out);
+  static Status compileMha(const MhaSpec &spec, const CompileOptions &options,
+                           std::unique_ptr<Kernel> &out);
+
+  const std::vector<TensorInfo> &inputs() const;
+  const std::vector<TensorInfo> &outputs() const;
+  /// The IR that was compiled.
+  const std::string &mlir() const;
+
+  /// Runs the kernel: reads `inputs`, writes every element of `outputs`.
+  /// Checks arity, dtypes, ranks, static sizes, that the call-time sizes fit
+  /// together (e.g. k and v of the same length) and that each output has
+  /// exactly the result's shape — before any computation.
+  Status call(const std::vector<TensorRef> &inputs,
+              const std::vector<TensorRef> &outputs) const;
+
+private:
+  Kernel();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace attn
+
+#endif // ATTN_ATTENTION_H

@@ -1,0 +1,56 @@
+//===- InitAttn.h - everything an embedding compiler registers --*- C++ -*-===//
+//
+// The one header an MLIR-based compiler includes to use attn: register the
+// dialect (and what its lowerings need) into a DialectRegistry, register the
+// passes and pipelines by name (for textual pipelines and mlir-opt-like
+// drivers), and build a pipeline into an OpPassManager from typed options.
+//
+//   mlir::DialectRegistry registry;
+//   mlir::attn::registerAttnDialect(registry);            // parse/print attn
+//   mlir::attn::registerAttnLoweringDependencies(registry); // run pipelines
+//   mlir::attn::registerAttnPasses();
+//   mlir::attn::registerAttnPipelines();
+//
+//   mlir::PassManager pm(&context);
+//   mlir::attn::CpuPipelineOptions options;
+//   options.tileQ = 32;
+//   mlir::attn::buildCpuPipeline(pm, options);
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_INITATTN_H
+#define ATTN_INITATTN_H
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/AttnDialect.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
+
+namespace mlir {
+class DialectRegistry;
+
+namespace attn {
+
+/// Adds the attn dialect to `registry`.
+void registerAttnDialect(DialectRegistry &registry);
+
+/// Adds every dialect, interface implementation and extension that the attn
+/// lowerings and pipelines create or need (linalg, bufferisation models,
+/// scf, vector, memref, OpenMP, LLVM, ...). Without these, a pipeline run
+/// fails with a diagnostic naming the missing dialect or interface.
+void registerAttnLoweringDependencies(DialectRegistry &registry);
+
+/// Registers every attn pass by name: attn-decompose, attn-fuse,
+/// convert-attn-to-linalg, convert-attn-to-loops.
+void registerAttnPasses();
+
+// registerAttnPipelines() (attn-reference-pipeline, attn-cpu-pipeline) and
+// the typed builders buildReferencePipeline / buildCpuPipeline /
+// buildLowerToLLVMPipeline come from attn/Pipelines/Pipelines.h.
+
+/// All of the above: dialect, lowering dependencies, passes and pipelines.
+void registerAllAttn(DialectRegistry &registry);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_INITATTN_H

@@ -1,0 +1,183 @@
+//===- Dialect.cpp - C API for the attn dialect ---------------------------===//
+#include "attn-c/Dialect.h"
+
+#include "attn/Dialect/AttnDialect.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Registration.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Attn, attn, mlir::attn::AttnDialect)
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+MlirAttribute attnCausalAttrGet(MlirContext ctx, AttnCausal kind) {
+  MLIRContext *c = unwrap(ctx);
+  c->getOrLoadDialect<AttnDialect>();
+  switch (kind) {
+  case AttnCausalTopLeft:
+    return wrap(CausalKindAttr::get(c, CausalKind::top_left));
+  case AttnCausalBottomRight:
+    return wrap(CausalKindAttr::get(c, CausalKind::bottom_right));
+  case AttnCausalNone:
+    break;
+  }
+  return MlirAttribute{nullptr};
+}
+
+bool attnAttributeIsACausal(MlirAttribute attr) {
+  return isa_and_nonnull<CausalKindAttr>(unwrap(attr));
+}
+
+AttnCausal attnCausalAttrGetValue(MlirAttribute attr) {
+  auto a = dyn_cast_or_null<CausalKindAttr>(unwrap(attr));
+  if (!a)
+    return AttnCausalNone;
+  return a.getValue() == CausalKind::top_left ? AttnCausalTopLeft
+                                              : AttnCausalBottomRight;
+}
+
+MlirAttribute attnLayoutAttrGet(MlirContext ctx, AttnWeightLayout layout) {
+  MLIRContext *c = unwrap(ctx);
+  c->getOrLoadDialect<AttnDialect>();
+  switch (layout) {
+  case AttnWeightLayoutOutIn:
+    return wrap(WeightLayoutAttr::get(c, WeightLayout::out_in));
+  case AttnWeightLayoutInOut:
+    return wrap(WeightLayoutAttr::get(c, WeightLayout::in_out));
+  }
+  return MlirAttribute{nullptr};
+}
+
+bool attnAttributeIsALayout(MlirAttribute attr) {
+  return isa_and_nonnull<WeightLayoutAttr>(unwrap(attr));
+}
+
+AttnWeightLayout attnLayoutAttrGetValue(MlirAttribute attr) {
+  auto a = dyn_cast_or_null<WeightLayoutAttr>(unwrap(attr));
+  return a && a.getValue() == WeightLayout::in_out ? AttnWeightLayoutInOut
+                                                   : AttnWeightLayoutOutIn;
+}
+
+//===----------------------------------------------------------------------===//
+// Op builders
+//===----------------------------------------------------------------------===//
+
+/// Sets the attributes shared by sdpa and mha; false (after a diagnostic)
+/// for an enum value outside the C enum.
+template <typename OpTy>
+static bool setCommonAttrs(OpTy op, float scale, AttnCausal causal,
+                           float dropoutRate, int64_t dropoutSeed) {
+  Builder b(op.getContext());
+  if (scale > 0)
+    op.setScaleAttr(b.getF32FloatAttr(scale));
+  if (causal != AttnCausalNone) {
+    auto attr = dyn_cast_or_null<CausalKindAttr>(
+        unwrap(attnCausalAttrGet(wrap(op.getContext()), causal)));
+    if (!attr) {
+      op.emitOpError() << "unknown AttnCausal value " << static_cast<int>(causal);
+      return false;
+    }
+    op.setCausalAttr(attr);
+  }
+  if (dropoutRate != 0) {
+    op.setDropoutRateAttr(b.getF32FloatAttr(dropoutRate));
+    op.setDropoutSeedAttr(b.getI64IntegerAttr(dropoutSeed));
+  }
+  return true;
+}
+
+/// Re-infers the result type from the final operands and attributes, then
+/// verifies; an invalid op is erased and null returned.
+static MlirOperation finish(Operation *op, bool ok) {
+  if (ok)
+    if (RankedTensorType t = inferResultType(op))
+      op->getResult(0).setType(t);
+  if (!ok || failed(verify(op))) {
+    op->erase();
+    return MlirOperation{nullptr};
+  }
+  return wrap(op);
+}
+
+static Value valueOrNull(MlirValue v) {
+  return mlirValueIsNull(v) ? Value() : unwrap(v);
+}
+
+AttnSdpaOptions attnSdpaOptionsGetDefault(void) {
+  return AttnSdpaOptions{0.0f, AttnCausalNone, 0.0f, 0};
+}
+
+MlirOperation attnSdpaOpCreate(MlirLocation loc, MlirValue query, MlirValue key,
+                               MlirValue value, MlirValue mask,
+                               AttnSdpaOptions options) {
+  Location l = unwrap(loc);
+  l.getContext()->getOrLoadDialect<AttnDialect>();
+  if (mlirValueIsNull(query) || mlirValueIsNull(key) || mlirValueIsNull(value)) {
+    emitError(l) << "attnSdpaOpCreate: query, key and value must not be null";
+    return MlirOperation{nullptr};
+  }
+  OpBuilder b(l.getContext());
+  auto op = SdpaOp::create(b, l, unwrap(query), unwrap(key), unwrap(value),
+                           valueOrNull(mask));
+  bool ok = setCommonAttrs(op, options.scale, options.causal,
+                           options.dropoutRate, options.dropoutSeed);
+  return finish(op, ok);
+}
+
+AttnMhaOptions attnMhaOptionsGetDefault(int64_t numHeads) {
+  return AttnMhaOptions{numHeads, 0, AttnWeightLayoutOutIn, 0.0f,
+                        AttnCausalNone, 0.0f, 0};
+}
+
+MlirOperation attnMhaOpCreate(MlirLocation loc, MlirValue queryInput,
+                              MlirValue kvInput, MlirValue wq, MlirValue wk,
+                              MlirValue wv, MlirValue wo, MlirValue bq,
+                              MlirValue bk, MlirValue bv, MlirValue bo,
+                              MlirValue mask, AttnMhaOptions options) {
+  Location l = unwrap(loc);
+  MLIRContext *ctx = l.getContext();
+  ctx->getOrLoadDialect<AttnDialect>();
+  for (MlirValue v : {queryInput, kvInput, wq, wk, wv, wo})
+    if (mlirValueIsNull(v)) {
+      emitError(l) << "attnMhaOpCreate: the inputs and the four weights must "
+                      "not be null";
+      return MlirOperation{nullptr};
+    }
+  int nullBiases = mlirValueIsNull(bq) + mlirValueIsNull(bk) + mlirValueIsNull(bv);
+  if (nullBiases != 0 && nullBiases != 3) {
+    emitError(l) << "attnMhaOpCreate: bq, bk and bv must be given together";
+    return MlirOperation{nullptr};
+  }
+  auto layout = dyn_cast_or_null<WeightLayoutAttr>(
+      unwrap(attnLayoutAttrGet(wrap(ctx), options.layout)));
+  if (!layout) {
+    emitError(l) << "attnMhaOpCreate: unknown AttnWeightLayout value "
+                 << static_cast<int>(options.layout);
+    return MlirOperation{nullptr};
+  }
+  OpBuilder b(ctx);
+  // The generic builder: operands in ODS order, the segment sizes follow
+  // from which optional operands are present.
+  OperationState state(l, MhaOp::getOperationName());
+  RankedTensorType placeholder =
+      RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type());
+  MhaOp::build(b, state, placeholder, unwrap(queryInput), unwrap(kvInput),
+               unwrap(wq), unwrap(wk), unwrap(wv), unwrap(wo), valueOrNull(bq),
+               valueOrNull(bk), valueOrNull(bv), valueOrNull(bo),
+               valueOrNull(mask), b.getI64IntegerAttr(options.numHeads),
+               options.numKvHeads > 0 ? b.getI64IntegerAttr(options.numKvHeads)
+                                      : IntegerAttr(),
+               /*scale=*/nullptr, /*causal=*/nullptr, /*dropout_rate=*/nullptr,
+               /*dropout_seed=*/nullptr, layout);
+  auto op = cast<MhaOp>(Operation::create(state));
+  bool ok = setCommonAttrs(op, options.scale, options.causal,
+                           options.dropoutRate, options.dropoutSeed);
+  return finish(op, ok);
+}

@@ -1,0 +1,46 @@
+//===- Passes.cpp - C API for the attn passes and pipelines ---------------===//
+#include "attn-c/Passes.h"
+
+#include "attn/InitAttn.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+// The generated pass creation/registration functions.
+#include "attn/Dialect/AttnConversion.capi.cpp.inc"
+#include "attn/Dialect/AttnTransforms.capi.cpp.inc"
+
+void attnRegisterPasses(void) { registerAttnPasses(); }
+
+void attnRegisterPipelines(void) { registerAttnPipelines(); }
+
+void attnRegisterLoweringDependencies(MlirDialectRegistry registry) {
+  registerAttnDialect(*unwrap(registry));
+  registerAttnLoweringDependencies(*unwrap(registry));
+}
+
+AttnCpuPipelineOptions attnCpuPipelineOptionsGetDefault(void) {
+  CpuPipelineOptions d;
+  return AttnCpuPipelineOptions{d.tileQ, d.tileK, d.vectorWidth, d.threads,
+                                d.lowerToLLVM};
+}
+
+void attnBuildCpuPipeline(MlirOpPassManager pm, AttnCpuPipelineOptions options) {
+  CpuPipelineOptions o;
+  o.tileQ = options.tileQ;
+  o.tileK = options.tileK;
+  o.vectorWidth = options.vectorWidth;
+  o.threads = options.threads;
+  o.lowerToLLVM = options.lowerToLLVM;
+  buildCpuPipeline(*unwrap(pm), o);
+}
+
+void attnBuildReferencePipeline(MlirOpPassManager pm, bool lowerToLLVM) {
+  ReferencePipelineOptions o;
+  o.lowerToLLVM = lowerToLLVM;
+  buildReferencePipeline(*unwrap(pm), o);
+}

@@ -1,0 +1,27 @@
+//===- InitAttn.cpp - registration entry points for embedders -------------===//
+#include "attn/InitAttn.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+
+void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
+  registry.insert<AttnDialect>();
+}
+
+void mlir::attn::registerAttnLoweringDependencies(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+}
+
+void mlir::attn::registerAttnPasses() {
+  registerAttnTransformsPasses();
+  registerAttnConversionPasses();
+}
+
+void mlir::attn::registerAllAttn(DialectRegistry &registry) {
+  registerAttnDialect(registry);
+  registerAttnLoweringDependencies(registry);
+  registerAttnPasses();
+  registerAttnPipelines();
+}

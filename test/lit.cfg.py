@@ -9,14 +9,15 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
-                   "extract_mlir_blocks.py",
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "Embed",
+                   "extract_mlir_blocks.py", "check_capi_coverage.py",
                    "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
+config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -25,7 +26,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "llvm-objdump"]
+tools = ["attn-opt", "attn-run", "attn-capi-test", "llvm-objdump"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Host CPU features, for tests that check the JIT compiles for this CPU.

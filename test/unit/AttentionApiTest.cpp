@@ -135,7 +135,18 @@ INSTANTIATE_TEST_SUITE_P(
             SdpaCase{2, 2, 2, 23, 31, 16, 16, Causal::None, MaskKind::Keep, {}, 0},
             SdpaCase{1, 2, 2, 17, 29, 8, 8, Causal::TopLeft, MaskKind::Additive,
                      {1, 1, -1, -1}, 0}),
-        ::testing::Values(Target::Cpu, Target::Reference)));
+        ::testing::Values(Target::Cpu, Target::Reference)),
+    [](const ::testing::TestParamInfo<std::tuple<SdpaCase, Target>> &info) {
+      const SdpaCase &c = std::get<0>(info.param);
+      std::string name = "B" + std::to_string(c.b) + "H" + std::to_string(c.h) +
+                         "Hkv" + std::to_string(c.hkv) + "Tq" + std::to_string(c.tq) +
+                         "Tk" + std::to_string(c.tk) + "D" + std::to_string(c.d) +
+                         "Dv" + std::to_string(c.dv);
+      name += c.causal == Causal::None ? "" : c.causal == Causal::TopLeft ? "_topleft" : "_bottomright";
+      name += c.mask == MaskKind::None ? "" : c.mask == MaskKind::Keep ? "_keep" : "_additive";
+      name += std::get<1>(info.param) == Target::Cpu ? "_cpu" : "_reference";
+      return name;
+    });
 
 TEST(AttentionApi, MhaSpecMatchesReference) {
   MhaSpec spec;

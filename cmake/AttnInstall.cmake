@@ -8,13 +8,14 @@ include(CMakePackageConfigHelpers)
 
 # Conversion is two libraries; consumers see one target.
 add_library(AttnConversion INTERFACE)
-target_link_libraries(AttnConversion INTERFACE AttnToLinalg AttnToLoops)
+target_link_libraries(AttnConversion INTERFACE AttnToLinalg AttnToLoops AttnToGpu)
 
 set(ATTN_EXPORTED_LIBS
   AttnDialect:Dialect
   AttnTransforms:Transforms
   AttnToLinalg:ToLinalg
   AttnToLoops:ToLoops
+  AttnToGpu:ToGpu
   AttnConversion:Conversion
   AttnPipelines:Pipelines
   AttnRuntime:Runtime

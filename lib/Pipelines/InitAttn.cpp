@@ -4,6 +4,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
   registry.insert<AttnDialect>();
@@ -12,6 +13,8 @@ void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
 void mlir::attn::registerAttnLoweringDependencies(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary translates the kernel module to LLVM IR.
+  registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::attn::registerAttnPasses() {

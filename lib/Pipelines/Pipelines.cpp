@@ -8,6 +8,9 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -78,6 +81,101 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   buildLowerToLLVMPipeline(pm);
 }
 
+std::optional<std::string> mlir::attn::ptxFeaturesForChip(llvm::StringRef chip) {
+  llvm::StringRef digits = chip;
+  unsigned sm;
+  if (!digits.consume_front("sm_") || digits.getAsInteger(10, sm))
+    return std::nullopt;
+  // The PTX ISA version that introduced each target (an older one makes
+  // LLVM abort).
+  switch (sm) {
+  case 80:
+    return std::string("+ptx70");
+  case 86:
+    return std::string("+ptx71");
+  case 89:
+    return std::string("+ptx78");
+  case 90:
+    return std::string("+ptx80");
+  default:
+    return std::string();
+  }
+}
+
+namespace {
+/// Fails with a message: how a pipeline reports a bad option at run time.
+struct ReportOptionErrorPass
+    : public PassWrapper<ReportOptionErrorPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ReportOptionErrorPass)
+  explicit ReportOptionErrorPass(std::string message) : message(std::move(message)) {}
+  StringRef getArgument() const override { return "attn-report-option-error"; }
+  void runOnOperation() override {
+    getOperation()->emitError() << message;
+    signalPassFailure();
+  }
+  std::string message;
+};
+} // namespace
+
+/// The part both GPU pipelines share: attn → the kernel schedule (and the
+/// reference route for everything else) → bufferised IR.
+static void addGpuSchedule(OpPassManager &pm,
+                           const mlir::attn::GpuPipelineOptions &options) {
+  using namespace mlir::attn;
+  pm.addPass(createAttnFuse());
+  AttnDecomposeOptions keepSdpa;
+  keepSdpa.keepSdpa = true;
+  pm.addPass(createAttnDecompose(keepSdpa));
+  ConvertAttnToGpuOptions tiling;
+  tiling.tileQ = options.tileQ;
+  tiling.tileK = options.tileK;
+  pm.addPass(createConvertAttnToGpu(tiling));
+  // mha's projections (and any other attn op) run on the host.
+  addReferenceLowering(pm);
+}
+
+void mlir::attn::buildGpuSchedulePipeline(OpPassManager &pm,
+                                          const GpuPipelineOptions &options) {
+  addGpuSchedule(pm, options);
+  pm.addPass(createAttnEmulateGpuSchedule());
+  if (!options.lowerToLLVM)
+    return;
+  pm.addPass(createConvertSCFToOpenMPPass());
+  buildLowerToLLVMPipeline(pm);
+}
+
+void mlir::attn::buildGpuPipeline(OpPassManager &pm,
+                                  const GpuPipelineOptions &options) {
+  std::optional<std::string> features = ptxFeaturesForChip(options.chip);
+  if (!features) {
+    pm.addPass(std::make_unique<ReportOptionErrorPass>(
+        "attn-gpu-pipeline: chip '" + options.chip +
+        "' is not an NVIDIA target of the form sm_<number> (e.g. sm_90)"));
+    return;
+  }
+  llvm::StringRef format = options.format;
+  if (format != "isa" && format != "bin" && format != "fatbin") {
+    pm.addPass(std::make_unique<ReportOptionErrorPass>(
+        "attn-gpu-pipeline: format '" + options.format +
+        "' is not one of isa, bin, fatbin"));
+    return;
+  }
+  addGpuSchedule(pm, options);
+  pm.addPass(createAttnMapScheduleToGpu());
+  pm.addPass(createCanonicalizerPass());
+  if (!options.lowerToLLVM)
+    return;
+  // Device ops become asynchronous on one stream per function (what
+  // gpu-to-llvm lowers).
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = *features;
+  nvvm.cubinFormat = options.format;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
 void mlir::attn::buildReferencePipeline(OpPassManager &pm,
                                         const ReferencePipelineOptions &options) {
   addReferenceLowering(pm);
@@ -95,4 +193,14 @@ void mlir::attn::registerAttnPipelines() {
       "attn → fused FlashAttention-2 loops (sdpa), reference lowering for the "
       "rest → bufferisation → OpenMP → LLVM",
       buildCpuPipeline);
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "attn-gpu-pipeline",
+      "attn → GPU kernel (blocks × threads, K/V tiles in shared memory, "
+      "online softmax) → NVVM → gpu.binary + host code calling mgpu*",
+      buildGpuPipeline);
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "attn-gpu-schedule-pipeline",
+      "attn → the GPU kernel schedule, run on the CPU (blocks in parallel, "
+      "threads in order) → LLVM",
+      buildGpuSchedulePipeline);
 }

@@ -4,6 +4,7 @@
 
 #include "attn/Dialect/AttnDialect.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -29,6 +30,16 @@ struct FlashTiling {
 /// f32 attn.sdpa → fused FlashAttention-2 loops on buffers.
 void populateAttnToLoopsPatterns(RewritePatternSet &patterns,
                                  const FlashTiling &tiling);
+
+/// Tile sizes of the GPU kernel schedule.
+struct GpuTiling {
+  int64_t tileQ = 64; ///< query rows per block = threads per block
+  int64_t tileK = 32; ///< keys per shared-memory K/V tile
+};
+
+/// attn.sdpa → GPU kernel schedule (scf.forall over blocks and threads).
+void populateAttnToGpuPatterns(RewritePatternSet &patterns,
+                               const GpuTiling &tiling);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/AttnConversion.h.inc"

@@ -5,6 +5,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <optional>
+#include <string>
+
 namespace mlir::attn {
 
 /// Options of `attn-reference-pipeline`.
@@ -37,6 +40,48 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Lower all the way to the LLVM dialect"),
       llvm::cl::init(true)};
 };
+
+/// Options of `attn-gpu-pipeline` and `attn-gpu-schedule-pipeline`.
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("NVIDIA target: sm_80, sm_86, sm_89, sm_90 (or another "
+                     "sm_N, with LLVM's default PTX version)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the gpu.binary holds: isa (PTX text), bin (cubin, "
+                     "needs ptxas) or fatbin (needs ptxas and fatbinary)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<int64_t> tileQ{
+      *this, "tile-q",
+      llvm::cl::desc("Query rows per block = threads per block"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> tileK{
+      *this, "tile-k",
+      llvm::cl::desc("Keys per shared-memory K/V tile (halved to fit 48 KiB)"),
+      llvm::cl::init(32)};
+  PassOptions::Option<bool> lowerToLLVM{
+      *this, "lower-to-llvm",
+      llvm::cl::desc("Lower to LLVM (otherwise stop after mapping to "
+                     "gpu.launch, or, for the schedule pipeline, after the "
+                     "CPU emulation loops)"),
+      llvm::cl::init(true)};
+};
+
+/// The PTX feature LLVM needs for `chip` ("+ptx80" for sm_90, ...); empty
+/// for other sm_N (LLVM's default); nullopt if `chip` is not sm_N.
+std::optional<std::string> ptxFeaturesForChip(llvm::StringRef chip);
+
+/// attn → GPU kernel schedule for every sdpa (mha through decompose; its
+/// projections on the host) → gpu.launch with workgroup buffers and barriers
+/// → NVVM → gpu.binary (PTX or cubin) + host code calling the mgpu* runtime.
+void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// The same kernel schedule, run on the CPU (blocks in parallel, threads in
+/// order): what the numerics tests check without a GPU.
+void buildGpuSchedulePipeline(OpPassManager &pm,
+                              const GpuPipelineOptions &options);
 
 /// attn → fused FlashAttention-2 loops for every f32 sdpa (mha through
 /// decompose), the reference lowering for the rest (projections, other

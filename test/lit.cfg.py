@@ -10,7 +10,7 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "Embed",
-                   "extract_mlir_blocks.py", "check_capi_coverage.py",
+                   "extract_mlir_blocks.py", "check_capi_coverage.py", "extract_ptx.py",
                    "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
@@ -43,3 +43,12 @@ except OSError:
 # The CUDA toolkit's ptxas, for tests that assemble PTX.
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", "/usr/local/cuda/bin/ptxas"))
+
+# A CUDA driver (a machine with an NVIDIA GPU).
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -3,6 +3,7 @@
 
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Runtime/CudaRuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -15,6 +16,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
@@ -48,6 +50,8 @@ void registerJitDialects(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+  // GPU: gpu.binary / gpu.launch_func on the host, NVVM in the kernel.
+  registerAllToLLVMIRTranslations(registry);
 }
 
 llvm::StringRef pipelineName(Pipeline p) {
@@ -58,6 +62,8 @@ llvm::StringRef pipelineName(Pipeline p) {
     return "cpu";
   case Pipeline::Gpu:
     return "gpu";
+  case Pipeline::GpuSchedule:
+    return "gpu-schedule";
   }
   return "?";
 }
@@ -69,7 +75,10 @@ llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name) {
     return Pipeline::Cpu;
   if (name == "gpu")
     return Pipeline::Gpu;
-  return err("unknown pipeline '" + name + "' (expected reference, cpu or gpu)");
+  if (name == "gpu-schedule")
+    return Pipeline::GpuSchedule;
+  return err("unknown pipeline '" + name +
+             "' (expected reference, cpu, gpu or gpu-schedule)");
 }
 
 std::string TensorSpec::str() const {
@@ -191,9 +200,14 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       return s.takeError();
     cf->results.push_back(*s);
   }
-  if (pipeline == Pipeline::Gpu)
-    return err("pipeline '" + pipelineName(pipeline) +
-               "' does not exist yet (available: reference, cpu)");
+  std::string chip = options.gpuChip;
+  if (pipeline == Pipeline::Gpu) {
+    std::string why = cudaUnavailableReason();
+    if (!why.empty())
+      return err("pipeline 'gpu' needs an NVIDIA GPU: " + why);
+    if (chip.empty())
+      chip = cudaDeviceChip();
+  }
 
   // Lower a clone; the caller's module stays as it was.
   OwningOpRef<ModuleOp> clone = module.clone();
@@ -213,6 +227,16 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       cpu.tileK = options.tileK;
       cpu.threads = options.threads;
       mlir::attn::buildCpuPipeline(pm, cpu);
+    } else if (pipeline == Pipeline::Gpu || pipeline == Pipeline::GpuSchedule) {
+      mlir::attn::GpuPipelineOptions gpu;
+      gpu.tileQ = options.tileQ;
+      gpu.tileK = options.tileK;
+      gpu.chip = chip.empty() ? "sm_90" : chip;
+      gpu.format = options.gpuFormat;
+      if (pipeline == Pipeline::Gpu)
+        mlir::attn::buildGpuPipeline(pm, gpu);
+      else
+        mlir::attn::buildGpuSchedulePipeline(pm, gpu);
     } else {
       mlir::attn::buildReferencePipeline(pm, mlir::attn::ReferencePipelineOptions());
     }
@@ -250,12 +274,28 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   eo.enablePerfNotificationListener = false;
   // The CPU pipeline's threads are OpenMP's.
   llvm::StringRef libs[] = {ATTN_OPENMP_LIBRARY};
-  if (pipeline == Pipeline::Cpu)
+  if (pipeline == Pipeline::Cpu || pipeline == Pipeline::GpuSchedule)
     eo.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*clone, eo, std::move(*tm));
   if (!engine)
     return engine.takeError();
   cf->engine = std::move(*engine);
+  cf->pipeline = pipeline;
+  if (pipeline == Pipeline::Gpu) {
+    // The mgpu* runtime, then the module's constructors (kernel loading).
+    cf->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      for (auto [name, addr] : cudaRuntimeSymbols())
+        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                               llvm::JITSymbolFlags::Exported};
+      return map;
+    });
+    takeCudaError();
+    cf->engine->initialize();
+    std::string e = takeCudaError();
+    if (!e.empty())
+      return err("loading the GPU kernels failed: " + e);
+  }
   auto packed = cf->engine->lookupPacked(("_mlir_ciface_" + entry).str());
   if (!packed)
     return packed.takeError();
@@ -368,9 +408,21 @@ llvm::Error CompiledFunction::callContiguous(
   std::vector<void *> packedArgs;
   for (void *&p : pointers)
     packedArgs.push_back(&p);
+  if (pipeline == Pipeline::Gpu) {
+    takeCudaError();
+    takeGpuKernelMs();
+  }
   packed(packedArgs.data());
   if (stats)
     stats->peakRssAfterKernelMiB = peakRssMiB();
+  if (pipeline == Pipeline::Gpu) {
+    double ms = takeGpuKernelMs();
+    if (stats)
+      stats->gpuKernelMs = ms;
+    std::string e = takeCudaError();
+    if (!e.empty())
+      return err("the GPU run failed: " + e);
+  }
 
   std::set<int64_t> inputBuffers, freed;
   for (const void *p : inputs)

@@ -30,10 +30,8 @@
 // ARITY: attn-run: f: the function takes 2 inputs, got 1
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --entry=nope --input=%t/q.npy --input=%t/q.npy | FileCheck %s --check-prefix=ENTRY
 // ENTRY: attn-run: {{.*}}bad-inputs.mlir: no function named 'nope'
-// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --pipeline=gpu --input=%t/q.npy --input=%t/q.npy | FileCheck %s --check-prefix=NOPIPE
-// NOPIPE: attn-run: pipeline 'gpu' does not exist yet (available: reference, cpu)
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --pipeline=tpu | FileCheck %s --check-prefix=BADPIPE
-// BADPIPE: attn-run: unknown pipeline 'tpu' (expected reference, cpu or gpu)
+// BADPIPE: attn-run: unknown pipeline 'tpu' (expected reference, cpu, gpu or gpu-schedule)
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %t/none.mlir | FileCheck %s --check-prefix=NOFILE
 // NOFILE: attn-run: {{.*}}none.mlir: cannot open file: No such file or directory
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --input=%t/q.npy --input=%t/q.npy --output=%t/a.npy --output=%t/b.npy | FileCheck %s --check-prefix=OUTS

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Runtime/CudaRuntime.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Jit.h"
 
@@ -47,7 +48,7 @@ static cl::opt<std::string> entryName("entry",
                                       cl::desc("Function to run (default: the "
                                                "first public function)"), cl::cat(runCategory));
 static cl::opt<std::string> pipelineOpt("pipeline", cl::init("reference"),
-                                        cl::desc("reference | cpu | gpu"), cl::cat(runCategory));
+                                        cl::desc("reference | cpu | gpu | gpu-schedule"), cl::cat(runCategory));
 static cl::alias targetAlias("target", cl::desc("Alias for --pipeline"),
                              cl::aliasopt(pipelineOpt), cl::cat(runCategory));
 static cl::list<std::string> inputs("input",
@@ -71,6 +72,12 @@ static cl::opt<int64_t> tileK("tile-k", cl::init(64),
                               cl::desc("cpu pipeline: keys per tile"), cl::cat(runCategory));
 static cl::opt<int64_t> numThreads("num-threads", cl::init(0),
                                 cl::desc("cpu pipeline: worker threads (0: all cores)"), cl::cat(runCategory));
+static cl::opt<std::string> gpuChip("gpu-chip",
+                                    cl::desc("gpu pipeline: target chip (default: the device's)"),
+                                    cl::cat(runCategory));
+static cl::opt<std::string> gpuFormat("gpu-format", cl::init("isa"),
+                                      cl::desc("gpu pipeline: isa (PTX) | bin (cubin) | fatbin"),
+                                      cl::cat(runCategory));
 static cl::opt<std::string> dumpObject("dump-object",
                                        cl::desc("Write the JIT'd object file here"), cl::cat(runCategory));
 
@@ -278,6 +285,12 @@ int main(int argc, char **argv) {
       fail(2, "--compare-with: " + errorText(p.takeError()));
     refPipeline = *p;
   }
+  // The GPU pipeline needs a driver and a device: say so in one line.
+  if (*pipeline == rt::Pipeline::Gpu || refPipeline == rt::Pipeline::Gpu) {
+    std::string why = rt::cudaUnavailableReason();
+    if (!why.empty())
+      fail(2, "--pipeline=gpu: " + why);
+  }
   if (!inputs.empty() && randomInputs)
     fail(2, "--input and --random-inputs are exclusive");
 
@@ -335,6 +348,8 @@ int main(int argc, char **argv) {
   jit.tileQ = tileQ;
   jit.tileK = tileK;
   jit.threads = numThreads;
+  jit.gpuChip = gpuChip;
+  jit.gpuFormat = gpuFormat;
   auto compiled = [&](rt::Pipeline p) {
     SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
     auto fn = rt::CompiledFunction::compile(*module, name, p, jit);
@@ -382,22 +397,34 @@ int main(int argc, char **argv) {
       errors.push_back(compare((*results)[i], (*expected)[i]));
   }
 
-  std::optional<double> medianMs, gflops;
+  std::optional<double> medianMs, gflops, kernelMs, kernelGflops;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
   if (repeat > 0) {
-    std::vector<double> ms;
+    std::vector<double> ms, kms;
     for (unsigned r = 0; r < repeat; ++r) {
+      rt::CompiledFunction::CallStats st;
       auto t0 = std::chrono::steady_clock::now();
-      auto out = fn->call(args);
+      auto out = fn->call(args, &st);
       auto t1 = std::chrono::steady_clock::now();
       if (!out)
         fail(1, errorText(out.takeError()));
       ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      if (st.gpuKernelMs >= 0)
+        kms.push_back(st.gpuKernelMs);
     }
-    std::sort(ms.begin(), ms.end());
-    medianMs = ms.size() % 2 ? ms[ms.size() / 2]
-                             : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-    if (auto flops = countFlops(entry, args))
+    medianMs = median(ms);
+    auto flops = countFlops(entry, args);
+    if (flops)
       gflops = *flops / (*medianMs * 1e6);
+    // GPU: the kernels alone (CUDA events), without the host<->device copies.
+    if (!kms.empty()) {
+      kernelMs = median(kms);
+      if (flops && *kernelMs > 0)
+        kernelGflops = *flops / (*kernelMs * 1e6);
+    }
   }
 
   if (jsonOut) {
@@ -419,6 +446,11 @@ int main(int argc, char **argv) {
       obj["median_ms"] = *medianMs;
       obj["repeat"] = static_cast<int64_t>(repeat);
       obj["gflops"] = gflops ? llvm::json::Value(*gflops) : llvm::json::Value(nullptr);
+    }
+    if (kernelMs) {
+      obj["gpu_kernel_median_ms"] = *kernelMs;
+      obj["gpu_kernel_gflops"] =
+          kernelGflops ? llvm::json::Value(*kernelGflops) : llvm::json::Value(nullptr);
     }
     if (!errors.empty()) {
       double a = 0, r = 0;
@@ -455,6 +487,12 @@ int main(int argc, char **argv) {
     if (gflops)
       llvm::outs() << llvm::formatv(", {0:f2} GFLOP/s", *gflops);
     llvm::outs() << "\n";
+    if (kernelMs) {
+      llvm::outs() << llvm::formatv("gpu kernels: median {0:f3} ms", *kernelMs);
+      if (kernelGflops)
+        llvm::outs() << llvm::formatv(", {0:f2} TFLOP/s", *kernelGflops / 1000);
+      llvm::outs() << "\n";
+    }
   }
   return 0;
 }

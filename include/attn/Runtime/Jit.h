@@ -24,9 +24,13 @@ namespace attn::runtime {
 /// dialects and their LLVM translations and bufferisation interfaces.
 void registerJitDialects(mlir::DialectRegistry &registry);
 
-enum class Pipeline { Reference, Cpu, Gpu };
+/// reference: attn-reference-pipeline; cpu: attn-cpu-pipeline; gpu:
+/// attn-gpu-pipeline on the first CUDA device; gpu-schedule: the GPU kernel
+/// schedule run on the CPU (attn-gpu-schedule-pipeline).
+enum class Pipeline { Reference, Cpu, Gpu, GpuSchedule };
 llvm::StringRef pipelineName(Pipeline p);
-/// "reference" | "cpu" | "gpu"; an error names the accepted values.
+/// "reference" | "cpu" | "gpu" | "gpu-schedule"; an error names the
+/// accepted values.
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
 /// Checks that inputs with these shapes are consistent with each other for
@@ -65,6 +69,10 @@ struct JitOptions {
   /// attn-cpu-pipeline options: tile sizes and worker threads (0: one per
   /// core or OMP_NUM_THREADS).
   int64_t tileQ = 64, tileK = 64, threads = 0;
+  /// attn-gpu-pipeline: the target chip (empty: the device's, e.g. sm_90)
+  /// and what the gpu.binary holds (isa: PTX, JIT-compiled by the driver).
+  std::string gpuChip;
+  std::string gpuFormat = "isa";
 };
 
 /// A function of an attn module, lowered through a pipeline and JIT-compiled
@@ -88,6 +96,8 @@ public:
     /// Peak resident set (VmHWM, MiB) right after the compiled code returned,
     /// before its results were copied out; -1 where /proc is unavailable.
     double peakRssAfterKernelMiB = -1;
+    /// gpu: milliseconds the kernels ran (CUDA events), -1 otherwise.
+    double gpuKernelMs = -1;
   };
   /// Checks arity, dtypes, ranks and static dims of inputs given by dtype
   /// and shape.
@@ -124,6 +134,7 @@ private:
   CompiledFunction() = default;
   std::unique_ptr<mlir::ExecutionEngine> engine;
   void (*packed)(void **) = nullptr;
+  Pipeline pipeline = Pipeline::Reference;
   std::vector<TensorSpec> args, results;
   std::string cpu, features;
 };

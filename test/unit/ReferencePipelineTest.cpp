@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "NumericsTest.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -265,6 +266,14 @@ TEST_P(SdpaGrid, CpuPipelineMatchesReference) {
   runSdpaGrid(GetParam(), Pipeline::Cpu, 1e-4, /*alsoReference=*/true);
 }
 
+// The GPU kernel schedule (blocks × threads, K/V tiles in workgroup buffers,
+// online softmax per row), run on the CPU before mapping: blocks in
+// parallel, each thread-level loop to completion before the next (the
+// barrier).
+TEST_P(SdpaGrid, GpuSchedulePipelineMatchesReference) {
+  runSdpaGrid(GetParam(), Pipeline::GpuSchedule, 1e-4, /*alsoReference=*/false);
+}
+
 std::string sdpaName(const ::testing::TestParamInfo<SdpaConfig> &info) {
   auto [heads, d, causal, mask] = info.param;
   const char *c[] = {"nocausal", "topleft", "bottomright"};
@@ -301,6 +310,23 @@ TEST(CpuPipeline, SmallTilesOverTheGrid) {
 
 // Value head dim different from (and not a multiple of the vector width
 // unlike) the query head dim; an explicit scale; a rank-2 additive mask.
+// The GPU schedule with small and odd tiles (more blocks, partial Q tiles,
+// several K/V tiles per block), and with D = 128, where tile-k is halved
+// until the workgroup buffers fit in 48 KiB.
+TEST(GpuSchedulePipeline, SmallTilesAndWideHeadsOverTheGrid) {
+  runtime::JitOptions small;
+  small.tileQ = 5;
+  small.tileK = 3;
+  for (auto causal : {ref::Causal::None, ref::Causal::TopLeft, ref::Causal::BottomRight})
+    for (auto mask : {ref::Mask::Kind::None, ref::Mask::Kind::Keep, ref::Mask::Kind::Add}) {
+      SCOPED_TRACE(int(causal) * 3 + int(mask));
+      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::GpuSchedule, 1e-4, false, small);
+    }
+  for (auto causal : {ref::Causal::None, ref::Causal::BottomRight})
+    runSdpaGrid({{2, 1}, 128, causal, ref::Mask::Kind::Keep}, Pipeline::GpuSchedule,
+                1e-4, false);
+}
+
 TEST(CpuPipeline, ValueHeadDimScaleAndRank2Mask) {
   std::mt19937 gen(17);
   const char *src = R"(
@@ -452,6 +478,10 @@ TEST_P(MhaGrid, ReferencePipelineMatchesReference) {
 
 TEST_P(MhaGrid, CpuPipelineMatchesReference) {
   runMhaCase(GetParam(), Pipeline::Cpu, 1e-4);
+}
+
+TEST_P(MhaGrid, GpuSchedulePipelineMatchesReference) {
+  runMhaCase(GetParam(), Pipeline::GpuSchedule, 1e-4);
 }
 
 void runMhaCase(const MhaCase &c, Pipeline pipeline, double tol) {
@@ -647,7 +677,7 @@ func.func @f(%q: tensor<1x2x9x16xf16>, %k: tensor<1x2x13x16xf16>, %v: tensor<1x2
   ref::SdpaOptions o;
   o.causal = ref::Causal::BottomRight;
   ref::Tensor want = ref::sdpa(q, k, v, o);
-  for (Pipeline p : {Pipeline::Reference, Pipeline::Cpu}) {
+  for (Pipeline p : {Pipeline::Reference, Pipeline::Cpu, Pipeline::GpuSchedule}) {
     Jitted j(src, "f", p);
     auto out = j.run({q, k, v}, {DType::F16, DType::F16, DType::F16});
     ASSERT_EQ(out.size(), 1u);
@@ -720,9 +750,12 @@ func.func @f(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x
 }
 
 INSTANTIATE_TEST_SUITE_P(Pipelines, EdgeCases,
-                         ::testing::Values(Pipeline::Reference, Pipeline::Cpu),
+                         ::testing::Values(Pipeline::Reference, Pipeline::Cpu,
+                                           Pipeline::GpuSchedule),
                          [](const ::testing::TestParamInfo<Pipeline> &info) {
-                           return runtime::pipelineName(info.param).str();
+                           std::string n = runtime::pipelineName(info.param).str();
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
                          });
 } // namespace
 

@@ -445,7 +445,7 @@ struct ConvertAttnToGpuPass
       getOperation()->emitError()
           << "convert-attn-to-gpu: tile-q must be in [1, 1024] and tile-k "
              "positive, got tile-q="
-          << tileQ << " tile-k=" << tileK;
+          << static_cast<int64_t>(tileQ) << " tile-k=" << static_cast<int64_t>(tileK);
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());

@@ -28,6 +28,12 @@ PASSES = [
     "--attn-reference-pipeline",
     "--attn-cpu-pipeline",
     "--attn-cpu-pipeline=tile-q=4 tile-k=16 threads=1",
+    "--convert-attn-to-gpu",
+    "--convert-attn-to-gpu=tile-q=5 tile-k=3",
+    "--convert-attn-to-gpu --attn-emulate-gpu-schedule",
+    "--attn-gpu-schedule-pipeline",
+    "--attn-gpu-pipeline=lower-to-llvm=false",
+    "--attn-gpu-pipeline=chip=sm_80",
 ]
 
 

@@ -231,6 +231,11 @@ def render(result, out, argv):
     md += ["", "![GFLOP/s against T](gflops.svg)", "", "Commands (one `attn-run` per row; "
            "`<sdpa ...>` is the generated program, see `program()` in run_bench.py):", "",
            "```"] + commands + ["```", ""]
+    # GPU results are made by bench/gpu_check.sh on a GPU machine and kept in
+    # bench/GPU.md; they are carried into RESULTS.md.
+    gpu = os.path.join(os.path.dirname(os.path.abspath(__file__)), "GPU.md")
+    if os.path.exists(gpu):
+        md += [open(gpu).read()]
     with open(os.path.join(out, "RESULTS.md"), "w") as f:
         f.write("\n".join(md))
     print("wrote %s/results.json, RESULTS.md, gflops.svg" % out)

@@ -264,6 +264,11 @@ static void testPasses(MlirContext ctx) {
   runAndListOps(ctx, "to-linalg", mlirCreateAttnTransformsAttnDecompose(),
                 mlirCreateAttnConversionConvertAttnToLinalg());
   runAndListOps(ctx, "to-loops", mlirCreateAttnConversionConvertAttnToLoops(), none);
+  runAndListOps(ctx, "to-gpu", mlirCreateAttnConversionConvertAttnToGpu(), none);
+  runAndListOps(ctx, "to-gpu+emulate", mlirCreateAttnConversionConvertAttnToGpu(),
+                mlirCreateAttnConversionAttnEmulateGpuSchedule());
+  runAndListOps(ctx, "to-gpu+map", mlirCreateAttnConversionConvertAttnToGpu(),
+                mlirCreateAttnConversionAttnMapScheduleToGpu());
 
   /* Registration by name, then textual pipelines. */
   mlirRegisterAttnTransformsPasses();
@@ -272,6 +277,9 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnTransformsAttnFuse();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
+  mlirRegisterAttnConversionConvertAttnToGpu();
+  mlirRegisterAttnConversionAttnEmulateGpuSchedule();
+  mlirRegisterAttnConversionAttnMapScheduleToGpu();
   attnRegisterPasses();
   attnRegisterPipelines();
   const char *pipelines[] = {
@@ -279,8 +287,10 @@ static void testPasses(MlirContext ctx) {
       "builtin.module(convert-attn-to-loops{tile-q=16 tile-k=16})",
       "builtin.module(attn-reference-pipeline{lower-to-llvm=false})",
       "builtin.module(attn-cpu-pipeline{tile-q=32 threads=1})",
+      "builtin.module(convert-attn-to-gpu{tile-q=32},attn-emulate-gpu-schedule)",
+      "builtin.module(attn-gpu-pipeline{chip=sm_80})",
       "builtin.module(no-such-pass)"};
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 7; ++i) {
     MlirPassManager pm = mlirPassManagerCreate(ctx);
     MlirLogicalResult r = mlirParsePassPipeline(
         mlirPassManagerGetAsOpPassManager(pm),
@@ -296,10 +306,15 @@ static void testPasses(MlirContext ctx) {
 // CHECK: to-linalg: ok: {{.*}}linalg.{{.*}} func.return
 // CHECK-NOT: attn.
 // CHECK: to-loops: ok: {{.*}}scf.parallel{{.*}} func.return
+// CHECK: to-gpu: ok: {{.*}}memref.alloc {{.*}}scf.forall bufferization.to_tensor func.return
+// CHECK: to-gpu+emulate: ok: {{.*}}memref.alloc {{.*}}scf.parallel bufferization.to_tensor func.return
+// CHECK: to-gpu+map: ok: {{.*}}gpu.alloc {{.*}}gpu.launch gpu.memcpy gpu.dealloc {{.*}}func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok
 // CHECK: parse builtin.module(convert-attn-to-loops{tile-q=16 tile-k=16}): ok
 // CHECK: parse builtin.module(attn-reference-pipeline{lower-to-llvm=false}): ok
 // CHECK: parse builtin.module(attn-cpu-pipeline{tile-q=32 threads=1}): ok
+// CHECK: parse builtin.module(convert-attn-to-gpu{tile-q=32},attn-emulate-gpu-schedule): ok
+// CHECK: parse builtin.module(attn-gpu-pipeline{chip=sm_80}): ok
 // CHECK: 'no-such-pass' does not refer to a registered pass or pass pipeline
 // CHECK: parse builtin.module(no-such-pass): failed
 

@@ -491,8 +491,8 @@ TEST_F(NpyTest, ErrorMalformedHeader) {
       "{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}",  // no comma
       "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} junk",
       "{'descr': '<f4', 'fortran_order': Fals, 'shape': (1,)}",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': "
-      "((((((((((((((((((((((((((((((((((((((((1,)}",           // deep
+      ("{'descr': '<f4', 'fortran_order': False, 'shape': "
+       "((((((((((((((((((((((((((((((((((((((((1,)}"),          // deep
       "{'descr': '<f4', 'fortran_order': False, 'shape': (1,\x01)}",
   };
   for (const char *dict : bad) {

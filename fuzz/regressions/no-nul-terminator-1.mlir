@@ -1,0 +1,1 @@
+attnf16.scaattn.split_headsle

@@ -1,0 +1,1 @@
+attn.split_headsfut

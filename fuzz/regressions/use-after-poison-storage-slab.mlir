@@ -1,0 +1,50 @@
+func.func @project(%x: tensor<2x10x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>,
+                   %wt: tensor<64x32xf32>) -> (tensor<2x10x32xf32>, tensor<2x10x32xf32>) {
+  %0 = attn.project %x, %w, %b : (tensor<2x10x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<2x10x32xf32>
+  %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<2x10x64xf32>, tensor<64x32xf32>) -> tensor<2x10x32xf32>
+  return %0, %1 : tensor<2x10x32xf32>, tensor<2x10x32xf32>
+}
+
+func.func @heads(%x: tensor<?x?x64xbf16>) -> tensor<?x?x64xbf16> {
+  %0 = attn.split_heads %xC{num_heads = 8 : i64} : tensor<?x?x64xbf16> -> tensor<?x8x?x8xbf16>
+  %1 = attn.merge_heads %0 : tensor<?x8x?x8xbf16> -> tensor<?x?x64xbf16>
+  return %1 : tensor<?x?x64xbf16>
+}
+
+func.func @chain(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>, %v: tensor<1x12x128x64xf32>,
+                 %keep: tensor<1x1x128xi1>, %bias: tensor<128x128xf32>) -> tensor<1x12x128x64xf32> {
+  %s = attn.scores %q, %k : tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x128xf32>
+  %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x12x128x128xf32>
+  %u = attn.mask %t {casual = #attn.causal<top_left>} : tensor<1x12x128x128xf32>
+  %u2 = attn.mask %u, %keep {causal = #attn.causal<bottom_right>} : tensor<1x12x128x128xf32>, tensor<1x1x128xi1>
+  %u3 = attn.mask %u2, %bias : tensor<1x12x128x128xf32>, tensor<128x128xf32>
+  %p = attn.softmax %u3 : tensor<1x12x128x128xf32>
+  %d = at=n.dropout %: tensor<1x12x128x128xf32>
+  %r = attn.weighted_sum %d, %v : tensor<1x12x128x128xf32>, teNsor<1x12x128x64xf32> -> tensor<1x12x12Æ‡ÉË‡™ÌÍ>
+  returnx8x?x64xf16>, %kd: tensor<?x2x?x64xf16>,
+                %vd: tensor<?x2x?x32xf16>) -> (tensor<1x12x1024x64xf32>, tensor<2x4x31x64xf32>, tensor<?x8x?x32xf16>) {
+  %o = attn.sdpa %q, %q, %q {causal = #attn.causal<top_left>}
+      : (tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>)
+        -> tensor<1x12x1024x64xf32>
+  %o2 = attn.sdpa %q2, %k2, %k2, %keep {scale = 0.125 : f32}
+      : (tensor<2x4x31x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32>, tensor<2x1x1x129xi1>)
+        -> tensor<2x4x31x64xf32>
+  %o3 = attn.sdpa %qd, %kd, %vd {causal = #attn.causal<bottom_right>, dropout_rate = 0.25 : f32, dropout_seed = 3 : i64}
+      : (tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x32xf16>) -> tensor<?x8x?x32xf16>
+  return%%o, %o2, %o3 : tensor<1x12x1024x64xf32>, tensor<2x4x31x64xf32>, tensor<?x8x?x32xf16>
+}
+
+func.func @mha(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wkv: tensor<16x64xf32>,
+               %bq: tensor<64xf32>, %bkv: tensor<16xf32>, %m: tensor<10x10xi1>,
+               %xq: tensor<2x5x32xf32>, %xkv: tensor<2x9x16xf32>, %wq2: tensor<32x32xf32>,
+               %wkv2: tensor<16x32xf32>) -> (tensor<2x10x64xf32>, tensor<2x5x32xf32>) {
+  %0 = attn.mha %x, %x, %wq, %wkv, %wkv, %wq qkv_bias(%bq, %bkv, %bkv) out_bias(%bq) mask(%m)
+      {num_heads = 8 : i64, num_kv_heads = 2 : i64, causal = #attn.causal<top_left>}
+      : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>,
+         tensor<64x64xf32>, tensor<64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<64xf32>, tensor<10x10xi1>)
+        -> tensor<2x10x64xf32>
+  %1 = attn.mha %xq, %xkv, %wq2, %wkv2, %wkv2, %wq2 {num_heads = 4 : i64, layout = #attn.layout<in_out>}
+      : (tensor<2x5x32xf32>, tensor<2x9x16xf32>, tensor<32x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>,
+         tensor<32x32xf32>) -> tensor<2x5x32xf32>
+  return %0, %1 : tensor<2x10x64xf32>, tensor<2x5x32xf32>
+}

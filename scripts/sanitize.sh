@@ -24,18 +24,8 @@ FUZZ_SECONDS="${ATTN_FUZZ_SECONDS:-60}"
 stage_start=$SECONDS
 
 PACKAGES=(clang-22 libclang-rt-22-dev)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "sanitize: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+source "$ROOT/scripts/install-packages.sh"
+install_missing sanitize "${PACKAGES[@]}"
 
 # Every sanitizer report is fatal and aborts (a signal, so that `not`,
 # expect_exit.py and every_pass.py count it as a crash, never as an

@@ -11,18 +11,8 @@ PACKAGES=(g++ cmake ninja-build python3
           libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
           libomp-22-dev googletest libgtest-dev)
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+source "$ROOT/scripts/install-packages.sh"
+install_missing setup "${PACKAGES[@]}"
 
 LAUNCHER=()
 if command -v ccache >/dev/null 2>&1; then

@@ -8,27 +8,56 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::attn;
 
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Attn, attn, mlir::attn::AttnDialect)
 
+/// The integer a C caller passed for an enum. C lets any int through an
+/// enum parameter; in C++ loading an enum object outside its range is
+/// undefined (UBSan's invalid-enum-load), so the bytes are read as an int.
+template <typename E>
+static int rawEnum(const E &e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
 
-MlirAttribute attnCausalAttrGet(MlirContext ctx, AttnCausal kind) {
-  MLIRContext *c = unwrap(ctx);
+/// #attn.causal for a raw AttnCausal value; null for none or out of range.
+static CausalKindAttr causalAttr(MLIRContext *c, int kind) {
   c->getOrLoadDialect<AttnDialect>();
   switch (kind) {
   case AttnCausalTopLeft:
-    return wrap(CausalKindAttr::get(c, CausalKind::top_left));
+    return CausalKindAttr::get(c, CausalKind::top_left);
   case AttnCausalBottomRight:
-    return wrap(CausalKindAttr::get(c, CausalKind::bottom_right));
-  case AttnCausalNone:
-    break;
+    return CausalKindAttr::get(c, CausalKind::bottom_right);
+  default:
+    return {};
   }
-  return MlirAttribute{nullptr};
+}
+
+/// #attn.layout for a raw AttnWeightLayout value; null if out of range.
+static WeightLayoutAttr layoutAttr(MLIRContext *c, int layout) {
+  c->getOrLoadDialect<AttnDialect>();
+  switch (layout) {
+  case AttnWeightLayoutOutIn:
+    return WeightLayoutAttr::get(c, WeightLayout::out_in);
+  case AttnWeightLayoutInOut:
+    return WeightLayoutAttr::get(c, WeightLayout::in_out);
+  default:
+    return {};
+  }
+}
+
+MlirAttribute attnCausalAttrGet(MlirContext ctx, AttnCausal kind) {
+  return wrap(causalAttr(unwrap(ctx), rawEnum(kind)));
 }
 
 bool attnAttributeIsACausal(MlirAttribute attr) {
@@ -44,15 +73,7 @@ AttnCausal attnCausalAttrGetValue(MlirAttribute attr) {
 }
 
 MlirAttribute attnLayoutAttrGet(MlirContext ctx, AttnWeightLayout layout) {
-  MLIRContext *c = unwrap(ctx);
-  c->getOrLoadDialect<AttnDialect>();
-  switch (layout) {
-  case AttnWeightLayoutOutIn:
-    return wrap(WeightLayoutAttr::get(c, WeightLayout::out_in));
-  case AttnWeightLayoutInOut:
-    return wrap(WeightLayoutAttr::get(c, WeightLayout::in_out));
-  }
-  return MlirAttribute{nullptr};
+  return wrap(layoutAttr(unwrap(ctx), rawEnum(layout)));
 }
 
 bool attnAttributeIsALayout(MlirAttribute attr) {
@@ -72,16 +93,15 @@ AttnWeightLayout attnLayoutAttrGetValue(MlirAttribute attr) {
 /// Sets the attributes shared by sdpa and mha; false (after a diagnostic)
 /// for an enum value outside the C enum.
 template <typename OpTy>
-static bool setCommonAttrs(OpTy op, float scale, AttnCausal causal,
+static bool setCommonAttrs(OpTy op, float scale, const AttnCausal &causal,
                            float dropoutRate, int64_t dropoutSeed) {
   Builder b(op.getContext());
   if (scale > 0)
     op.setScaleAttr(b.getF32FloatAttr(scale));
-  if (causal != AttnCausalNone) {
-    auto attr = dyn_cast_or_null<CausalKindAttr>(
-        unwrap(attnCausalAttrGet(wrap(op.getContext()), causal)));
+  if (rawEnum(causal) != AttnCausalNone) {
+    CausalKindAttr attr = causalAttr(op.getContext(), rawEnum(causal));
     if (!attr) {
-      op.emitOpError() << "unknown AttnCausal value " << static_cast<int>(causal);
+      op.emitOpError() << "unknown AttnCausal value " << rawEnum(causal);
       return false;
     }
     op.setCausalAttr(attr);
@@ -155,11 +175,10 @@ MlirOperation attnMhaOpCreate(MlirLocation loc, MlirValue queryInput,
     emitError(l) << "attnMhaOpCreate: bq, bk and bv must be given together";
     return MlirOperation{nullptr};
   }
-  auto layout = dyn_cast_or_null<WeightLayoutAttr>(
-      unwrap(attnLayoutAttrGet(wrap(ctx), options.layout)));
+  WeightLayoutAttr layout = layoutAttr(ctx, rawEnum(options.layout));
   if (!layout) {
     emitError(l) << "attnMhaOpCreate: unknown AttnWeightLayout value "
-                 << static_cast<int>(options.layout);
+                 << rawEnum(options.layout);
     return MlirOperation{nullptr};
   }
   OpBuilder b(ctx);

@@ -58,13 +58,18 @@ static void addReferenceLowering(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+/// Primitive chains become sdpa; mha becomes projections around an sdpa:
+/// what the fused lowerings (CPU and GPU) take.
+static void addRaiseToSdpa(OpPassManager &pm) {
+  pm.addPass(mlir::attn::createAttnFuse());
+  mlir::attn::AttnDecomposeOptions keepSdpa;
+  keepSdpa.keepSdpa = true;
+  pm.addPass(mlir::attn::createAttnDecompose(keepSdpa));
+}
+
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
-  // Primitive chains become sdpa; mha becomes projections around an sdpa.
-  pm.addPass(createAttnFuse());
-  AttnDecomposeOptions keepSdpa;
-  keepSdpa.keepSdpa = true;
-  pm.addPass(createAttnDecompose(keepSdpa));
+  addRaiseToSdpa(pm);
   ConvertAttnToLoopsOptions tiling;
   tiling.tileQ = options.tileQ;
   tiling.tileK = options.tileK;
@@ -122,10 +127,7 @@ struct ReportOptionErrorPass
 static void addGpuSchedule(OpPassManager &pm,
                            const mlir::attn::GpuPipelineOptions &options) {
   using namespace mlir::attn;
-  pm.addPass(createAttnFuse());
-  AttnDecomposeOptions keepSdpa;
-  keepSdpa.keepSdpa = true;
-  pm.addPass(createAttnDecompose(keepSdpa));
+  addRaiseToSdpa(pm);
   ConvertAttnToGpuOptions tiling;
   tiling.tileQ = options.tileQ;
   tiling.tileK = options.tileK;

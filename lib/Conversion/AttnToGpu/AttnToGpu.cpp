@@ -21,6 +21,8 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
 
+#include "../Common/ScfBuilders.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/AttrTypeSubElements.h"
@@ -95,14 +97,7 @@ struct Gen {
 
   /// for (iv = lb; iv < ub; iv += step) body(iv)
   void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
-    scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
-                       [&](OpBuilder &nb, Location, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard g(b);
-                         b.setInsertionPoint(nb.getInsertionBlock(),
-                                             nb.getInsertionPoint());
-                         body(iv);
-                         scf::YieldOp::create(b, loc);
-                       });
+    scf_builders::buildFor(b, loc, lb, ub, step, body);
   }
   void loop(int64_t lb, int64_t ub, function_ref<void(Value)> body) {
     loop(idx(lb), idx(ub), idx(1), body);
@@ -110,22 +105,10 @@ struct Gen {
   /// A loop carrying `init`; body returns the next values.
   SmallVector<Value> loopCarry(int64_t lb, int64_t ub, ValueRange init,
                                function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto op = scf::ForOp::create(
-        b, loc, idx(lb), idx(ub), idx(1), init,
-        [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, loc, body(iv, args));
-        });
-    return SmallVector<Value>(op.getResults());
+    return scf_builders::buildForCarry(b, loc, idx(lb), idx(ub), idx(1), init, body);
   }
   void ifThen(Value cond, function_ref<void()> body) {
-    scf::IfOp::create(b, loc, cond, [&](OpBuilder &nb, Location) {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-      body();
-      scf::YieldOp::create(b, loc);
-    });
+    scf_builders::buildIfThen(b, loc, cond, body);
   }
   /// A forall over `n` threads (`#gpu.thread<x>`).
   void threads(int64_t n, function_ref<void(Value)> body) {
@@ -156,9 +139,7 @@ struct Gen {
         arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(128)));
     Value n = arith::SIToFPOp::create(b, loc, f32(), ni);
     Value fr = fsub(c, n);
-    static const double coeffs[] = {1.535336188319500e-4, 1.339887440266574e-3,
-                                    9.618437357674640e-3, 5.550332471162809e-2,
-                                    2.402264791363012e-1, 6.931472028550421e-1};
+    const double *coeffs = scf_builders::kExp2Coefficients;
     Value p = f(coeffs[0]);
     for (int i = 1; i < 6; ++i)
       p = fadd(fmul(p, fr), f(coeffs[i]));

@@ -20,6 +20,8 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
 
+#include "../Common/ScfBuilders.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -89,34 +91,15 @@ struct Emitter {
 
   /// for (iv = lb; iv < ub; iv += step) body(iv)
   void loop(Value lb, Value ub, int64_t step, function_ref<void(Value)> body) {
-    scf::ForOp::create(b, loc, lb, ub, idx(step), ValueRange{},
-                       [&](OpBuilder &nb, Location, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard g(b);
-                         b.setInsertionPoint(nb.getInsertionBlock(),
-                                             nb.getInsertionPoint());
-                         body(iv);
-                         scf::YieldOp::create(b, loc);
-                       });
+    scf_builders::buildFor(b, loc, lb, ub, idx(step), body);
   }
   /// A loop carrying `init` values; body returns the next values.
   SmallVector<Value> loopCarry(Value lb, Value ub, int64_t step, ValueRange init,
                                function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto op = scf::ForOp::create(
-        b, loc, lb, ub, idx(step), init,
-        [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, loc, body(iv, args));
-        });
-    return SmallVector<Value>(op.getResults());
+    return scf_builders::buildForCarry(b, loc, lb, ub, idx(step), init, body);
   }
   void ifThen(Value cond, function_ref<void()> body) {
-    scf::IfOp::create(b, loc, cond, [&](OpBuilder &nb, Location) {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-      body();
-      scf::YieldOp::create(b, loc);
-    });
+    scf_builders::buildIfThen(b, loc, cond, body);
   }
 
   /// 2^x on a vector: x clamped to [-127, 127], 2^x = 2^n · p(x - n) with
@@ -127,9 +110,7 @@ struct Emitter {
     x = arith::MinimumFOp::create(b, loc, x, splat(127.0));
     Value n = math::FloorOp::create(b, loc, arith::AddFOp::create(b, loc, x, splat(0.5)));
     Value fr = arith::SubFOp::create(b, loc, x, n);
-    static const double coeffs[] = {1.535336188319500e-4, 1.339887440266574e-3,
-                                    9.618437357674640e-3, 5.550332471162809e-2,
-                                    2.402264791363012e-1, 6.931472028550421e-1};
+    const double *coeffs = scf_builders::kExp2Coefficients;
     Value p = splat(coeffs[0]);
     for (int i = 1; i < 6; ++i)
       p = fma(p, fr, splat(coeffs[i]));

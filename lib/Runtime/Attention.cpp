@@ -54,7 +54,7 @@ static std::string shapeStr(const std::vector<int64_t> &shape) {
 }
 
 std::string TensorInfo::str() const {
-  return rt::dtypeName(toDType(type)).str() + shapeStr(shape);
+  return rt::TensorSpec{toDType(type), shape}.str();
 }
 
 //===----------------------------------------------------------------------===//

@@ -415,13 +415,13 @@ llvm::Error CompiledFunction::callContiguous(
   packed(packedArgs.data());
   if (stats)
     stats->peakRssAfterKernelMiB = peakRssMiB();
+  // A failed GPU run still returns (meaningless) results that must be freed.
+  std::string gpuError;
   if (pipeline == Pipeline::Gpu) {
     double ms = takeGpuKernelMs();
     if (stats)
       stats->gpuKernelMs = ms;
-    std::string e = takeCudaError();
-    if (!e.empty())
-      return err("the GPU run failed: " + e);
+    gpuError = takeCudaError();
   }
 
   std::set<int64_t> inputBuffers, freed;
@@ -436,13 +436,16 @@ llvm::Error CompiledFunction::callContiguous(
     ResultBuffer rb{reinterpret_cast<const uint8_t *>(d[1]) + d[2] * es,
                     llvm::ArrayRef<int64_t>(d + 3, rank),
                     llvm::ArrayRef<int64_t>(d + 3 + rank, rank)};
-    sink(i, rb);
+    if (gpuError.empty())
+      sink(i, rb);
     // Results are owned by the caller (ownership-based deallocation), except
     // when one aliases an input or an earlier result.
     int64_t allocated = d[0];
     if (allocated && !inputBuffers.count(allocated) && freed.insert(allocated).second)
       std::free(reinterpret_cast<void *>(allocated));
   }
+  if (!gpuError.empty())
+    return err("the GPU run failed: " + gpuError);
   return llvm::Error::success();
 }
 

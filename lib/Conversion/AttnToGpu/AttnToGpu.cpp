@@ -198,11 +198,14 @@ public:
     });
 
     // Keys this Q tile can see: the causal limit of its last row.
+    // Key j is visible to row i iff j <= i + causalOffset.
     Value kEnd = p.tk;
     if (p.causal) {
+      causalOffset =
+          *p.causal == CausalKind::bottom_right ? g.sub(p.tk, p.tq) : g.idx(0);
       Value lastRow = g.sub(g.minI(g.add(q0, g.idx(TQ)), p.tq), g.idx(1));
-      Value off = *p.causal == CausalKind::bottom_right ? g.sub(p.tk, p.tq) : g.idx(0);
-      kEnd = g.maxI(g.idx(0), g.minI(p.tk, g.add(g.add(lastRow, off), g.idx(1))));
+      kEnd = g.maxI(g.idx(0),
+                    g.minI(p.tk, g.add(g.add(lastRow, causalOffset), g.idx(1))));
     }
     Value numKTiles = g.ceilDiv(kEnd, TK);
     g.loop(g.idx(0), numKTiles, g.idx(1), [&](Value kt) {
@@ -240,6 +243,8 @@ private:
   Gen &g;
   const Problem &p;
   int64_t TQ, TK;
+  /// Tk - Tq for bottom_right, 0 for top_left; set by build() when causal.
+  Value causalOffset;
 
   /// tile[j][c] = src[b, hk, k0 + j, c] (0 past Tk); thread t takes
   /// elements t, t + TQ, ... so that neighbouring threads read neighbouring
@@ -280,9 +285,6 @@ private:
                  Value hIdx, Value row, Value k0, Value t) {
     Value sbuf = memref::AllocaOp::create(g.b, g.loc, MemRefType::get({TK}, g.f32()));
     Value scale = g.f(p.scaleLog2);
-    Value off;
-    if (p.causal)
-      off = *p.causal == CausalKind::bottom_right ? g.sub(p.tk, p.tq) : g.idx(0);
     SmallVector<Value> mTile = g.loopCarry(0, TK, {g.negInf()}, [&](Value j, ValueRange a) {
       Value kj = g.add(k0, j);
       SmallVector<Value> dot = g.loopCarry(0, p.d, {g.f(0.0)}, [&](Value c, ValueRange acc) {
@@ -292,7 +294,7 @@ private:
       Value s = g.fmul(dot[0], scale);
       Value visible = g.lt(kj, p.tk);
       if (p.causal)
-        visible = g.andI(visible, g.le(kj, g.add(row, off)));
+        visible = g.andI(visible, g.le(kj, g.add(row, causalOffset)));
       if (p.mask) {
         // Reading the mask past Tk is out of bounds: clamp the index.
         Value kc = g.minI(kj, g.sub(p.tk, g.idx(1)));
@@ -429,16 +431,15 @@ struct ConvertAttnToGpuPass
           << static_cast<int64_t>(tileQ) << " tile-k=" << static_cast<int64_t>(tileK);
       return signalPassFailure();
     }
-    RewritePatternSet patterns(&getContext());
-    populateAttnToGpuPatterns(patterns, GpuTiling{tileQ, tileK});
+    // Each sdpa is rewritten on its own (not by a greedy driver) so that a
+    // refusal is an error, not an op silently left behind.
+    SdpaToGpuSchedule pattern(&getContext(), GpuTiling{tileQ, tileK});
+    PatternRewriter rewriter(&getContext());
     bool failedOp = false;
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     for (SdpaOp op : ops) {
-      // Rewrite each op on its own so that a refusal is an error.
-      PatternRewriter rewriter(&getContext());
       rewriter.setInsertionPoint(op);
-      SdpaToGpuSchedule pattern(&getContext(), GpuTiling{tileQ, tileK});
       if (failed(pattern.matchAndRewrite(op, rewriter)))
         failedOp = true;
     }

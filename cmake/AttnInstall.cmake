@@ -6,13 +6,15 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# Conversion is two libraries; consumers see one target.
+# Conversion is several libraries; consumers see one target.
 add_library(AttnConversion INTERFACE)
 target_link_libraries(AttnConversion INTERFACE AttnToLinalg AttnToLoops AttnToGpu)
 
 set(ATTN_EXPORTED_LIBS
   AttnDialect:Dialect
   AttnTransforms:Transforms
+  AttnGPUTransforms:GPUTransforms
+  AttnFlashCore:FlashCore
   AttnToLinalg:ToLinalg
   AttnToLoops:ToLoops
   AttnToGpu:ToGpu

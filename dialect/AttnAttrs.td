@@ -16,6 +16,23 @@ def Attn_CausalKind : I32EnumAttr<"CausalKind", "causal mask alignment", [
 }
 def Attn_CausalKindAttr : EnumAttr<Attn_Dialect, Attn_CausalKind, "causal"> {
   let assemblyFormat = "`<` $value `>`";
+  let description = [{
+    `#attn.causal<top_left>` / `#attn.causal<bottom_right>`: the causal
+    mask kind of `attn.mask`, `attn.sdpa` and `attn.mha`. For score row `i`
+    (`0 ≤ i < Tq`) and key `j` (`0 ≤ j < Tk`):
+
+    - `top_left`: key `j` is masked (set to `-inf`) when `j > i`. This is
+      PyTorch's `is_causal=True`, i.e. `torch.ones(Tq,Tk).tril(0)` as the
+      keep set, the seeds' `triu(diagonal=1)` as the masked set.
+    - `bottom_right`: key `j` is masked when `j > i + Tk - Tq`. This is
+      FlashAttention ≥ 2.1 and `torch.nn.attention.bias.causal_lower_right`;
+      it is what KV-cache decoding needs (`Tq < Tk`: the last query sees
+      all keys). When `Tq == Tk` both kinds are the same mask. With
+      `Tq > Tk`, `bottom_right` masks rows `i < Tq - Tk` entirely (they
+      produce zeros, see `attn.softmax`).
+
+    An op without a `causal` attribute applies no causal mask.
+  }];
 }
 
 // How a projection weight is stored.
@@ -29,6 +46,12 @@ def Attn_WeightLayout : I32EnumAttr<"WeightLayout", "projection weight layout", 
 }
 def Attn_WeightLayoutAttr : EnumAttr<Attn_Dialect, Attn_WeightLayout, "layout"> {
   let assemblyFormat = "`<` $value `>`";
+  let description = [{
+    `#attn.layout<out_in>` / `#attn.layout<in_out>`: how a projection
+    weight of `attn.project` or `attn.mha` is stored. `out_in` (the
+    **default** of both ops) is `nn.Linear`'s `(d_out, d_in)` weight,
+    `y = x·Wᵀ`; `in_out` is `(d_in, d_out)`, `y = x·W`.
+  }];
 }
 
 #endif // ATTN_ATTRS_TD

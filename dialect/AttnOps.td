@@ -33,9 +33,66 @@ class Attn_ShapedOp<string mnemonic, list<Trait> traits = []>
 def Attn_ProjectOp : Attn_ShapedOp<"project"> {
   let summary = "linear projection x·Wᵀ (+ b)";
   let description = [{
-    `y[..., o] = sum_i x[..., i] * W[o, i] + b[o]` with the default
-    `layout = #attn.layout<out_in>` (nn.Linear's `(d_out, d_in)` weight), or
-    `W[i, o]` with `#attn.layout<in_out>`. The bias is optional.
+    Linear projection (Q/K/V/output projection).
+
+    **Meaning.** With `layout = #attn.layout<out_in>` (default), `W` is `[Out,In]`:
+
+    ```
+    y[..., o] = Σ_i x[..., i] · W[o, i]  (+ b[o])
+    ```
+
+    With `layout = #attn.layout<in_out>`, `W` is `[In,Out]`:
+    `y[..., o] = Σ_i x[..., i] · W[i, o] (+ b[o])`.
+
+    PyTorch: `torch.nn.functional.linear(x, W, b)` (= `nn.Linear` with
+    `weight = W`, `bias = b`) for `out_in`; `x @ W + b` for `in_out`.
+
+    **Usage.**
+
+    ```
+    %y = attn.project %x, %w [, %b] [ {layout = #attn.layout<out_in|in_out>} ]
+        : (type(%x), type(%w) [, type(%b)]) -> type(%y)
+    ```
+
+    - `%x`: input `[..., In]`, any rank ≥ 1 (usually `[B,T,In]`).
+    - `%w`: weight, `[Out,In]` (`out_in`) or `[In,Out]` (`in_out`).
+    - `%b`: optional bias `[Out]`.
+    - `layout`: optional, defaults to `#attn.layout<out_in>` (nn.Linear).
+    - Result `[..., Out]`: the input's leading dims with the last replaced by `Out`.
+
+    **Verifier.**
+    - `input` has rank ≥ 1.
+    - `weight` has rank 2 (`[Out,In]` or `[In,Out]` per `layout`).
+    - `weight` has the same element type as `input`.
+    - The weight's input-width dim (dim 1 for `out_in`, dim 0 for `in_out`)
+      equals the last dim of `input`.
+    - If a bias is given: it has rank 1, the same element type as `input`, and
+      its length equals the weight's output width (dim 0 for `out_in`, dim 1
+      for `in_out`).
+    - The result type equals the inferred `[..., Out]` with the input's
+      element type (element type, rank, and each dim, dynamic dims kept dynamic).
+
+    **Folds.** None.
+
+    **Examples.**
+
+    ```mlir
+    func.func @project_q_linear(%x: tensor<2x16x512xf32>, %w: tensor<768x512xf32>,
+                                %b: tensor<768xf32>) -> tensor<2x16x768xf32> {
+      %y = attn.project %x, %w, %b
+          : (tensor<2x16x512xf32>, tensor<768x512xf32>, tensor<768xf32>) -> tensor<2x16x768xf32>
+      return %y : tensor<2x16x768xf32>
+    }
+    ```
+
+    ```mlir
+    func.func @project_in_out_dynamic(%x: tensor<?x?x512xf32>, %w: tensor<512x256xf32>)
+        -> tensor<?x?x256xf32> {
+      %y = attn.project %x, %w {layout = #attn.layout<in_out>}
+          : (tensor<?x?x512xf32>, tensor<512x256xf32>) -> tensor<?x?x256xf32>
+      return %y : tensor<?x?x256xf32>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$weight,
                        Optional<Attn_FloatTensor>:$bias,
@@ -55,6 +112,47 @@ def Attn_ProjectOp : Attn_ShapedOp<"project"> {
 
 def Attn_SplitHeadsOp : Attn_ShapedOp<"split_heads"> {
   let summary = "[B,T,h·D] → [B,h,T,D]: view(B,T,h,D).transpose(1,2)";
+  let description = [{
+    Split the model width into heads and move the head dim before the sequence.
+
+    **Meaning.** With `h = num_heads` and `D = W/h`:
+
+    ```
+    y[b, n, t, d] = x[b, t, n·D + d]        x: [B,T,W],  y: [B,h,T,W/h]
+    ```
+
+    PyTorch: `x.view(B, T, h, W // h).transpose(1, 2)`.
+
+    **Usage.**
+
+    ```
+    %y = attn.split_heads %x {num_heads = h : i64} : type(%x) -> type(%y)
+    ```
+
+    - `num_heads`: required, the number of heads `h`.
+
+    **Verifier.**
+    - `num_heads` is positive.
+    - `input` has rank 3 `[B,T,h·D]`.
+    - If the width (dim 2) is static, it is divisible by `num_heads`
+      ("d_model must be divisible by n_heads").
+    - The result type equals the inferred `[B, h, T, W/h]` (a dynamic `W`
+      gives a dynamic head dim) with the input's element type.
+
+    **Folds.** `split_heads(merge_heads(x), h) = x` when `x` has `h` heads
+    (dim 1 of `x` is `h`) and the split's result type is exactly `x`'s type.
+    `split_heads(merge_heads(x), 4)` of an 8-head `x` is a genuine re-split
+    and does not fold (see `attn.merge_heads` for a round trip that folds).
+
+    **Example** (dynamic batch and sequence, f16):
+
+    ```mlir
+    func.func @split_heads_dynamic_f16(%x: tensor<?x?x768xf16>) -> tensor<?x12x?x64xf16> {
+      %y = attn.split_heads %x {num_heads = 12 : i64} : tensor<?x?x768xf16> -> tensor<?x12x?x64xf16>
+      return %y : tensor<?x12x?x64xf16>
+    }
+    ```
+  }];
   let arguments = (ins Attn_FloatTensor:$input, I64Attr:$num_heads);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
@@ -64,6 +162,59 @@ def Attn_SplitHeadsOp : Attn_ShapedOp<"split_heads"> {
 
 def Attn_MergeHeadsOp : Attn_ShapedOp<"merge_heads"> {
   let summary = "[B,h,T,D] → [B,T,h·D]: transpose(1,2).reshape(B,T,h·D)";
+  let description = [{
+    Inverse of `attn.split_heads`.
+
+    **Meaning.**
+
+    ```
+    y[b, t, n·D + d] = x[b, n, t, d]        x: [B,h,T,D],  y: [B,T,h·D]
+    ```
+
+    PyTorch: `x.transpose(1, 2).reshape(B, T, h * D)`
+    (= `.contiguous().view(B, T, h * D)`).
+
+    **Usage.**
+
+    ```
+    %y = attn.merge_heads %x : type(%x) -> type(%y)
+    ```
+
+    No attributes; the head count is dim 1 of the input.
+
+    **Verifier.**
+    - `input` has rank 4 `[B,h,T,D]`.
+    - The result type equals the inferred `[B, T, h·D]` (dynamic when `h` or
+      `D` is dynamic) with the input's element type.
+
+    **Folds.** `merge_heads(split_heads(x)) = x` when the merge's result type
+    is exactly `x`'s type (always the case for a well-typed pair).
+
+    **Example:**
+
+    ```mlir
+    func.func @merge_heads_dynamic(%x: tensor<?x12x?x64xf32>) -> tensor<?x?x768xf32> {
+      %y = attn.merge_heads %x : tensor<?x12x?x64xf32> -> tensor<?x?x768xf32>
+      return %y : tensor<?x?x768xf32>
+    }
+    ```
+
+    Folding a round trip (`attn-opt --canonicalize` turns both functions into
+    `return %x`):
+
+    ```mlir
+    func.func @fold_merge_of_split(%x: tensor<2x16x512xf32>) -> tensor<2x16x512xf32> {
+      %s = attn.split_heads %x {num_heads = 8 : i64} : tensor<2x16x512xf32> -> tensor<2x8x16x64xf32>
+      %m = attn.merge_heads %s : tensor<2x8x16x64xf32> -> tensor<2x16x512xf32>
+      return %m : tensor<2x16x512xf32>
+    }
+    func.func @fold_split_of_merge(%x: tensor<2x8x16x64xf32>) -> tensor<2x8x16x64xf32> {
+      %m = attn.merge_heads %x : tensor<2x8x16x64xf32> -> tensor<2x16x512xf32>
+      %s = attn.split_heads %m {num_heads = 8 : i64} : tensor<2x16x512xf32> -> tensor<2x8x16x64xf32>
+      return %s : tensor<2x8x16x64xf32>
+    }
+    ```
+  }];
   let arguments = (ins Attn_FloatTensor:$input);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
@@ -72,9 +223,46 @@ def Attn_MergeHeadsOp : Attn_ShapedOp<"merge_heads"> {
 }
 
 def Attn_ScoresOp : Attn_ShapedOp<"scores"> {
-  let summary = "attention scores Q·Kᵀ";
+  let summary = "attention scores Q·Kᵀ (unscaled)";
   let description = [{
-    `S[b,h,i,j] = sum_d Q[b,h,i,d] * K[b, h / (H/Hkv), j, d]`.
+    **Meaning.**
+
+    ```
+    S[b,h,i,j] = Σ_d Q[b,h,i,d] · K[b, h/(H/Hkv), j, d]
+    ```
+
+    PyTorch: `Q @ K.repeat_interleave(H // Hkv, dim=1).transpose(-2, -1)`
+    (for `H == Hkv` simply `Q @ K.transpose(-2, -1)`).
+
+    **Usage.**
+
+    ```
+    %s = attn.scores %q, %k : type(%q), type(%k) -> type(%s)
+    ```
+
+    - `%q` `[B,H,Tq,D]`, `%k` `[B,Hkv,Tk,D]`, result `[B,H,Tq,Tk]`.
+
+    **Verifier.**
+    - `query` has rank 4 `[B,H,Tq,D]`; `key` has rank 4 `[B,Hkv,Tk,D]`.
+    - `key` has the same element type as `query`.
+    - `key` batch (dim 0) equals `B` of `query`.
+    - `H` is a multiple of `Hkv` (`H % Hkv == 0`; a static `Hkv = 0` is an error).
+    - `key` head dim (dim 3) equals `D` of `query`.
+    - (`Tq` and `Tk` are unconstrained.)
+    - The result type equals the inferred `[B,H,Tq,Tk]` with the query's
+      element type.
+
+    **Folds.** None.
+
+    **Example** (GQA, `H = 8`, `Hkv = 2`, `Tq ≠ Tk`):
+
+    ```mlir
+    func.func @scores_gqa(%q: tensor<2x8x16x64xf32>, %k: tensor<2x2x32x64xf32>)
+        -> tensor<2x8x16x32xf32> {
+      %s = attn.scores %q, %k : tensor<2x8x16x64xf32>, tensor<2x2x32x64xf32> -> tensor<2x8x16x32xf32>
+      return %s : tensor<2x8x16x32xf32>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key);
   let results = (outs Attn_FloatTensor:$result);
@@ -86,6 +274,49 @@ def Attn_ScoresOp : Attn_ShapedOp<"scores"> {
 
 def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let summary = "multiply every element by a constant";
+  let description = [{
+    **Meaning.** `y[...] = scale · x[...]`. PyTorch: `x * scale`.
+
+    **Usage.**
+
+    ```
+    %y = attn.scale %x {scale = s : f32} : type(%x)
+    ```
+
+    - `scale`: required `f32` attribute. Operand and result have the same
+      type (any rank).
+
+    **Verifier.**
+    - Operand and result types are identical (`SameOperandsAndResultType`).
+    - `scale` is a positive finite number (not `0`, negative, `inf` or `nan`).
+
+    **Folds / canonicalisation.**
+    - `scale(x, 1.0) = x` (fold).
+    - `scale(scale(x, a), b) = scale(x, a·b)` (canonicalisation pattern; the
+      product is rounded to `f32`). It does not apply when the `f32` product
+      overflows to `inf` or underflows to `0`: the two scales then stay apart.
+
+    **Example** (bf16):
+
+    ```mlir
+    func.func @scale_bf16(%s: tensor<1x12x128x128xbf16>) -> tensor<1x12x128x128xbf16> {
+      %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x12x128x128xbf16>
+      return %t : tensor<1x12x128x128xbf16>
+    }
+    ```
+
+    Canonicalisation: `attn-opt --canonicalize` turns this into a single
+    `attn.scale %x {scale = 1.250000e-01 : f32}` (0.25 · 0.5):
+
+    ```mlir
+    func.func @fold_scale_of_scale(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+      %0 = attn.scale %x {scale = 0.25 : f32} : tensor<1x4x8x8xf32>
+      %1 = attn.scale %0 {scale = 0.5 : f32} : tensor<1x4x8x8xf32>
+      %2 = attn.scale %1 {scale = 1.0 : f32} : tensor<1x4x8x8xf32>
+      return %2 : tensor<1x4x8x8xf32>
+    }
+    ```
+  }];
   let arguments = (ins Attn_FloatTensor:$input, F32Attr:$scale);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
@@ -97,10 +328,70 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType]> {
 def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "causal and/or operand masking of scores";
   let description = [{
-    With `causal = #attn.causal<top_left>` key `j` of row `i` becomes `-inf`
-    when `j > i`; with `bottom_right` when `j > i + Tk - Tq`. With an `i1`
-    mask operand (broadcastable to `[B,H,Tq,Tk]`) elements where the mask
-    is false become `-inf`; a float mask is added.
+    **Meaning.** For scores `x` `[B,H,Tq,Tk]`:
+
+    ```
+    c[b,h,i,j] = -inf                 if causal = top_left     and j > i
+               = -inf                 if causal = bottom_right and j > i + Tk - Tq
+               = x[b,h,i,j]           otherwise (or with no causal attribute)
+    y[b,h,i,j] = M[b,h,i,j] ? c[b,h,i,j] : -inf      (i1 mask, broadcast)
+               = c[b,h,i,j] + M[b,h,i,j]             (float mask, broadcast)
+               = c[b,h,i,j]                          (no mask operand)
+    ```
+
+    PyTorch (`tril` keeps the lower triangle):
+
+    ```
+    keep = torch.ones(Tq, Tk, dtype=torch.bool).tril(0)         # top_left  (is_causal)
+    keep = torch.ones(Tq, Tk, dtype=torch.bool).tril(Tk - Tq)   # bottom_right
+    y = x.masked_fill(~keep, float('-inf'))
+    y = y.masked_fill(~M, float('-inf'))   # i1 mask
+    y = y + M                              # float mask
+    ```
+
+    **Usage.**
+
+    ```
+    %y = attn.mask %x [, %m] [ {causal = #attn.causal<top_left|bottom_right>} ]
+        : type(%x) [, type(%m)]
+    ```
+
+    - `%m`: optional mask operand (`i1` keep mask or additive float mask).
+    - `causal`: optional; absent means no causal masking.
+    - The result has the type of `%x`.
+
+    **Verifier.**
+    - Input and result types are identical.
+    - `input` has rank 4 `[B,H,Tq,Tk]`.
+    - If `%m` is given (the common mask rule of the dialect's conventions):
+      - its element type is `i1` or exactly the input's element type
+        (an `f32` mask on `f16` scores is an error);
+      - its rank is at most 4;
+      - each of its dims, right-aligned against `[B,H,Tq,Tk]`, is a static 1
+        or equals the scores dim (either side `?` is accepted).
+
+    **Folds.** `mask(x)` with neither a `causal` attribute nor a mask operand
+    folds to `x`.
+
+    **Examples** (GQA-shaped scores with a bottom-right causal mask plus a
+    key-padding keep mask; an f16 additive mask):
+
+    ```mlir
+    func.func @mask_causal_padding(%s: tensor<2x8x16x32xf32>, %keep: tensor<2x1x1x32xi1>)
+        -> tensor<2x8x16x32xf32> {
+      %y = attn.mask %s, %keep {causal = #attn.causal<bottom_right>}
+          : tensor<2x8x16x32xf32>, tensor<2x1x1x32xi1>
+      return %y : tensor<2x8x16x32xf32>
+    }
+    ```
+
+    ```mlir
+    func.func @mask_additive_f16(%s: tensor<?x4x?x?xf16>, %bias: tensor<1x4x1x1xf16>)
+        -> tensor<?x4x?x?xf16> {
+      %y = attn.mask %s, %bias : tensor<?x4x?x?xf16>, tensor<1x4x1x1xf16>
+      return %y : tensor<?x4x?x?xf16>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Optional<Attn_MaskTensor>:$mask,
                        OptionalAttr<Attn_CausalKindAttr>:$causal);
@@ -113,8 +404,39 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["input", "result"]>]> {
 def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "numerically stable softmax over the last dim";
   let description = [{
-    `P[..., j] = exp(x[..., j] - m) / sum_k exp(x[..., k] - m)` with `m` the
-    row max; a row that is entirely `-inf` gives zeros.
+    **Meaning.** For each row (all indices but the last):
+
+    ```
+    m = max_k x[..., k]
+    P[..., j] = exp(x[..., j] - m) / Σ_k exp(x[..., k] - m)
+    ```
+
+    A row that is entirely `-inf` (fully masked) gives all zeros, not NaN.
+
+    PyTorch: `torch.softmax(x, dim=-1)`, except that PyTorch returns NaN for
+    an all-`-inf` row where this op returns 0
+    (`torch.softmax(x, -1).nan_to_num(0.0)` for masked rows).
+
+    **Usage.**
+
+    ```
+    %p = attn.softmax %x : type(%x)
+    ```
+
+    **Verifier.**
+    - Operand and result types are identical.
+    - `input` has rank ≥ 1.
+
+    **Folds.** None.
+
+    **Example** (f16):
+
+    ```mlir
+    func.func @softmax_f16(%x: tensor<1x12x128x128xf16>) -> tensor<1x12x128x128xf16> {
+      %p = attn.softmax %x : tensor<1x12x128x128xf16>
+      return %p : tensor<1x12x128x128xf16>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$input);
   let results = (outs Attn_FloatTensor:$result);
@@ -125,9 +447,76 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
 def Attn_DropoutOp : Attn_Op<"dropout", [Pure, SameOperandsAndResultType]> {
   let summary = "dropout on attention weights, counter-based RNG";
   let description = [{
-    Each element is kept with probability `1 - rate` and scaled by
-    `1/(1 - rate)`; which elements are kept is a pure function of `seed`
-    and the element's flat index. `rate = 0` folds away.
+    Dropout on attention weights with a counter-based RNG, so the CPU and GPU
+    lowerings drop the same elements.
+
+    **Meaning.**
+
+    ```
+    y[n] = keep(seed, n) ? x[n] / (1 - rate) : 0
+    ```
+
+    where `n` is the element's flat (row-major) index and `keep(seed, n)` is a
+    pure function that is true with probability `1 - rate`.
+
+    PyTorch: `torch.nn.functional.dropout(x, p=rate, training=True)` in
+    distribution (the random stream is not PyTorch's; it depends only on
+    `seed` and the index, so the op is pure and reproducible).
+
+    **The generator.** `attn.dropout {rate = r, seed = s}` on a tensor `x`
+    computes, for the element at row-major flat index `n` (over the whole
+    tensor; for `sdpa` and `mha` the tensor is the `[B,H,Tq,Tk]`
+    probabilities), with wrapping unsigned 64-bit arithmetic and the seed
+    taken as its two's-complement `uint64`:
+
+    ```
+    z = s + (n + 1) · 0x9E3779B97F4A7C15
+    z = (z ^ (z >> 30)) · 0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) · 0x94D049BB133111EB
+    z =  z ^ (z >> 31)                                   (the splitmix64 finaliser)
+    keep  = (z >> 40) >= ceil(r · 2^24)                  (r as f32, the product in double)
+    y[n]  = keep ? x[n] · (1 / (1 - r)) : 0              (the factor in double, then rounded
+                                                          to the compute type)
+    ```
+
+    So each element is kept with probability `1 - ceil(r·2^24)/2^24`. The mask
+    depends only on `seed`, the flat index and the tensor's shape, so every run
+    and every lowering drops the same elements; it is not PyTorch's stream.
+    The same formula is `dropoutKeep` in `include/attn/Reference/Reference.h`.
+
+    **Usage.**
+
+    ```
+    %y = attn.dropout %x {rate = r : f32 [, seed = s : i64]} : type(%x)
+    ```
+
+    - `rate`: required `f32`, the drop probability.
+    - `seed`: optional `i64`, **defaults to 0** (and is not printed when 0).
+
+    **Verifier.**
+    - Operand and result types are identical.
+    - `rate` is in `[0, 1)` (`rate = 1` and `nan` are rejected).
+
+    **Folds.** `dropout(x, rate = 0) = x`.
+
+    **Example:**
+
+    ```mlir
+    func.func @dropout_seeded(%p: tensor<2x8x16x32xf32>) -> tensor<2x8x16x32xf32> {
+      %y = attn.dropout %p {rate = 0.1 : f32, seed = 42 : i64} : tensor<2x8x16x32xf32>
+      return %y : tensor<2x8x16x32xf32>
+    }
+    ```
+
+    `attn-opt --canonicalize` folds both ops below away (`return %x`):
+
+    ```mlir
+    func.func @fold_dropout_and_mask(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+      %0 = attn.dropout %x {rate = 0.0 : f32} : tensor<1x4x8x8xf32>
+      %1 = attn.mask %0 : tensor<1x4x8x8xf32>
+      return %1 : tensor<1x4x8x8xf32>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, F32Attr:$rate,
                        DefaultValuedAttr<I64Attr, "0">:$seed);
@@ -140,7 +529,43 @@ def Attn_DropoutOp : Attn_Op<"dropout", [Pure, SameOperandsAndResultType]> {
 def Attn_WeightedSumOp : Attn_ShapedOp<"weighted_sum"> {
   let summary = "attention output P·V";
   let description = [{
-    `O[b,h,i,e] = sum_j P[b,h,i,j] * V[b, h / (H/Hkv), j, e]`.
+    **Meaning.**
+
+    ```
+    O[b,h,i,e] = Σ_j P[b,h,i,j] · V[b, h/(H/Hkv), j, e]
+    ```
+
+    PyTorch: `P @ V.repeat_interleave(H // Hkv, dim=1)` (for `H == Hkv`
+    simply `P @ V`).
+
+    **Usage.**
+
+    ```
+    %o = attn.weighted_sum %p, %v : type(%p), type(%v) -> type(%o)
+    ```
+
+    - `%p` `[B,H,Tq,Tk]`, `%v` `[B,Hkv,Tk,Dv]`, result `[B,H,Tq,Dv]`.
+
+    **Verifier.**
+    - `probs` has rank 4 `[B,H,Tq,Tk]`; `value` has rank 4 `[B,Hkv,Tk,Dv]`.
+    - `value` has the same element type as `probs`.
+    - `value` batch (dim 0) equals `B` of `probs`.
+    - `H` (dim 1 of `probs`) is a multiple of `Hkv` (dim 1 of `value`).
+    - `value` length (dim 2) equals `Tk`, dim 3 of `probs`.
+    - The result type equals the inferred `[B,H,Tq,Dv]` with the probs'
+      element type.
+
+    **Folds.** None.
+
+    **Example** (GQA, `H = 8`, `Hkv = 2`, `Dv = 48 ≠ D`):
+
+    ```mlir
+    func.func @weighted_sum_gqa(%p: tensor<2x8x16x32xf32>, %v: tensor<2x2x32x48xf32>)
+        -> tensor<2x8x16x48xf32> {
+      %o = attn.weighted_sum %p, %v : tensor<2x8x16x32xf32>, tensor<2x2x32x48xf32> -> tensor<2x8x16x48xf32>
+      return %o : tensor<2x8x16x48xf32>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$probs, Attn_FloatTensor:$value);
   let results = (outs Attn_FloatTensor:$result);
@@ -157,10 +582,156 @@ def Attn_WeightedSumOp : Attn_ShapedOp<"weighted_sum"> {
 def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
   let summary = "scaled dot-product attention softmax(mask(scale·Q·Kᵀ))·V";
   let description = [{
-    torch.nn.functional.scaled_dot_product_attention. `scale` defaults to
-    `1/sqrt(D)`; `causal` is optional; the optional fourth operand is an
-    `i1` keep-mask or a float additive mask broadcastable to `[B,H,Tq,Tk]`;
-    `dropout_rate`/`dropout_seed` apply dropout to the attention weights.
+    Scaled dot-product attention in one op; the form the fused lowerings take.
+
+    **Meaning.**
+
+    ```
+    S[b,h,i,j] = scale · Σ_d Q[b,h,i,d] · K[b, h/(H/Hkv), j, d]
+    S'         = attn.mask(S, mask, causal)          (see attn.mask)
+    P[b,h,i,:] = softmax_j(S'[b,h,i,:])              (all -inf row → zeros)
+    P'         = dropout(P, dropout_rate, dropout_seed)   (if dropout_rate given)
+    O[b,h,i,e] = Σ_j P'[b,h,i,j] · V[b, h/(H/Hkv), j, e]
+    ```
+
+    with `scale = 1/sqrt(D)` when the attribute is absent. That is,
+    `sdpa = weighted_sum(dropout(softmax(mask(scale(scores(Q,K))))), V)`.
+    When `D` is `?` the op verifies, but the lowerings need the scale written
+    out: `attn-decompose` refuses such an sdpa with "head dim is dynamic and
+    no 'scale' is given".
+
+    PyTorch:
+
+    ```
+    torch.nn.functional.scaled_dot_product_attention(
+        Q, K, V,
+        attn_mask=mask,            # i1: True = take part (same convention); float: added
+        dropout_p=dropout_rate or 0.0,
+        is_causal=(causal == top_left),
+        scale=scale,               # None = 1/sqrt(D)
+        enable_gqa=(H != Hkv))
+    ```
+
+    `bottom_right` corresponds to passing
+    `attn_mask=torch.nn.attention.bias.causal_lower_right(Tq, Tk)`. Unlike
+    PyTorch, `causal` and a mask operand may be combined, and a fully masked
+    row gives zeros instead of NaN.
+
+    **Usage.**
+
+    ```
+    %o = attn.sdpa %q, %k, %v [, %mask] [ATTRS]
+         : (type(%q), type(%k), type(%v) [, type(%mask)]) -> type(%o)
+
+    ATTRS: {scale = s : f32, causal = #attn.causal<top_left|bottom_right>,
+            dropout_rate = r : f32, dropout_seed = n : i64}   (each one optional)
+    ```
+
+    - `%q` `[B,H,Tq,D]`, `%k` `[B,Hkv,Tk,D]`, `%v` `[B,Hkv,Tk,Dv]`;
+      result `[B,H,Tq,Dv]`.
+    - `%mask`: optional fourth operand, `i1` keep mask or additive float
+      mask, broadcastable to `[B,H,Tq,Tk]`.
+    - `scale`: optional `f32`; **defaults to `1/sqrt(D)`**.
+    - `causal`: optional; absent means not causal.
+    - `dropout_rate`: optional `f32`; absent means no dropout.
+    - `dropout_seed`: optional `i64`; **defaults to 0**; only allowed together
+      with `dropout_rate` (the verifier rejects a seed without a rate).
+
+    **Verifier.**
+    - `query` has rank 4 `[B,H,Tq,D]`; `key` has rank 4 `[B,Hkv,Tk,D]`.
+    - `key` has the same element type as `query`; `key` batch equals `B`;
+      `H % Hkv == 0`; `key` head dim equals `D`.
+    - `value` has rank 4 `[B,Hkv,Tk,Dv]` and the same element type as `query`.
+    - `value` batch equals `B`, `value` heads (dim 1) equal `Hkv` of `key`,
+      `value` length (dim 2) equals `Tk` of `key`.
+    - If `%mask` is given: element type `i1` or the query's element type;
+      rank ≤ 4; each dim a static 1 or equal to the matching dim of
+      `[B,H,Tq,Tk]` (right-aligned).
+    - `scale`, if given, is a positive finite number.
+    - `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` needs
+      `dropout_rate`.
+    - The result type equals the inferred `[B,H,Tq,Dv]` with the query's
+      element type.
+
+    **Folds.** None: an `sdpa` with `dropout_rate = 0.0` or `scale = 1.0`
+    keeps the attribute. The `attn-decompose` pass expands an `sdpa` into the
+    primitive chain and `attn-fuse` raises such a chain back to one `sdpa`.
+
+    **Examples.** A causal self-attention, and a cross-length attention with
+    an explicit scale and a `[B,1,1,Tk]` keep mask:
+
+    ```mlir
+    func.func @sdpa_causal_gpt2(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>,
+                                %v: tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32> {
+      %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
+          : (tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>)
+            -> tensor<1x12x1024x64xf32>
+      return %o : tensor<1x12x1024x64xf32>
+    }
+    ```
+
+    ```mlir
+    func.func @sdpa_keep_mask(%q: tensor<2x4x31x64xf32>, %k: tensor<2x4x129x64xf32>,
+                              %v: tensor<2x4x129x64xf32>, %keep: tensor<2x1x1x129xi1>)
+        -> tensor<2x4x31x64xf32> {
+      %o = attn.sdpa %q, %k, %v, %keep {scale = 0.125 : f32}
+          : (tensor<2x4x31x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32>, tensor<2x1x1x129xi1>)
+            -> tensor<2x4x31x64xf32>
+      return %o : tensor<2x4x31x64xf32>
+    }
+    ```
+
+    Dynamic batch and sequence lengths (the result keeps `?` for `B` and `Tq`):
+
+    ```mlir
+    func.func @sdpa_dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>,
+                            %v: tensor<?x4x?x64xf32>) -> tensor<?x4x?x64xf32> {
+      %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
+          : (tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>) -> tensor<?x4x?x64xf32>
+      return %o : tensor<?x4x?x64xf32>
+    }
+    ```
+
+    GQA KV-cache decode step (`H = 8`, `Hkv = 2`, one new query against 512
+    cached keys, bottom-right causal):
+
+    ```mlir
+    func.func @sdpa_gqa_decode(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x512x128xf32>,
+                               %v: tensor<1x2x512x128xf32>) -> tensor<1x8x1x128xf32> {
+      %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
+          : (tensor<1x8x1x128xf32>, tensor<1x2x512x128xf32>, tensor<1x2x512x128xf32>)
+            -> tensor<1x8x1x128xf32>
+      return %o : tensor<1x8x1x128xf32>
+    }
+    ```
+
+    f16 with an additive `[Tq,Tk]` mask (same element type as Q) and dropout:
+
+    ```mlir
+    func.func @sdpa_f16_additive_dropout(%q: tensor<2x8x64x64xf16>, %k: tensor<2x8x64x64xf16>,
+                                         %v: tensor<2x8x64x32xf16>, %bias: tensor<64x64xf16>)
+        -> tensor<2x8x64x32xf16> {
+      %o = attn.sdpa %q, %k, %v, %bias {dropout_rate = 0.1 : f32, dropout_seed = 1234 : i64}
+          : (tensor<2x8x64x64xf16>, tensor<2x8x64x64xf16>, tensor<2x8x64x32xf16>, tensor<64x64xf16>)
+            -> tensor<2x8x64x32xf16>
+      return %o : tensor<2x8x64x32xf16>
+    }
+    ```
+
+    The same computation as the first example (at `T = 128`), written with
+    the primitive ops (the chain `attn-decompose` produces):
+
+    ```mlir
+    func.func @sdpa_as_primitives(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>,
+                                  %v: tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32> {
+      %s = attn.scores %q, %k : tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x128xf32>
+      %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x12x128x128xf32>
+      %u = attn.mask %t {causal = #attn.causal<top_left>} : tensor<1x12x128x128xf32>
+      %p = attn.softmax %u : tensor<1x12x128x128xf32>
+      %r = attn.weighted_sum %p, %v : tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x64xf32>
+      return %r : tensor<1x12x128x64xf32>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
                        Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
@@ -186,10 +757,146 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
 def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
   let summary = "multi-head attention: project, split, sdpa, merge, project";
   let description = [{
-    The seeds' `MultiHeadAttention.forward` and nn.MultiheadAttention:
-    `Q = xq·Wqᵀ + bq`, `K = xkv·Wkᵀ + bk`, `V = xkv·Wvᵀ + bv`, split into
-    `num_heads` query heads and `num_kv_heads` key/value heads, `sdpa`,
-    merge heads, `out = O·Woᵀ + bo`.
+    Multi-head attention: input projections, head split, `sdpa`, head merge,
+    output projection. Self-attention when `query_input` and `kv_input` are the
+    same value, cross-attention when they differ.
+
+    **Meaning.** With `H = num_heads`, `Hkv = num_kv_heads` (default `H`), and
+    the weights in the default `out_in` layout:
+
+    ```
+    Q   = xq  · Wqᵀ (+ bq)          xq  [B,Tq,E],   Wq [H·D,   E]    → [B,Tq,H·D]
+    K   = xkv · Wkᵀ (+ bk)          xkv [B,Tk,Ekv], Wk [Hkv·D, Ekv]  → [B,Tk,Hkv·D]
+    V   = xkv · Wvᵀ (+ bv)                          Wv [Hkv·Dv,Ekv]  → [B,Tk,Hkv·Dv]
+    O   = sdpa(split_heads(Q, H), split_heads(K, Hkv), split_heads(V, Hkv), mask;
+               scale, causal, dropout_rate, dropout_seed)             → [B,H,Tq,Dv]
+    out = merge_heads(O) · Woᵀ (+ bo)               Wo [Eo,   H·Dv]  → [B,Tq,Eo]
+    ```
+
+    (with `layout = #attn.layout<in_out>` every weight is transposed:
+    `Wq [E,H·D]`, …, `Wo [H·Dv,Eo]`, and `·Wᵀ` becomes `·W`). `D` is derived
+    as `out_width(Wq)/H` and `Dv` as `out_width(Wv)/Hkv`; the default scale is
+    `1/sqrt(D)`.
+
+    PyTorch: the seeds' `MultiHeadAttention.forward`, and
+    `nn.MultiheadAttention(E, H, bias=True, kdim=Ekv, vdim=Ekv, batch_first=True)`
+    with `q/k/v_proj_weight = Wq/Wk/Wv`, `in_proj_bias = cat(bq,bk,bv)`,
+    `out_proj = (Wo, bo)`, `dropout = dropout_rate`
+    (`nn.MultiheadAttention` only covers `Hkv == H` and `H·D == H·Dv == Eo == E`;
+    note that its boolean `attn_mask`/`key_padding_mask` mark positions to
+    **exclude**, so pass `~mask` here, reshaped `key_padding_mask[:,None,None,:]`).
+
+    **Usage.**
+
+    ```
+    %out = attn.mha %xq, %xkv, %wq, %wk, %wv, %wo
+             [qkv_bias(%bq, %bk, %bv)] [out_bias(%bo)] [mask(%mask)]
+             {num_heads = H : i64
+              [, num_kv_heads = Hkv : i64] [, scale = s : f32]
+              [, causal = #attn.causal<top_left|bottom_right>]
+              [, dropout_rate = r : f32] [, dropout_seed = n : i64]
+              [, layout = #attn.layout<out_in|in_out>]}
+         : (types of all operands, in order) -> type(%out)
+    ```
+
+    - `qkv_bias(...)`: optional; the three input-projection biases, all or none.
+    - `out_bias(...)`: optional output-projection bias.
+    - `mask(...)`: optional `i1` keep / additive float mask, broadcastable to
+      `[B,H,Tq,Tk]`.
+    - `num_heads`: required.
+    - `num_kv_heads`: optional, **defaults to `num_heads`** (set it for GQA/MQA).
+    - `scale`: optional, **defaults to `1/sqrt(D)`**.
+    - `causal`, `dropout_rate`: optional, as in `sdpa`; `dropout_seed`
+      optional, **defaults to 0**, only allowed together with `dropout_rate`.
+    - `layout`: optional, **defaults to `#attn.layout<out_in>`** (nn.Linear);
+      applies to all four weights.
+
+    **Verifier.**
+    - `num_heads` is positive; `num_kv_heads` (when given) is positive;
+      `num_heads % num_kv_heads == 0`.
+    - `query_input` has rank 3 `[B,Tq,E]`; `kv_input` has rank 3
+      `[B,Tk,Ekv]`, the same element type, and the same batch `B`.
+    - Each of `wq`, `wk`, `wv`, `wo` has rank 2 (`[Out,In]` or `[In,Out]` per
+      `layout`) and the element type of `query_input`.
+    - `wq` input width equals `E`; `wq` output width, when static, is
+      divisible by `num_heads` (gives `D`).
+    - `wk` input width equals `Ekv`; `wk` output width equals `num_kv_heads · D`.
+    - `wv` input width equals `Ekv`; `wv` output width, when static, is
+      divisible by `num_kv_heads` (gives `Dv`).
+    - `wo` input width equals `num_heads · Dv`.
+    - `bq`, `bk`, `bv` are given together or not at all (only reachable in the
+      generic form; the custom syntax always takes all three).
+    - Each given bias has rank 1, the element type of `query_input`, and a
+      length equal to the output width of its weight (`bq`↔`wq`, `bk`↔`wk`,
+      `bv`↔`wv`, `bo`↔`wo`).
+    - If `mask` is given: element type `i1` or the input's element type;
+      rank ≤ 4; each dim a static 1 or equal to the matching dim of
+      `[B, num_heads, Tq, Tk]` (right-aligned).
+    - `scale`, if given, is a positive finite number; `dropout_rate`, if
+      given, is in `[0, 1)`; `dropout_seed` needs `dropout_rate`.
+    - The result type equals the inferred `[B, Tq, Eo]` (`Eo` = output width
+      of `wo`) with the input's element type.
+
+    **Folds.** None. It means exactly
+    `project`/`split_heads`/`sdpa`/`merge_heads`/`project`, and the
+    `attn-decompose` pass expands it so.
+
+    **Examples.** GPT-2 small causal self-attention (E = 768, 12 heads):
+
+    ```mlir
+    func.func @mha_gpt2_self(%x: tensor<1x1024x768xf32>,
+                             %wq: tensor<768x768xf32>, %wk: tensor<768x768xf32>,
+                             %wv: tensor<768x768xf32>, %wo: tensor<768x768xf32>,
+                             %bq: tensor<768xf32>, %bk: tensor<768xf32>,
+                             %bv: tensor<768xf32>, %bo: tensor<768xf32>)
+        -> tensor<1x1024x768xf32> {
+      %y = attn.mha %x, %x, %wq, %wk, %wv, %wo qkv_bias(%bq, %bk, %bv) out_bias(%bo)
+          {num_heads = 12 : i64, causal = #attn.causal<top_left>}
+          : (tensor<1x1024x768xf32>, tensor<1x1024x768xf32>,
+             tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>,
+             tensor<768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768xf32>)
+            -> tensor<1x1024x768xf32>
+      return %y : tensor<1x1024x768xf32>
+    }
+    ```
+
+    Cross-attention (decoder queries `[2,10,256]` over encoder states
+    `[2,20,128]`, 8 heads of 32) with all biases and a key-padding keep mask:
+
+    ```mlir
+    func.func @mha_cross_attention(%xq: tensor<2x10x256xf32>, %xkv: tensor<2x20x128xf32>,
+                                   %wq: tensor<256x256xf32>, %wk: tensor<256x128xf32>,
+                                   %wv: tensor<256x128xf32>, %wo: tensor<256x256xf32>,
+                                   %bq: tensor<256xf32>, %bk: tensor<256xf32>,
+                                   %bv: tensor<256xf32>, %bo: tensor<256xf32>,
+                                   %keep: tensor<2x1x1x20xi1>) -> tensor<2x10x256xf32> {
+      %y = attn.mha %xq, %xkv, %wq, %wk, %wv, %wo qkv_bias(%bq, %bk, %bv) out_bias(%bo) mask(%keep)
+          {num_heads = 8 : i64}
+          : (tensor<2x10x256xf32>, tensor<2x20x128xf32>,
+             tensor<256x256xf32>, tensor<256x128xf32>, tensor<256x128xf32>, tensor<256x256xf32>,
+             tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>,
+             tensor<2x1x1x20xi1>) -> tensor<2x10x256xf32>
+      return %y : tensor<2x10x256xf32>
+    }
+    ```
+
+    GQA (`num_heads = 8`, `num_kv_heads = 2`, `D = Dv = 32`) in bf16 with
+    `in_out` weights and dynamic batch/sequence:
+
+    ```mlir
+    func.func @mha_gqa_bf16_in_out(%x: tensor<?x?x256xbf16>,
+                                   %wq: tensor<256x256xbf16>, %wk: tensor<256x64xbf16>,
+                                   %wv: tensor<256x64xbf16>, %wo: tensor<256x256xbf16>)
+        -> tensor<?x?x256xbf16> {
+      %y = attn.mha %x, %x, %wq, %wk, %wv, %wo
+          {num_heads = 8 : i64, num_kv_heads = 2 : i64, layout = #attn.layout<in_out>,
+           causal = #attn.causal<top_left>, dropout_rate = 0.1 : f32, dropout_seed = 7 : i64}
+          : (tensor<?x?x256xbf16>, tensor<?x?x256xbf16>,
+             tensor<256x256xbf16>, tensor<256x64xbf16>, tensor<256x64xbf16>, tensor<256x256xbf16>)
+            -> tensor<?x?x256xbf16>
+      return %y : tensor<?x?x256xbf16>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$query_input, Attn_FloatTensor:$kv_input,
                        Attn_FloatTensor:$wq, Attn_FloatTensor:$wk,

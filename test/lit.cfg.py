@@ -18,6 +18,8 @@ config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+# The reference docs generated from the ODS (the attn-docs target).
+config.substitutions.append(("%attn_docs_dir", os.path.join(config.attn_obj_root, "docs")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

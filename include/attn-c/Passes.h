@@ -17,8 +17,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "attn/Dialect/AttnConversion.capi.h.inc"
-#include "attn/Dialect/AttnTransforms.capi.h.inc"
+#include "attn/Conversion/Passes.capi.h.inc"
+#include "attn/GPU/Passes.capi.h.inc"
+#include "attn/Transforms/Passes.capi.h.inc"
 
 #ifdef __cplusplus
 extern "C" {

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,8 +82,9 @@ enum class Target {
 
 struct CompileOptions {
   Target target = Target::Cpu;
-  int64_t tileQ = 64;   ///< CPU: query rows per tile
-  int64_t tileK = 64;   ///< CPU: keys per tile
+  /// CPU: query rows and keys per tile; unset: convert-attn-to-loops'
+  /// defaults.
+  std::optional<int64_t> tileQ, tileK;
   int64_t threads = 0;  ///< CPU: worker threads, 0 = one per core
   unsigned optLevel = 3;
 };

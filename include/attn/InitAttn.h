@@ -22,6 +22,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/GPU/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
@@ -40,12 +41,15 @@ void registerAttnDialect(DialectRegistry &registry);
 void registerAttnLoweringDependencies(DialectRegistry &registry);
 
 /// Registers every attn pass by name: attn-decompose, attn-fuse,
-/// convert-attn-to-linalg, convert-attn-to-loops.
+/// convert-attn-to-linalg, convert-attn-to-loops, convert-attn-to-gpu,
+/// attn-emulate-gpu-schedule, attn-map-schedule-to-gpu.
 void registerAttnPasses();
 
-// registerAttnPipelines() (attn-reference-pipeline, attn-cpu-pipeline) and
-// the typed builders buildReferencePipeline / buildCpuPipeline /
-// buildLowerToLLVMPipeline come from attn/Pipelines/Pipelines.h.
+// registerAttnPipelines() (attn-reference-pipeline, attn-cpu-pipeline,
+// attn-gpu-pipeline, attn-gpu-schedule-pipeline) and the typed builders
+// buildReferencePipeline / buildCpuPipeline / buildGpuPipeline /
+// buildGpuSchedulePipeline / buildLowerToLLVMPipeline come from
+// attn/Pipelines/Pipelines.h.
 
 /// All of the above: dialect, lowering dependencies, passes and pipelines.
 void registerAllAttn(DialectRegistry &registry);

@@ -11,8 +11,9 @@ using namespace mlir;
 using namespace mlir::attn;
 
 // The generated pass creation/registration functions.
-#include "attn/Dialect/AttnConversion.capi.cpp.inc"
-#include "attn/Dialect/AttnTransforms.capi.cpp.inc"
+#include "attn/Conversion/Passes.capi.cpp.inc"
+#include "attn/GPU/Passes.capi.cpp.inc"
+#include "attn/Transforms/Passes.capi.cpp.inc"
 
 void attnRegisterPasses(void) { registerAttnPasses(); }
 

@@ -20,6 +20,7 @@ void mlir::attn::registerAttnLoweringDependencies(DialectRegistry &registry) {
 void mlir::attn::registerAttnPasses() {
   registerAttnTransformsPasses();
   registerAttnConversionPasses();
+  registerAttnGPUPasses();
 }
 
 void mlir::attn::registerAllAttn(DialectRegistry &registry) {

@@ -43,6 +43,17 @@ static llvm::Error err(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+char CompileError::ID = 0;
+
+static llvm::Error compileError(CompileErrorKind kind, const llvm::Twine &msg) {
+  return llvm::make_error<CompileError>(kind, msg.str());
+}
+
+/// A JIT step's own error, as a compile error of `kind`.
+static llvm::Error asCompileError(CompileErrorKind kind, llvm::Error e) {
+  return compileError(kind, llvm::toString(std::move(e)));
+}
+
 void registerJitDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -186,25 +197,27 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   MLIRContext *ctx = module.getContext();
   auto fn = module.lookupSymbol<func::FuncOp>(entry);
   if (!fn || fn.isExternal())
-    return err("no function named '" + entry + "' with a body");
+    return compileError(CompileErrorKind::NoFunction,
+                        "no function named '" + entry + "' with a body");
   std::unique_ptr<CompiledFunction> cf(new CompiledFunction());
   for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
     auto s = specOf(t, "argument #" + llvm::Twine(i) + " of '" + entry + "'");
     if (!s)
-      return s.takeError();
+      return asCompileError(CompileErrorKind::UnsupportedSignature, s.takeError());
     cf->args.push_back(*s);
   }
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
     auto s = specOf(t, "result #" + llvm::Twine(i) + " of '" + entry + "'");
     if (!s)
-      return s.takeError();
+      return asCompileError(CompileErrorKind::UnsupportedSignature, s.takeError());
     cf->results.push_back(*s);
   }
   std::string chip = options.gpuChip;
   if (pipeline == Pipeline::Gpu) {
     std::string why = cudaUnavailableReason();
     if (!why.empty())
-      return err("pipeline 'gpu' needs an NVIDIA GPU: " + why);
+      return compileError(CompileErrorKind::NoDevice,
+                          "pipeline 'gpu' needs an NVIDIA GPU: " + why);
     if (chip.empty())
       chip = cudaDeviceChip();
   }
@@ -221,16 +234,29 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       return success();
     });
     PassManager pm(ctx);
+    // Unset tile sizes keep each pipeline's own default; each fused
+    // lowering checks its own rule before anything runs.
     if (pipeline == Pipeline::Cpu) {
       mlir::attn::CpuPipelineOptions cpu;
-      cpu.tileQ = options.tileQ;
-      cpu.tileK = options.tileK;
+      if (options.tileQ)
+        cpu.tileQ = *options.tileQ;
+      if (options.tileK)
+        cpu.tileK = *options.tileK;
       cpu.threads = options.threads;
+      std::string bad = mlir::attn::checkAttnToLoopsOptions(
+          {cpu.tileQ, cpu.tileK, cpu.vectorWidth});
+      if (!bad.empty())
+        return compileError(CompileErrorKind::BadOption, bad);
       mlir::attn::buildCpuPipeline(pm, cpu);
     } else if (pipeline == Pipeline::Gpu || pipeline == Pipeline::GpuSchedule) {
       mlir::attn::GpuPipelineOptions gpu;
-      gpu.tileQ = options.tileQ;
-      gpu.tileK = options.tileK;
+      if (options.tileQ)
+        gpu.tileQ = *options.tileQ;
+      if (options.tileK)
+        gpu.tileK = *options.tileK;
+      std::string bad = mlir::attn::checkAttnToGpuOptions({gpu.tileQ, gpu.tileK});
+      if (!bad.empty())
+        return compileError(CompileErrorKind::BadOption, bad);
       gpu.chip = chip.empty() ? "sm_90" : chip;
       gpu.format = options.gpuFormat;
       if (pipeline == Pipeline::Gpu)
@@ -241,8 +267,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       mlir::attn::buildReferencePipeline(pm, mlir::attn::ReferencePipelineOptions());
     }
     if (failed(pm.run(*clone)))
-      return err("lowering through the " + pipelineName(pipeline) +
-                 " pipeline failed: " + diags);
+      return compileError(CompileErrorKind::LoweringFailed,
+                          "lowering through the " + pipelineName(pipeline) +
+                              " pipeline failed: " + diags);
   }
 
   static std::once_flag nativeInit;
@@ -254,7 +281,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   // generic x86-64.
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
-    return jtmb.takeError();
+    return asCompileError(CompileErrorKind::JitFailed, jtmb.takeError());
   llvm::CodeGenOptLevel cgLevel =
       options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
       : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
@@ -262,7 +289,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   jtmb->setCodeGenOptLevel(cgLevel);
   auto tm = jtmb->createTargetMachine();
   if (!tm)
-    return tm.takeError();
+    return asCompileError(CompileErrorKind::JitFailed, tm.takeError());
   cf->cpu = (*tm)->getTargetCPU().str();
   cf->features = (*tm)->getTargetFeatureString().str();
   auto transformer = makeOptimizingTransformer(options.optLevel, 0, tm->get());
@@ -278,7 +305,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     eo.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*clone, eo, std::move(*tm));
   if (!engine)
-    return engine.takeError();
+    return asCompileError(CompileErrorKind::JitFailed, engine.takeError());
   cf->engine = std::move(*engine);
   cf->pipeline = pipeline;
   if (pipeline == Pipeline::Gpu) {
@@ -294,11 +321,11 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     cf->engine->initialize();
     std::string e = takeCudaError();
     if (!e.empty())
-      return err("loading the GPU kernels failed: " + e);
+      return compileError(CompileErrorKind::NoDevice, "loading the GPU kernels failed: " + e);
   }
   auto packed = cf->engine->lookupPacked(("_mlir_ciface_" + entry).str());
   if (!packed)
-    return packed.takeError();
+    return asCompileError(CompileErrorKind::JitFailed, packed.takeError());
   cf->packed = *packed;
   return cf;
 }

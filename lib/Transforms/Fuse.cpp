@@ -9,7 +9,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNFUSE
-#include "attn/Dialect/AttnTransforms.h.inc"
+#include "attn/Transforms/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -266,20 +266,21 @@ static void testPasses(MlirContext ctx) {
   runAndListOps(ctx, "to-loops", mlirCreateAttnConversionConvertAttnToLoops(), none);
   runAndListOps(ctx, "to-gpu", mlirCreateAttnConversionConvertAttnToGpu(), none);
   runAndListOps(ctx, "to-gpu+emulate", mlirCreateAttnConversionConvertAttnToGpu(),
-                mlirCreateAttnConversionAttnEmulateGpuSchedule());
+                mlirCreateAttnGPUAttnEmulateGpuSchedule());
   runAndListOps(ctx, "to-gpu+map", mlirCreateAttnConversionConvertAttnToGpu(),
-                mlirCreateAttnConversionAttnMapScheduleToGpu());
+                mlirCreateAttnGPUAttnMapScheduleToGpu());
 
   /* Registration by name, then textual pipelines. */
   mlirRegisterAttnTransformsPasses();
   mlirRegisterAttnConversionPasses();
+  mlirRegisterAttnGPUPasses();
   mlirRegisterAttnTransformsAttnDecompose();
   mlirRegisterAttnTransformsAttnFuse();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
   mlirRegisterAttnConversionConvertAttnToGpu();
-  mlirRegisterAttnConversionAttnEmulateGpuSchedule();
-  mlirRegisterAttnConversionAttnMapScheduleToGpu();
+  mlirRegisterAttnGPUAttnEmulateGpuSchedule();
+  mlirRegisterAttnGPUAttnMapScheduleToGpu();
   attnRegisterPasses();
   attnRegisterPipelines();
   const char *pipelines[] = {

@@ -11,7 +11,7 @@
 // CHECK-LABEL: func.func @causal
 // CHECK:       %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<1x4x?x16xf32>
 // CHECK:       scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}) {
-// CHECK-NEXT:    arith.constant 4 : index
+// CHECK:         arith.constant 4 : index
 // CHECK:         memref.alloca() : memref<16x16xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    memref.alloca() : memref<16x16xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    memref.alloca() : memref<16x32xf32, #gpu.address_space<workgroup>>

@@ -60,8 +60,16 @@
 // FLAG: attn-run: Unknown command line argument '--no-such-flag'
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --repeat=many | FileCheck %s --check-prefix=NUMBER
 // NUMBER: attn-run: for the --repeat option: 'many' value invalid for uint argument!
+// Tile sizes are checked by the pipeline that uses them, with its own rule
+// and defaults: 6 rows is not a multiple of the CPU kernel's 4-row block,
+// while the GPU schedule takes any tile-q in [1, 1024] and any positive
+// tile-k.
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --pipeline=cpu --tile-q=6 | FileCheck %s --check-prefix=TILE
-// TILE: attn-run: --tile-q must be a positive multiple of 4 and --tile-k a positive multiple of 16, got 6 and 64
+// TILE: attn-run: convert-attn-to-loops: tile-q must be a positive multiple of 4 and tile-k a positive multiple of 2 x vector-width, got tile-q=6 tile-k=64 vector-width=8
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --pipeline=gpu-schedule --tile-q=2000 | FileCheck %s --check-prefix=GTILE
+// GTILE: attn-run: convert-attn-to-gpu: tile-q must be in [1, 1024] and tile-k positive, got tile-q=2000 tile-k=32
+// RUN: attn-run %s --pipeline=gpu-schedule --tile-q=6 --tile-k=8 --input=%t/q.npy --input=%t/q.npy --compare-with=reference | FileCheck %s --check-prefix=GPUTILE
+// GPUTILE: result #0 vs reference: max_abs_error
 // Dynamic dims are checked against each other before running: the function
 // is specialised to the inputs' shapes and the attn verifiers run again.
 // RUN: %python %S/Inputs/npytool.py make %t/k7.npy --shape 1,2,7,4 --fill rand:2

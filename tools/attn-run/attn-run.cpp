@@ -1,6 +1,6 @@
 //===- attn-run.cpp - JIT-compile, run, check and time attn functions -----===//
 //
-//   attn-run FILE.mlir [--entry=NAME] [--pipeline=reference|cpu|gpu]
+//   attn-run FILE.mlir [--entry=NAME] [--pipeline=reference|cpu|gpu|gpu-schedule]
 //            [--input=PATH.npy ...] [--random-inputs --seed=N]
 //            [--output=PATH.npy ...] [--compare-with=reference]
 //            [--repeat=N] [--json] [--tile-q=N --tile-k=N --num-threads=N]
@@ -66,10 +66,14 @@ static cl::opt<std::string> compareWith(
 static cl::opt<unsigned> repeat("repeat", cl::init(0),
                                 cl::desc("Time N runs; print median and GFLOP/s"), cl::cat(runCategory));
 static cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"), cl::cat(runCategory));
-static cl::opt<int64_t> tileQ("tile-q", cl::init(64),
-                              cl::desc("cpu pipeline: query rows per tile"), cl::cat(runCategory));
-static cl::opt<int64_t> tileK("tile-k", cl::init(64),
-                              cl::desc("cpu pipeline: keys per tile"), cl::cat(runCategory));
+static cl::opt<int64_t> tileQ("tile-q",
+                              cl::desc("Query rows per tile of the fused kernel (default: the "
+                                       "pipeline's; each pipeline checks its own rule)"),
+                              cl::cat(runCategory));
+static cl::opt<int64_t> tileK("tile-k",
+                              cl::desc("Keys per tile of the fused kernel (default: the "
+                                       "pipeline's)"),
+                              cl::cat(runCategory));
 static cl::opt<int64_t> numThreads("num-threads", cl::init(0),
                                 cl::desc("cpu pipeline: worker threads (0: all cores)"), cl::cat(runCategory));
 static cl::opt<std::string> gpuChip("gpu-chip",
@@ -270,11 +274,6 @@ int main(int argc, char **argv) {
     first.consume_front(":");
     fail(2, first.trim());
   }
-  if (tileQ <= 0 || tileQ % 4 != 0 || tileK <= 0 || tileK % 16 != 0)
-    fail(2, "--tile-q must be a positive multiple of 4 and --tile-k a positive "
-            "multiple of 16, got " + llvm::Twine(tileQ.getValue()) + " and " +
-            llvm::Twine(tileK.getValue()));
-
   auto pipeline = rt::parsePipeline(pipelineOpt);
   if (!pipeline)
     fail(2, errorText(pipeline.takeError()));
@@ -345,8 +344,10 @@ int main(int argc, char **argv) {
 
   rt::JitOptions jit;
   jit.keepObject = !dumpObject.empty();
-  jit.tileQ = tileQ;
-  jit.tileK = tileK;
+  if (tileQ.getNumOccurrences())
+    jit.tileQ = tileQ;
+  if (tileK.getNumOccurrences())
+    jit.tileK = tileK;
   jit.threads = numThreads;
   jit.gpuChip = gpuChip;
   jit.gpuFormat = gpuFormat;
@@ -354,11 +355,20 @@ int main(int argc, char **argv) {
     SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
     auto fn = rt::CompiledFunction::compile(*module, name, p, jit);
     if (!fn) {
-      std::string msg = errorText(fn.takeError());
-      bool missing = msg.find("does not exist yet") != std::string::npos ||
-                     msg.find("only ranked tensors") != std::string::npos ||
-                     msg.find(".npy exchange") != std::string::npos;
-      fail(missing ? 2 : 1, msg);
+      // IR that does not lower is exit 1; everything about the invocation
+      // (options, signature, device) is exit 2.
+      int code = 2;
+      std::string msg;
+      llvm::handleAllErrors(
+          fn.takeError(),
+          [&](const rt::CompileError &e) {
+            if (e.getKind() == rt::CompileErrorKind::LoweringFailed ||
+                e.getKind() == rt::CompileErrorKind::JitFailed)
+              code = 1;
+            msg = e.getMessage();
+          },
+          [&](const llvm::ErrorInfoBase &e) { msg = e.message(); });
+      fail(code, msg);
     }
     return std::move(*fn);
   };

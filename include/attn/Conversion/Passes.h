@@ -12,37 +12,32 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <string>
+
 namespace mlir::attn {
 
 #define GEN_PASS_DECL
-#include "attn/Dialect/AttnConversion.h.inc"
+#include "attn/Conversion/Passes.h.inc"
 
 /// Each primitive attn op → linalg on tensors (the unfused reference).
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
 
-/// Tile sizes and vector width of the fused CPU lowering.
-struct FlashTiling {
-  int64_t tileQ = 64;
-  int64_t tileK = 64;
-  int64_t vectorWidth = 8;
-};
+/// The rule convert-attn-to-loops applies to its options (tile-q a positive
+/// multiple of 4, tile-k a positive multiple of 2 x vector-width): empty
+/// when they hold, else the message the pass reports.
+std::string checkAttnToLoopsOptions(const ConvertAttnToLoopsOptions &options);
 
-/// f32 attn.sdpa → fused FlashAttention-2 loops on buffers.
+/// f32 attn.sdpa → fused FlashAttention-2 loops on buffers, attn.project →
+/// tiled matmuls; `options` must pass checkAttnToLoopsOptions.
 void populateAttnToLoopsPatterns(RewritePatternSet &patterns,
-                                 const FlashTiling &tiling);
+                                 const ConvertAttnToLoopsOptions &options);
 
-/// Tile sizes of the GPU kernel schedule.
-struct GpuTiling {
-  int64_t tileQ = 64; ///< query rows per block = threads per block
-  int64_t tileK = 32; ///< keys per shared-memory K/V tile
-};
-
-/// attn.sdpa → GPU kernel schedule (scf.forall over blocks and threads).
-void populateAttnToGpuPatterns(RewritePatternSet &patterns,
-                               const GpuTiling &tiling);
+/// The rule convert-attn-to-gpu applies to its options (tile-q in
+/// [1, 1024], tile-k positive): empty when they hold, else the message.
+std::string checkAttnToGpuOptions(const ConvertAttnToGpuOptions &options);
 
 #define GEN_PASS_REGISTRATION
-#include "attn/Dialect/AttnConversion.h.inc"
+#include "attn/Conversion/Passes.h.inc"
 
 } // namespace mlir::attn
 

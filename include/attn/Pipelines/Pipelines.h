@@ -2,6 +2,8 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Conversion/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -20,17 +22,18 @@ struct ReferencePipelineOptions
       llvm::cl::init(true)};
 };
 
-/// Options of `attn-cpu-pipeline`.
+/// Options of `attn-cpu-pipeline`. The tiling defaults are
+/// convert-attn-to-loops' (declared once, in its ODS).
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
-  PassOptions::Option<int64_t> tileQ{*this, "tile-q",
-                                     llvm::cl::desc("Query rows per tile"),
-                                     llvm::cl::init(64)};
-  PassOptions::Option<int64_t> tileK{*this, "tile-k",
-                                     llvm::cl::desc("Keys per tile"),
-                                     llvm::cl::init(64)};
+  PassOptions::Option<int64_t> tileQ{
+      *this, "tile-q", llvm::cl::desc("Query rows per tile"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().tileQ)};
+  PassOptions::Option<int64_t> tileK{
+      *this, "tile-k", llvm::cl::desc("Keys per tile"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().tileK)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width", llvm::cl::desc("f32 lanes per vector"),
-      llvm::cl::init(8)};
+      llvm::cl::init(ConvertAttnToLoopsOptions().vectorWidth)};
   PassOptions::Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Worker threads (0: one per core, or OMP_NUM_THREADS)"),
@@ -41,7 +44,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// Options of `attn-gpu-pipeline` and `attn-gpu-schedule-pipeline`.
+/// Options of `attn-gpu-pipeline` and `attn-gpu-schedule-pipeline`. The
+/// tiling defaults are convert-attn-to-gpu's (declared once, in its ODS).
 struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
@@ -56,11 +60,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<int64_t> tileQ{
       *this, "tile-q",
       llvm::cl::desc("Query rows per block = threads per block"),
-      llvm::cl::init(64)};
+      llvm::cl::init(ConvertAttnToGpuOptions().tileQ)};
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k",
       llvm::cl::desc("Keys per shared-memory K/V tile (halved to fit 48 KiB)"),
-      llvm::cl::init(32)};
+      llvm::cl::init(ConvertAttnToGpuOptions().tileK)};
   PassOptions::Option<bool> lowerToLLVM{
       *this, "lower-to-llvm",
       llvm::cl::desc("Lower to LLVM (otherwise stop after mapping to "
@@ -97,7 +101,8 @@ void buildReferencePipeline(OpPassManager &pm,
 /// OpenMP) → LLVM.
 void buildLowerToLLVMPipeline(OpPassManager &pm);
 
-/// Registers `attn-reference-pipeline` (and later pipelines) by name.
+/// Registers attn-reference-pipeline, attn-cpu-pipeline, attn-gpu-pipeline
+/// and attn-gpu-schedule-pipeline by name.
 void registerAttnPipelines();
 
 } // namespace mlir::attn

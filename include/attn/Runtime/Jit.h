@@ -10,6 +10,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,13 +67,51 @@ struct JitOptions {
   unsigned optLevel = 3;
   /// Keep the object file so that dumpObject() can write it.
   bool keepObject = false;
-  /// attn-cpu-pipeline options: tile sizes and worker threads (0: one per
-  /// core or OMP_NUM_THREADS).
-  int64_t tileQ = 64, tileK = 64, threads = 0;
+  /// Tile sizes for the pipeline's fused kernel; unset: that pipeline's
+  /// default (convert-attn-to-loops' for cpu, convert-attn-to-gpu's for gpu
+  /// and gpu-schedule). Each pass checks its own rule.
+  std::optional<int64_t> tileQ, tileK;
+  /// cpu: worker threads (0: one per core or OMP_NUM_THREADS).
+  int64_t threads = 0;
   /// attn-gpu-pipeline: the target chip (empty: the device's, e.g. sm_90)
   /// and what the gpu.binary holds (isa: PTX, JIT-compiled by the driver).
   std::string gpuChip;
   std::string gpuFormat = "isa";
+};
+
+/// Why CompiledFunction::compile failed.
+enum class CompileErrorKind {
+  /// No function of that name with a body.
+  NoFunction,
+  /// The function's signature cannot be exchanged (unranked or non-tensor
+  /// arguments, element types without a .npy dtype).
+  UnsupportedSignature,
+  /// A pipeline option is out of the range its pass accepts.
+  BadOption,
+  /// The pipeline needs a device this machine does not have.
+  NoDevice,
+  /// The IR did not lower (the message holds the pass diagnostics).
+  LoweringFailed,
+  /// The lowered code did not JIT-compile.
+  JitFailed,
+};
+
+/// The error compile() returns: a kind to act on and the message.
+class CompileError : public llvm::ErrorInfo<CompileError> {
+public:
+  static char ID;
+  CompileError(CompileErrorKind kind, std::string message)
+      : kind(kind), message(std::move(message)) {}
+  CompileErrorKind getKind() const { return kind; }
+  const std::string &getMessage() const { return message; }
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+private:
+  CompileErrorKind kind;
+  std::string message;
 };
 
 /// A function of an attn module, lowered through a pipeline and JIT-compiled

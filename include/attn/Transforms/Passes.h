@@ -8,7 +8,7 @@
 namespace mlir::attn {
 
 #define GEN_PASS_DECL
-#include "attn/Dialect/AttnTransforms.h.inc"
+#include "attn/Transforms/Passes.h.inc"
 
 /// mha → project/split_heads/sdpa/merge_heads/project.
 void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
@@ -18,7 +18,7 @@ void populateDecomposeSdpaPatterns(RewritePatternSet &patterns);
 void populateFuseSdpaPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
-#include "attn/Dialect/AttnTransforms.h.inc"
+#include "attn/Transforms/Passes.h.inc"
 
 } // namespace mlir::attn
 

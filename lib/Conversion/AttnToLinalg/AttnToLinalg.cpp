@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
 
+#include "../FlashCore/FlashCore.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -17,7 +19,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOLINALG
-#include "attn/Dialect/AttnConversion.h.inc"
+#include "attn/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -337,14 +339,9 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
     if (Value m = a.getMask()) {
       // Right-aligned numpy broadcasting; a static 1 reads index 0.
       RankedTensorType mt = tensorType(m);
-      int64_t mr = mt.getRank();
       SmallVector<AffineExpr> exprs;
-      for (int64_t k = 0; k < mr; ++k) {
-        int64_t loopDim = 4 - mr + k;
-        bool broadcast = mt.getDimSize(k) == 1 && ty.getDimSize(loopDim) != 1;
-        exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
-                                  : getAffineDimExpr(loopDim, ctx));
-      }
+      for (std::optional<unsigned> d : flash::maskOperandDims(mt))
+        exprs.push_back(d ? getAffineDimExpr(*d, ctx) : getAffineConstantExpr(0, ctx));
       extras.push_back(m);
       extraMaps.push_back(AffineMap::get(4, 0, exprs, ctx));
       keepMask = mt.getElementType().isInteger(1);

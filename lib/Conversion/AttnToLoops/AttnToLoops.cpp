@@ -20,7 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
 
-#include "../Common/ScfBuilders.h"
+#include "../FlashCore/FlashCore.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -28,11 +28,11 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
-#include <limits>
+
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOLOOPS
-#include "attn/Dialect/AttnConversion.h.inc"
+#include "attn/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -40,130 +40,33 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr double kLog2E = 1.4426950408889634;
+using namespace mlir::attn::flash;
+
 constexpr int64_t kRowBlock = 4; // rows per microkernel register block
 
-/// Small IR-building helpers bound to one builder and location.
-struct Emitter {
-  OpBuilder &b;
-  Location loc;
-  int64_t width;
-
-  Type f32() { return b.getF32Type(); }
-  VectorType vec() { return VectorType::get({width}, f32()); }
-  VectorType ivec() { return VectorType::get({width}, b.getI32Type()); }
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f(double v) {
-    return arith::ConstantOp::create(b, loc, f32(), b.getF32FloatAttr(v));
-  }
-  Value splat(double v) {
-    return arith::ConstantOp::create(b, loc, vec(),
-                                     DenseElementsAttr::get(vec(), b.getF32FloatAttr(v)));
-  }
-  Value negInf() { return f(-std::numeric_limits<double>::infinity()); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value minI(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
-  Value maxI(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
-  }
-  Value ceilDiv(Value x, int64_t d) {
-    return arith::CeilDivSIOp::create(b, loc, x, idx(d));
-  }
-  Value load(Value m, ValueRange ivs) { return memref::LoadOp::create(b, loc, m, ivs); }
-  void store(Value v, Value m, ValueRange ivs) {
-    memref::StoreOp::create(b, loc, v, m, ivs);
-  }
-  Value vload(Value m, ValueRange ivs) {
-    return vector::LoadOp::create(b, loc, vec(), m, ivs);
-  }
-  void vstore(Value v, Value m, ValueRange ivs) {
-    vector::StoreOp::create(b, loc, v, m, ivs);
-  }
-  Value bcast(Value s) { return vector::BroadcastOp::create(b, loc, vec(), s); }
-  Value fma(Value x, Value y, Value acc) { return vector::FMAOp::create(b, loc, x, y, acc); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-
-  /// for (iv = lb; iv < ub; iv += step) body(iv)
-  void loop(Value lb, Value ub, int64_t step, function_ref<void(Value)> body) {
-    scf_builders::buildFor(b, loc, lb, ub, idx(step), body);
-  }
-  /// A loop carrying `init` values; body returns the next values.
-  SmallVector<Value> loopCarry(Value lb, Value ub, int64_t step, ValueRange init,
-                               function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    return scf_builders::buildForCarry(b, loc, lb, ub, idx(step), init, body);
-  }
-  void ifThen(Value cond, function_ref<void()> body) {
-    scf_builders::buildIfThen(b, loc, cond, body);
-  }
-
-  /// 2^x on a vector: x clamped to [-127, 127], 2^x = 2^n · p(x - n) with
-  /// n = round(x) and Cephes' degree-6 polynomial for 2^f on [-0.5, 0.5];
-  /// x <= -127 (including -inf) gives exactly 0.
-  Value exp2(Value x) {
-    x = arith::MaximumFOp::create(b, loc, x, splat(-127.0));
-    x = arith::MinimumFOp::create(b, loc, x, splat(127.0));
-    Value n = math::FloorOp::create(b, loc, arith::AddFOp::create(b, loc, x, splat(0.5)));
-    Value fr = arith::SubFOp::create(b, loc, x, n);
-    const double *coeffs = scf_builders::kExp2Coefficients;
-    Value p = splat(coeffs[0]);
-    for (int i = 1; i < 6; ++i)
-      p = fma(p, fr, splat(coeffs[i]));
-    p = fma(p, fr, splat(1.0));
-    Value ni = arith::FPToSIOp::create(b, loc, ivec(), n);
-    Value biased = arith::AddIOp::create(
-        b, loc, ni,
-        arith::ConstantOp::create(b, loc, ivec(),
-                                  DenseElementsAttr::get(ivec(), b.getI32IntegerAttr(127))));
-    Value bits = arith::ShLIOp::create(
-        b, loc, biased,
-        arith::ConstantOp::create(b, loc, ivec(),
-                                  DenseElementsAttr::get(ivec(), b.getI32IntegerAttr(23))));
-    Value pow2n = arith::BitcastOp::create(b, loc, vec(), bits);
-    return arith::MulFOp::create(b, loc, p, pow2n);
-  }
-  /// Scalar 2^x through the vector path (lane 0).
-  Value exp2Scalar(Value x) {
-    Value v = exp2(bcast(x));
-    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
-  }
-};
-
-/// Everything the kernel needs to know about one sdpa.
-struct SdpaShape {
-  Value q, k, v, mask; // buffers
-  Value batch, heads, tq, tk; // index values
-  int64_t d, dv, dvPadded, group;
-  double scaleLog2; // scale · log2(e)
-  std::optional<CausalKind> causal;
-  bool keepMask = false;
-};
-
-/// Builds the body of one (b, h, qTile) iteration.
+/// The FlashAttention-2 loop nest of one (b, h, Q tile): attend() runs the
+/// online softmax over the visible K/V tiles and returns the tile's state
+/// (m, l, acc); writeOutput() normalises it into O. A caller that merges
+/// partial states (split-K, ring attention) takes the state instead.
 class FlashKernel {
 public:
-  FlashKernel(Emitter &e, const SdpaShape &s, const FlashTiling &t, Value out)
-      : e(e), s(s), t(t), out(out) {}
+  FlashKernel(FlashBuilder &e, const SdpaProblem &p, const SdpaBuffers &s,
+              const ConvertAttnToLoopsOptions &t)
+      : e(e), p(p), s(s), t(t), keys(e, p.causal, s.tq, s.tk),
+        dvPadded((p.dv + t.vectorWidth - 1) / t.vectorWidth * t.vectorWidth) {}
 
-  void build(Value bIdx, Value hIdx, Value qTile) {
+  /// Q tile `qTile` of (b, h) against every key it sees.
+  TileState attend(Value bIdx, Value hIdx, Value qTile) {
     this->bIdx = bIdx;
     this->hIdx = hIdx;
-    hkv = arith::DivUIOp::create(e.b, e.loc, hIdx, e.idx(s.group));
+    hkv = e.div(hIdx, e.idx(p.group));
     q0 = e.mul(qTile, e.idx(t.tileQ));
     qRows = e.minI(e.idx(t.tileQ), e.sub(s.tq, q0));
-    // Causal offset: row i sees keys j <= i + offset.
-    offset = s.causal == CausalKind::bottom_right ? e.sub(s.tk, s.tq) : e.idx(0);
 
     allocateScratch();
     packQueryTile();
     initRunningState();
-    Value kEnd = causalKeyLimit();
-    Value numKTiles = e.ceilDiv(kEnd, t.tileK);
+    Value numKTiles = e.ceilDiv(keys.keyEnd([&] { return e.add(q0, qRows); }), t.tileK);
     e.loop(e.idx(0), numKTiles, 1, [&](Value kTile) {
       Value k0 = e.mul(kTile, e.idx(t.tileK));
       Value kRows = e.minI(e.idx(t.tileK), e.sub(s.tk, k0));
@@ -173,15 +76,20 @@ public:
       onlineSoftmax();
       accumulateValues();
     });
-    writeOutput();
+    return TileState{mRow, lRow, acc};
   }
 
+  /// O[b, h, q0 + i, c] = acc[i][c] / l_i, and 0 for a row that saw no key.
+  void writeOutput(const TileState &state);
+
 private:
-  Emitter &e;
-  const SdpaShape &s;
-  const FlashTiling &t;
-  Value out;
-  Value bIdx, hIdx, hkv, q0, qRows, offset;
+  FlashBuilder &e;
+  const SdpaProblem &p;
+  const SdpaBuffers &s;
+  const ConvertAttnToLoopsOptions &t;
+  KeyVisibility keys;
+  int64_t dvPadded;
+  Value bIdx, hIdx, hkv, q0, qRows;
   Value qs, kt, vt, sp, acc, mRow, lRow, alphaRow;
 
   Value scratch(ArrayRef<int64_t> shape) {
@@ -190,11 +98,11 @@ private:
   }
 
   void allocateScratch() {
-    qs = scratch({t.tileQ, s.d});
-    kt = scratch({s.d, t.tileK});
-    vt = scratch({t.tileK, s.dvPadded});
+    qs = scratch({t.tileQ, p.d});
+    kt = scratch({p.d, t.tileK});
+    vt = scratch({t.tileK, dvPadded});
     sp = scratch({t.tileQ, t.tileK});
-    acc = scratch({t.tileQ, s.dvPadded});
+    acc = scratch({t.tileQ, dvPadded});
     mRow = scratch({t.tileQ});
     lRow = scratch({t.tileQ});
     alphaRow = scratch({t.tileQ});
@@ -211,7 +119,7 @@ private:
       e.loop(e.idx(0), e.idx(n), w, [&](Value col) {
         Value x = e.vload(src, {bIdx, head, row, col});
         if (c)
-          x = arith::MulFOp::create(e.b, e.loc, x, c);
+          x = e.fmul(x, c);
         e.vstore(x, dst, {dstRow, col});
       });
       return;
@@ -220,7 +128,7 @@ private:
     e.loop(e.idx(0), e.idx(n), 1, [&](Value col) {
       Value x = e.load(src, {bIdx, head, row, col});
       if (c)
-        x = arith::MulFOp::create(e.b, e.loc, x, c);
+        x = e.fmul(x, c);
       e.store(x, dst, {dstRow, col});
     });
   }
@@ -235,9 +143,9 @@ private:
   /// Qs[i][d] = Q[b, h, q0 + i, d] · scale · log2(e), zero past Tq.
   void packQueryTile() {
     e.loop(e.idx(0), qRows, 1, [&](Value i) {
-      copyRow(s.q, hIdx, e.add(q0, i), s.d, qs, i, s.scaleLog2);
+      copyRow(s.q, hIdx, e.add(q0, i), p.d, qs, i, p.scaleLog2);
     });
-    zeroRows(qs, qRows, t.tileQ, s.d);
+    zeroRows(qs, qRows, t.tileQ, p.d);
   }
 
   /// m = -inf, l = 0, acc = 0.
@@ -245,17 +153,9 @@ private:
     e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
       e.store(e.negInf(), mRow, {i});
       e.store(e.f(0.0), lRow, {i});
-      e.loop(e.idx(0), e.idx(s.dvPadded), t.vectorWidth,
+      e.loop(e.idx(0), e.idx(dvPadded), t.vectorWidth,
              [&](Value c) { e.vstore(e.splat(0.0), acc, {i, c}); });
     });
-  }
-
-  /// One past the last key any row of this tile may see.
-  Value causalKeyLimit() {
-    if (!s.causal)
-      return s.tk;
-    Value lastVisible = e.add(e.add(q0, qRows), offset); // exclusive
-    return e.maxI(e.idx(0), e.minI(s.tk, lastVisible));
   }
 
   /// Kt[d][j] = K[b, h/G, k0 + j, d] and Vt[j][c] = V[b, h/G, k0 + j, c],
@@ -263,22 +163,22 @@ private:
   void packKeyValueTile(Value k0, Value kRows) {
     e.loop(e.idx(0), kRows, 1, [&](Value j) {
       Value row = e.add(k0, j);
-      e.loop(e.idx(0), e.idx(s.d), 1, [&](Value d) {
+      e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) {
         e.store(e.load(s.k, {bIdx, hkv, row, d}), kt, {d, j});
       });
-      copyRow(s.v, hkv, row, s.dv, vt, j);
+      copyRow(s.v, hkv, row, p.dv, vt, j);
     });
     Value partial = e.lt(kRows, e.idx(t.tileK));
     e.ifThen(partial, [&] {
       e.loop(kRows, e.idx(t.tileK), 1, [&](Value j) {
-        e.loop(e.idx(0), e.idx(s.d), 1, [&](Value d) { e.store(e.f(0.0), kt, {d, j}); });
+        e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) { e.store(e.f(0.0), kt, {d, j}); });
       });
-      zeroRows(vt, kRows, t.tileK, s.dvPadded);
+      zeroRows(vt, kRows, t.tileK, dvPadded);
     });
-    if (s.dvPadded != s.dv) {
+    if (dvPadded != p.dv) {
       // The padding columns of Vt stay zero.
       e.loop(e.idx(0), kRows, 1, [&](Value j) {
-        e.loop(e.idx(s.dv), e.idx(s.dvPadded), 1,
+        e.loop(e.idx(p.dv), e.idx(dvPadded), 1,
                [&](Value c) { e.store(e.f(0.0), vt, {j, c}); });
       });
     }
@@ -293,7 +193,7 @@ private:
         Value j1 = e.add(j, e.idx(w));
         SmallVector<Value> init(2 * kRowBlock, e.splat(0.0));
         SmallVector<Value> sums =
-            e.loopCarry(e.idx(0), e.idx(s.d), 1, init, [&](Value d, ValueRange a) {
+            e.loopCarry(e.idx(0), e.idx(p.d), 1, init, [&](Value d, ValueRange a) {
               Value k0v = e.vload(kt, {d, j}), k1v = e.vload(kt, {d, j1});
               SmallVector<Value> next;
               for (int64_t r = 0; r < kRowBlock; ++r) {
@@ -324,14 +224,11 @@ private:
     int64_t w = t.vectorWidth;
     Value partial = e.lt(kRows, e.idx(t.tileK));
     Value need = partial;
-    if (s.causal) {
-      // The tile crosses the diagonal when its last key is beyond the first
-      // row's limit.
+    if (keys.isCausal()) {
+      // The tile crosses the diagonal when its last key is beyond what the
+      // first row sees.
       Value lastKey = e.add(k0, e.idx(t.tileK - 1));
-      Value firstLimit = e.add(q0, offset);
-      Value crosses =
-          arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, lastKey, firstLimit);
-      need = arith::OrIOp::create(e.b, e.loc, need, crosses);
+      need = e.orI(need, e.gt(lastKey, keys.lastVisible(q0)));
     }
     Type i32 = e.b.getI32Type();
     auto i32v = VectorType::get({w}, i32);
@@ -345,8 +242,8 @@ private:
       e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
         // Last visible key of this row, relative to k0.
         Value limit = e.sub(kRows, e.idx(1));
-        if (s.causal)
-          limit = e.minI(limit, e.sub(e.add(e.add(q0, i), offset), k0));
+        if (keys.isCausal())
+          limit = e.minI(limit, e.sub(keys.lastVisible(e.add(q0, i)), k0));
         Value limitV = vector::BroadcastOp::create(
             e.b, e.loc, i32v, arith::IndexCastOp::create(e.b, e.loc, i32, limit));
         e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
@@ -371,27 +268,15 @@ private:
       e.loop(e.idx(0), kRows, 1, [&](Value j) {
         Value kj = e.add(k0, j);
         Value x = e.load(sp, {i, j});
-        Value m = e.load(s.mask, maskIndices(qClamped, kj));
-        if (s.keepMask)
+        Value m = e.load(s.mask, maskIndices(e, p.maskType, bIdx, hIdx, qClamped, kj));
+        if (p.maskKind == MaskKind::Keep)
           x = e.select(m, x, e.negInf());
         else
-          x = arith::AddFOp::create(e.b, e.loc, x,
-                                    arith::MulFOp::create(e.b, e.loc, m, e.f(kLog2E)));
+          x = e.fadd(x,
+                                    e.fmul(m, e.f(kLog2E)));
         e.store(x, sp, {i, j});
       });
     });
-  }
-
-  /// Indices into the mask for (b, h, qi, kj), right-aligned with static 1
-  /// dims broadcast.
-  SmallVector<Value> maskIndices(Value qi, Value kj) {
-    auto mt = cast<MemRefType>(s.mask.getType());
-    Value full[4] = {bIdx, hIdx, qi, kj};
-    int64_t r = mt.getRank();
-    SmallVector<Value> ids;
-    for (int64_t k = 0; k < r; ++k)
-      ids.push_back(mt.getDimSize(k) == 1 ? e.idx(0) : full[4 - r + k]);
-    return ids;
   }
 
   /// Per row: m' = max(m, max_j S), P = exp2(S - m'), α = exp2(m - m'),
@@ -402,28 +287,28 @@ private:
       SmallVector<Value> mx = e.loopCarry(
           e.idx(0), e.idx(t.tileK), w, {e.splat(-INFINITY)}, [&](Value j, ValueRange a) {
             return SmallVector<Value>{
-                arith::MaximumFOp::create(e.b, e.loc, a[0], e.vload(sp, {i, j}))};
+                e.fmax(a[0], e.vload(sp, {i, j}))};
           });
       Value tileMax = vector::ReductionOp::create(e.b, e.loc, vector::CombiningKind::MAXIMUMF,
                                                   mx[0]);
       Value mOld = e.load(mRow, {i});
-      Value mNew = arith::MaximumFOp::create(e.b, e.loc, mOld, tileMax);
+      Value mNew = e.fmax(mOld, tileMax);
       // While a row has seen only -inf, subtract 0 instead (exp2 gives 0).
       Value noneVisible =
-          arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ, mNew, e.negInf());
+          e.cmpF(arith::CmpFPredicate::OEQ, mNew, e.negInf());
       Value mSafe = e.select(noneVisible, e.f(0.0), mNew);
       Value mSafeV = e.bcast(mSafe);
       SmallVector<Value> sum = e.loopCarry(
           e.idx(0), e.idx(t.tileK), w, {e.splat(0.0)}, [&](Value j, ValueRange a) {
-            Value p = e.exp2(arith::SubFOp::create(e.b, e.loc, e.vload(sp, {i, j}), mSafeV));
+            Value p = e.exp2(e.fsub(e.vload(sp, {i, j}), mSafeV));
             e.vstore(p, sp, {i, j});
-            return SmallVector<Value>{arith::AddFOp::create(e.b, e.loc, a[0], p)};
+            return SmallVector<Value>{e.fadd(a[0], p)};
           });
       Value rowSum =
           vector::ReductionOp::create(e.b, e.loc, vector::CombiningKind::ADD, sum[0]);
-      Value alpha = e.exp2Scalar(arith::SubFOp::create(e.b, e.loc, mOld, mSafe));
+      Value alpha = e.exp2(e.fsub(mOld, mSafe));
       Value lNew = arith::AddFOp::create(
-          e.b, e.loc, arith::MulFOp::create(e.b, e.loc, e.load(lRow, {i}), alpha), rowSum);
+          e.b, e.loc, e.fmul(e.load(lRow, {i}), alpha), rowSum);
       e.store(lNew, lRow, {i});
       e.store(mNew, mRow, {i});
       e.store(alpha, alphaRow, {i});
@@ -434,9 +319,9 @@ private:
   /// vectors of columns in registers.
   void accumulateValues() {
     int64_t w = t.vectorWidth;
-    int64_t cols = s.dvPadded % (2 * w) == 0 ? 2 : 1;
+    int64_t cols = dvPadded % (2 * w) == 0 ? 2 : 1;
     e.loop(e.idx(0), e.idx(t.tileQ), kRowBlock, [&](Value i) {
-      e.loop(e.idx(0), e.idx(s.dvPadded), cols * w, [&](Value c) {
+      e.loop(e.idx(0), e.idx(dvPadded), cols * w, [&](Value c) {
         SmallVector<Value> init;
         SmallVector<Value> colIdx;
         for (int64_t v = 0; v < cols; ++v)
@@ -445,7 +330,7 @@ private:
           Value row = e.add(i, e.idx(r));
           Value alpha = e.bcast(e.load(alphaRow, {row}));
           for (int64_t v = 0; v < cols; ++v)
-            init.push_back(arith::MulFOp::create(e.b, e.loc, e.vload(acc, {row, colIdx[v]}),
+            init.push_back(e.fmul(e.vload(acc, {row, colIdx[v]}),
                                                  alpha));
         }
         SmallVector<Value> sums = e.loopCarry(
@@ -467,31 +352,30 @@ private:
       });
     });
   }
-
-  /// O[b, h, q0 + i, c] = acc[i][c] / l_i, and 0 for a row that saw no key.
-  void writeOutput() {
-    int64_t w = t.vectorWidth;
-    e.loop(e.idx(0), qRows, 1, [&](Value i) {
-      Value l = e.load(lRow, {i});
-      Value empty = arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ, l, e.f(0.0));
-      Value inv = e.select(empty, e.f(0.0),
-                           arith::DivFOp::create(e.b, e.loc, e.f(1.0), l));
-      Value row = e.add(q0, i);
-      if (s.dv % w == 0) {
-        Value invV = e.bcast(inv);
-        e.loop(e.idx(0), e.idx(s.dv), w, [&](Value c) {
-          Value x = arith::MulFOp::create(e.b, e.loc, e.vload(acc, {i, c}), invV);
-          e.vstore(x, out, {bIdx, hIdx, row, c});
-        });
-        return;
-      }
-      e.loop(e.idx(0), e.idx(s.dv), 1, [&](Value c) {
-        Value x = arith::MulFOp::create(e.b, e.loc, e.load(acc, {i, c}), inv);
-        e.store(x, out, {bIdx, hIdx, row, c});
-      });
-    });
-  }
 };
+
+void FlashKernel::writeOutput(const TileState &state) {
+  int64_t w = t.vectorWidth;
+  e.loop(e.idx(0), qRows, 1, [&](Value i) {
+    Value l = e.load(state.l, {i});
+    Value empty = e.cmpF(arith::CmpFPredicate::OEQ, l, e.f(0.0));
+    Value inv = e.select(empty, e.f(0.0),
+                         e.fdiv(e.f(1.0), l));
+    Value row = e.add(q0, i);
+    if (p.dv % w == 0) {
+      Value invV = e.bcast(inv);
+      e.loop(e.idx(0), e.idx(p.dv), w, [&](Value c) {
+        Value x = e.fmul(e.vload(state.acc, {i, c}), invV);
+        e.vstore(x, s.out, {bIdx, hIdx, row, c});
+      });
+      return;
+    }
+    e.loop(e.idx(0), e.idx(p.dv), 1, [&](Value c) {
+      Value x = e.fmul(e.load(state.acc, {i, c}), inv);
+      e.store(x, s.out, {bIdx, hIdx, row, c});
+    });
+  });
+}
 
 /// A strided memref type for reading a tensor in place: any offset and
 /// outer strides, unit innermost stride (rows are contiguous, so vector loads
@@ -507,84 +391,41 @@ MemRefType anyLayoutBuffer(RankedTensorType t) {
 
 /// sdpa(q, k, v[, mask]) → parallel FlashAttention-2 loop nest on buffers.
 struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
-  SdpaToFlashLoops(MLIRContext *ctx, FlashTiling tiling)
+  SdpaToFlashLoops(MLIRContext *ctx, ConvertAttnToLoopsOptions tiling)
       : OpRewritePattern(ctx), tiling(tiling) {}
 
   LogicalResult matchAndRewrite(SdpaOp op, PatternRewriter &rewriter) const override {
-    auto qT = cast<RankedTensorType>(op.getQuery().getType());
-    auto kT = cast<RankedTensorType>(op.getKey().getType());
-    auto vT = cast<RankedTensorType>(op.getValue().getType());
-    if (!qT.getElementType().isF32())
-      return rewriter.notifyMatchFailure(op, "only f32 is fused");
-    if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
-      return rewriter.notifyMatchFailure(op, "dropout is not fused");
-    if (qT.isDynamicDim(3) || vT.isDynamicDim(3) || qT.isDynamicDim(1) ||
-        kT.isDynamicDim(1))
-      return rewriter.notifyMatchFailure(op, "head counts and head dims must be static");
-    std::optional<double> scale = op.getEffectiveScale();
-    if (!scale)
-      return rewriter.notifyMatchFailure(op, "no scale");
-
-    Location loc = op.getLoc();
-    Emitter e{rewriter, loc, tiling.vectorWidth};
-    SdpaShape s;
-    auto toBuffer = [&](Value t) -> Value {
-      auto tt = cast<RankedTensorType>(t.getType());
-      return bufferization::ToBufferOp::create(rewriter, loc, anyLayoutBuffer(tt), t,
-                                               /*read_only=*/true);
-    };
-    s.q = toBuffer(op.getQuery());
-    s.k = toBuffer(op.getKey());
-    s.v = toBuffer(op.getValue());
-    if (Value m = op.getMask()) {
-      s.mask = toBuffer(m);
-      s.keepMask = cast<RankedTensorType>(m.getType()).getElementType().isInteger(1);
-    }
-    s.batch = memref::DimOp::create(rewriter, loc, s.q, 0);
-    s.heads = e.idx(qT.getDimSize(1));
-    s.tq = memref::DimOp::create(rewriter, loc, s.q, 2);
-    s.tk = memref::DimOp::create(rewriter, loc, s.k, 2);
-    s.d = qT.getDimSize(3);
-    s.dv = vT.getDimSize(3);
-    s.dvPadded = (s.dv + tiling.vectorWidth - 1) / tiling.vectorWidth * tiling.vectorWidth;
-    s.group = qT.getDimSize(1) / kT.getDimSize(1);
-    s.scaleLog2 = *scale * kLog2E;
-    if (auto c = op.getCausalAttr())
-      s.causal = c.getValue();
-
-    // The output buffer, [B, H, Tq, Dv].
-    auto outT = cast<RankedTensorType>(op.getType());
-    SmallVector<Value> dynSizes;
-    if (outT.isDynamicDim(0))
-      dynSizes.push_back(s.batch);
-    if (outT.isDynamicDim(2))
-      dynSizes.push_back(s.tq);
-    auto outBufT = MemRefType::get(outT.getShape(), outT.getElementType());
-    Value out = memref::AllocOp::create(rewriter, loc, outBufT, dynSizes,
-                                        rewriter.getI64IntegerAttr(64));
+    std::string reason;
+    FailureOr<SdpaProblem> problem =
+        SdpaProblem::analyze(op, KernelSupport{"CPU kernel"}, reason);
+    if (failed(problem))
+      return rewriter.notifyMatchFailure(op, reason);
+    const SdpaProblem &p = *problem;
+    FlashBuilder e{rewriter, op.getLoc(), tiling.vectorWidth};
+    SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer);
 
     // Work is parallel over (batch, head, Q tile).
     Value numQTiles = e.ceilDiv(s.tq, tiling.tileQ);
     scf::ParallelOp::create(
-        rewriter, loc, ValueRange{e.idx(0), e.idx(0), e.idx(0)},
-        ValueRange{s.batch, s.heads, numQTiles}, ValueRange{e.idx(1), e.idx(1), e.idx(1)},
+        rewriter, e.loc, ValueRange{e.idx(0), e.idx(0), e.idx(0)},
+        ValueRange{s.batch, e.idx(p.heads), numQTiles},
+        ValueRange{e.idx(1), e.idx(1), e.idx(1)},
         [&](OpBuilder &nb, Location, ValueRange ivs) {
           OpBuilder::InsertionGuard g(rewriter);
           rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           // Each iteration's scratch lives in its own stack scope.
-          auto scope = memref::AllocaScopeOp::create(rewriter, loc, TypeRange{});
+          auto scope = memref::AllocaScopeOp::create(rewriter, e.loc, TypeRange{});
           Block *body = rewriter.createBlock(&scope.getBodyRegion());
           rewriter.setInsertionPointToStart(body);
-          FlashKernel(e, s, tiling, out).build(ivs[0], ivs[1], ivs[2]);
-          memref::AllocaScopeReturnOp::create(rewriter, loc, ValueRange{});
+          FlashKernel kernel(e, p, s, tiling);
+          kernel.writeOutput(kernel.attend(ivs[0], ivs[1], ivs[2]));
+          memref::AllocaScopeReturnOp::create(rewriter, e.loc, ValueRange{});
         });
-    Value result = bufferization::ToTensorOp::create(rewriter, loc, outT, out,
-                                                     /*restrict=*/true, /*writable=*/true);
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, outputTensor(rewriter, p, s));
     return success();
   }
 
-  FlashTiling tiling;
+  ConvertAttnToLoopsOptions tiling;
 };
 
 /// y[r, o] = b[o] + Σ_i x[r, i] · W[o, i] (W[i, o] for in_out) as a tiled
@@ -592,7 +433,7 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
 /// block of 4 rows × 16 outputs keeps 8 vector accumulators in registers
 /// over i. Rows are spread over threads.
 struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
-  ProjectToTiledLoops(MLIRContext *ctx, FlashTiling tiling)
+  ProjectToTiledLoops(MLIRContext *ctx, ConvertAttnToLoopsOptions tiling)
       : OpRewritePattern(ctx), tiling(tiling) {}
 
   LogicalResult matchAndRewrite(ProjectOp op, PatternRewriter &rewriter) const override {
@@ -611,7 +452,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     if (llvm::count_if(xT.getShape().drop_back(), ShapedType::isDynamic) > 1)
       return rewriter.notifyMatchFailure(op, "more than one dynamic leading dim");
     Location loc = op.getLoc();
-    Emitter e{rewriter, loc, w};
+    FlashBuilder e{rewriter, loc, w};
 
     // x as [rows, In]: collapse the leading dims.
     SmallVector<ReassociationIndices> toRows(2);
@@ -703,32 +544,38 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     return success();
   }
 
-  FlashTiling tiling;
+  ConvertAttnToLoopsOptions tiling;
 };
 
 struct ConvertAttnToLoopsPass
     : mlir::attn::impl::ConvertAttnToLoopsBase<ConvertAttnToLoopsPass> {
   using ConvertAttnToLoopsBase::ConvertAttnToLoopsBase;
   void runOnOperation() override {
-    if (tileQ <= 0 || tileQ % kRowBlock != 0 || vectorWidth <= 0 || tileK <= 0 ||
-        tileK % (2 * vectorWidth) != 0) {
-      getOperation()->emitError()
-          << "convert-attn-to-loops: tile-q must be a positive multiple of "
-          << kRowBlock << " and tile-k a positive multiple of 2 x vector-width, got "
-          << "tile-q=" << static_cast<int64_t>(tileQ) << " tile-k="
-          << static_cast<int64_t>(tileK)
-          << " vector-width=" << static_cast<int64_t>(vectorWidth);
+    ConvertAttnToLoopsOptions options{tileQ, tileK, vectorWidth};
+    if (std::string bad = checkAttnToLoopsOptions(options); !bad.empty()) {
+      getOperation()->emitError() << bad;
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateAttnToLoopsPatterns(patterns, FlashTiling{tileQ, tileK, vectorWidth});
+    populateAttnToLoopsPatterns(patterns, options);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
 
+std::string mlir::attn::checkAttnToLoopsOptions(const ConvertAttnToLoopsOptions &o) {
+  if (o.tileQ > 0 && o.tileQ % kRowBlock == 0 && o.vectorWidth > 0 && o.tileK > 0 &&
+      o.tileK % (2 * o.vectorWidth) == 0)
+    return {};
+  return "convert-attn-to-loops: tile-q must be a positive multiple of " +
+         std::to_string(kRowBlock) +
+         " and tile-k a positive multiple of 2 x vector-width, got tile-q=" +
+         std::to_string(o.tileQ) + " tile-k=" + std::to_string(o.tileK) +
+         " vector-width=" + std::to_string(o.vectorWidth);
+}
+
 void mlir::attn::populateAttnToLoopsPatterns(RewritePatternSet &patterns,
-                                             const FlashTiling &tiling) {
-  patterns.add<SdpaToFlashLoops, ProjectToTiledLoops>(patterns.getContext(), tiling);
+                                             const ConvertAttnToLoopsOptions &options) {
+  patterns.add<SdpaToFlashLoops, ProjectToTiledLoops>(patterns.getContext(), options);
 }

@@ -41,7 +41,7 @@
 // Online softmax: running max, exp2 polynomial, running sum.
 // CHECK: arith.maximumf {{.*}} : vector<8xf32>
 // CHECK: vector.reduction <maximumf>
-// CHECK: math.floor
+// CHECK: arith.fptosi {{.*}} : vector<8xf32> to vector<8xi32>
 // CHECK: arith.bitcast {{.*}} : vector<8xi32> to vector<8xf32>
 // CHECK: vector.reduction <add>
 // acc = α·acc + P·V.

@@ -1,0 +1,301 @@
+//===- Passes.td - attn lowering passes ---------------------*- tablegen -*-===//
+//
+// Each option's default is written here once: the generated
+// Convert...Options structs carry it to the pipelines, the JIT, the C++
+// API and attn-run.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
+  let summary = "Lower the primitive attn ops to linalg on tensors (the reference)";
+  let description = [{
+    The deliberately unfused reference lowering: every primitive op becomes
+    one or a few `linalg` ops on tensors, and the scores are materialised as
+    a `[B,H,Tq,Tk]` tensor. Dynamic sizes come from `tensor.dim` through the
+    ops' shape reification. Composite ops (`sdpa`, `mha`) must be decomposed
+    first (`attn-decompose`); the pass fails on any attn op left over.
+
+    | op | becomes |
+    |---|---|
+    | `project` | `y[l…,o] = b[o] + Σᵢ x[l…,i]·W[o,i]` (`W[i,o]` for `in_out`): a `linalg.generic` contraction into an accumulator initialised with the broadcast bias (or a `linalg.fill` of 0) |
+    | `split_heads` | `tensor.expand_shape` `[B,T,h·D] → [B,T,h,D]`, then `linalg.transpose` `(0,2,1,3)` |
+    | `merge_heads` | `linalg.transpose` `(0,2,1,3)`, then `tensor.collapse_shape` to `[B,T,h·D]` |
+    | `scores` | `S[b,h,i,j] = Σ_d Q[b,h,i,d]·K[b,h floordiv G,j,d]`, `G = H/Hkv`: a `linalg.fill` of 0 and a 5-loop `linalg.generic` |
+    | `weighted_sum` | `O[b,h,i,e] = Σ_j P[b,h,i,j]·V[b,h floordiv G,j,e]`, same form |
+    | `scale` | elementwise `c·x` |
+    | `mask` | one elementwise `linalg.generic`: `select(keep, x, -inf)` or `x + m` (mask read through a broadcasting map: a static-1 dim reads index 0), then `-inf` where `j > i` (`top_left`) or `j > i + (Tk - Tq)` (`bottom_right`), using `linalg.index` |
+    | `softmax` | three generics: the row max `m`; `s = Σ exp(x - m)`; `p = exp(x - m)/s`. Where `m = -inf` (the whole row is masked) the terms and the result are 0, not NaN |
+    | `dropout` | one elementwise generic computing the generator of `attn.dropout` (see the op reference) from the element's row-major flat index |
+
+    **Example.** Scores with GQA, and a bottom-right causal mask with a
+    key-padding keep mask on dynamic shapes:
+
+    ```mlir
+    func.func @scores_gqa(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x5x8xf32>) -> tensor<1x4x3x5xf32> {
+      %s = attn.scores %q, %k : tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32> -> tensor<1x4x3x5xf32>
+      return %s : tensor<1x4x3x5xf32>
+    }
+    func.func @mask_br(%s: tensor<?x4x?x?xf32>, %keep: tensor<?x1x1x?xi1>) -> tensor<?x4x?x?xf32> {
+      %y = attn.mask %s, %keep {causal = #attn.causal<bottom_right>} : tensor<?x4x?x?xf32>, tensor<?x1x1x?xi1>
+      return %y : tensor<?x4x?x?xf32>
+    }
+    ```
+
+    `attn-opt --convert-attn-to-linalg` gives (the GQA head map is
+    `d1 floordiv 2`; the bottom-right offset `Tk - Tq` is computed once from
+    `tensor.dim`):
+
+    ```mlir
+    #map = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+    #map1 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
+    #map2 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+    #map3 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+    #map4 = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
+    module {
+      func.func @scores_gqa(%arg0: tensor<1x4x3x8xf32>, %arg1: tensor<1x2x5x8xf32>) -> tensor<1x4x3x5xf32> {
+        %0 = tensor.empty() : tensor<1x4x3x5xf32>
+        %cst = arith.constant 0.000000e+00 : f32
+        %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x4x3x5xf32>) -> tensor<1x4x3x5xf32>
+        %2 = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>) outs(%1 : tensor<1x4x3x5xf32>) {
+        ^bb0(%in: f32, %in_0: f32, %out: f32):
+          %3 = arith.mulf %in, %in_0 : f32
+          %4 = arith.addf %out, %3 : f32
+          linalg.yield %4 : f32
+        } -> tensor<1x4x3x5xf32>
+        return %2 : tensor<1x4x3x5xf32>
+      }
+      func.func @mask_br(%arg0: tensor<?x4x?x?xf32>, %arg1: tensor<?x1x1x?xi1>) -> tensor<?x4x?x?xf32> {
+        %c0 = arith.constant 0 : index
+        %dim = tensor.dim %arg0, %c0 : tensor<?x4x?x?xf32>
+        %c2 = arith.constant 2 : index
+        %dim_0 = tensor.dim %arg0, %c2 : tensor<?x4x?x?xf32>
+        %c3 = arith.constant 3 : index
+        %dim_1 = tensor.dim %arg0, %c3 : tensor<?x4x?x?xf32>
+        %0 = arith.subi %dim_1, %dim_0 : index
+        %1 = tensor.empty(%dim, %dim_0, %dim_1) : tensor<?x4x?x?xf32>
+        %2 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg1 : tensor<?x4x?x?xf32>, tensor<?x1x1x?xi1>) outs(%1 : tensor<?x4x?x?xf32>) {
+        ^bb0(%in: f32, %in_2: i1, %out: f32):
+          %cst = arith.constant 0xFF800000 : f32
+          %3 = arith.select %in_2, %in, %cst : f32
+          %4 = linalg.index 2 : index
+          %5 = linalg.index 3 : index
+          %6 = arith.addi %4, %0 : index
+          %7 = arith.cmpi sgt, %5, %6 : index
+          %8 = arith.select %7, %cst, %3 : f32
+          linalg.yield %8 : f32
+        } -> tensor<?x4x?x?xf32>
+        return %2 : tensor<?x4x?x?xf32>
+      }
+    }
+    ```
+
+    `attn.softmax` on `tensor<2x8xf32>`: the last two of its three generics
+    (the first is the row max):
+
+    ```
+        %5 = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg0, %2 : tensor<2x8xf32>, tensor<2xf32>) outs(%4 : tensor<2xf32>) {
+        ^bb0(%in: f32, %in_1: f32, %out: f32):
+          %8 = arith.subf %in, %in_1 : f32
+          %9 = math.exp %8 : f32
+          %cst_2 = arith.constant 0xFF800000 : f32
+          %10 = arith.cmpf oeq, %in_1, %cst_2 : f32
+          %cst_3 = arith.constant 0.000000e+00 : f32
+          %11 = arith.select %10, %cst_3, %9 : f32
+          %12 = arith.addf %out, %11 : f32
+          linalg.yield %12 : f32
+        } -> tensor<2xf32>
+        %6 = tensor.empty() : tensor<2x8xf32>
+        %7 = linalg.generic {indexing_maps = [#map, #map1, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %2, %5 : tensor<2x8xf32>, tensor<2xf32>, tensor<2xf32>) outs(%6 : tensor<2x8xf32>) {
+        ^bb0(%in: f32, %in_1: f32, %in_2: f32, %out: f32):
+          %8 = arith.subf %in, %in_1 : f32
+          %9 = math.exp %8 : f32
+          %10 = arith.divf %9, %in_2 : f32
+          %cst_3 = arith.constant 0xFF800000 : f32
+          %11 = arith.cmpf oeq, %in_1, %cst_3 : f32
+          %cst_4 = arith.constant 0.000000e+00 : f32
+          %12 = arith.select %11, %cst_4, %10 : f32
+          linalg.yield %12 : f32
+        } -> tensor<2x8xf32>
+    ```
+
+    **f16 and bf16: compute in f32.** For `f16` and `bf16` ops every input
+    element is extended to `f32` (`arith.extf`), the op computes and
+    accumulates in `f32`, and the result is rounded once (`arith.truncf`) at
+    the end of the op. Contractions (`project`, `scores`, `weighted_sum`)
+    accumulate into an `f32` tensor and round it with a final elementwise
+    generic; softmax keeps its row max and sum in `f32`. A chain of ops
+    therefore rounds to `f16`/`bf16` between ops, as the IR says, and not
+    inside them. `attn.scale %x {scale = 0.125 : f32} : tensor<2x8xf16>`
+    becomes:
+
+    ```
+      func.func @scale_f16(%arg0: tensor<2x8xf16>) -> tensor<2x8xf16> {
+        %0 = tensor.empty() : tensor<2x8xf16>
+        %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<2x8xf16>) outs(%0 : tensor<2x8xf16>) {
+        ^bb0(%in: f16, %out: f16):
+          %2 = arith.extf %in : f16 to f32
+          %cst = arith.constant 1.250000e-01 : f32
+          %3 = arith.mulf %2, %cst : f32
+          %4 = arith.truncf %3 : f32 to f16
+          linalg.yield %4 : f16
+        } -> tensor<2x8xf16>
+        return %1 : tensor<2x8xf16>
+      }
+    ```
+
+    **Dropout.** `attn.dropout %p {rate = 0.1 : f32, seed = 42 : i64}` on
+    `tensor<2x8xf32>` computes the generator inline (the 64-bit constants
+    print as signed integers):
+
+    ```
+        ^bb0(%in: f32, %out: f32):
+          %2 = linalg.index 0 : index
+          %3 = linalg.index 1 : index
+          %4 = arith.muli %2, %c8 : index
+          %5 = arith.addi %4, %3 : index
+          %6 = arith.index_cast %5 : index to i64
+          %c42_i64 = arith.constant 42 : i64
+          %c1_i64 = arith.constant 1 : i64
+          %7 = arith.addi %6, %c1_i64 : i64
+          %c-7046029254386353131_i64 = arith.constant -7046029254386353131 : i64
+          %8 = arith.muli %7, %c-7046029254386353131_i64 : i64
+          %9 = arith.addi %c42_i64, %8 : i64
+          ...
+          %c40_i64 = arith.constant 40 : i64
+          %18 = arith.shrui %17, %c40_i64 : i64
+          %c1677722_i64 = arith.constant 1677722 : i64
+          %19 = arith.cmpi uge, %18, %c1677722_i64 : i64
+          %cst = arith.constant 1.11111116 : f32
+          %20 = arith.mulf %in, %cst : f32
+          %cst_0 = arith.constant 0.000000e+00 : f32
+          %21 = arith.select %19, %20, %cst_0 : f32
+          linalg.yield %21 : f32
+    ```
+
+    **Refusals.** `attn.sdpa` and `attn.mha` are not lowered here; run
+    `attn-decompose` first (the `note: see current operation: …` line that
+    follows each error is left out):
+
+    ```mlir
+    func.func @sdpa(%q: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+      %o = attn.sdpa %q, %q, %q : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+      return %o : tensor<1x2x3x4xf32>
+    }
+    ```
+
+    ```
+    $ attn-opt sdpa.mlir --convert-attn-to-linalg
+    sdpa.mlir:2:8: error: 'attn.sdpa' op must be decomposed before convert-attn-to-linalg (run attn-decompose first)
+      %o = attn.sdpa %q, %q, %q : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+           ^
+    ```
+
+    `scores` and `weighted_sum` need static head counts (the key/value head
+    map `h floordiv (H/Hkv)` is an affine map with a constant):
+
+    ```mlir
+    func.func @dynamic_heads(%q: tensor<1x?x3x4xf32>, %k: tensor<1x2x5x4xf32>) -> tensor<1x?x3x5xf32> {
+      %s = attn.scores %q, %k : tensor<1x?x3x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x?x3x5xf32>
+      return %s : tensor<1x?x3x5xf32>
+    }
+    ```
+
+    ```
+    $ attn-opt dynamic_heads.mlir --convert-attn-to-linalg
+    dynamic_heads.mlir:2:8: error: 'attn.scores' op needs static head counts for convert-attn-to-linalg, got H = ?, Hkv = 2
+      %s = attn.scores %q, %k : tensor<1x?x3x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x?x3x5xf32>
+           ^
+    ```
+
+    Batch, sequence and head-dim sizes may be dynamic.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
+  let summary = "Lower attn.sdpa to fused FlashAttention-2 loops and attn.project to tiled matmuls (CPU)";
+  let description = [{
+    Each f32 `attn.sdpa` with static head dims and no dropout becomes one
+    fused loop nest on buffers: an `scf.parallel` over (batch, head, Q
+    tile), and inside it a loop over K/V tiles with the online softmax
+    (running max, running sum, rescaled accumulator, one division at the
+    end). `scale·log2(e)` is folded into Q and the exponentials are
+    `exp2` through a vectorised polynomial. Causal tiles entirely above the
+    diagonal are never visited; only tiles crossing the diagonal, the last
+    (partial) K tile and masked tiles pay for masking. GQA reads the shared
+    K/V head in place. No `Tq×Tk` buffer exists: the per-thread scratch is
+    `O(tile-q·tile-k + tile-q·Dv + D·tile-k)`.
+
+    Each f32 `attn.project` whose output width is a multiple of
+    2 x vector-width (and with at most one dynamic leading dim) becomes a
+    tiled matmul: W packed once as Wt[i][o], 4 rows x 2 vectors of outputs
+    in registers, rows in parallel.
+
+    Any other `attn.sdpa` or `attn.project` (f16/bf16, dropout, dynamic head
+    dims, other widths) is left alone for the reference lowering.
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
+           "Query rows per tile (a multiple of 4)">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
+           "Keys per tile (a multiple of 2 x vector-width)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
+           "f32 lanes per vector (8 for AVX2)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+
+def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
+  let summary = "Lower attn.sdpa to a GPU kernel schedule (scf.forall over blocks and threads)";
+  let description = [{
+    Each `attn.sdpa` (f32, f16 or bf16 operands, static head counts and head
+    dims, no dropout) becomes one kernel schedule on buffers, written with
+    `scf.forall` loops carrying GPU mappings:
+
+    - an outer `scf.forall` over (batch·head, Q tile) mapped to
+      `[#gpu.block<x>, #gpu.block<y>]` (one thread block per pair);
+    - inside it, workgroup buffers (`#gpu.address_space<workgroup>`) for
+      the K tile, the V tile, the per-row running max and sum and the
+      transposed accumulator, and a sequential loop over K/V tiles that
+      stops at the causal limit of the Q tile (tiles above the diagonal are
+      never loaded);
+    - in every step, `scf.forall` loops over `tile-q` threads
+      (`#gpu.thread<x>`): cooperative loads of the K/V tile, then one query
+      row per thread: scores, mask, online softmax update, `P·V` into the
+      accumulator; finally one normalisation per row.
+
+    A thread-level `scf.forall` completes before the next one starts, which
+    is exactly the semantics of a barrier between them: the same IR runs on
+    the CPU (`attn-emulate-gpu-schedule`) and maps to `gpu.launch` with
+    `gpu.barrier` (`attn-map-schedule-to-gpu`). `tile-k` is halved until
+    the workgroup buffers fit in 48 KiB of static shared memory. No `Tq×Tk`
+    buffer exists. Any other sdpa (dropout, dynamic head dims) is refused
+    with a diagnostic.
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
+           "Query rows per block = threads per block (1..1024)">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"32",
+           "Keys per K/V tile staged in shared memory (halved to fit 48 KiB)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD

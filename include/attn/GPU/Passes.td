@@ -1,0 +1,44 @@
+//===- Passes.td - GPU kernel-schedule passes ---------------*- tablegen -*-===//
+//
+// Passes on a GPU kernel schedule written as scf.forall loops with
+// #gpu.block / #gpu.thread mappings. They know nothing of attention: any
+// schedule of that form (convert-attn-to-gpu writes one) can use them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_GPU_PASSES_TD
+#define ATTN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnEmulateGpuSchedule : Pass<"attn-emulate-gpu-schedule"> {
+  let summary = "Run a GPU kernel schedule on the CPU: blocks in parallel, threads in order";
+  let description = [{
+    For testing the GPU schedule without a GPU: workgroup and private
+    address spaces are dropped from memref types, `scf.forall` loops mapped
+    to threads become sequential `scf.for` loops (so each one completes
+    before the next, as after a barrier) and those mapped to blocks become
+    `scf.parallel` loops (OpenMP threads on the CPU).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AttnMapScheduleToGpu : Pass<"attn-map-schedule-to-gpu"> {
+  let summary = "Map a GPU kernel schedule to gpu.launch with barriers and device buffers";
+  let description = [{
+    Each `scf.forall` mapped to `#gpu.block` becomes a `gpu.launch` whose
+    grid is the loop's (possibly dynamic) trip counts and whose block size
+    is the largest thread-level trip count inside. Each thread-level
+    `scf.forall` becomes its body under `if (thread_id < trip count)`
+    followed by `gpu.barrier`; workgroup allocations become workgroup
+    attributions of the launch; private allocations move to the top of the
+    kernel. Around the launch, every buffer the kernel touches gets a
+    device copy (`gpu.alloc`, `gpu.memcpy` in for buffers it reads, out for
+    buffers it writes, `gpu.dealloc`).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+#endif // ATTN_GPU_PASSES_TD

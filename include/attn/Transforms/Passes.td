@@ -1,0 +1,175 @@
+//===- Passes.td - attn-to-attn passes ----------------------*- tablegen -*-===//
+#ifndef ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnDecompose : Pass<"attn-decompose"> {
+  let summary = "Expand attn.mha and attn.sdpa into the primitive ops";
+  let description = [{
+    Two rewrites, applied until nothing changes:
+
+    ```
+    mha(xq, xkv)  = project(merge_heads(sdpa(split_heads(project(xq,  Wq, bq), H),
+                                             split_heads(project(xkv, Wk, bk), Hkv),
+                                             split_heads(project(xkv, Wv, bv), Hkv), mask)),
+                            Wo, bo)
+    sdpa(q, k, v) = weighted_sum(dropout(softmax(mask(scale(scores(q, k), s), m, causal)), r, seed), v)
+    ```
+
+    - `mha`'s `layout` goes to all four `project`s; its `scale`, `causal`,
+      `dropout_rate`, `dropout_seed` and mask go to the `sdpa`; `Hkv` is
+      `num_kv_heads` (default `num_heads`).
+    - `s` is the `sdpa`'s `scale`, or `1/sqrt(D)` when it has none (computed in
+      double, stored as f32: `D = 8` gives `0.353553385`). The `scale` op is
+      omitted when `s` is 1 in f32.
+    - The `mask` op is emitted only when the `sdpa` has a `causal` kind or a mask
+      operand (the operand moves to `attn.mask` unchanged).
+    - The `dropout` op is emitted only when `dropout_rate` is present and not 0;
+      its `seed` is `dropout_seed`, or 0.
+    - With `keep-sdpa`, only `mha` is expanded and every `sdpa` is kept, for a
+      lowering that takes `sdpa` whole.
+    - Primitive ops and non-attn ops are left alone.
+
+    **Example.** GQA with 8 query and 2 key/value heads, causal, dropout,
+    output bias only:
+
+    ```mlir
+    func.func @gqa_mha(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<16x64xf32>,
+                   %wv: tensor<16x64xf32>, %wo: tensor<64x64xf32>, %bo: tensor<64xf32>) -> tensor<2x10x64xf32> {
+      %y = attn.mha %x, %x, %wq, %wk, %wv, %wo out_bias(%bo)
+          {num_heads = 8 : i64, num_kv_heads = 2 : i64, causal = #attn.causal<top_left>,
+           dropout_rate = 0.1 : f32, dropout_seed = 7 : i64}
+          : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<16x64xf32>,
+             tensor<16x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
+      return %y : tensor<2x10x64xf32>
+    }
+    ```
+
+    `attn-opt --attn-decompose` gives:
+
+    ```mlir
+    module {
+      func.func @gqa_mha(%arg0: tensor<2x10x64xf32>, %arg1: tensor<64x64xf32>, %arg2: tensor<16x64xf32>, %arg3: tensor<16x64xf32>, %arg4: tensor<64x64xf32>, %arg5: tensor<64xf32>) -> tensor<2x10x64xf32> {
+        %0 = attn.project %arg0, %arg1 : (tensor<2x10x64xf32>, tensor<64x64xf32>) -> tensor<2x10x64xf32>
+        %1 = attn.project %arg0, %arg2 : (tensor<2x10x64xf32>, tensor<16x64xf32>) -> tensor<2x10x16xf32>
+        %2 = attn.project %arg0, %arg3 : (tensor<2x10x64xf32>, tensor<16x64xf32>) -> tensor<2x10x16xf32>
+        %3 = attn.split_heads %0 {num_heads = 8 : i64} : tensor<2x10x64xf32> -> tensor<2x8x10x8xf32>
+        %4 = attn.split_heads %1 {num_heads = 2 : i64} : tensor<2x10x16xf32> -> tensor<2x2x10x8xf32>
+        %5 = attn.split_heads %2 {num_heads = 2 : i64} : tensor<2x10x16xf32> -> tensor<2x2x10x8xf32>
+        %6 = attn.scores %3, %4 : tensor<2x8x10x8xf32>, tensor<2x2x10x8xf32> -> tensor<2x8x10x10xf32>
+        %7 = attn.scale %6 {scale = 0.353553385 : f32} : tensor<2x8x10x10xf32>
+        %8 = attn.mask %7 {causal = #attn.causal<top_left>} : tensor<2x8x10x10xf32>
+        %9 = attn.softmax %8 : tensor<2x8x10x10xf32>
+        %10 = attn.dropout %9 {rate = 1.000000e-01 : f32, seed = 7 : i64} : tensor<2x8x10x10xf32>
+        %11 = attn.weighted_sum %10, %5 : tensor<2x8x10x10xf32>, tensor<2x2x10x8xf32> -> tensor<2x8x10x8xf32>
+        %12 = attn.merge_heads %11 : tensor<2x8x10x8xf32> -> tensor<2x10x64xf32>
+        %13 = attn.project %12, %arg4, %arg5 : (tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
+        return %13 : tensor<2x10x64xf32>
+      }
+    }
+    ```
+
+    `attn-opt --attn-decompose=keep-sdpa` gives:
+
+    ```mlir
+    module {
+      func.func @gqa_mha(%arg0: tensor<2x10x64xf32>, %arg1: tensor<64x64xf32>, %arg2: tensor<16x64xf32>, %arg3: tensor<16x64xf32>, %arg4: tensor<64x64xf32>, %arg5: tensor<64xf32>) -> tensor<2x10x64xf32> {
+        %0 = attn.project %arg0, %arg1 : (tensor<2x10x64xf32>, tensor<64x64xf32>) -> tensor<2x10x64xf32>
+        %1 = attn.project %arg0, %arg2 : (tensor<2x10x64xf32>, tensor<16x64xf32>) -> tensor<2x10x16xf32>
+        %2 = attn.project %arg0, %arg3 : (tensor<2x10x64xf32>, tensor<16x64xf32>) -> tensor<2x10x16xf32>
+        %3 = attn.split_heads %0 {num_heads = 8 : i64} : tensor<2x10x64xf32> -> tensor<2x8x10x8xf32>
+        %4 = attn.split_heads %1 {num_heads = 2 : i64} : tensor<2x10x16xf32> -> tensor<2x2x10x8xf32>
+        %5 = attn.split_heads %2 {num_heads = 2 : i64} : tensor<2x10x16xf32> -> tensor<2x2x10x8xf32>
+        %6 = attn.sdpa %3, %4, %5 {causal = #attn.causal<top_left>, dropout_rate = 1.000000e-01 : f32, dropout_seed = 7 : i64} : (tensor<2x8x10x8xf32>, tensor<2x2x10x8xf32>, tensor<2x2x10x8xf32>) -> tensor<2x8x10x8xf32>
+        %7 = attn.merge_heads %6 : tensor<2x8x10x8xf32> -> tensor<2x10x64xf32>
+        %8 = attn.project %7, %arg4, %arg5 : (tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
+        return %8 : tensor<2x10x64xf32>
+      }
+    }
+    ```
+
+    **Refuses** an `sdpa` whose head dim `D` is dynamic and that has no
+    `scale` (the default `1/sqrt(D)` is not known at compile time). The pass
+    fails; give the `sdpa` (or the `mha`) an explicit `scale`. With
+    `dynamic_d.mlir`
+
+    ```mlir
+    func.func @dynamic_d(%q: tensor<1x2x3x?xf32>) -> tensor<1x2x3x?xf32> {
+      %o = attn.sdpa %q, %q, %q : (tensor<1x2x3x?xf32>, tensor<1x2x3x?xf32>, tensor<1x2x3x?xf32>) -> tensor<1x2x3x?xf32>
+      return %o : tensor<1x2x3x?xf32>
+    }
+    ```
+
+    (the `note: see current operation: …` line that follows the error is
+    left out):
+
+    ```
+    $ attn-opt dynamic_d.mlir --attn-decompose
+    dynamic_d.mlir:2:8: error: 'attn.sdpa' op cannot be decomposed: head dim is dynamic and no 'scale' is given
+      %o = attn.sdpa %q, %q, %q : (tensor<1x2x3x?xf32>, tensor<1x2x3x?xf32>, tensor<1x2x3x?xf32>) -> tensor<1x2x3x?xf32>
+           ^
+    ```
+
+    An `mha` whose `wq` output width is dynamic gets the same error, reported
+    at the `mha`. With `keep-sdpa` such an `sdpa` is not touched and there is no
+    error.
+  }];
+  let options = [
+    Option<"keepSdpa", "keep-sdpa", "bool", /*default=*/"false",
+           "Expand attn.mha only; leave attn.sdpa for a fused lowering">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnFuse : Pass<"attn-fuse"> {
+  let summary = "Raise a primitive attention chain to one attn.sdpa";
+  let description = [{
+    The inverse of `attn-decompose`'s sdpa expansion. Anchored on
+    `attn.weighted_sum(P, V)`, it matches
+    `P = dropout?(softmax(X))` with `X` a chain of `scale` and at most one
+    `mask` op, in any legal order, over `scores(Q', K)`, where `Q'` may be
+    `scale(Q)`. The result is
+    `attn.sdpa Q, K, V [, mask] {scale = product of all scales, causal,
+    dropout_rate, dropout_seed}`; the scale is always explicit (`1.0` when
+    the chain has none), never sdpa's `1/sqrt(D)` default.
+
+    An additive (float) mask does not commute with a scale
+    (`a·(S + m) != a·S + m`), so a float mask followed by a scale other than
+    1 is not fused; `i1` and causal masks commute with any positive scale.
+    The chain is also left alone when one of its intermediate values has a
+    user outside the chain (fusing would compute it twice), when the scales
+    multiply to an f32 that is not positive and finite, or when K and V do
+    not statically have the same number of heads. Leaving a chain alone is
+    not an error.
+
+    **Example.** A causal, key-padding-masked chain with two scales:
+
+    ```mlir
+    func.func @chain(%q: tensor<1x4x16x8xf32>, %k: tensor<1x4x16x8xf32>, %v: tensor<1x4x16x8xf32>,
+                     %keep: tensor<1x1x1x16xi1>) -> tensor<1x4x16x8xf32> {
+      %s = attn.scores %q, %k : tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32> -> tensor<1x4x16x16xf32>
+      %m = attn.mask %s, %keep {causal = #attn.causal<top_left>} : tensor<1x4x16x16xf32>, tensor<1x1x1x16xi1>
+      %t = attn.scale %m {scale = 0.5 : f32} : tensor<1x4x16x16xf32>
+      %u = attn.scale %t {scale = 0.25 : f32} : tensor<1x4x16x16xf32>
+      %p = attn.softmax %u : tensor<1x4x16x16xf32>
+      %o = attn.weighted_sum %p, %v : tensor<1x4x16x16xf32>, tensor<1x4x16x8xf32> -> tensor<1x4x16x8xf32>
+      return %o : tensor<1x4x16x8xf32>
+    }
+    ```
+
+    `attn-opt --attn-fuse` gives:
+
+    ```mlir
+    module {
+      func.func @chain(%arg0: tensor<1x4x16x8xf32>, %arg1: tensor<1x4x16x8xf32>, %arg2: tensor<1x4x16x8xf32>, %arg3: tensor<1x1x1x16xi1>) -> tensor<1x4x16x8xf32> {
+        %0 = attn.sdpa %arg0, %arg1, %arg2, %arg3 {causal = #attn.causal<top_left>, scale = 1.250000e-01 : f32} : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x1x1x16xi1>) -> tensor<1x4x16x8xf32>
+        return %0 : tensor<1x4x16x8xf32>
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+#endif // ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,258 @@
+//===- FlashCore.cpp - what every fused attention kernel shares -----------===//
+#include "FlashCore.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::flash;
+
+//===----------------------------------------------------------------------===//
+// SdpaProblem
+//===----------------------------------------------------------------------===//
+
+FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
+                                            std::string &reason) {
+  auto fail = [&](const Twine &why) -> FailureOr<SdpaProblem> {
+    reason = why.str();
+    return failure();
+  };
+  SdpaProblem p;
+  p.op = op;
+  p.queryType = dyn_cast<RankedTensorType>(op.getQuery().getType());
+  p.keyType = dyn_cast<RankedTensorType>(op.getKey().getType());
+  p.valueType = dyn_cast<RankedTensorType>(op.getValue().getType());
+  p.resultType = dyn_cast<RankedTensorType>(op.getType());
+  if (!p.queryType || !p.keyType || !p.valueType || !p.resultType)
+    return fail("the " + support.name + " needs ranked tensors");
+  p.elementType = p.queryType.getElementType();
+  if (!support.lowPrecision && !p.elementType.isF32())
+    return fail("the " + support.name + " takes only f32");
+  if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
+    return fail("dropout is not supported by the " + support.name);
+  if (p.queryType.isDynamicDim(1) || p.keyType.isDynamicDim(1) ||
+      p.queryType.isDynamicDim(3) || p.valueType.isDynamicDim(3))
+    return fail("the " + support.name + " needs static head counts and head dims");
+  std::optional<double> scale = op.getEffectiveScale();
+  if (!scale)
+    return fail("the " + support.name + " needs a scale");
+  p.heads = p.queryType.getDimSize(1);
+  p.kvHeads = p.keyType.getDimSize(1);
+  p.d = p.queryType.getDimSize(3);
+  p.dv = p.valueType.getDimSize(3);
+  p.group = p.heads / p.kvHeads;
+  p.scale = *scale;
+  p.scaleLog2 = *scale * kLog2E;
+  if (auto c = op.getCausalAttr())
+    p.causal = c.getValue();
+  if (Value m = op.getMask()) {
+    p.maskType = cast<RankedTensorType>(m.getType());
+    p.maskKind = p.maskType.getElementType().isInteger(1) ? MaskKind::Keep
+                                                          : MaskKind::Additive;
+  }
+  return p;
+}
+
+SdpaBuffers
+mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
+                                      function_ref<MemRefType(RankedTensorType)> bufferType) {
+  Location loc = p.op.getLoc();
+  auto toBuffer = [&](Value t) -> Value {
+    return bufferization::ToBufferOp::create(
+        b, loc, bufferType(cast<RankedTensorType>(t.getType())), t,
+        /*read_only=*/true);
+  };
+  SdpaBuffers bufs;
+  bufs.q = toBuffer(p.op.getQuery());
+  bufs.k = toBuffer(p.op.getKey());
+  bufs.v = toBuffer(p.op.getValue());
+  if (Value m = p.op.getMask())
+    bufs.mask = toBuffer(m);
+  bufs.batch = memref::DimOp::create(b, loc, bufs.q, 0);
+  bufs.tq = memref::DimOp::create(b, loc, bufs.q, 2);
+  bufs.tk = memref::DimOp::create(b, loc, bufs.k, 2);
+  // The output, [B, H, Tq, Dv], 64-byte aligned.
+  SmallVector<Value> dynSizes;
+  if (p.resultType.isDynamicDim(0))
+    dynSizes.push_back(bufs.batch);
+  if (p.resultType.isDynamicDim(2))
+    dynSizes.push_back(bufs.tq);
+  bufs.out = memref::AllocOp::create(
+      b, loc, MemRefType::get(p.resultType.getShape(), p.resultType.getElementType()),
+      dynSizes, b.getI64IntegerAttr(64));
+  return bufs;
+}
+
+Value mlir::attn::flash::outputTensor(OpBuilder &b, const SdpaProblem &p,
+                                      const SdpaBuffers &bufs) {
+  return bufferization::ToTensorOp::create(b, p.op.getLoc(), p.resultType, bufs.out,
+                                           /*restrict=*/true, /*writable=*/true);
+}
+
+//===----------------------------------------------------------------------===//
+// FlashBuilder
+//===----------------------------------------------------------------------===//
+
+Value FlashBuilder::constantLike(Type t, double v) {
+  if (auto vt = dyn_cast<VectorType>(t))
+    return arith::ConstantOp::create(
+        b, loc, vt, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), v)));
+  return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
+}
+
+Value FlashBuilder::fma(Value x, Value y, Value acc) {
+  if (isa<VectorType>(x.getType()))
+    return vector::FMAOp::create(b, loc, x, y, acc);
+  // Scalars: a multiply-add LLVM may contract into one fma instruction
+  // (math.fma would become a libdevice call on NVVM).
+  auto contract = arith::FastMathFlags::contract;
+  Value prod = arith::MulFOp::create(b, loc, x, y, contract);
+  return arith::AddFOp::create(b, loc, prod, acc, contract);
+}
+
+/// Cephes' degree-6 polynomial for 2^f on [-0.5, 0.5], highest power first;
+/// the constant term 1 follows.
+static constexpr double kExp2Coefficients[6] = {
+    1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3,
+    5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1};
+
+Value FlashBuilder::exp2(Value x) {
+  Type t = x.getType();
+  Type i32 = b.getI32Type();
+  Type it = i32;
+  if (auto vt = dyn_cast<VectorType>(t))
+    it = VectorType::get(vt.getShape(), i32);
+  auto c = [&](double v) { return constantLike(t, v); };
+  auto ci = [&](int32_t v) -> Value {
+    if (auto vt = dyn_cast<VectorType>(it))
+      return arith::ConstantOp::create(
+          b, loc, vt, DenseElementsAttr::get(vt, b.getI32IntegerAttr(v)));
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  // Clamp to [-127, 127] with ordered compares: NaN becomes -127 here (so
+  // the integer conversion below is always defined) and is restored at the
+  // end. Each select is one max/min instruction on x86.
+  Value cl = select(cmpF(arith::CmpFPredicate::OGT, x, c(-127.0)), x, c(-127.0));
+  cl = select(cmpF(arith::CmpFPredicate::OLT, cl, c(127.0)), cl, c(127.0));
+  // cl + 128.5 >= 1.5, so truncation is floor: n = floor(cl + 0.5).
+  Value ni = arith::SubIOp::create(
+      b, loc, arith::FPToSIOp::create(b, loc, it, fadd(cl, c(128.5))), ci(128));
+  Value fr = fsub(cl, arith::SIToFPOp::create(b, loc, t, ni));
+  Value p = c(kExp2Coefficients[0]);
+  for (int i = 1; i < 6; ++i)
+    p = fma(p, fr, c(kExp2Coefficients[i]));
+  p = fma(p, fr, c(1.0));
+  // 2^n in the exponent bits; n = -127 gives +0, so x <= -127 gives 0.
+  Value bits = arith::ShLIOp::create(b, loc, arith::AddIOp::create(b, loc, ni, ci(127)),
+                                     ci(23));
+  Value r = fmul(p, arith::BitcastOp::create(b, loc, t, bits));
+  return select(cmpF(arith::CmpFPredicate::UNO, x, x), x, r);
+}
+
+Value FlashBuilder::loadF32(Value m, ValueRange ivs) {
+  Value v = load(m, ivs);
+  if (v.getType() != f32())
+    v = arith::ExtFOp::create(b, loc, f32(), v);
+  return v;
+}
+
+void FlashBuilder::loop(Value lb, Value ub, int64_t step,
+                        function_ref<void(Value)> body) {
+  scf::ForOp::create(b, loc, lb, ub, idx(step), ValueRange{},
+                     [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                       OpBuilder::InsertionGuard g(b);
+                       b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+                       body(iv);
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
+SmallVector<Value>
+FlashBuilder::loopCarry(Value lb, Value ub, int64_t step, ValueRange init,
+                        function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto op = scf::ForOp::create(
+      b, loc, lb, ub, idx(step), init,
+      [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, loc, body(iv, args));
+      });
+  return SmallVector<Value>(op.getResults());
+}
+
+void FlashBuilder::ifThen(Value cond, function_ref<void()> body) {
+  scf::IfOp::create(b, loc, cond, [&](OpBuilder &nb, Location) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    body();
+    scf::YieldOp::create(b, loc);
+  });
+}
+
+Value FlashBuilder::ifElse(Value cond, Type type, function_ref<Value()> then,
+                           function_ref<Value()> otherwise) {
+  auto op = scf::IfOp::create(b, loc, TypeRange{type}, cond, /*withElse=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(op.thenBlock());
+  scf::YieldOp::create(b, loc, then());
+  b.setInsertionPointToStart(op.elseBlock());
+  scf::YieldOp::create(b, loc, otherwise());
+  return op.getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// KeyVisibility
+//===----------------------------------------------------------------------===//
+
+KeyVisibility::KeyVisibility(FlashBuilder &fb, std::optional<CausalKind> causal,
+                             Value tq, Value tk)
+    : fb(fb), causal(causal), tk(tk) {
+  if (causal)
+    offset = *causal == CausalKind::bottom_right ? fb.sub(tk, tq) : fb.idx(0);
+}
+
+Value KeyVisibility::keyEnd(function_ref<Value()> rowEnd) {
+  if (!causal)
+    return tk;
+  // Row rowEnd - 1 sees keys up to rowEnd - 1 + offset.
+  return fb.maxI(fb.idx(0), fb.minI(tk, fb.add(rowEnd(), offset)));
+}
+
+Value KeyVisibility::lastVisible(Value row) {
+  if (!causal)
+    return fb.sub(tk, fb.idx(1));
+  return fb.add(row, offset);
+}
+
+Value KeyVisibility::isVisible(Value row, Value key) {
+  Value visible = fb.lt(key, tk);
+  if (causal)
+    visible = fb.andI(visible, fb.le(key, fb.add(row, offset)));
+  return visible;
+}
+
+//===----------------------------------------------------------------------===//
+// Mask broadcasting
+//===----------------------------------------------------------------------===//
+
+SmallVector<std::optional<unsigned>>
+mlir::attn::flash::maskOperandDims(ShapedType maskType) {
+  int64_t r = maskType.getRank();
+  SmallVector<std::optional<unsigned>> dims;
+  for (int64_t i = 0; i < r; ++i) {
+    if (maskType.getDimSize(i) == 1)
+      dims.push_back(std::nullopt);
+    else
+      dims.push_back(static_cast<unsigned>(4 - r + i));
+  }
+  return dims;
+}
+
+SmallVector<Value> mlir::attn::flash::maskIndices(FlashBuilder &fb, ShapedType maskType,
+                                                  Value b, Value h, Value q, Value k) {
+  Value full[4] = {b, h, q, k};
+  SmallVector<Value> ids;
+  for (std::optional<unsigned> d : maskOperandDims(maskType))
+    ids.push_back(d ? full[*d] : fb.idx(0));
+  return ids;
+}

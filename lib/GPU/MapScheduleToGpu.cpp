@@ -1,0 +1,261 @@
+//===- MapScheduleToGpu.cpp - a kernel schedule to gpu.launch -------------===//
+//
+// attn-map-schedule-to-gpu: each block-mapped scf.forall becomes a
+// gpu.launch; thread-mapped loops inside become predicated bodies followed
+// by gpu.barrier; workgroup allocations become workgroup attributions. The
+// buffers the kernel touches get device copies, copied in when the kernel
+// may read them (or writes only part of them) and out when it may write
+// them, as the ops' MemoryEffectOpInterface says, through views made inside
+// the kernel too.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/GPU/Passes.h"
+
+#include "ScheduleMapping.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNMAPSCHEDULETOGPU
+#include "attn/GPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// How a kernel uses one buffer.
+struct BufferAccess {
+  bool read = false, written = false;
+};
+
+/// What the ops inside `kernel` do to `buffer`, following views made inside
+/// the kernel (ViewLikeOpInterface). Effects come from each op's
+/// MemoryEffectOpInterface; an op without it (a call, an unknown op) is taken
+/// to read and write.
+BufferAccess accessInside(Operation *kernel, Value buffer) {
+  BufferAccess access;
+  SmallVector<Value> worklist{buffer};
+  DenseSet<Value> seen{buffer};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (!kernel->isProperAncestor(user))
+        continue;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == v) {
+        for (Value r : user->getResults())
+          if (isa<BaseMemRefType>(r.getType()) && seen.insert(r).second)
+            worklist.push_back(r);
+        continue;
+      }
+      auto mem = dyn_cast<MemoryEffectOpInterface>(user);
+      if (!mem) {
+        access.read = access.written = true;
+        continue;
+      }
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      mem.getEffectsOnValue(v, effects);
+      for (const MemoryEffects::EffectInstance &e : effects) {
+        if (isa<MemoryEffects::Read>(e.getEffect()))
+          access.read = true;
+        else if (isa<MemoryEffects::Write>(e.getEffect()))
+          access.written = true;
+      }
+    }
+  }
+  return access;
+}
+
+/// Whether `buffer` is a memref.alloc in `kernel`'s block that nothing uses
+/// before the kernel: its contents are undefined, so there is nothing to copy
+/// in.
+bool isFreshAllocation(Value buffer, Operation *kernel) {
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != kernel->getBlock())
+    return false;
+  return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+    Operation *anc = kernel->getBlock()->findAncestorOpInBlock(*user);
+    return anc && (anc == kernel || kernel->isBeforeInBlock(anc));
+  });
+}
+
+struct AttnMapScheduleToGpuPass
+    : mlir::attn::impl::AttnMapScheduleToGpuBase<AttnMapScheduleToGpuPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ForallOp> blockLoops;
+    getOperation()->walk([&](scf::ForallOp op) {
+      if (hasGpuMapping(op, /*threads=*/false) &&
+          !op->getParentOfType<scf::ForallOp>())
+        blockLoops.push_back(op);
+    });
+    for (scf::ForallOp op : blockLoops)
+      if (failed(mapToLaunch(op)))
+        return signalPassFailure();
+  }
+
+  LogicalResult mapToLaunch(scf::ForallOp forall) {
+    MLIRContext *ctx = &getContext();
+    Location loc = forall.getLoc();
+    if (forall.getRank() > 3 || forall.getNumResults() != 0)
+      return forall.emitOpError("cannot map: more than 3 block dims or results");
+    for (OpFoldResult lb : forall.getMixedLowerBound())
+      if (getConstantIntValue(lb) != 0)
+        return forall.emitOpError("cannot map: non-zero lower bound");
+    for (OpFoldResult st : forall.getMixedStep())
+      if (getConstantIntValue(st) != 1)
+        return forall.emitOpError("cannot map: non-unit step");
+    // The block size: the largest thread-level trip count inside.
+    int64_t blockSize = 1;
+    SmallVector<scf::ForallOp> threadLoops;
+    WalkResult wr = forall.getBody()->walk([&](scf::ForallOp inner) {
+      if (!hasGpuMapping(inner, /*threads=*/true) || inner.getRank() != 1) {
+        inner.emitOpError("cannot map: nested loops must be 1-d thread loops");
+        return WalkResult::interrupt();
+      }
+      std::optional<int64_t> ub = getConstantIntValue(inner.getMixedUpperBound()[0]);
+      if (!ub || getConstantIntValue(inner.getMixedLowerBound()[0]) != 0 ||
+          getConstantIntValue(inner.getMixedStep()[0]) != 1) {
+        inner.emitOpError("cannot map: thread loops need 0..static bound, step 1");
+        return WalkResult::interrupt();
+      }
+      blockSize = std::max(blockSize, *ub);
+      threadLoops.push_back(inner);
+      return WalkResult::advance();
+    });
+    if (wr.wasInterrupted())
+      return failure();
+    if (blockSize > 1024)
+      return forall.emitOpError("cannot map: more than 1024 threads per block");
+
+    IRRewriter rewriter(ctx);
+    rewriter.setInsertionPoint(forall);
+    // Buffers the kernel touches get device copies.
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(forall.getRegion(), captured);
+    struct DeviceCopy {
+      Value host, device;
+      bool read = false, written = false;
+    };
+    SmallVector<DeviceCopy> copies;
+    for (Value v : captured) {
+      auto mt = dyn_cast<MemRefType>(v.getType());
+      if (!mt)
+        continue;
+      if (!mt.getLayout().isIdentity())
+        return forall.emitOpError("cannot map: buffer with a non-identity layout");
+      DeviceCopy c;
+      c.host = v;
+      BufferAccess access = accessInside(forall, v);
+      c.written = access.written;
+      // A buffer the kernel writes only in part keeps the rest of its
+      // contents: copy it in too, unless it is freshly allocated (nothing to
+      // keep).
+      c.read = access.read || (access.written && !isFreshAllocation(v, forall));
+      SmallVector<Value> dyn;
+      for (int64_t i = 0; i < mt.getRank(); ++i)
+        if (mt.isDynamicDim(i))
+          dyn.push_back(memref::DimOp::create(rewriter, loc, v, i));
+      c.device = gpu::AllocOp::create(rewriter, loc, mt, /*asyncToken=*/Type(),
+                                      ValueRange{}, dyn, ValueRange{})
+                     .getMemref();
+      if (c.read)
+        gpu::MemcpyOp::create(rewriter, loc, TypeRange{}, ValueRange{}, c.device, v);
+      copies.push_back(c);
+    }
+
+    // The grid: the forall's trip counts, 1 for missing dims.
+    SmallVector<Value> grid;
+    for (OpFoldResult ub : forall.getMixedUpperBound())
+      grid.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, ub));
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    while (grid.size() < 3)
+      grid.push_back(one);
+    Value bx = arith::ConstantIndexOp::create(rewriter, loc, blockSize);
+    auto launch = gpu::LaunchOp::create(rewriter, loc, grid[0], grid[1], grid[2],
+                                        bx, one, one);
+    Block &body = launch.getBody().front();
+    rewriter.setInsertionPointToEnd(&body);
+    auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+
+    // Move the forall body in; its ivs are the block ids.
+    Block *forallBody = forall.getBody();
+    forallBody->getTerminator()->erase();
+    gpu::KernelDim3 ids = launch.getBlockIds();
+    Value idVals[3] = {ids.x, ids.y, ids.z};
+    SmallVector<Value> repl;
+    for (unsigned i = 0; i < forall.getRank(); ++i)
+      repl.push_back(idVals[i]);
+    rewriter.inlineBlockBefore(forallBody, terminator, repl);
+    rewriter.eraseOp(forall);
+    for (DeviceCopy &c : copies)
+      c.host.replaceUsesWithIf(c.device, [&](OpOperand &use) {
+        return launch->isProperAncestor(use.getOwner());
+      });
+
+    // Thread loops → predicated bodies + barrier.
+    Value tid = launch.getThreadIds().x;
+    for (scf::ForallOp inner : threadLoops) {
+      rewriter.setInsertionPoint(inner);
+      int64_t n = *getConstantIntValue(inner.getMixedUpperBound()[0]);
+      Block *innerBody = inner.getBody();
+      innerBody->getTerminator()->erase();
+      if (n == blockSize) {
+        rewriter.inlineBlockBefore(innerBody, inner, ValueRange{tid});
+      } else {
+        Value nv = arith::ConstantIndexOp::create(rewriter, loc, n);
+        Value active = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, tid, nv);
+        auto ifOp = scf::IfOp::create(rewriter, loc, active, /*withElse=*/false);
+        rewriter.inlineBlockBefore(innerBody, ifOp.thenBlock()->getTerminator(),
+                                   ValueRange{tid});
+      }
+      gpu::BarrierOp::create(rewriter, loc);
+      rewriter.eraseOp(inner);
+    }
+
+    // Allocation scopes dissolve; workgroup buffers become attributions and
+    // private ones move to the top of the kernel.
+    SmallVector<memref::AllocaScopeOp> scopes;
+    launch.getBody().walk([&](memref::AllocaScopeOp s) { scopes.push_back(s); });
+    for (memref::AllocaScopeOp s : llvm::reverse(scopes)) {
+      Block *sb = &s.getBodyRegion().front();
+      Operation *ret = sb->getTerminator();
+      SmallVector<Value> results(ret->getOperands());
+      rewriter.eraseOp(ret);
+      rewriter.inlineBlockBefore(sb, s);
+      rewriter.replaceOp(s, results);
+    }
+    SmallVector<memref::AllocaOp> allocas;
+    launch.getBody().walk([&](memref::AllocaOp a) { allocas.push_back(a); });
+    for (memref::AllocaOp a : allocas) {
+      MemRefType t = a.getType();
+      if (!t.hasStaticShape())
+        return a.emitOpError("cannot map: dynamically sized kernel buffer");
+      if (auto as = dyn_cast_or_null<gpu::AddressSpaceAttr>(t.getMemorySpace());
+          as && as.getValue() == gpu::AddressSpace::Workgroup) {
+        BlockArgument attr = launch.addWorkgroupAttribution(t, a.getLoc());
+        rewriter.replaceOp(a, attr);
+      } else {
+        a->moveBefore(&body, body.begin());
+      }
+    }
+
+    // Results back, device buffers freed.
+    rewriter.setInsertionPointAfter(launch);
+    for (DeviceCopy &c : copies)
+      if (c.written)
+        gpu::MemcpyOp::create(rewriter, loc, TypeRange{}, ValueRange{}, c.host, c.device);
+    for (DeviceCopy &c : copies)
+      gpu::DeallocOp::create(rewriter, loc, TypeRange{}, ValueRange{}, c.device);
+    return success();
+  }
+};
+
+} // namespace

@@ -64,7 +64,7 @@ func.func @noncausal(%q: tensor<2x2x?x8xf32>, %k: tensor<2x2x?x8xf32>,
   return %o : tensor<2x2x?x8xf32>
 }
 
-// D = 128 with tile-q 64: tile-k is halved (16 → 8... here from 16 to 8) so
+// D = 128 with tile-q 64: tile-k is halved from 64 to 8 so
 // that K, V, the accumulator and the row state fit in 48 KiB.
 // RUN: attn-opt %s --convert-attn-to-gpu="tile-q=64 tile-k=64" | FileCheck %s --check-prefix=WIDE
 // WIDE-LABEL: func.func @wide

@@ -42,9 +42,7 @@ install(TARGETS attn-opt attn-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/attn
                   ${PROJECT_SOURCE_DIR}/include/attn-c
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h"
-  # The double-precision reference is test infrastructure, not installed.
-  PATTERN "Reference" EXCLUDE)
+  FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/attn
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h.inc"

@@ -17,10 +17,13 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
 
-// Ops whose result shape follows from their operands: builders infer the
-// result type, the verifier checks it, and dynamic dims are reifiable.
+// Ops whose result shape follows from their operands: InferTypeOpInterface
+// gives the result type (builders without a result type use it), the
+// verifier checks a declared one with a message naming the dim, and dynamic
+// dims are reifiable.
 class Attn_ShapedOp<string mnemonic, list<Trait> traits = []>
     : Attn_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<InferTypeOpInterface>,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                                   ["reifyResultShapes"]>])> {
   let hasVerifier = 1;
@@ -102,12 +105,6 @@ def Attn_ProjectOp : Attn_ShapedOp<"project"> {
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
-  let builders = [
-    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
-                   CArg<"::mlir::Value", "{}">:$bias,
-                   CArg<"::mlir::attn::WeightLayout",
-                        "::mlir::attn::WeightLayout::out_in">:$layout)>
-  ];
 }
 
 def Attn_SplitHeadsOp : Attn_ShapedOp<"split_heads"> {
@@ -156,7 +153,6 @@ def Attn_SplitHeadsOp : Attn_ShapedOp<"split_heads"> {
   let arguments = (ins Attn_FloatTensor:$input, I64Attr:$num_heads);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
-  let builders = [OpBuilder<(ins "::mlir::Value":$input, "int64_t":$numHeads)>];
   let hasFolder = 1;
 }
 
@@ -218,7 +214,6 @@ def Attn_MergeHeadsOp : Attn_ShapedOp<"merge_heads"> {
   let arguments = (ins Attn_FloatTensor:$input);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
-  let builders = [OpBuilder<(ins "::mlir::Value":$input)>];
   let hasFolder = 1;
 }
 
@@ -269,7 +264,6 @@ def Attn_ScoresOp : Attn_ShapedOp<"scores"> {
   let assemblyFormat = [{
     $query `,` $key attr-dict `:` type($query) `,` type($key) `->` type($result)
   }];
-  let builders = [OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key)>];
 }
 
 def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType]> {
@@ -572,7 +566,6 @@ def Attn_WeightedSumOp : Attn_ShapedOp<"weighted_sum"> {
   let assemblyFormat = [{
     $probs `,` $value attr-dict `:` type($probs) `,` type($value) `->` type($result)
   }];
-  let builders = [OpBuilder<(ins "::mlir::Value":$probs, "::mlir::Value":$value)>];
 }
 
 //===----------------------------------------------------------------------===//

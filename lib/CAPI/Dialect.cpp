@@ -113,12 +113,26 @@ static bool setCommonAttrs(OpTy op, float scale, const AttnCausal &causal,
   return true;
 }
 
-/// Re-infers the result type from the final operands and attributes, then
-/// verifies; an invalid op is erased and null returned.
+/// False (after a diagnostic naming it) unless each given operand is a
+/// ranked tensor: the ops infer their result type from those operands' dims
+/// (InferTypeOpInterface), so nothing else can be built.
+static bool requireRankedTensors(Location l, StringRef fn,
+                                 ArrayRef<std::pair<StringRef, MlirValue>> operands) {
+  for (auto [name, v] : operands) {
+    if (mlirValueIsNull(v))
+      continue;
+    Type t = unwrap(v).getType();
+    if (!isa<RankedTensorType>(t)) {
+      emitError(l) << fn << ": operand '" << name << "' must be a ranked tensor, got "
+                   << t;
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Verifies; an invalid op is erased and null returned.
 static MlirOperation finish(Operation *op, bool ok) {
-  if (ok)
-    if (RankedTensorType t = inferResultType(op))
-      op->getResult(0).setType(t);
   if (!ok || failed(verify(op))) {
     op->erase();
     return MlirOperation{nullptr};
@@ -143,6 +157,9 @@ MlirOperation attnSdpaOpCreate(MlirLocation loc, MlirValue query, MlirValue key,
     emitError(l) << "attnSdpaOpCreate: query, key and value must not be null";
     return MlirOperation{nullptr};
   }
+  if (!requireRankedTensors(l, "attnSdpaOpCreate",
+                            {{"query", query}, {"key", key}, {"value", value}, {"mask", mask}}))
+    return MlirOperation{nullptr};
   OpBuilder b(l.getContext());
   auto op = SdpaOp::create(b, l, unwrap(query), unwrap(key), unwrap(value),
                            valueOrNull(mask));
@@ -181,13 +198,17 @@ MlirOperation attnMhaOpCreate(MlirLocation loc, MlirValue queryInput,
                  << rawEnum(options.layout);
     return MlirOperation{nullptr};
   }
+  if (!requireRankedTensors(l, "attnMhaOpCreate",
+                            {{"query_input", queryInput}, {"kv_input", kvInput},
+                             {"wq", wq}, {"wk", wk}, {"wv", wv}, {"wo", wo},
+                             {"bq", bq}, {"bk", bk}, {"bv", bv}, {"bo", bo},
+                             {"mask", mask}}))
+    return MlirOperation{nullptr};
   OpBuilder b(ctx);
-  // The generic builder: operands in ODS order, the segment sizes follow
-  // from which optional operands are present.
+  // The generic builder (result type inferred): operands in ODS order, the
+  // segment sizes follow from which optional operands are present.
   OperationState state(l, MhaOp::getOperationName());
-  RankedTensorType placeholder =
-      RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type());
-  MhaOp::build(b, state, placeholder, unwrap(queryInput), unwrap(kvInput),
+  MhaOp::build(b, state, unwrap(queryInput), unwrap(kvInput),
                unwrap(wq), unwrap(wk), unwrap(wv), unwrap(wo), valueOrNull(bq),
                valueOrNull(bk), valueOrNull(bv), valueOrNull(bo),
                valueOrNull(mask), b.getI64IntegerAttr(options.numHeads),

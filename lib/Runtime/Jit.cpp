@@ -11,6 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -151,12 +152,19 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
     if (concrete != t)
       arg.setType(concrete);
   }
-  // Re-infer every attn result in order; any other op that consumes a
-  // retyped value ends the check (its types are not ours to infer).
+  // Re-infer every attn result in order (InferTypeOpInterface); any other
+  // op that consumes a retyped value ends the check (its types are not ours
+  // to infer).
   for (Operation &op : body.without_terminator()) {
-    RankedTensorType inferred = mlir::attn::inferResultType(&op);
-    if (inferred) {
-      op.getResult(0).setType(inferred);
+    auto infer = dyn_cast<InferTypeOpInterface>(op);
+    SmallVector<Type, 1> inferred;
+    if (infer && isa<mlir::attn::AttnDialect>(op.getDialect()) &&
+        succeeded(infer.inferReturnTypes(op.getContext(), op.getLoc(), op.getOperands(),
+                                         op.getRawDictionaryAttrs(),
+                                         op.getPropertiesStorage(), op.getRegions(),
+                                         inferred))) {
+      for (auto [result, type] : llvm::zip(op.getResults(), inferred))
+        result.setType(type);
       continue;
     }
     bool dependsOnArgs = llvm::any_of(op.getOperands(), [&](Value v) {

@@ -131,7 +131,8 @@ static void testSdpa(MlirContext ctx) {
   MlirModule m = parse(ctx,
       "func.func @f(%q: tensor<1x4x5x8xf32>, %k: tensor<1x2x7x8xf32>,\n"
       "             %v: tensor<1x2x7x4xf32>, %m: tensor<5x7xi1>,\n"
-      "             %bad: tensor<1x2x7x9xf32>) { return }");
+      "             %bad: tensor<1x2x7x9xf32>, %u: tensor<*xf32>,\n"
+      "             %mem: memref<1x2x7x8xf32>) { return }");
   MlirBlock b = firstFunctionBody(m);
   AttnSdpaOptions d = attnSdpaOptionsGetDefault();
   printf("defaults: scale=%g causal=%d rate=%g seed=%lld\n", d.scale, d.causal,
@@ -156,6 +157,13 @@ static void testSdpa(MlirContext ctx) {
                                          arg(b, 1), arg(b, 2), kNone, o));
   printOp("null query", b, attnSdpaOpCreate(mlirLocationUnknownGet(ctx), kNone,
                                          arg(b, 1), arg(b, 2), kNone, d));
+  /* Operands that are not ranked tensors: a diagnostic and null, no crash. */
+  printOp("unranked query", b, attnSdpaOpCreate(mlirLocationUnknownGet(ctx), arg(b, 5),
+                                             arg(b, 1), arg(b, 2), kNone, d));
+  printOp("memref key", b, attnSdpaOpCreate(mlirLocationUnknownGet(ctx), arg(b, 0),
+                                         arg(b, 6), arg(b, 2), kNone, d));
+  printOp("unranked mask", b, attnSdpaOpCreate(mlirLocationUnknownGet(ctx), arg(b, 0),
+                                            arg(b, 1), arg(b, 2), arg(b, 5), d));
   mlirModuleDestroy(m);
 }
 // CHECK-LABEL: == sdpa
@@ -168,6 +176,12 @@ static void testSdpa(MlirContext ctx) {
 // CHECK: bad causal: null
 // CHECK: diagnostic: attnSdpaOpCreate: query, key and value must not be null
 // CHECK: null query: null
+// CHECK: diagnostic: attnSdpaOpCreate: operand 'query' must be a ranked tensor, got 'tensor<*xf32>'
+// CHECK: unranked query: null
+// CHECK: diagnostic: attnSdpaOpCreate: operand 'key' must be a ranked tensor, got 'memref<1x2x7x8xf32>'
+// CHECK: memref key: null
+// CHECK: diagnostic: attnSdpaOpCreate: operand 'mask' must be a ranked tensor, got 'tensor<*xf32>'
+// CHECK: unranked mask: null
 
 static void testMha(MlirContext ctx) {
   printf("== mha\n");
@@ -177,7 +191,7 @@ static void testMha(MlirContext ctx) {
       "             %wv: tensor<8x12xf32>, %wo: tensor<20x16xf32>,\n"
       "             %bq: tensor<16xf32>, %bk: tensor<8xf32>, %bv: tensor<8xf32>,\n"
       "             %bo: tensor<20xf32>, %mask: tensor<2x4x5x7xf32>,\n"
-      "             %wkT: tensor<12x8xf32>) { return }");
+      "             %wkT: tensor<12x8xf32>, %u: tensor<*xf32>) { return }");
   MlirBlock b = firstFunctionBody(m);
   MlirLocation loc = mlirLocationUnknownGet(ctx);
   AttnMhaOptions d = attnMhaOptionsGetDefault(4);
@@ -210,6 +224,12 @@ static void testMha(MlirContext ctx) {
   printOp("null weight", b, attnMhaOpCreate(loc, arg(b, 0), arg(b, 1), kNone,
                                          arg(b, 3), arg(b, 4), arg(b, 5), kNone,
                                          kNone, kNone, kNone, kNone, d));
+  printOp("unranked wo", b, attnMhaOpCreate(loc, arg(b, 0), arg(b, 1), arg(b, 2),
+                                         arg(b, 3), arg(b, 4), arg(b, 12), kNone,
+                                         kNone, kNone, kNone, kNone, d));
+  printOp("unranked bias", b, attnMhaOpCreate(loc, arg(b, 0), arg(b, 1), arg(b, 2),
+                                           arg(b, 3), arg(b, 4), arg(b, 5), arg(b, 12),
+                                           arg(b, 7), arg(b, 8), kNone, kNone, d));
   mlirModuleDestroy(m);
 }
 // CHECK-LABEL: == mha
@@ -224,6 +244,10 @@ static void testMha(MlirContext ctx) {
 // CHECK: bad layout: null
 // CHECK: diagnostic: attnMhaOpCreate: the inputs and the four weights must not be null
 // CHECK: null weight: null
+// CHECK: diagnostic: attnMhaOpCreate: operand 'wo' must be a ranked tensor, got 'tensor<*xf32>'
+// CHECK: unranked wo: null
+// CHECK: diagnostic: attnMhaOpCreate: operand 'bq' must be a ranked tensor, got 'tensor<*xf32>'
+// CHECK: unranked bias: null
 
 static const char *kSdpaModule =
     "func.func @f(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>,\n"

@@ -15,6 +15,12 @@ if grep -rl -e "$BUILD" -e "$SRC/include" "$WORK/prefix/lib/cmake/AttnMLIR"; the
   echo "FAIL: the installed package refers to the build/source tree" >&2
   exit 1
 fi
+# Nor ship the test-only double-precision reference (test/unit/Reference).
+if find "$WORK/prefix" -name 'Reference.h' -o -name '*AttnReference*' | grep . ||
+   grep -rl "AttnReference" "$WORK/prefix/lib/cmake/AttnMLIR"; then
+  echo "FAIL: the installed package contains the test-only reference" >&2
+  exit 1
+fi
 
 LAUNCHER=()
 if command -v ccache >/dev/null 2>&1; then

@@ -8,7 +8,7 @@
 #include "attn/Attention.h"
 
 #include "NumericsTest.h"
-#include "attn/Reference/Reference.h"
+#include "Reference/Reference.h"
 #include "attn/Runtime/HostTensor.h"
 
 #include "gtest/gtest.h"

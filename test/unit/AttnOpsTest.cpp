@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 
 #include <gtest/gtest.h>
 
@@ -201,5 +202,60 @@ TEST_F(AttnOpsTest, ReifiesDynamicDims) {
   ASSERT_TRUE(dim);
   EXPECT_EQ(dim.getSource(), a[2]);
   EXPECT_EQ(dim.getConstantIndex(), 1);
+}
+
+// Every attn op infers its result type through InferTypeOpInterface, and the
+// interface's answer is the verified type: re-inferring after the operand
+// types change (what the JIT does when it specialises a function to its
+// inputs) gives the new shape.
+TEST_F(AttnOpsTest, EveryOpInfersThroughTheInterface) {
+  auto a = args({t({1, 4, kDyn, 8}), t({1, 2, kDyn, 8}), t({1, 2, kDyn, 6})});
+  auto s = ScoresOp::create(b, loc, a[0], a[1]);
+  auto sc = ScaleOp::create(b, loc, s, b.getF32FloatAttr(0.5f));
+  auto mk = MaskOp::create(b, loc, sc, Value(),
+                           CausalKindAttr::get(&ctx, CausalKind::top_left));
+  auto sm = SoftmaxOp::create(b, loc, mk);
+  auto ws = WeightedSumOp::create(b, loc, sm, a[2]);
+  auto sd = SdpaOp::create(b, loc, a[0], a[1], a[2]);
+  for (Operation *op : {s.getOperation(), sc.getOperation(), mk.getOperation(),
+                        sm.getOperation(), ws.getOperation(), sd.getOperation()}) {
+    auto infer = dyn_cast<InferTypeOpInterface>(op);
+    ASSERT_TRUE(infer) << op->getName().getStringRef().str();
+    EXPECT_EQ(verifyError(op), "") << op->getName().getStringRef().str();
+  }
+  // Specialise the arguments to Tq = 5, Tk = 7 and re-infer in order.
+  a[0].setType(t({1, 4, 5, 8}));
+  a[1].setType(t({1, 2, 7, 8}));
+  a[2].setType(t({1, 2, 7, 6}));
+  for (Operation *op : {s.getOperation(), sc.getOperation(), mk.getOperation(),
+                        sm.getOperation(), ws.getOperation(), sd.getOperation()}) {
+    SmallVector<Type> types;
+    ASSERT_TRUE(succeeded(cast<InferTypeOpInterface>(op).inferReturnTypes(
+        &ctx, op->getLoc(), op->getOperands(), op->getRawDictionaryAttrs(),
+        op->getPropertiesStorage(), op->getRegions(), types)));
+    op->getResult(0).setType(types[0]);
+  }
+  EXPECT_EQ(s.getType(), t({1, 4, 5, 7}));
+  EXPECT_EQ(sm.getType(), t({1, 4, 5, 7}));
+  EXPECT_EQ(ws.getType(), t({1, 4, 5, 6}));
+  EXPECT_EQ(sd.getType(), t({1, 4, 5, 6}));
+  EXPECT_EQ(verifyError(sd), "");
+}
+
+// Inference fails with a diagnostic naming the operand when it is not a
+// ranked tensor (the builders without a result type rely on it).
+TEST_F(AttnOpsTest, InferenceRefusesUnrankedOperands) {
+  auto a = args({UnrankedTensorType::get(b.getF32Type()), t({1, 2, 7, 8})});
+  std::string msg;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    msg = d.str();
+    return success();
+  });
+  SmallVector<Type> types;
+  EXPECT_TRUE(failed(SdpaOp::inferReturnTypes(&ctx, loc, ValueRange{a[0], a[1], a[1]},
+                                              DictionaryAttr(), OpaqueProperties(nullptr),
+                                              RegionRange(), types)));
+  EXPECT_EQ(msg, "'attn.sdpa' op operand 'query' must be a ranked tensor, got "
+                 "'tensor<*xf32>'");
 }
 } // namespace

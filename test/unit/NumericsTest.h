@@ -2,13 +2,13 @@
 //
 // Shared by the numerics tests of every lowering: builds IR text, compiles
 // it through a pipeline, runs it on host tensors and compares with the
-// double-precision reference in attn/Reference.
+// double-precision reference in Reference/ (test/unit/Reference).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_TEST_UNIT_NUMERICSTEST_H
 #define ATTN_TEST_UNIT_NUMERICSTEST_H
 
-#include "attn/Reference/Reference.h"
+#include "Reference/Reference.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Jit.h"
 

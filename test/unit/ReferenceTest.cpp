@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Reference/Reference.h"
+#include "Reference/Reference.h"
 
 #include <gtest/gtest.h>
 

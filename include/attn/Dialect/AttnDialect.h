@@ -21,12 +21,4 @@
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnOps.h.inc"
 
-namespace mlir::attn {
-/// The result type an attn op's operands determine (what its verifier
-/// expects), or nullptr for an op that is not an attn op. Used to re-infer
-/// types after operand types change, e.g. when specialising a function to
-/// the shapes of its actual inputs.
-RankedTensorType inferResultType(Operation *op);
-} // namespace mlir::attn
-
 #endif // ATTN_DIALECT_ATTNDIALECT_H

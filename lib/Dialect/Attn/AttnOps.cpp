@@ -5,7 +5,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <cstdio>
@@ -253,12 +252,6 @@ reifyFromOperandDims(OpBuilder &b, Operation *op,
 // ProjectOp
 //===----------------------------------------------------------------------===//
 
-void ProjectOp::build(OpBuilder &b, OperationState &state, Value input,
-                      Value weight, Value bias, WeightLayout layout) {
-  build(b, state, resultType(projectShape(input, weight, layout), input), input,
-        weight, bias, layout);
-}
-
 LogicalResult ProjectOp::verify() {
   Checker c(*this);
   Value x = getInput(), w = getWeight();
@@ -299,12 +292,6 @@ LogicalResult ProjectOp::reifyResultShapes(OpBuilder &b,
 // SplitHeadsOp / MergeHeadsOp
 //===----------------------------------------------------------------------===//
 
-void SplitHeadsOp::build(OpBuilder &b, OperationState &state, Value input,
-                         int64_t numHeads) {
-  build(b, state, resultType(splitHeadsShape(input, numHeads), input), input,
-        numHeads);
-}
-
 LogicalResult SplitHeadsOp::verify() {
   Checker c(*this);
   int64_t h = getNumHeads();
@@ -329,10 +316,6 @@ LogicalResult SplitHeadsOp::reifyResultShapes(OpBuilder &b,
                  foldDivConst(b, loc, mixedDim(b, loc, getInput(), 2),
                               getNumHeads())});
   return success();
-}
-
-void MergeHeadsOp::build(OpBuilder &b, OperationState &state, Value input) {
-  build(b, state, resultType(mergeHeadsShape(input), input), input);
 }
 
 LogicalResult MergeHeadsOp::verify() {
@@ -368,11 +351,6 @@ static LogicalResult verifyQueryKey(Checker &c, Value q, Value k) {
   return success();
 }
 
-void ScoresOp::build(OpBuilder &b, OperationState &state, Value query,
-                     Value key) {
-  build(b, state, resultType(scoresShape(query, key), query), query, key);
-}
-
 LogicalResult ScoresOp::verify() {
   Checker c(*this);
   if (failed(verifyQueryKey(c, getQuery(), getKey())))
@@ -385,12 +363,6 @@ LogicalResult ScoresOp::reifyResultShapes(OpBuilder &b,
                                           ReifiedRankedShapedTypeDims &out) {
   Value q = getQuery(), k = getKey();
   return reifyFromOperandDims(b, *this, {{q, 0}, {q, 1}, {q, 2}, {k, 2}}, out);
-}
-
-void WeightedSumOp::build(OpBuilder &b, OperationState &state, Value probs,
-                          Value value) {
-  build(b, state, resultType(weightedSumShape(probs, value), probs), probs,
-        value);
 }
 
 LogicalResult WeightedSumOp::verify() {
@@ -447,9 +419,9 @@ LogicalResult DropoutOp::verify() {
 
 void SdpaOp::build(OpBuilder &b, OperationState &state, Value query, Value key,
                    Value value, Value mask) {
-  build(b, state, resultType(sdpaShape(query, value), query), query, key, value,
-        mask, /*scale=*/nullptr, /*causal=*/nullptr, /*dropout_rate=*/nullptr,
-        /*dropout_seed=*/nullptr);
+  build(b, state, query, key, value, mask, /*scale=*/FloatAttr(),
+        /*causal=*/CausalKindAttr(), /*dropout_rate=*/FloatAttr(),
+        /*dropout_seed=*/IntegerAttr());
 }
 
 std::optional<double> SdpaOp::getEffectiveScale() {
@@ -496,8 +468,7 @@ void MhaOp::build(OpBuilder &b, OperationState &state, Value queryInput,
                   Value kvInput, Value wq, Value wk, Value wv, Value wo,
                   int64_t numHeads, std::optional<int64_t> numKvHeads,
                   WeightLayout layout) {
-  build(b, state, resultType(mhaShape(queryInput, wo, layout), queryInput),
-        queryInput, kvInput, wq, wk, wv, wo, /*bq=*/nullptr, /*bk=*/nullptr,
+  build(b, state, queryInput, kvInput, wq, wk, wv, wo, /*bq=*/nullptr, /*bk=*/nullptr,
         /*bv=*/nullptr, /*bo=*/nullptr, /*mask=*/nullptr,
         b.getI64IntegerAttr(numHeads),
         numKvHeads ? b.getI64IntegerAttr(*numKvHeads) : IntegerAttr(),
@@ -607,34 +578,104 @@ LogicalResult MhaOp::reifyResultShapes(OpBuilder &b,
       b, *this, {{xq, 0}, {xq, 1}, {getWo(), weightOutDim(getLayout())}}, out);
 }
 
-RankedTensorType mlir::attn::inferResultType(Operation *op) {
-  return TypeSwitch<Operation *, RankedTensorType>(op)
-      .Case([](ProjectOp o) {
-        return resultType(projectShape(o.getInput(), o.getWeight(), o.getLayout()),
-                          o.getInput());
-      })
-      .Case([](SplitHeadsOp o) {
-        return resultType(splitHeadsShape(o.getInput(), o.getNumHeads()), o.getInput());
-      })
-      .Case([](MergeHeadsOp o) {
-        return resultType(mergeHeadsShape(o.getInput()), o.getInput());
-      })
-      .Case([](ScoresOp o) {
-        return resultType(scoresShape(o.getQuery(), o.getKey()), o.getQuery());
-      })
-      .Case([](WeightedSumOp o) {
-        return resultType(weightedSumShape(o.getProbs(), o.getValue()), o.getProbs());
-      })
-      .Case([](SdpaOp o) {
-        return resultType(sdpaShape(o.getQuery(), o.getValue()), o.getQuery());
-      })
-      .Case([](MhaOp o) {
-        return resultType(mhaShape(o.getQueryInput(), o.getWo(), o.getLayout()),
-                          o.getQueryInput());
-      })
-      .Case<ScaleOp, MaskOp, SoftmaxOp, DropoutOp>(
-          [](Operation *o) { return tensorType(o->getOperand(0)); })
-      .Default([](Operation *) { return RankedTensorType(); });
+//===----------------------------------------------------------------------===//
+// InferTypeOpInterface: one result type per op, from shapes:: above
+//===----------------------------------------------------------------------===//
+
+/// Fails (with a diagnostic where a location is given) unless every named
+/// operand is a ranked tensor: the shape rules read their dims.
+static LogicalResult
+requireRanked(std::optional<Location> loc, StringRef opName,
+              std::initializer_list<std::pair<StringRef, Value>> operands) {
+  for (auto [name, v] : operands)
+    if (!isa<RankedTensorType>(v.getType()))
+      return emitOptionalError(loc, "'", opName, "' op operand '", name,
+                               "' must be a ranked tensor, got ", v.getType());
+  return success();
+}
+
+LogicalResult ProjectOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          ValueRange operands, DictionaryAttr attrs,
+                                          OpaqueProperties props, RegionRange regions,
+                                          SmallVectorImpl<Type> &types) {
+  Adaptor a(operands, attrs, props, regions);
+  if (failed(requireRanked(loc, getOperationName(),
+                           {{"input", a.getInput()}, {"weight", a.getWeight()}})))
+    return failure();
+  types.push_back(
+      resultType(projectShape(a.getInput(), a.getWeight(), a.getLayout()), a.getInput()));
+  return success();
+}
+
+LogicalResult SplitHeadsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             ValueRange operands, DictionaryAttr attrs,
+                                             OpaqueProperties props, RegionRange regions,
+                                             SmallVectorImpl<Type> &types) {
+  Adaptor a(operands, attrs, props, regions);
+  if (failed(requireRanked(loc, getOperationName(), {{"input", a.getInput()}})))
+    return failure();
+  types.push_back(resultType(splitHeadsShape(a.getInput(), a.getNumHeads()), a.getInput()));
+  return success();
+}
+
+LogicalResult MergeHeadsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             ValueRange operands, DictionaryAttr attrs,
+                                             OpaqueProperties props, RegionRange regions,
+                                             SmallVectorImpl<Type> &types) {
+  Adaptor a(operands, attrs, props, regions);
+  if (failed(requireRanked(loc, getOperationName(), {{"input", a.getInput()}})))
+    return failure();
+  types.push_back(resultType(mergeHeadsShape(a.getInput()), a.getInput()));
+  return success();
+}
+
+LogicalResult ScoresOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         ValueRange operands, DictionaryAttr attrs,
+                                         OpaqueProperties props, RegionRange regions,
+                                         SmallVectorImpl<Type> &types) {
+  Adaptor a(operands, attrs, props, regions);
+  if (failed(requireRanked(loc, getOperationName(),
+                           {{"query", a.getQuery()}, {"key", a.getKey()}})))
+    return failure();
+  types.push_back(resultType(scoresShape(a.getQuery(), a.getKey()), a.getQuery()));
+  return success();
+}
+
+LogicalResult WeightedSumOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                              ValueRange operands, DictionaryAttr attrs,
+                                              OpaqueProperties props, RegionRange regions,
+                                              SmallVectorImpl<Type> &types) {
+  Adaptor a(operands, attrs, props, regions);
+  if (failed(requireRanked(loc, getOperationName(),
+                           {{"probs", a.getProbs()}, {"value", a.getValue()}})))
+    return failure();
+  types.push_back(resultType(weightedSumShape(a.getProbs(), a.getValue()), a.getProbs()));
+  return success();
+}
+
+LogicalResult SdpaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       ValueRange operands, DictionaryAttr attrs,
+                                       OpaqueProperties props, RegionRange regions,
+                                       SmallVectorImpl<Type> &types) {
+  Adaptor a(operands, attrs, props, regions);
+  if (failed(requireRanked(loc, getOperationName(),
+                           {{"query", a.getQuery()}, {"value", a.getValue()}})))
+    return failure();
+  types.push_back(resultType(sdpaShape(a.getQuery(), a.getValue()), a.getQuery()));
+  return success();
+}
+
+LogicalResult MhaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      ValueRange operands, DictionaryAttr attrs,
+                                      OpaqueProperties props, RegionRange regions,
+                                      SmallVectorImpl<Type> &types) {
+  Adaptor a(operands, attrs, props, regions);
+  if (failed(requireRanked(loc, getOperationName(),
+                           {{"query_input", a.getQueryInput()}, {"wo", a.getWo()}})))
+    return failure();
+  types.push_back(resultType(mhaShape(a.getQueryInput(), a.getWo(), a.getLayout()),
+                             a.getQueryInput()));
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Reference/Reference.h"
+#include "Reference.h"
 
 #include <cmath>
 #include <limits>

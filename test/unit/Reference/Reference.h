@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_REFERENCE_REFERENCE_H
-#define ATTN_REFERENCE_REFERENCE_H
+#ifndef ATTN_TEST_UNIT_REFERENCE_REFERENCE_H
+#define ATTN_TEST_UNIT_REFERENCE_REFERENCE_H
 
 #include <cstdint>
 #include <initializer_list>
@@ -120,4 +120,4 @@ Tensor mha(const Tensor &xq, const Tensor &xkv, const MhaWeights &w,
 
 } // namespace attn::ref
 
-#endif // ATTN_REFERENCE_REFERENCE_H
+#endif // ATTN_TEST_UNIT_REFERENCE_REFERENCE_H

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Same-run A/B comparison of two attn-run binaries on the fused CPU kernel.
+
+    python3 bench/compare_builds.py --before OLD/bin --after build/bin \
+        [--ts 2048] [--rounds 5] [--repeat 3]
+
+For each T and causal/non-causal, alternates before/after (ABAB...) for
+`rounds` rounds, each an attn-run --repeat run, and prints the median of the
+per-round medians and the after/before time ratio, with the 2-thread FMA
+peak measured before and after by the `after` build's attn-fma-peak. The
+machine is shared: only ratios within one run are meaningful.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+B, H, D = 1, 12, 64
+
+
+def program(t, causal):
+    ty = "tensor<%dx%dx%dx%dxf32>" % (B, H, t, D)
+    attr = " {causal = #attn.causal<top_left>}" if causal else ""
+    return ("func.func @sdpa(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+            "  %%o = attn.sdpa %%q, %%k, %%v%s : (%s, %s, %s) -> %s\n"
+            "  return %%o : %s\n}\n" % (ty, ty, ty, ty, attr, ty, ty, ty, ty, ty))
+
+
+def median_ms(bindir, path, repeat):
+    cmd = [os.path.join(bindir, "attn-run"), path, "--pipeline=cpu", "--random-inputs",
+           "--seed=1", "--repeat=%d" % repeat, "--json"]
+    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return out["median_ms"]
+
+
+def fma_peak(bindir):
+    exe = os.path.join(bindir, "attn-fma-peak")
+    if not os.path.exists(exe):
+        return None
+    out = subprocess.run([exe, "--threads=2"], check=True, capture_output=True, text=True).stdout
+    return out.strip().splitlines()[-1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", required=True)
+    ap.add_argument("--after", required=True)
+    ap.add_argument("--ts", default="2048")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    print("fma peak (start):", fma_peak(a.after))
+    print("| T | causal | before ms | after ms | after / before |")
+    print("|---:|:---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for t in [int(x) for x in a.ts.split(",")]:
+            for causal in (False, True):
+                path = os.path.join(tmp, "sdpa_%d_%d.mlir" % (t, causal))
+                open(path, "w").write(program(t, causal))
+                before, after = [], []
+                for _ in range(a.rounds):
+                    before.append(median_ms(a.before, path, a.repeat))
+                    after.append(median_ms(a.after, path, a.repeat))
+                mb, ma = statistics.median(before), statistics.median(after)
+                print("| %d | %s | %.2f | %.2f | %.3f |" % (t, "yes" if causal else "no", mb, ma, ma / mb))
+                sys.stdout.flush()
+    print("fma peak (end):", fma_peak(a.after))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,7 +1,12 @@
 //===- Attention.cpp - the compile-and-call API ---------------------------===//
 #include "attn/Attention.h"
 
+#include "attn/Dialect/AttnDialect.h"
 #include "attn/Runtime/Jit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -62,67 +67,92 @@ std::string TensorInfo::str() const {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Builds `tensor<AxBx...xT>` text and checks sizes on the way.
-struct IrWriter {
+/// Reads a spec's sizes, keeping the first error: -1 (where allowed) is a
+/// dynamic dim.
+struct DimReader {
   std::string error;
 
-  std::string dim(const char *name, int64_t v, bool mayBeDynamic) {
+  int64_t dim(const char *name, int64_t v, bool mayBeDynamic) {
     if (v == -1 && mayBeDynamic)
-      return "?";
+      return mlir::ShapedType::kDynamic;
     if (v <= 0 && error.empty())
       error = std::string(name) + " must be positive" +
               (mayBeDynamic ? " or -1 (given at call time)" : "") + ", got " +
               std::to_string(v);
-    return std::to_string(v);
-  }
-  static std::string tensor(const std::vector<std::string> &dims, const char *elt) {
-    std::string s = "tensor<";
-    for (const std::string &d : dims)
-      s += d + "x";
-    return s + elt + ">";
+    return v;
   }
 };
 
-const char *eltName(ElementType t) {
-  return t == ElementType::F16 ? "f16" : t == ElementType::Bool ? "i1" : "f32";
-}
-
-std::string f32Literal(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9e : f32", v);
-  return buf;
-}
-
-/// `{scale = ..., causal = ..., ...}` (empty when nothing is set).
-std::string attrDict(std::vector<std::string> entries) {
-  if (entries.empty())
-    return "";
-  std::string s = " {";
-  for (size_t i = 0; i < entries.size(); ++i)
-    s += (i ? ", " : "") + entries[i];
-  return s + "}";
-}
-
-std::string causalEntry(Causal c) {
-  return c == Causal::TopLeft ? "causal = #attn.causal<top_left>"
-                              : "causal = #attn.causal<bottom_right>";
-}
-
-/// The mask argument type, default [B,H,Tq,Tk].
-Status maskType(IrWriter &w, MaskKind kind, ElementType floatType,
-                const std::vector<int64_t> &maskShape,
-                const std::vector<std::string> &full, std::string &type) {
-  std::vector<std::string> dims = full;
-  if (!maskShape.empty()) {
-    if (maskShape.size() > 4)
-      return Status::error("maskShape has rank " +
-                           std::to_string(maskShape.size()) +
-                           "; a mask broadcasts to [B,H,Tq,Tk] (rank <= 4)");
-    dims.clear();
-    for (int64_t d : maskShape)
-      dims.push_back(w.dim("maskShape entries", d, true));
+/// One attn function built with the op builders (result types inferred by
+/// the ops), printed as the text Kernel::compile parses.
+class FunctionBuilder {
+public:
+  explicit FunctionBuilder(ElementType type)
+      : ctx(mlir::MLIRContext::Threading::DISABLED), b(&ctx), loc(b.getUnknownLoc()) {
+    ctx.loadDialect<mlir::attn::AttnDialect, mlir::func::FuncDialect>();
+    module = mlir::ModuleOp::create(loc);
+    elt = type == ElementType::F16 ? mlir::Type(b.getF16Type()) : b.getF32Type();
   }
-  type = IrWriter::tensor(dims, kind == MaskKind::Keep ? "i1" : eltName(floatType));
+
+  mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, elt);
+  }
+  /// The mask argument type: i1 (keep) or the float type (additive).
+  mlir::RankedTensorType mask(MaskKind kind, llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, kind == MaskKind::Keep
+                                                  ? mlir::Type(b.getI1Type())
+                                                  : elt);
+  }
+  mlir::FloatAttr f32(double v) { return b.getF32FloatAttr(static_cast<float>(v)); }
+  mlir::attn::CausalKindAttr causal(Causal c) {
+    if (c == Causal::None)
+      return {};
+    return mlir::attn::CausalKindAttr::get(
+        &ctx, c == Causal::TopLeft ? mlir::attn::CausalKind::top_left
+                                   : mlir::attn::CausalKind::bottom_right);
+  }
+
+  /// func.func @name(args) -> (the op's result) { return op(args) }, printed.
+  std::string build(llvm::StringRef name, llvm::ArrayRef<mlir::Type> args,
+                    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                                   mlir::ValueRange)>
+                        body) {
+    b.setInsertionPointToEnd(module->getBody());
+    auto fn = mlir::func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
+    mlir::Block *entry = fn.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    mlir::Value result = body(b, loc, entry->getArguments());
+    mlir::func::ReturnOp::create(b, loc, result);
+    fn.setFunctionType(b.getFunctionType(args, {result.getType()}));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return text;
+  }
+
+  mlir::OpBuilder &builder() { return b; }
+
+private:
+  mlir::MLIRContext ctx;
+  mlir::OpBuilder b;
+  mlir::Location loc;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::Type elt;
+};
+
+/// The mask shape: `maskShape` if given (rank <= 4), else [B,H,Tq,Tk].
+Status maskShape(DimReader &r, const std::vector<int64_t> &given,
+                 llvm::ArrayRef<int64_t> full, std::vector<int64_t> &shape) {
+  if (given.empty()) {
+    shape.assign(full.begin(), full.end());
+    return Status();
+  }
+  if (given.size() > 4)
+    return Status::error("maskShape has rank " + std::to_string(given.size()) +
+                         "; a mask broadcasts to [B,H,Tq,Tk] (rank <= 4)");
+  shape.clear();
+  for (int64_t d : given)
+    shape.push_back(r.dim("maskShape entries", d, true));
   return Status();
 }
 } // namespace
@@ -130,118 +160,102 @@ Status maskType(IrWriter &w, MaskKind kind, ElementType floatType,
 Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   if (s.type == ElementType::Bool || !validType(s.type))
     return Status::error("SdpaSpec.type must be F32 or F16");
-  IrWriter w;
-  std::string b = w.dim("batch", s.batch, true);
-  std::string h = w.dim("heads", s.heads, false);
-  std::string hkv = s.kvHeads == 0 ? h : w.dim("kvHeads", s.kvHeads, false);
-  std::string tq = w.dim("queryLen", s.queryLen, true);
-  std::string tk = w.dim("keyLen", s.keyLen, true);
-  std::string d = w.dim("headDim", s.headDim, false);
-  std::string dv = s.valueDim == 0 ? d : w.dim("valueDim", s.valueDim, false);
-  if (!w.error.empty())
-    return Status::error("SdpaSpec: " + w.error);
-  const char *e = eltName(s.type);
-  std::string qt = IrWriter::tensor({b, h, tq, d}, e);
-  std::string kt = IrWriter::tensor({b, hkv, tk, d}, e);
-  std::string vt = IrWriter::tensor({b, hkv, tk, dv}, e);
-  std::string ot = IrWriter::tensor({b, h, tq, dv}, e);
-  std::string args = "%q: " + qt + ", %k: " + kt + ", %v: " + vt;
-  std::string operands = "%q, %k, %v", types = qt + ", " + kt + ", " + vt;
+  DimReader r;
+  int64_t b = r.dim("batch", s.batch, true);
+  int64_t h = r.dim("heads", s.heads, false);
+  int64_t hkv = s.kvHeads == 0 ? h : r.dim("kvHeads", s.kvHeads, false);
+  int64_t tq = r.dim("queryLen", s.queryLen, true);
+  int64_t tk = r.dim("keyLen", s.keyLen, true);
+  int64_t d = r.dim("headDim", s.headDim, false);
+  int64_t dv = s.valueDim == 0 ? d : r.dim("valueDim", s.valueDim, false);
+  if (!r.error.empty())
+    return Status::error("SdpaSpec: " + r.error);
+  FunctionBuilder fb(s.type);
+  llvm::SmallVector<mlir::Type> args = {fb.tensor({b, h, tq, d}), fb.tensor({b, hkv, tk, d}),
+                                        fb.tensor({b, hkv, tk, dv})};
   if (s.mask != MaskKind::None) {
-    std::string mt;
-    if (Status st = maskType(w, s.mask, s.type, s.maskShape, {b, h, tq, tk}, mt);
-        !st.ok())
+    std::vector<int64_t> shape;
+    if (Status st = maskShape(r, s.maskShape, {b, h, tq, tk}, shape); !st.ok())
       return st;
-    if (!w.error.empty())
-      return Status::error("SdpaSpec: " + w.error);
-    args += ", %mask: " + mt;
-    operands += ", %mask";
-    types += ", " + mt;
+    if (!r.error.empty())
+      return Status::error("SdpaSpec: " + r.error);
+    args.push_back(fb.mask(s.mask, shape));
   }
-  std::vector<std::string> attrs;
-  if (s.scale != 0)
-    attrs.push_back("scale = " + f32Literal(s.scale));
-  if (s.causal != Causal::None)
-    attrs.push_back(causalEntry(s.causal));
-  if (s.dropoutRate != 0) {
-    attrs.push_back("dropout_rate = " + f32Literal(s.dropoutRate));
-    attrs.push_back("dropout_seed = " + std::to_string(s.dropoutSeed) + " : i64");
-  }
-  mlir = "func.func @sdpa(" + args + ") -> " + ot + " {\n" +
-         "  %out = attn.sdpa " + operands + attrDict(attrs) + " : (" + types +
-         ") -> " + ot + "\n  return %out : " + ot + "\n}\n";
+  mlir = fb.build("sdpa", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
+                                    mlir::ValueRange a) -> mlir::Value {
+    auto op = mlir::attn::SdpaOp::create(ob, loc, a[0], a[1], a[2],
+                                         a.size() > 3 ? a[3] : mlir::Value());
+    if (s.scale != 0)
+      op.setScaleAttr(fb.f32(s.scale));
+    op.setCausalAttr(fb.causal(s.causal));
+    if (s.dropoutRate != 0) {
+      op.setDropoutRateAttr(fb.f32(s.dropoutRate));
+      op.setDropoutSeedAttr(ob.getI64IntegerAttr(s.dropoutSeed));
+    }
+    return op;
+  });
   return Status();
 }
 
 Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
   if (s.type == ElementType::Bool || !validType(s.type))
     return Status::error("MhaSpec.type must be F32 or F16");
-  IrWriter w;
-  std::string b = w.dim("batch", s.batch, true);
-  std::string tq = w.dim("queryLen", s.queryLen, true);
-  std::string tk = w.dim("keyLen", s.keyLen, true);
-  w.dim("embedDim", s.embedDim, false);
-  w.dim("numHeads", s.numHeads, false);
+  DimReader r;
+  int64_t b = r.dim("batch", s.batch, true);
+  int64_t tq = r.dim("queryLen", s.queryLen, true);
+  int64_t tk = r.dim("keyLen", s.keyLen, true);
+  r.dim("embedDim", s.embedDim, false);
+  r.dim("numHeads", s.numHeads, false);
   int64_t ekv = s.kvEmbedDim == 0 ? s.embedDim : s.kvEmbedDim;
   int64_t hkv = s.numKvHeads == 0 ? s.numHeads : s.numKvHeads;
-  w.dim("kvEmbedDim", ekv, false);
-  w.dim("numKvHeads", hkv, false);
-  if (!w.error.empty())
-    return Status::error("MhaSpec: " + w.error);
+  r.dim("kvEmbedDim", ekv, false);
+  r.dim("numKvHeads", hkv, false);
+  if (!r.error.empty())
+    return Status::error("MhaSpec: " + r.error);
   if (s.headDim == 0 && s.embedDim % s.numHeads != 0)
     return Status::error("MhaSpec: embedDim " + std::to_string(s.embedDim) +
                          " is not divisible by numHeads " +
                          std::to_string(s.numHeads) + "; set headDim");
   int64_t d = s.headDim == 0 ? s.embedDim / s.numHeads : s.headDim;
   int64_t eo = s.outDim == 0 ? s.embedDim : s.outDim;
-  w.dim("headDim", d, false);
-  w.dim("outDim", eo, false);
-  if (!w.error.empty())
-    return Status::error("MhaSpec: " + w.error);
-  const char *e = eltName(s.type);
-  auto n = [](int64_t v) { return std::to_string(v); };
-  std::vector<std::pair<std::string, std::string>> in = {
-      {"%xq", IrWriter::tensor({b, tq, n(s.embedDim)}, e)},
-      {"%xkv", IrWriter::tensor({b, tk, n(ekv)}, e)},
-      {"%wq", IrWriter::tensor({n(s.numHeads * d), n(s.embedDim)}, e)},
-      {"%wk", IrWriter::tensor({n(hkv * d), n(ekv)}, e)},
-      {"%wv", IrWriter::tensor({n(hkv * d), n(ekv)}, e)},
-      {"%wo", IrWriter::tensor({n(eo), n(s.numHeads * d)}, e)}};
-  std::string operands = "%xq, %xkv, %wq, %wk, %wv, %wo";
-  if (s.bias) {
-    in.push_back({"%bq", IrWriter::tensor({n(s.numHeads * d)}, e)});
-    in.push_back({"%bk", IrWriter::tensor({n(hkv * d)}, e)});
-    in.push_back({"%bv", IrWriter::tensor({n(hkv * d)}, e)});
-    in.push_back({"%bo", IrWriter::tensor({n(eo)}, e)});
-    operands += " qkv_bias(%bq, %bk, %bv) out_bias(%bo)";
-  }
+  r.dim("headDim", d, false);
+  r.dim("outDim", eo, false);
+  if (!r.error.empty())
+    return Status::error("MhaSpec: " + r.error);
+  FunctionBuilder fb(s.type);
+  // query_input, kv_input, wq, wk, wv, wo, then bq, bk, bv, bo, then the mask.
+  llvm::SmallVector<mlir::Type> args = {
+      fb.tensor({b, tq, s.embedDim}),        fb.tensor({b, tk, ekv}),
+      fb.tensor({s.numHeads * d, s.embedDim}), fb.tensor({hkv * d, ekv}),
+      fb.tensor({hkv * d, ekv}),             fb.tensor({eo, s.numHeads * d})};
+  if (s.bias)
+    for (int64_t n : {s.numHeads * d, hkv * d, hkv * d, eo})
+      args.push_back(fb.tensor({n}));
   if (s.mask != MaskKind::None) {
-    std::string mt;
-    if (Status st = maskType(w, s.mask, s.type, s.maskShape,
-                             {b, n(s.numHeads), tq, tk}, mt);
-        !st.ok())
+    std::vector<int64_t> shape;
+    if (Status st = maskShape(r, s.maskShape, {b, s.numHeads, tq, tk}, shape); !st.ok())
       return st;
-    if (!w.error.empty())
-      return Status::error("MhaSpec: " + w.error);
-    in.push_back({"%mask", mt});
-    operands += " mask(%mask)";
+    if (!r.error.empty())
+      return Status::error("MhaSpec: " + r.error);
+    args.push_back(fb.mask(s.mask, shape));
   }
-  std::string args, types;
-  for (size_t i = 0; i < in.size(); ++i) {
-    args += (i ? ", " : "") + in[i].first + ": " + in[i].second;
-    types += (i ? ", " : "") + in[i].second;
-  }
-  std::vector<std::string> attrs = {"num_heads = " + n(s.numHeads) + " : i64"};
-  if (s.numKvHeads != 0)
-    attrs.push_back("num_kv_heads = " + n(hkv) + " : i64");
-  if (s.scale != 0)
-    attrs.push_back("scale = " + f32Literal(s.scale));
-  if (s.causal != Causal::None)
-    attrs.push_back(causalEntry(s.causal));
-  std::string ot = IrWriter::tensor({b, tq, n(eo)}, e);
-  mlir = "func.func @mha(" + args + ") -> " + ot + " {\n" +
-         "  %out = attn.mha " + operands + attrDict(attrs) + " : (" + types +
-         ") -> " + ot + "\n  return %out : " + ot + "\n}\n";
+  mlir = fb.build("mha", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
+                                   mlir::ValueRange a) -> mlir::Value {
+    mlir::Value none;
+    size_t next = 6;
+    mlir::Value bq = s.bias ? a[next++] : none, bk = s.bias ? a[next++] : none,
+                bv = s.bias ? a[next++] : none, bo = s.bias ? a[next++] : none;
+    mlir::Value mask = s.mask != MaskKind::None ? a[next] : none;
+    auto op = mlir::attn::MhaOp::create(
+        ob, loc, a[0], a[1], a[2], a[3], a[4], a[5], bq, bk, bv, bo, mask,
+        ob.getI64IntegerAttr(s.numHeads),
+        s.numKvHeads != 0 ? ob.getI64IntegerAttr(hkv) : mlir::IntegerAttr(),
+        s.scale != 0 ? fb.f32(s.scale) : mlir::FloatAttr(), fb.causal(s.causal),
+        /*dropout_rate=*/mlir::FloatAttr(), /*dropout_seed=*/mlir::IntegerAttr(),
+        mlir::attn::WeightLayoutAttr::get(ob.getContext(),
+                                          mlir::attn::WeightLayout::out_in));
+    return op;
+  });
   return Status();
 }
 

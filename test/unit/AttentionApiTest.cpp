@@ -521,10 +521,41 @@ TEST(AttentionApi, SpecToMlirText) {
   s.scale = 0.25;
   std::string text;
   ASSERT_TRUE(sdpaToMlir(s, text).ok());
-  EXPECT_NE(text.find("%q: tensor<?x2x3x4xf32>"), std::string::npos) << text;
-  EXPECT_NE(text.find("%mask: tensor<1x?xi1>"), std::string::npos) << text;
-  EXPECT_NE(text.find("scale = 2.500000000e-01 : f32"), std::string::npos) << text;
+  // Built with the op builders and printed: the query, key, value and mask
+  // argument types, the attributes, and the inferred result type.
+  EXPECT_NE(text.find("func.func @sdpa(%arg0: tensor<?x2x3x4xf32>, %arg1: "
+                      "tensor<?x2x?x4xf32>, %arg2: tensor<?x2x?x4xf32>, %arg3: "
+                      "tensor<1x?xi1>) -> tensor<?x2x3x4xf32>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("scale = 2.500000e-01 : f32"), std::string::npos) << text;
   EXPECT_NE(text.find("causal = #attn.causal<bottom_right>"), std::string::npos) << text;
+
+  MhaSpec m;
+  m.batch = 2;
+  m.queryLen = -1;
+  m.keyLen = 5;
+  m.embedDim = 16;
+  m.numHeads = 4;
+  m.numKvHeads = 2;
+  m.bias = true;
+  m.mask = MaskKind::Additive;
+  m.maskShape = {5};
+  ASSERT_TRUE(mhaToMlir(m, text).ok());
+  // Weights [H*D, E] = [16, 16], [Hkv*D, Ekv] = [8, 16]; biases; the mask;
+  // the result [B, Tq, Eo].
+  EXPECT_NE(text.find("(%arg0: tensor<2x?x16xf32>, %arg1: tensor<2x5x16xf32>, "
+                      "%arg2: tensor<16x16xf32>, %arg3: tensor<8x16xf32>, %arg4: "
+                      "tensor<8x16xf32>, %arg5: tensor<16x16xf32>, %arg6: "
+                      "tensor<16xf32>, %arg7: tensor<8xf32>, %arg8: tensor<8xf32>, "
+                      "%arg9: tensor<16xf32>, %arg10: tensor<5xf32>) -> "
+                      "tensor<2x?x16xf32>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("qkv_bias(%arg6, %arg7, %arg8) out_bias(%arg9) mask(%arg10) "
+                      "{num_heads = 4 : i64, num_kv_heads = 2 : i64}"),
+            std::string::npos)
+      << text;
 }
 
 } // namespace

@@ -85,6 +85,14 @@ def Attn_Dialect : Dialect {
       `num_kv_heads`, `seed`, `dropout_seed` are `i64`, e.g.
       `{num_heads = 8 : i64}`.
 
+    ### Type signatures
+
+    Ops that change the shape print `: (operand types) -> result type`
+    (`project`, `split_heads`, `merge_heads`, `scores`, `weighted_sum`,
+    `sdpa`, `mha`); ops whose result has their input's type print
+    `: input type` (`scale`, `softmax`, `dropout`, and `mask`, followed by
+    `, mask type` when it has a mask operand), as upstream elementwise ops do.
+
     ### Common mask rule
 
     Used by `attn.mask`, `attn.sdpa` and `attn.mha`. A mask operand is

@@ -123,7 +123,7 @@ def Attn_SplitHeadsOp : Attn_ShapedOp<"split_heads"> {
     **Usage.**
 
     ```
-    %y = attn.split_heads %x {num_heads = h : i64} : type(%x) -> type(%y)
+    %y = attn.split_heads %x {num_heads = h : i64} : (type(%x)) -> type(%y)
     ```
 
     - `num_heads`: required, the number of heads `h`.
@@ -145,14 +145,14 @@ def Attn_SplitHeadsOp : Attn_ShapedOp<"split_heads"> {
 
     ```mlir
     func.func @split_heads_dynamic_f16(%x: tensor<?x?x768xf16>) -> tensor<?x12x?x64xf16> {
-      %y = attn.split_heads %x {num_heads = 12 : i64} : tensor<?x?x768xf16> -> tensor<?x12x?x64xf16>
+      %y = attn.split_heads %x {num_heads = 12 : i64} : (tensor<?x?x768xf16>) -> tensor<?x12x?x64xf16>
       return %y : tensor<?x12x?x64xf16>
     }
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, I64Attr:$num_heads);
   let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
 }
 
@@ -173,7 +173,7 @@ def Attn_MergeHeadsOp : Attn_ShapedOp<"merge_heads"> {
     **Usage.**
 
     ```
-    %y = attn.merge_heads %x : type(%x) -> type(%y)
+    %y = attn.merge_heads %x : (type(%x)) -> type(%y)
     ```
 
     No attributes; the head count is dim 1 of the input.
@@ -190,7 +190,7 @@ def Attn_MergeHeadsOp : Attn_ShapedOp<"merge_heads"> {
 
     ```mlir
     func.func @merge_heads_dynamic(%x: tensor<?x12x?x64xf32>) -> tensor<?x?x768xf32> {
-      %y = attn.merge_heads %x : tensor<?x12x?x64xf32> -> tensor<?x?x768xf32>
+      %y = attn.merge_heads %x : (tensor<?x12x?x64xf32>) -> tensor<?x?x768xf32>
       return %y : tensor<?x?x768xf32>
     }
     ```
@@ -200,20 +200,20 @@ def Attn_MergeHeadsOp : Attn_ShapedOp<"merge_heads"> {
 
     ```mlir
     func.func @fold_merge_of_split(%x: tensor<2x16x512xf32>) -> tensor<2x16x512xf32> {
-      %s = attn.split_heads %x {num_heads = 8 : i64} : tensor<2x16x512xf32> -> tensor<2x8x16x64xf32>
-      %m = attn.merge_heads %s : tensor<2x8x16x64xf32> -> tensor<2x16x512xf32>
+      %s = attn.split_heads %x {num_heads = 8 : i64} : (tensor<2x16x512xf32>) -> tensor<2x8x16x64xf32>
+      %m = attn.merge_heads %s : (tensor<2x8x16x64xf32>) -> tensor<2x16x512xf32>
       return %m : tensor<2x16x512xf32>
     }
     func.func @fold_split_of_merge(%x: tensor<2x8x16x64xf32>) -> tensor<2x8x16x64xf32> {
-      %m = attn.merge_heads %x : tensor<2x8x16x64xf32> -> tensor<2x16x512xf32>
-      %s = attn.split_heads %m {num_heads = 8 : i64} : tensor<2x16x512xf32> -> tensor<2x8x16x64xf32>
+      %m = attn.merge_heads %x : (tensor<2x8x16x64xf32>) -> tensor<2x16x512xf32>
+      %s = attn.split_heads %m {num_heads = 8 : i64} : (tensor<2x16x512xf32>) -> tensor<2x8x16x64xf32>
       return %s : tensor<2x8x16x64xf32>
     }
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input);
   let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
 }
 
@@ -232,7 +232,7 @@ def Attn_ScoresOp : Attn_ShapedOp<"scores"> {
     **Usage.**
 
     ```
-    %s = attn.scores %q, %k : type(%q), type(%k) -> type(%s)
+    %s = attn.scores %q, %k : (type(%q), type(%k)) -> type(%s)
     ```
 
     - `%q` `[B,H,Tq,D]`, `%k` `[B,Hkv,Tk,D]`, result `[B,H,Tq,Tk]`.
@@ -254,7 +254,7 @@ def Attn_ScoresOp : Attn_ShapedOp<"scores"> {
     ```mlir
     func.func @scores_gqa(%q: tensor<2x8x16x64xf32>, %k: tensor<2x2x32x64xf32>)
         -> tensor<2x8x16x32xf32> {
-      %s = attn.scores %q, %k : tensor<2x8x16x64xf32>, tensor<2x2x32x64xf32> -> tensor<2x8x16x32xf32>
+      %s = attn.scores %q, %k : (tensor<2x8x16x64xf32>, tensor<2x2x32x64xf32>) -> tensor<2x8x16x32xf32>
       return %s : tensor<2x8x16x32xf32>
     }
     ```
@@ -262,7 +262,7 @@ def Attn_ScoresOp : Attn_ShapedOp<"scores"> {
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key attr-dict `:` type($query) `,` type($key) `->` type($result)
+    $query `,` $key attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -476,7 +476,7 @@ def Attn_DropoutOp : Attn_Op<"dropout", [Pure, SameOperandsAndResultType]> {
     So each element is kept with probability `1 - ceil(r·2^24)/2^24`. The mask
     depends only on `seed`, the flat index and the tensor's shape, so every run
     and every lowering drops the same elements; it is not PyTorch's stream.
-    The same formula is `dropoutKeep` in `include/attn/Reference/Reference.h`.
+    The same formula is `dropoutKeep` in the test oracle, `test/unit/Reference/Reference.h`.
 
     **Usage.**
 
@@ -535,7 +535,7 @@ def Attn_WeightedSumOp : Attn_ShapedOp<"weighted_sum"> {
     **Usage.**
 
     ```
-    %o = attn.weighted_sum %p, %v : type(%p), type(%v) -> type(%o)
+    %o = attn.weighted_sum %p, %v : (type(%p), type(%v)) -> type(%o)
     ```
 
     - `%p` `[B,H,Tq,Tk]`, `%v` `[B,Hkv,Tk,Dv]`, result `[B,H,Tq,Dv]`.
@@ -556,7 +556,7 @@ def Attn_WeightedSumOp : Attn_ShapedOp<"weighted_sum"> {
     ```mlir
     func.func @weighted_sum_gqa(%p: tensor<2x8x16x32xf32>, %v: tensor<2x2x32x48xf32>)
         -> tensor<2x8x16x48xf32> {
-      %o = attn.weighted_sum %p, %v : tensor<2x8x16x32xf32>, tensor<2x2x32x48xf32> -> tensor<2x8x16x48xf32>
+      %o = attn.weighted_sum %p, %v : (tensor<2x8x16x32xf32>, tensor<2x2x32x48xf32>) -> tensor<2x8x16x48xf32>
       return %o : tensor<2x8x16x48xf32>
     }
     ```
@@ -564,7 +564,7 @@ def Attn_WeightedSumOp : Attn_ShapedOp<"weighted_sum"> {
   let arguments = (ins Attn_FloatTensor:$probs, Attn_FloatTensor:$value);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $probs `,` $value attr-dict `:` type($probs) `,` type($value) `->` type($result)
+    $probs `,` $value attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -717,11 +717,11 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
     ```mlir
     func.func @sdpa_as_primitives(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>,
                                   %v: tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32> {
-      %s = attn.scores %q, %k : tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x128xf32>
+      %s = attn.scores %q, %k : (tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x128xf32>
       %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x12x128x128xf32>
       %u = attn.mask %t {causal = #attn.causal<top_left>} : tensor<1x12x128x128xf32>
       %p = attn.softmax %u : tensor<1x12x128x128xf32>
-      %r = attn.weighted_sum %p, %v : tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x64xf32>
+      %r = attn.weighted_sum %p, %v : (tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
       return %r : tensor<1x12x128x64xf32>
     }
     ```

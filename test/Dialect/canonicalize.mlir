@@ -56,8 +56,8 @@ func.func @scale_kept(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
 // CHECK-NOT: attn.
 // CHECK: return %[[X]]
 func.func @merge_of_split(%x: tensor<2x10x64xf32>) -> tensor<2x10x64xf32> {
-  %0 = attn.split_heads %x {num_heads = 8 : i64} : tensor<2x10x64xf32> -> tensor<2x8x10x8xf32>
-  %1 = attn.merge_heads %0 : tensor<2x8x10x8xf32> -> tensor<2x10x64xf32>
+  %0 = attn.split_heads %x {num_heads = 8 : i64} : (tensor<2x10x64xf32>) -> tensor<2x8x10x8xf32>
+  %1 = attn.merge_heads %0 : (tensor<2x8x10x8xf32>) -> tensor<2x10x64xf32>
   return %1 : tensor<2x10x64xf32>
 }
 
@@ -69,8 +69,8 @@ func.func @merge_of_split(%x: tensor<2x10x64xf32>) -> tensor<2x10x64xf32> {
 // CHECK-NOT: attn.
 // CHECK: return %[[X]]
 func.func @split_of_merge(%x: tensor<?x8x?x8xf32>) -> tensor<?x8x?x8xf32> {
-  %0 = attn.merge_heads %x : tensor<?x8x?x8xf32> -> tensor<?x?x64xf32>
-  %1 = attn.split_heads %0 {num_heads = 8 : i64} : tensor<?x?x64xf32> -> tensor<?x8x?x8xf32>
+  %0 = attn.merge_heads %x : (tensor<?x8x?x8xf32>) -> tensor<?x?x64xf32>
+  %1 = attn.split_heads %0 {num_heads = 8 : i64} : (tensor<?x?x64xf32>) -> tensor<?x8x?x8xf32>
   return %1 : tensor<?x8x?x8xf32>
 }
 
@@ -82,8 +82,8 @@ func.func @split_of_merge(%x: tensor<?x8x?x8xf32>) -> tensor<?x8x?x8xf32> {
 // CHECK: %[[S:.*]] = attn.split_heads %[[M]] {num_heads = 4 : i64}
 // CHECK: return %[[S]]
 func.func @split_of_merge_other_heads(%x: tensor<2x8x10x8xf32>) -> tensor<2x4x10x16xf32> {
-  %0 = attn.merge_heads %x : tensor<2x8x10x8xf32> -> tensor<2x10x64xf32>
-  %1 = attn.split_heads %0 {num_heads = 4 : i64} : tensor<2x10x64xf32> -> tensor<2x4x10x16xf32>
+  %0 = attn.merge_heads %x : (tensor<2x8x10x8xf32>) -> tensor<2x10x64xf32>
+  %1 = attn.split_heads %0 {num_heads = 4 : i64} : (tensor<2x10x64xf32>) -> tensor<2x4x10x16xf32>
   return %1 : tensor<2x4x10x16xf32>
 }
 
@@ -96,8 +96,8 @@ func.func @split_of_merge_other_heads(%x: tensor<2x8x10x8xf32>) -> tensor<2x4x10
 // CHECK: %[[S:.*]] = attn.split_heads %[[M]] {num_heads = 8 : i64}
 // CHECK: return %[[S]]
 func.func @split_of_merge_dynamic_heads(%x: tensor<2x?x10x8xf32>) -> tensor<2x8x10x?xf32> {
-  %0 = attn.merge_heads %x : tensor<2x?x10x8xf32> -> tensor<2x10x?xf32>
-  %1 = attn.split_heads %0 {num_heads = 8 : i64} : tensor<2x10x?xf32> -> tensor<2x8x10x?xf32>
+  %0 = attn.merge_heads %x : (tensor<2x?x10x8xf32>) -> tensor<2x10x?xf32>
+  %1 = attn.split_heads %0 {num_heads = 8 : i64} : (tensor<2x10x?xf32>) -> tensor<2x8x10x?xf32>
   return %1 : tensor<2x8x10x?xf32>
 }
 

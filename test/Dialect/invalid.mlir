@@ -103,7 +103,7 @@ func.func @project_int_input(%x: tensor<2x3x4xi32>, %w: tensor<8x4xf32>) {
 
 func.func @split_num_heads(%x: tensor<2x3x64xf32>) {
   // expected-error @+1 {{attribute 'num_heads' must be positive, got 0}}
-  %0 = attn.split_heads %x {num_heads = 0 : i64} : tensor<2x3x64xf32> -> tensor<2x0x3x0xf32>
+  %0 = attn.split_heads %x {num_heads = 0 : i64} : (tensor<2x3x64xf32>) -> tensor<2x0x3x0xf32>
   return
 }
 
@@ -111,7 +111,7 @@ func.func @split_num_heads(%x: tensor<2x3x64xf32>) {
 
 func.func @split_rank(%x: tensor<3x64xf32>) {
   // expected-error @+1 {{operand 'input' must have rank 3 [B,T,h*D], got rank 2}}
-  %0 = attn.split_heads %x {num_heads = 8 : i64} : tensor<3x64xf32> -> tensor<1x8x3x8xf32>
+  %0 = attn.split_heads %x {num_heads = 8 : i64} : (tensor<3x64xf32>) -> tensor<1x8x3x8xf32>
   return
 }
 
@@ -119,7 +119,7 @@ func.func @split_rank(%x: tensor<3x64xf32>) {
 
 func.func @split_not_divisible(%x: tensor<2x10x65xf32>) {
   // expected-error @+1 {{operand 'input' width (dim 2) 65 is not divisible by num_heads 8 (d_model must be divisible by n_heads)}}
-  %0 = attn.split_heads %x {num_heads = 8 : i64} : tensor<2x10x65xf32> -> tensor<2x8x10x8xf32>
+  %0 = attn.split_heads %x {num_heads = 8 : i64} : (tensor<2x10x65xf32>) -> tensor<2x8x10x8xf32>
   return
 }
 
@@ -127,7 +127,7 @@ func.func @split_not_divisible(%x: tensor<2x10x65xf32>) {
 
 func.func @split_result(%x: tensor<2x10x64xf32>) {
   // expected-error @+1 {{result dim 3 is 16, expected 8 (inferred result type 'tensor<2x8x10x8xf32>')}}
-  %0 = attn.split_heads %x {num_heads = 8 : i64} : tensor<2x10x64xf32> -> tensor<2x8x10x16xf32>
+  %0 = attn.split_heads %x {num_heads = 8 : i64} : (tensor<2x10x64xf32>) -> tensor<2x8x10x16xf32>
   return
 }
 
@@ -135,7 +135,7 @@ func.func @split_result(%x: tensor<2x10x64xf32>) {
 
 func.func @merge_rank(%x: tensor<2x10x64xf32>) {
   // expected-error @+1 {{operand 'input' must have rank 4 [B,h,T,D], got rank 3}}
-  %0 = attn.merge_heads %x : tensor<2x10x64xf32> -> tensor<2x10x64xf32>
+  %0 = attn.merge_heads %x : (tensor<2x10x64xf32>) -> tensor<2x10x64xf32>
   return
 }
 
@@ -143,7 +143,7 @@ func.func @merge_rank(%x: tensor<2x10x64xf32>) {
 
 func.func @merge_result(%x: tensor<2x8x10x8xf32>) {
   // expected-error @+1 {{result dim 1 is 8, expected 10 (inferred result type 'tensor<2x10x64xf32>')}}
-  %0 = attn.merge_heads %x : tensor<2x8x10x8xf32> -> tensor<2x8x80xf32>
+  %0 = attn.merge_heads %x : (tensor<2x8x10x8xf32>) -> tensor<2x8x80xf32>
   return
 }
 
@@ -151,7 +151,7 @@ func.func @merge_result(%x: tensor<2x8x10x8xf32>) {
 
 func.func @merge_result_rank(%x: tensor<2x8x10x8xf32>) {
   // expected-error @+1 {{result rank is 4, expected 3 (inferred result type 'tensor<2x10x64xf32>')}}
-  %0 = attn.merge_heads %x : tensor<2x8x10x8xf32> -> tensor<2x10x8x8xf32>
+  %0 = attn.merge_heads %x : (tensor<2x8x10x8xf32>) -> tensor<2x10x8x8xf32>
   return
 }
 
@@ -161,7 +161,7 @@ func.func @merge_result_rank(%x: tensor<2x8x10x8xf32>) {
 
 func.func @scores_query_rank(%q: tensor<4x7x16xf32>, %k: tensor<1x4x9x16xf32>) {
   // expected-error @+1 {{operand 'query' must have rank 4 [B,H,Tq,D], got rank 3}}
-  %0 = attn.scores %q, %k : tensor<4x7x16xf32>, tensor<1x4x9x16xf32> -> tensor<1x4x7x9xf32>
+  %0 = attn.scores %q, %k : (tensor<4x7x16xf32>, tensor<1x4x9x16xf32>) -> tensor<1x4x7x9xf32>
   return
 }
 
@@ -169,7 +169,7 @@ func.func @scores_query_rank(%q: tensor<4x7x16xf32>, %k: tensor<1x4x9x16xf32>) {
 
 func.func @scores_key_rank(%q: tensor<1x4x7x16xf32>, %k: tensor<4x9x16xf32>) {
   // expected-error @+1 {{operand 'key' must have rank 4 [B,Hkv,Tk,D], got rank 3}}
-  %0 = attn.scores %q, %k : tensor<1x4x7x16xf32>, tensor<4x9x16xf32> -> tensor<1x4x7x9xf32>
+  %0 = attn.scores %q, %k : (tensor<1x4x7x16xf32>, tensor<4x9x16xf32>) -> tensor<1x4x7x9xf32>
   return
 }
 
@@ -177,7 +177,7 @@ func.func @scores_key_rank(%q: tensor<1x4x7x16xf32>, %k: tensor<4x9x16xf32>) {
 
 func.func @scores_types(%q: tensor<1x4x7x16xf32>, %k: tensor<1x4x9x16xf16>) {
   // expected-error @+1 {{operand 'key' element type 'f16' does not match 'query' element type 'f32'}}
-  %0 = attn.scores %q, %k : tensor<1x4x7x16xf32>, tensor<1x4x9x16xf16> -> tensor<1x4x7x9xf32>
+  %0 = attn.scores %q, %k : (tensor<1x4x7x16xf32>, tensor<1x4x9x16xf16>) -> tensor<1x4x7x9xf32>
   return
 }
 
@@ -185,7 +185,7 @@ func.func @scores_types(%q: tensor<1x4x7x16xf32>, %k: tensor<1x4x9x16xf16>) {
 
 func.func @scores_batch(%q: tensor<1x4x7x16xf32>, %k: tensor<2x4x9x16xf32>) {
   // expected-error @+1 {{operand 'key' batch (dim 0) is 2, expected 1 (batch B of 'query')}}
-  %0 = attn.scores %q, %k : tensor<1x4x7x16xf32>, tensor<2x4x9x16xf32> -> tensor<1x4x7x9xf32>
+  %0 = attn.scores %q, %k : (tensor<1x4x7x16xf32>, tensor<2x4x9x16xf32>) -> tensor<1x4x7x9xf32>
   return
 }
 
@@ -193,7 +193,7 @@ func.func @scores_batch(%q: tensor<1x4x7x16xf32>, %k: tensor<2x4x9x16xf32>) {
 
 func.func @scores_gqa_heads(%q: tensor<1x4x7x16xf32>, %k: tensor<1x3x9x16xf32>) {
   // expected-error @+1 {{'query' heads H = 4 is not a multiple of 'key' heads Hkv = 3 (H % Hkv must be 0)}}
-  %0 = attn.scores %q, %k : tensor<1x4x7x16xf32>, tensor<1x3x9x16xf32> -> tensor<1x4x7x9xf32>
+  %0 = attn.scores %q, %k : (tensor<1x4x7x16xf32>, tensor<1x3x9x16xf32>) -> tensor<1x4x7x9xf32>
   return
 }
 
@@ -201,7 +201,7 @@ func.func @scores_gqa_heads(%q: tensor<1x4x7x16xf32>, %k: tensor<1x3x9x16xf32>) 
 
 func.func @scores_head_dim(%q: tensor<1x4x7x16xf32>, %k: tensor<1x4x9x32xf32>) {
   // expected-error @+1 {{operand 'key' head dim (dim 3) is 32, expected 16 (head dim D of 'query')}}
-  %0 = attn.scores %q, %k : tensor<1x4x7x16xf32>, tensor<1x4x9x32xf32> -> tensor<1x4x7x9xf32>
+  %0 = attn.scores %q, %k : (tensor<1x4x7x16xf32>, tensor<1x4x9x32xf32>) -> tensor<1x4x7x9xf32>
   return
 }
 
@@ -209,7 +209,7 @@ func.func @scores_head_dim(%q: tensor<1x4x7x16xf32>, %k: tensor<1x4x9x32xf32>) {
 
 func.func @scores_result(%q: tensor<1x4x7x16xf32>, %k: tensor<1x4x9x16xf32>) {
   // expected-error @+1 {{result dim 3 is 7, expected 9 (inferred result type 'tensor<1x4x7x9xf32>')}}
-  %0 = attn.scores %q, %k : tensor<1x4x7x16xf32>, tensor<1x4x9x16xf32> -> tensor<1x4x7x7xf32>
+  %0 = attn.scores %q, %k : (tensor<1x4x7x16xf32>, tensor<1x4x9x16xf32>) -> tensor<1x4x7x7xf32>
   return
 }
 
@@ -217,7 +217,7 @@ func.func @scores_result(%q: tensor<1x4x7x16xf32>, %k: tensor<1x4x9x16xf32>) {
 
 func.func @wsum_probs_rank(%p: tensor<4x7x9xf32>, %v: tensor<1x4x9x16xf32>) {
   // expected-error @+1 {{operand 'probs' must have rank 4 [B,H,Tq,Tk], got rank 3}}
-  %0 = attn.weighted_sum %p, %v : tensor<4x7x9xf32>, tensor<1x4x9x16xf32> -> tensor<1x4x7x16xf32>
+  %0 = attn.weighted_sum %p, %v : (tensor<4x7x9xf32>, tensor<1x4x9x16xf32>) -> tensor<1x4x7x16xf32>
   return
 }
 
@@ -225,7 +225,7 @@ func.func @wsum_probs_rank(%p: tensor<4x7x9xf32>, %v: tensor<1x4x9x16xf32>) {
 
 func.func @wsum_value_rank(%p: tensor<1x4x7x9xf32>, %v: tensor<4x9x16xf32>) {
   // expected-error @+1 {{operand 'value' must have rank 4 [B,Hkv,Tk,Dv], got rank 3}}
-  %0 = attn.weighted_sum %p, %v : tensor<1x4x7x9xf32>, tensor<4x9x16xf32> -> tensor<1x4x7x16xf32>
+  %0 = attn.weighted_sum %p, %v : (tensor<1x4x7x9xf32>, tensor<4x9x16xf32>) -> tensor<1x4x7x16xf32>
   return
 }
 
@@ -233,7 +233,7 @@ func.func @wsum_value_rank(%p: tensor<1x4x7x9xf32>, %v: tensor<4x9x16xf32>) {
 
 func.func @wsum_types(%p: tensor<1x4x7x9xf32>, %v: tensor<1x4x9x16xbf16>) {
   // expected-error @+1 {{operand 'value' element type 'bf16' does not match 'probs' element type 'f32'}}
-  %0 = attn.weighted_sum %p, %v : tensor<1x4x7x9xf32>, tensor<1x4x9x16xbf16> -> tensor<1x4x7x16xf32>
+  %0 = attn.weighted_sum %p, %v : (tensor<1x4x7x9xf32>, tensor<1x4x9x16xbf16>) -> tensor<1x4x7x16xf32>
   return
 }
 
@@ -241,7 +241,7 @@ func.func @wsum_types(%p: tensor<1x4x7x9xf32>, %v: tensor<1x4x9x16xbf16>) {
 
 func.func @wsum_batch(%p: tensor<1x4x7x9xf32>, %v: tensor<3x4x9x16xf32>) {
   // expected-error @+1 {{operand 'value' batch (dim 0) is 3, expected 1 (batch B of 'probs')}}
-  %0 = attn.weighted_sum %p, %v : tensor<1x4x7x9xf32>, tensor<3x4x9x16xf32> -> tensor<1x4x7x16xf32>
+  %0 = attn.weighted_sum %p, %v : (tensor<1x4x7x9xf32>, tensor<3x4x9x16xf32>) -> tensor<1x4x7x16xf32>
   return
 }
 
@@ -249,7 +249,7 @@ func.func @wsum_batch(%p: tensor<1x4x7x9xf32>, %v: tensor<3x4x9x16xf32>) {
 
 func.func @wsum_heads(%p: tensor<1x4x7x9xf32>, %v: tensor<1x8x9x16xf32>) {
   // expected-error @+1 {{'probs' heads H = 4 is not a multiple of 'value' heads Hkv = 8 (H % Hkv must be 0)}}
-  %0 = attn.weighted_sum %p, %v : tensor<1x4x7x9xf32>, tensor<1x8x9x16xf32> -> tensor<1x4x7x16xf32>
+  %0 = attn.weighted_sum %p, %v : (tensor<1x4x7x9xf32>, tensor<1x8x9x16xf32>) -> tensor<1x4x7x16xf32>
   return
 }
 
@@ -257,7 +257,7 @@ func.func @wsum_heads(%p: tensor<1x4x7x9xf32>, %v: tensor<1x8x9x16xf32>) {
 
 func.func @wsum_length(%p: tensor<1x4x7x9xf32>, %v: tensor<1x4x10x16xf32>) {
   // expected-error @+1 {{operand 'value' length (dim 2) is 10, expected 9 (key length Tk, dim 3 of 'probs')}}
-  %0 = attn.weighted_sum %p, %v : tensor<1x4x7x9xf32>, tensor<1x4x10x16xf32> -> tensor<1x4x7x16xf32>
+  %0 = attn.weighted_sum %p, %v : (tensor<1x4x7x9xf32>, tensor<1x4x10x16xf32>) -> tensor<1x4x7x16xf32>
   return
 }
 
@@ -265,7 +265,7 @@ func.func @wsum_length(%p: tensor<1x4x7x9xf32>, %v: tensor<1x4x10x16xf32>) {
 
 func.func @wsum_result(%p: tensor<1x4x7x9xf32>, %v: tensor<1x4x9x16xf32>) {
   // expected-error @+1 {{result dim 3 is 9, expected 16 (inferred result type 'tensor<1x4x7x16xf32>')}}
-  %0 = attn.weighted_sum %p, %v : tensor<1x4x7x9xf32>, tensor<1x4x9x16xf32> -> tensor<1x4x7x9xf32>
+  %0 = attn.weighted_sum %p, %v : (tensor<1x4x7x9xf32>, tensor<1x4x9x16xf32>) -> tensor<1x4x7x9xf32>
   return
 }
 

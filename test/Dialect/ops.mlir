@@ -15,36 +15,36 @@ func.func @project(%x: tensor<2x10x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32
 }
 
 // CHECK-LABEL: func.func @heads
-// CHECK: attn.split_heads %{{.*}} {num_heads = 8 : i64} : tensor<?x?x64xbf16> -> tensor<?x8x?x8xbf16>
-// CHECK: attn.merge_heads %{{.*}} : tensor<?x8x?x8xbf16> -> tensor<?x?x64xbf16>
+// CHECK: attn.split_heads %{{.*}} {num_heads = 8 : i64} : (tensor<?x?x64xbf16>) -> tensor<?x8x?x8xbf16>
+// CHECK: attn.merge_heads %{{.*}} : (tensor<?x8x?x8xbf16>) -> tensor<?x?x64xbf16>
 // GENERIC: "attn.split_heads"(%{{.*}}) <{num_heads = 8 : i64}> : (tensor<?x?x64xbf16>) -> tensor<?x8x?x8xbf16>
 func.func @heads(%x: tensor<?x?x64xbf16>) -> tensor<?x?x64xbf16> {
-  %0 = attn.split_heads %x {num_heads = 8 : i64} : tensor<?x?x64xbf16> -> tensor<?x8x?x8xbf16>
-  %1 = attn.merge_heads %0 : tensor<?x8x?x8xbf16> -> tensor<?x?x64xbf16>
+  %0 = attn.split_heads %x {num_heads = 8 : i64} : (tensor<?x?x64xbf16>) -> tensor<?x8x?x8xbf16>
+  %1 = attn.merge_heads %0 : (tensor<?x8x?x8xbf16>) -> tensor<?x?x64xbf16>
   return %1 : tensor<?x?x64xbf16>
 }
 
 // CHECK-LABEL: func.func @chain
-// CHECK: %[[S:.*]] = attn.scores %{{.*}}, %{{.*}} : tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x128xf32>
+// CHECK: %[[S:.*]] = attn.scores %{{.*}}, %{{.*}} : (tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x128xf32>
 // CHECK: %[[T:.*]] = attn.scale %[[S]] {scale = 1.250000e-01 : f32} : tensor<1x12x128x128xf32>
 // CHECK: %[[U:.*]] = attn.mask %[[T]] {causal = #attn.causal<top_left>} : tensor<1x12x128x128xf32>
 // CHECK: %[[U2:.*]] = attn.mask %[[U]], %{{.*}} {causal = #attn.causal<bottom_right>} : tensor<1x12x128x128xf32>, tensor<1x1x128xi1>
 // CHECK: %[[U3:.*]] = attn.mask %[[U2]], %{{.*}} : tensor<1x12x128x128xf32>, tensor<128x128xf32>
 // CHECK: %[[P:.*]] = attn.softmax %[[U3]] : tensor<1x12x128x128xf32>
 // CHECK: %[[D:.*]] = attn.dropout %[[P]] {rate = 1.000000e-01 : f32, seed = 42 : i64} : tensor<1x12x128x128xf32>
-// CHECK: attn.weighted_sum %[[D]], %{{.*}} : tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x64xf32>
+// CHECK: attn.weighted_sum %[[D]], %{{.*}} : (tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
 // GENERIC: "attn.mask"(%{{.*}}) <{causal = #attn.causal<top_left>}> : (tensor<1x12x128x128xf32>) -> tensor<1x12x128x128xf32>
 // GENERIC: "attn.dropout"(%{{.*}}) <{rate = 1.000000e-01 : f32, seed = 42 : i64}>
 func.func @chain(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>, %v: tensor<1x12x128x64xf32>,
                  %keep: tensor<1x1x128xi1>, %bias: tensor<128x128xf32>) -> tensor<1x12x128x64xf32> {
-  %s = attn.scores %q, %k : tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x128xf32>
+  %s = attn.scores %q, %k : (tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x128xf32>
   %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x12x128x128xf32>
   %u = attn.mask %t {causal = #attn.causal<top_left>} : tensor<1x12x128x128xf32>
   %u2 = attn.mask %u, %keep {causal = #attn.causal<bottom_right>} : tensor<1x12x128x128xf32>, tensor<1x1x128xi1>
   %u3 = attn.mask %u2, %bias : tensor<1x12x128x128xf32>, tensor<128x128xf32>
   %p = attn.softmax %u3 : tensor<1x12x128x128xf32>
   %d = attn.dropout %p {rate = 0.1 : f32, seed = 42 : i64} : tensor<1x12x128x128xf32>
-  %r = attn.weighted_sum %d, %v : tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32> -> tensor<1x12x128x64xf32>
+  %r = attn.weighted_sum %d, %v : (tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
   return %r : tensor<1x12x128x64xf32>
 }
 

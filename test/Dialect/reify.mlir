@@ -23,7 +23,7 @@ func.func @sdpa_dims(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: ten
 // CHECK: return %[[TK]]
 func.func @scores_dims(%q: tensor<1x4x?x64xf32>, %k: tensor<1x2x?x64xf32>) -> index {
   %c3 = arith.constant 3 : index
-  %s = attn.scores %q, %k : tensor<1x4x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x4x?x?xf32>
+  %s = attn.scores %q, %k : (tensor<1x4x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x4x?x?xf32>
   %d = tensor.dim %s, %c3 : tensor<1x4x?x?xf32>
   return %d : index
 }
@@ -38,7 +38,7 @@ func.func @scores_dims(%q: tensor<1x4x?x64xf32>, %k: tensor<1x2x?x64xf32>) -> in
 // CHECK: return %[[D]]
 func.func @split_dims(%x: tensor<2x?x?xf32>) -> index {
   %c3 = arith.constant 3 : index
-  %s = attn.split_heads %x {num_heads = 8 : i64} : tensor<2x?x?xf32> -> tensor<2x8x?x?xf32>
+  %s = attn.split_heads %x {num_heads = 8 : i64} : (tensor<2x?x?xf32>) -> tensor<2x8x?x?xf32>
   %d = tensor.dim %s, %c3 : tensor<2x8x?x?xf32>
   return %d : index
 }
@@ -51,7 +51,7 @@ func.func @split_dims(%x: tensor<2x?x?xf32>) -> index {
 // CHECK: return %[[W]]
 func.func @merge_dims(%x: tensor<2x8x?x?xf32>) -> index {
   %c2 = arith.constant 2 : index
-  %m = attn.merge_heads %x : tensor<2x8x?x?xf32> -> tensor<2x?x?xf32>
+  %m = attn.merge_heads %x : (tensor<2x8x?x?xf32>) -> tensor<2x?x?xf32>
   %d = tensor.dim %m, %c2 : tensor<2x?x?xf32>
   return %d : index
 }

@@ -28,10 +28,10 @@ func.func @sdpa(%q: tensor<?x12x?x64xf32>, %k: tensor<?x12x?x64xf32>, %v: tensor
 // CPU-NOT: memref<{{.*}}?x?{{.*}}>
 // CPU: return
 func.func @chain(%q: tensor<?x12x?x64xf32>, %k: tensor<?x12x?x64xf32>, %v: tensor<?x12x?x64xf32>) -> tensor<?x12x?x64xf32> {
-  %s = attn.scores %q, %k : tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32> -> tensor<?x12x?x?xf32>
+  %s = attn.scores %q, %k : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>) -> tensor<?x12x?x?xf32>
   %t = attn.scale %s {scale = 0.125 : f32} : tensor<?x12x?x?xf32>
   %m = attn.mask %t {causal = #attn.causal<top_left>} : tensor<?x12x?x?xf32>
   %p = attn.softmax %m : tensor<?x12x?x?xf32>
-  %o = attn.weighted_sum %p, %v : tensor<?x12x?x?xf32>, tensor<?x12x?x64xf32> -> tensor<?x12x?x64xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<?x12x?x?xf32>, tensor<?x12x?x64xf32>) -> tensor<?x12x?x64xf32>
   return %o : tensor<?x12x?x64xf32>
 }

@@ -80,7 +80,7 @@ def random_sdpa(rng, name):
 def random_chain(rng, name):
     b, tq, tk, h, d = dims(rng), dims(rng), dims(rng), rng.choice([1, 2, 4]), rng.choice([4, 16])
     s = ty([b, h, tq, tk])
-    lines = ["  %%s0 = attn.scores %%q, %%k : %s, %s -> %s" % (ty([b, h, tq, d]), ty([b, h, tk, d]), s)]
+    lines = ["  %%s0 = attn.scores %%q, %%k : (%s, %s) -> %s" % (ty([b, h, tq, d]), ty([b, h, tk, d]), s)]
     cur = "%s0"
     steps = rng.sample(["scale", "mask", "scale2", "maskadd"], rng.randint(0, 3))
     for i, st in enumerate(steps):
@@ -99,7 +99,7 @@ def random_chain(rng, name):
     else:
         p = "%p"
     o = ty([b, h, tq, d])
-    lines.append("  %%o = attn.weighted_sum %s, %%v : %s, %s -> %s" % (p, s, ty([b, h, tk, d]), o))
+    lines.append("  %%o = attn.weighted_sum %s, %%v : (%s, %s) -> %s" % (p, s, ty([b, h, tk, d]), o))
     ret = "%o" if rng.random() < 0.8 else "%o, %p"
     rtys = o if ret == "%o" else o + ", " + s
     lines.append("  return %s : %s" % (ret, rtys))

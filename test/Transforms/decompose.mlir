@@ -9,17 +9,17 @@
 // CHECK: %[[Q:.*]] = attn.project %[[X]], %[[WQ]], %[[BQ]] : {{.*}} -> tensor<2x?x64xf32>
 // CHECK: %[[K:.*]] = attn.project %[[Y]], %[[WK]], %[[BK]] : {{.*}} -> tensor<2x?x32xf32>
 // CHECK: %[[V:.*]] = attn.project %[[Y]], %[[WV]], %[[BV]] : {{.*}} -> tensor<2x?x32xf32>
-// CHECK: %[[QH:.*]] = attn.split_heads %[[Q]] {num_heads = 8 : i64} : tensor<2x?x64xf32> -> tensor<2x8x?x8xf32>
-// CHECK: %[[KH:.*]] = attn.split_heads %[[K]] {num_heads = 4 : i64} : tensor<2x?x32xf32> -> tensor<2x4x?x8xf32>
+// CHECK: %[[QH:.*]] = attn.split_heads %[[Q]] {num_heads = 8 : i64} : (tensor<2x?x64xf32>) -> tensor<2x8x?x8xf32>
+// CHECK: %[[KH:.*]] = attn.split_heads %[[K]] {num_heads = 4 : i64} : (tensor<2x?x32xf32>) -> tensor<2x4x?x8xf32>
 // CHECK: %[[VH:.*]] = attn.split_heads %[[V]] {num_heads = 4 : i64}
-// CHECK: %[[S:.*]] = attn.scores %[[QH]], %[[KH]] : tensor<2x8x?x8xf32>, tensor<2x4x?x8xf32> -> tensor<2x8x?x?xf32>
+// CHECK: %[[S:.*]] = attn.scores %[[QH]], %[[KH]] : (tensor<2x8x?x8xf32>, tensor<2x4x?x8xf32>) -> tensor<2x8x?x?xf32>
 // 1/sqrt(8)
 // CHECK: %[[T:.*]] = attn.scale %[[S]] {scale = 0.353553385 : f32}
 // CHECK: %[[M:.*]] = attn.mask %[[T]] {causal = #attn.causal<bottom_right>}
 // CHECK: %[[P:.*]] = attn.softmax %[[M]]
 // CHECK: %[[D:.*]] = attn.dropout %[[P]] {rate = 1.000000e-01 : f32, seed = 5 : i64}
-// CHECK: %[[O:.*]] = attn.weighted_sum %[[D]], %[[VH]] : tensor<2x8x?x?xf32>, tensor<2x4x?x8xf32> -> tensor<2x8x?x8xf32>
-// CHECK: %[[MG:.*]] = attn.merge_heads %[[O]] : tensor<2x8x?x8xf32> -> tensor<2x?x64xf32>
+// CHECK: %[[O:.*]] = attn.weighted_sum %[[D]], %[[VH]] : (tensor<2x8x?x?xf32>, tensor<2x4x?x8xf32>) -> tensor<2x8x?x8xf32>
+// CHECK: %[[MG:.*]] = attn.merge_heads %[[O]] : (tensor<2x8x?x8xf32>) -> tensor<2x?x64xf32>
 // CHECK: %[[R:.*]] = attn.project %[[MG]], %[[WO]] : (tensor<2x?x64xf32>, tensor<64x64xf32>) -> tensor<2x?x64xf32>
 // CHECK: return %[[R]]
 // KEEP-LABEL: func.func @mha_cross_gqa

@@ -17,7 +17,7 @@
 // Round trip: decompose gives the chain back.
 // ROUND-LABEL: func.func @full_chain
 // ROUND-SAME: (%[[Q:[^:]*]]: {{.*}}, %[[K:[^:]*]]: {{.*}}, %[[V:[^:]*]]: {{.*}}, %[[KEEP:[^:]*]]: tensor<2x1x1x8xi1>)
-// ROUND: %[[S:.*]] = attn.scores %[[Q]], %[[K]] : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+// ROUND: %[[S:.*]] = attn.scores %[[Q]], %[[K]] : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x8xf32>
 // ROUND: %[[T:.*]] = attn.scale %[[S]] {scale = 2.500000e-01 : f32}
 // ROUND: %[[M:.*]] = attn.mask %[[T]], %[[KEEP]] {causal = #attn.causal<top_left>}
 // ROUND: %[[P:.*]] = attn.softmax %[[M]]
@@ -27,12 +27,12 @@
 // ROUND: return %[[O]]
 func.func @full_chain(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>,
                       %keep: tensor<2x1x1x8xi1>) -> tensor<2x4x8x16xf32> {
-  %s = attn.scores %q, %k : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %s = attn.scores %q, %k : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x8xf32>
   %t = attn.scale %s {scale = 0.25 : f32} : tensor<2x4x8x8xf32>
   %m = attn.mask %t, %keep {causal = #attn.causal<top_left>} : tensor<2x4x8x8xf32>, tensor<2x1x1x8xi1>
   %p = attn.softmax %m : tensor<2x4x8x8xf32>
   %d = attn.dropout %p {rate = 0.1 : f32, seed = 7 : i64} : tensor<2x4x8x8xf32>
-  %o = attn.weighted_sum %d, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %o = attn.weighted_sum %d, %v : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
   return %o : tensor<2x4x8x16xf32>
 }
 
@@ -49,9 +49,9 @@ func.func @full_chain(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: te
 func.func @scaled_query(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x6x64xf32>, %v: tensor<1x2x6x32xf32>)
     -> tensor<1x2x4x32xf32> {
   %qs = attn.scale %q {scale = 0.125 : f32} : tensor<1x2x4x64xf32>
-  %s = attn.scores %qs, %k : tensor<1x2x4x64xf32>, tensor<1x2x6x64xf32> -> tensor<1x2x4x6xf32>
+  %s = attn.scores %qs, %k : (tensor<1x2x4x64xf32>, tensor<1x2x6x64xf32>) -> tensor<1x2x4x6xf32>
   %p = attn.softmax %s : tensor<1x2x4x6xf32>
-  %o = attn.weighted_sum %p, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x32xf32> -> tensor<1x2x4x32xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x4x6xf32>, tensor<1x2x6x32xf32>) -> tensor<1x2x4x32xf32>
   return %o : tensor<1x2x4x32xf32>
 }
 
@@ -67,11 +67,11 @@ func.func @scaled_query(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x6x64xf32>, %v: 
 // CHECK: return %[[O]]
 func.func @mask_before_scale_keep(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %keep: tensor<4x6xi1>)
     -> tensor<1x2x4x8xf32> {
-  %s = attn.scores %q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x6xf32>
+  %s = attn.scores %q, %k : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x6xf32>
   %m = attn.mask %s, %keep {causal = #attn.causal<bottom_right>} : tensor<1x2x4x6xf32>, tensor<4x6xi1>
   %t = attn.scale %m {scale = 0.5 : f32} : tensor<1x2x4x6xf32>
   %p = attn.softmax %t : tensor<1x2x4x6xf32>
-  %o = attn.weighted_sum %p, %k : tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %k : (tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
 
@@ -87,10 +87,10 @@ func.func @mask_before_scale_keep(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf3
 // CHECK: return %[[O]]
 func.func @no_scale(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: tensor<1x2x4x8xf16>)
     -> tensor<1x2x4x8xf16> {
-  %s = attn.scores %q, %k : tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16> -> tensor<1x2x4x4xf16>
+  %s = attn.scores %q, %k : (tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>) -> tensor<1x2x4x4xf16>
   %m = attn.mask %s {causal = #attn.causal<top_left>} : tensor<1x2x4x4xf16>
   %p = attn.softmax %m : tensor<1x2x4x4xf16>
-  %o = attn.weighted_sum %p, %v : tensor<1x2x4x4xf16>, tensor<1x2x4x8xf16> -> tensor<1x2x4x8xf16>
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x4x4xf16>, tensor<1x2x4x8xf16>) -> tensor<1x2x4x8xf16>
   return %o : tensor<1x2x4x8xf16>
 }
 
@@ -103,9 +103,9 @@ func.func @no_scale(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: tensor
 // CHECK-SAME: : (tensor<1x1x5x3xf32>, tensor<1x1x5x3xf32>, tensor<1x1x5x3xf32>) -> tensor<1x1x5x3xf32>
 // CHECK-NEXT: return %[[O]]
 func.func @seed_self_attention(%x: tensor<1x1x5x3xf32>) -> tensor<1x1x5x3xf32> {
-  %s = attn.scores %x, %x : tensor<1x1x5x3xf32>, tensor<1x1x5x3xf32> -> tensor<1x1x5x5xf32>
+  %s = attn.scores %x, %x : (tensor<1x1x5x3xf32>, tensor<1x1x5x3xf32>) -> tensor<1x1x5x5xf32>
   %p = attn.softmax %s : tensor<1x1x5x5xf32>
-  %o = attn.weighted_sum %p, %x : tensor<1x1x5x5xf32>, tensor<1x1x5x3xf32> -> tensor<1x1x5x3xf32>
+  %o = attn.weighted_sum %p, %x : (tensor<1x1x5x5xf32>, tensor<1x1x5x3xf32>) -> tensor<1x1x5x3xf32>
   return %o : tensor<1x1x5x3xf32>
 }
 
@@ -116,11 +116,11 @@ func.func @seed_self_attention(%x: tensor<1x1x5x3xf32>) -> tensor<1x1x5x3xf32> {
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.250000e-01 : f32}
 // CHECK-NOT: attn.scale
 func.func @two_scales(%q: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
-  %s = attn.scores %q, %q : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %t = attn.scale %s {scale = 0.5 : f32} : tensor<1x2x4x4xf32>
   %u = attn.scale %t {scale = 0.25 : f32} : tensor<1x2x4x4xf32>
   %p = attn.softmax %u : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
 
@@ -136,12 +136,12 @@ func.func @two_scales(%q: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tenso
 func.func @additive_mask_after_scales(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>,
                                       %bias: tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32> {
   %qs = attn.scale %q {scale = 2.0 : f32} : tensor<1x2x4x8xf32>
-  %s = attn.scores %qs, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %qs, %k : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %t = attn.scale %s {scale = 0.0625 : f32} : tensor<1x2x4x4xf32>
   %m = attn.mask %t, %bias : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
   %u = attn.scale %m {scale = 1.0 : f32} : tensor<1x2x4x4xf32>
   %p = attn.softmax %u : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %p, %k : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %k : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
 
@@ -157,11 +157,11 @@ func.func @additive_mask_after_scales(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x
 // CHECK: attn.weighted_sum %[[P]]
 // CHECK-NOT: attn.sdpa
 func.func @additive_mask_before_scale(%q: tensor<1x2x4x8xf32>, %bias: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
-  %s = attn.scores %q, %q : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %m = attn.mask %s, %bias : tensor<1x2x4x4xf32>, tensor<4x4xf32>
   %t = attn.scale %m {scale = 0.125 : f32} : tensor<1x2x4x4xf32>
   %p = attn.softmax %t : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %p, %q : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
 
@@ -176,10 +176,10 @@ func.func @additive_mask_before_scale(%q: tensor<1x2x4x8xf32>, %bias: tensor<4x4
 // CHECK: %[[O:.*]] = attn.weighted_sum %[[P]]
 // CHECK: return %[[O]], %[[P]]
 func.func @softmax_reused(%q: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
-  %s = attn.scores %q, %q : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x2x4x4xf32>
   %p = attn.softmax %t : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %p, %q : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o, %p : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
 }
 
@@ -194,10 +194,10 @@ func.func @softmax_reused(%q: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tens
 // CHECK: %[[O:.*]] = attn.weighted_sum
 // CHECK: return %[[O]], %[[S]]
 func.func @scores_reused(%q: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
-  %s = attn.scores %q, %q : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x2x4x4xf32>
   %p = attn.softmax %t : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %p, %q : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o, %s : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
 }
 
@@ -213,11 +213,11 @@ func.func @scores_reused(%q: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tenso
 // CHECK: return %[[O]] : tensor<?x8x?x32xf32>
 func.func @gqa_dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x32xf32>)
     -> tensor<?x8x?x32xf32> {
-  %s = attn.scores %q, %k : tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32> -> tensor<?x8x?x?xf32>
+  %s = attn.scores %q, %k : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x8x?x?xf32>
   %t = attn.scale %s {scale = 0.125 : f32} : tensor<?x8x?x?xf32>
   %m = attn.mask %t {causal = #attn.causal<bottom_right>} : tensor<?x8x?x?xf32>
   %p = attn.softmax %m : tensor<?x8x?x?xf32>
-  %o = attn.weighted_sum %p, %v : tensor<?x8x?x?xf32>, tensor<?x2x?x32xf32> -> tensor<?x8x?x32xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<?x8x?x?xf32>, tensor<?x2x?x32xf32>) -> tensor<?x8x?x32xf32>
   return %o : tensor<?x8x?x32xf32>
 }
 
@@ -232,10 +232,10 @@ func.func @gqa_dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: t
 func.func @scaled_query_reused(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>)
     -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
   %qs = attn.scale %q {scale = 0.5 : f32} : tensor<1x2x4x8xf32>
-  %s = attn.scores %qs, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %qs, %k : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %t = attn.scale %s {scale = 0.25 : f32} : tensor<1x2x4x4xf32>
   %p = attn.softmax %t : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %p, %k : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %k : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o, %qs : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
 
@@ -249,10 +249,10 @@ func.func @scaled_query_reused(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>)
 // CHECK: attn.dropout
 // CHECK: attn.weighted_sum
 func.func @dropout_reused(%q: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
-  %s = attn.scores %q, %q : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %p = attn.softmax %s : tensor<1x2x4x4xf32>
   %d = attn.dropout %p {rate = 0.5 : f32} : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %d, %q : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %d, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o, %d : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
 }
 // CHECK-LABEL: func.func @two_masks
@@ -261,11 +261,11 @@ func.func @dropout_reused(%q: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tens
 // CHECK: attn.mask
 // CHECK: attn.weighted_sum
 func.func @two_masks(%q: tensor<1x2x4x8xf32>, %keep: tensor<4x4xi1>) -> tensor<1x2x4x8xf32> {
-  %s = attn.scores %q, %q : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %m = attn.mask %s {causal = #attn.causal<top_left>} : tensor<1x2x4x4xf32>
   %n = attn.mask %m, %keep : tensor<1x2x4x4xf32>, tensor<4x4xi1>
   %p = attn.softmax %n : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %p, %q : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %p, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
 // CHECK-LABEL: func.func @kv_heads_differ
@@ -274,9 +274,9 @@ func.func @two_masks(%q: tensor<1x2x4x8xf32>, %keep: tensor<4x4xi1>) -> tensor<1
 // CHECK: attn.weighted_sum
 func.func @kv_heads_differ(%q: tensor<1x8x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x4x4x8xf32>)
     -> tensor<1x8x4x8xf32> {
-  %s = attn.scores %q, %k : tensor<1x8x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x8x4x4xf32>
+  %s = attn.scores %q, %k : (tensor<1x8x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x8x4x4xf32>
   %p = attn.softmax %s : tensor<1x8x4x4xf32>
-  %o = attn.weighted_sum %p, %v : tensor<1x8x4x4xf32>, tensor<1x4x4x8xf32> -> tensor<1x8x4x8xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<1x8x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x8x4x8xf32>
   return %o : tensor<1x8x4x8xf32>
 }
 // CHECK-LABEL: func.func @not_softmax
@@ -284,8 +284,8 @@ func.func @kv_heads_differ(%q: tensor<1x8x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v:
 // CHECK: attn.scale
 // CHECK: attn.weighted_sum
 func.func @not_softmax(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
-  %s = attn.scores %q, %q : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x2x4x4xf32>
-  %o = attn.weighted_sum %t, %q : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %o = attn.weighted_sum %t, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }

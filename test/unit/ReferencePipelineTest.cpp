@@ -82,8 +82,8 @@ TEST(ReferencePipeline, SplitAndMergeHeadsDynamic) {
   std::mt19937 gen(2);
   const char *src = R"(
 func.func @f(%x: tensor<?x?x24xf32>, %y: tensor<?x3x?x5xf32>) -> (tensor<?x4x?x6xf32>, tensor<?x?x15xf32>) {
-  %0 = attn.split_heads %x {num_heads = 4 : i64} : tensor<?x?x24xf32> -> tensor<?x4x?x6xf32>
-  %1 = attn.merge_heads %y : tensor<?x3x?x5xf32> -> tensor<?x?x15xf32>
+  %0 = attn.split_heads %x {num_heads = 4 : i64} : (tensor<?x?x24xf32>) -> tensor<?x4x?x6xf32>
+  %1 = attn.merge_heads %y : (tensor<?x3x?x5xf32>) -> tensor<?x?x15xf32>
   return %0, %1 : tensor<?x4x?x6xf32>, tensor<?x?x15xf32>
 })";
   Jitted j(src, "f", Pipeline::Reference);
@@ -101,9 +101,9 @@ TEST(ReferencePipeline, ScoresScaleWeightedSumWithGqa) {
   const char *src = R"(
 func.func @f(%q: tensor<2x4x7x16xf32>, %k: tensor<2x2x9x16xf32>, %p: tensor<2x4x7x9xf32>, %v: tensor<2x2x9x5xf32>)
     -> (tensor<2x4x7x9xf32>, tensor<2x4x7x5xf32>) {
-  %s = attn.scores %q, %k : tensor<2x4x7x16xf32>, tensor<2x2x9x16xf32> -> tensor<2x4x7x9xf32>
+  %s = attn.scores %q, %k : (tensor<2x4x7x16xf32>, tensor<2x2x9x16xf32>) -> tensor<2x4x7x9xf32>
   %t = attn.scale %s {scale = 0.3 : f32} : tensor<2x4x7x9xf32>
-  %o = attn.weighted_sum %p, %v : tensor<2x4x7x9xf32>, tensor<2x2x9x5xf32> -> tensor<2x4x7x5xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<2x4x7x9xf32>, tensor<2x2x9x5xf32>) -> tensor<2x4x7x5xf32>
   return %t, %o : tensor<2x4x7x9xf32>, tensor<2x4x7x5xf32>
 })";
   Jitted j(src, "f", Pipeline::Reference);
@@ -630,11 +630,11 @@ TEST(CpuPipeline, FusedPrimitiveChainMatchesReference) {
 func.func @f(%q: tensor<2x4x33x16xf32>, %k: tensor<2x2x45x16xf32>, %v: tensor<2x2x45x16xf32>,
              %keep: tensor<2x1x33x45xi1>) -> tensor<2x4x33x16xf32> {
   %qs = attn.scale %q {scale = 0.5 : f32} : tensor<2x4x33x16xf32>
-  %s = attn.scores %qs, %k : tensor<2x4x33x16xf32>, tensor<2x2x45x16xf32> -> tensor<2x4x33x45xf32>
+  %s = attn.scores %qs, %k : (tensor<2x4x33x16xf32>, tensor<2x2x45x16xf32>) -> tensor<2x4x33x45xf32>
   %m = attn.mask %s, %keep {causal = #attn.causal<bottom_right>} : tensor<2x4x33x45xf32>, tensor<2x1x33x45xi1>
   %t = attn.scale %m {scale = 0.25 : f32} : tensor<2x4x33x45xf32>
   %p = attn.softmax %t : tensor<2x4x33x45xf32>
-  %o = attn.weighted_sum %p, %v : tensor<2x4x33x45xf32>, tensor<2x2x45x16xf32> -> tensor<2x4x33x16xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<2x4x33x45xf32>, tensor<2x2x45x16xf32>) -> tensor<2x4x33x16xf32>
   return %o : tensor<2x4x33x16xf32>
 })";
   Jitted j(src, "f", Pipeline::Cpu);

@@ -36,7 +36,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
 
     ```mlir
     func.func @scores_gqa(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x5x8xf32>) -> tensor<1x4x3x5xf32> {
-      %s = attn.scores %q, %k : tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32> -> tensor<1x4x3x5xf32>
+      %s = attn.scores %q, %k : (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>) -> tensor<1x4x3x5xf32>
       return %s : tensor<1x4x3x5xf32>
     }
     func.func @mask_br(%s: tensor<?x4x?x?xf32>, %keep: tensor<?x1x1x?xi1>) -> tensor<?x4x?x?xf32> {
@@ -199,7 +199,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
 
     ```mlir
     func.func @dynamic_heads(%q: tensor<1x?x3x4xf32>, %k: tensor<1x2x5x4xf32>) -> tensor<1x?x3x5xf32> {
-      %s = attn.scores %q, %k : tensor<1x?x3x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x?x3x5xf32>
+      %s = attn.scores %q, %k : (tensor<1x?x3x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x?x3x5xf32>
       return %s : tensor<1x?x3x5xf32>
     }
     ```
@@ -207,7 +207,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
     ```
     $ attn-opt dynamic_heads.mlir --convert-attn-to-linalg
     dynamic_heads.mlir:2:8: error: 'attn.scores' op needs static head counts for convert-attn-to-linalg, got H = ?, Hkv = 2
-      %s = attn.scores %q, %k : tensor<1x?x3x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x?x3x5xf32>
+      %s = attn.scores %q, %k : (tensor<1x?x3x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x?x3x5xf32>
            ^
     ```
 

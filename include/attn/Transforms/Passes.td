@@ -54,16 +54,16 @@ def AttnDecompose : Pass<"attn-decompose"> {
         %0 = attn.project %arg0, %arg1 : (tensor<2x10x64xf32>, tensor<64x64xf32>) -> tensor<2x10x64xf32>
         %1 = attn.project %arg0, %arg2 : (tensor<2x10x64xf32>, tensor<16x64xf32>) -> tensor<2x10x16xf32>
         %2 = attn.project %arg0, %arg3 : (tensor<2x10x64xf32>, tensor<16x64xf32>) -> tensor<2x10x16xf32>
-        %3 = attn.split_heads %0 {num_heads = 8 : i64} : tensor<2x10x64xf32> -> tensor<2x8x10x8xf32>
-        %4 = attn.split_heads %1 {num_heads = 2 : i64} : tensor<2x10x16xf32> -> tensor<2x2x10x8xf32>
-        %5 = attn.split_heads %2 {num_heads = 2 : i64} : tensor<2x10x16xf32> -> tensor<2x2x10x8xf32>
-        %6 = attn.scores %3, %4 : tensor<2x8x10x8xf32>, tensor<2x2x10x8xf32> -> tensor<2x8x10x10xf32>
+        %3 = attn.split_heads %0 {num_heads = 8 : i64} : (tensor<2x10x64xf32>) -> tensor<2x8x10x8xf32>
+        %4 = attn.split_heads %1 {num_heads = 2 : i64} : (tensor<2x10x16xf32>) -> tensor<2x2x10x8xf32>
+        %5 = attn.split_heads %2 {num_heads = 2 : i64} : (tensor<2x10x16xf32>) -> tensor<2x2x10x8xf32>
+        %6 = attn.scores %3, %4 : (tensor<2x8x10x8xf32>, tensor<2x2x10x8xf32>) -> tensor<2x8x10x10xf32>
         %7 = attn.scale %6 {scale = 0.353553385 : f32} : tensor<2x8x10x10xf32>
         %8 = attn.mask %7 {causal = #attn.causal<top_left>} : tensor<2x8x10x10xf32>
         %9 = attn.softmax %8 : tensor<2x8x10x10xf32>
         %10 = attn.dropout %9 {rate = 1.000000e-01 : f32, seed = 7 : i64} : tensor<2x8x10x10xf32>
-        %11 = attn.weighted_sum %10, %5 : tensor<2x8x10x10xf32>, tensor<2x2x10x8xf32> -> tensor<2x8x10x8xf32>
-        %12 = attn.merge_heads %11 : tensor<2x8x10x8xf32> -> tensor<2x10x64xf32>
+        %11 = attn.weighted_sum %10, %5 : (tensor<2x8x10x10xf32>, tensor<2x2x10x8xf32>) -> tensor<2x8x10x8xf32>
+        %12 = attn.merge_heads %11 : (tensor<2x8x10x8xf32>) -> tensor<2x10x64xf32>
         %13 = attn.project %12, %arg4, %arg5 : (tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
         return %13 : tensor<2x10x64xf32>
       }
@@ -78,11 +78,11 @@ def AttnDecompose : Pass<"attn-decompose"> {
         %0 = attn.project %arg0, %arg1 : (tensor<2x10x64xf32>, tensor<64x64xf32>) -> tensor<2x10x64xf32>
         %1 = attn.project %arg0, %arg2 : (tensor<2x10x64xf32>, tensor<16x64xf32>) -> tensor<2x10x16xf32>
         %2 = attn.project %arg0, %arg3 : (tensor<2x10x64xf32>, tensor<16x64xf32>) -> tensor<2x10x16xf32>
-        %3 = attn.split_heads %0 {num_heads = 8 : i64} : tensor<2x10x64xf32> -> tensor<2x8x10x8xf32>
-        %4 = attn.split_heads %1 {num_heads = 2 : i64} : tensor<2x10x16xf32> -> tensor<2x2x10x8xf32>
-        %5 = attn.split_heads %2 {num_heads = 2 : i64} : tensor<2x10x16xf32> -> tensor<2x2x10x8xf32>
+        %3 = attn.split_heads %0 {num_heads = 8 : i64} : (tensor<2x10x64xf32>) -> tensor<2x8x10x8xf32>
+        %4 = attn.split_heads %1 {num_heads = 2 : i64} : (tensor<2x10x16xf32>) -> tensor<2x2x10x8xf32>
+        %5 = attn.split_heads %2 {num_heads = 2 : i64} : (tensor<2x10x16xf32>) -> tensor<2x2x10x8xf32>
         %6 = attn.sdpa %3, %4, %5 {causal = #attn.causal<top_left>, dropout_rate = 1.000000e-01 : f32, dropout_seed = 7 : i64} : (tensor<2x8x10x8xf32>, tensor<2x2x10x8xf32>, tensor<2x2x10x8xf32>) -> tensor<2x8x10x8xf32>
-        %7 = attn.merge_heads %6 : tensor<2x8x10x8xf32> -> tensor<2x10x64xf32>
+        %7 = attn.merge_heads %6 : (tensor<2x8x10x8xf32>) -> tensor<2x10x64xf32>
         %8 = attn.project %7, %arg4, %arg5 : (tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
         return %8 : tensor<2x10x64xf32>
       }
@@ -148,12 +148,12 @@ def AttnFuse : Pass<"attn-fuse"> {
     ```mlir
     func.func @chain(%q: tensor<1x4x16x8xf32>, %k: tensor<1x4x16x8xf32>, %v: tensor<1x4x16x8xf32>,
                      %keep: tensor<1x1x1x16xi1>) -> tensor<1x4x16x8xf32> {
-      %s = attn.scores %q, %k : tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32> -> tensor<1x4x16x16xf32>
+      %s = attn.scores %q, %k : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
       %m = attn.mask %s, %keep {causal = #attn.causal<top_left>} : tensor<1x4x16x16xf32>, tensor<1x1x1x16xi1>
       %t = attn.scale %m {scale = 0.5 : f32} : tensor<1x4x16x16xf32>
       %u = attn.scale %t {scale = 0.25 : f32} : tensor<1x4x16x16xf32>
       %p = attn.softmax %u : tensor<1x4x16x16xf32>
-      %o = attn.weighted_sum %p, %v : tensor<1x4x16x16xf32>, tensor<1x4x16x8xf32> -> tensor<1x4x16x8xf32>
+      %o = attn.weighted_sum %p, %v : (tensor<1x4x16x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32>
       return %o : tensor<1x4x16x8xf32>
     }
     ```

@@ -11,6 +11,6 @@ func.func @sdpa_not_decomposed(%q: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
 
 func.func @dynamic_heads(%q: tensor<1x?x3x4xf32>, %k: tensor<1x?x5x4xf32>) -> tensor<1x?x3x5xf32> {
   // expected-error @+1 {{needs static head counts for convert-attn-to-linalg, got H = ?, Hkv = ?}}
-  %s = attn.scores %q, %k : tensor<1x?x3x4xf32>, tensor<1x?x5x4xf32> -> tensor<1x?x3x5xf32>
+  %s = attn.scores %q, %k : (tensor<1x?x3x4xf32>, tensor<1x?x5x4xf32>) -> tensor<1x?x3x5xf32>
   return %s : tensor<1x?x3x5xf32>
 }

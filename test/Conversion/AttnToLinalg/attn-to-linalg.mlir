@@ -43,7 +43,7 @@ func.func @project_in_out(%x: tensor<5x12xf32>, %w: tensor<12x7xf32>) -> tensor<
 // CHECK: %[[E:.*]] = tensor.empty(%[[B]], %[[T]]) : tensor<?x4x?x6xf32>
 // CHECK: linalg.transpose ins(%[[EX]] : tensor<?x?x4x6xf32>) outs(%[[E]] : tensor<?x4x?x6xf32>) permutation = [0, 2, 1, 3]
 func.func @split(%x: tensor<?x?x24xf32>) -> tensor<?x4x?x6xf32> {
-  %0 = attn.split_heads %x {num_heads = 4 : i64} : tensor<?x?x24xf32> -> tensor<?x4x?x6xf32>
+  %0 = attn.split_heads %x {num_heads = 4 : i64} : (tensor<?x?x24xf32>) -> tensor<?x4x?x6xf32>
   return %0 : tensor<?x4x?x6xf32>
 }
 
@@ -54,7 +54,7 @@ func.func @split(%x: tensor<?x?x24xf32>) -> tensor<?x4x?x6xf32> {
 // CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<?x4x?x6xf32>) outs(%{{.*}} : tensor<?x?x4x6xf32>) permutation = [0, 2, 1, 3]
 // CHECK: tensor.collapse_shape %[[T]] {{\[}}[0], [1], [2, 3]] : tensor<?x?x4x6xf32> into tensor<?x?x24xf32>
 func.func @merge(%x: tensor<?x4x?x6xf32>) -> tensor<?x?x24xf32> {
-  %0 = attn.merge_heads %x : tensor<?x4x?x6xf32> -> tensor<?x?x24xf32>
+  %0 = attn.merge_heads %x : (tensor<?x4x?x6xf32>) -> tensor<?x?x24xf32>
   return %0 : tensor<?x?x24xf32>
 }
 
@@ -69,7 +69,7 @@ func.func @merge(%x: tensor<?x4x?x6xf32>) -> tensor<?x?x24xf32> {
 // CHECK: %[[E:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<1x4x?x?xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[S]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
 func.func @scores(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>) -> tensor<1x4x?x?xf32> {
-  %0 = attn.scores %q, %k : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x?xf32>
+  %0 = attn.scores %q, %k : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x4x?x?xf32>
   return %0 : tensor<1x4x?x?xf32>
 }
 
@@ -80,7 +80,7 @@ func.func @scores(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>) -> tensor<
 // CHECK-LABEL: func.func @weighted_sum
 // CHECK: linalg.generic {indexing_maps = [{{.*}}, #[[V]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
 func.func @weighted_sum(%p: tensor<1x4x3x5xf32>, %v: tensor<1x1x5x8xf32>) -> tensor<1x4x3x8xf32> {
-  %0 = attn.weighted_sum %p, %v : tensor<1x4x3x5xf32>, tensor<1x1x5x8xf32> -> tensor<1x4x3x8xf32>
+  %0 = attn.weighted_sum %p, %v : (tensor<1x4x3x5xf32>, tensor<1x1x5x8xf32>) -> tensor<1x4x3x8xf32>
   return %0 : tensor<1x4x3x8xf32>
 }
 

@@ -31,6 +31,12 @@ tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-run", "attn-capi-test", "llvm-objdump"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# The ASan+UBSan build (scripts/sanitize.sh): ASan reserves terabytes of
+# address space and reports failed allocations itself, so tests that limit
+# the address space or make allocations fail do not apply there.
+if getattr(config, "attn_sanitize", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
+
 # Host CPU features, for tests that check the JIT compiles for this CPU.
 try:
     with open("/proc/cpuinfo") as f:

@@ -5,6 +5,8 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/CudaRuntime.h"
 
+#include "GuardedAlloc.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -23,6 +25,9 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -133,28 +138,29 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
   return checkInputShapes(module, entry, shapes, nullptr);
 }
 
-llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
-                             llvm::ArrayRef<std::vector<int64_t>> shapes,
-                             std::vector<std::vector<int64_t>> *resultShapes) {
-  if (resultShapes)
-    resultShapes->clear();
+/// A clone of `entry` with its arguments given `shapes` and every attn
+/// result re-inferred in order (InferTypeOpInterface); null when the
+/// function cannot be specialised that way (no such function, arity or rank
+/// mismatch, or another op whose types depend on the arguments).
+static OwningOpRef<func::FuncOp>
+specialise(ModuleOp module, llvm::StringRef entry,
+           llvm::ArrayRef<std::vector<int64_t>> shapes) {
   auto original = module.lookupSymbol<func::FuncOp>(entry);
   if (!original || original.isExternal() ||
       original.getNumArguments() != shapes.size())
-    return llvm::Error::success(); // arity errors are reported elsewhere
+    return nullptr;
   OwningOpRef<func::FuncOp> fn = original.clone();
   Block &body = fn->getBody().front();
   for (auto [arg, shape] : llvm::zip(body.getArguments(), shapes)) {
     auto t = dyn_cast<RankedTensorType>(arg.getType());
     if (!t || t.getRank() != (int64_t)shape.size())
-      return llvm::Error::success();
+      return nullptr;
     auto concrete = RankedTensorType::get(shape, t.getElementType());
     if (concrete != t)
       arg.setType(concrete);
   }
-  // Re-infer every attn result in order (InferTypeOpInterface); any other
-  // op that consumes a retyped value ends the check (its types are not ours
-  // to infer).
+  // Any other op that consumes a retyped value ends the specialisation (its
+  // types are not ours to infer).
   for (Operation &op : body.without_terminator()) {
     auto infer = dyn_cast<InferTypeOpInterface>(op);
     SmallVector<Type, 1> inferred;
@@ -173,8 +179,21 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
              (v.getDefiningOp() && isa<mlir::attn::AttnDialect>(v.getDefiningOp()->getDialect()));
     });
     if (dependsOnArgs)
-      return llvm::Error::success();
+      return nullptr;
   }
+  return fn;
+}
+
+llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
+                             llvm::ArrayRef<std::vector<int64_t>> shapes,
+                             std::vector<std::vector<int64_t>> *resultShapes) {
+  if (resultShapes)
+    resultShapes->clear();
+  // Arity and rank errors are reported elsewhere.
+  OwningOpRef<func::FuncOp> fn = specialise(module, entry, shapes);
+  if (!fn)
+    return llvm::Error::success();
+  Block &body = fn->getBody().front();
   std::string first;
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
     if (first.empty() && d.getSeverity() == DiagnosticSeverity::Error)
@@ -316,15 +335,24 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     return asCompileError(CompileErrorKind::JitFailed, engine.takeError());
   cf->engine = std::move(*engine);
   cf->pipeline = pipeline;
-  if (pipeline == Pipeline::Gpu) {
-    // The mgpu* runtime, then the module's constructors (kernel loading).
-    cf->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap map;
+  // The compiled code allocates through the guarded allocator (a failed
+  // allocation becomes an AllocationError), and on the GPU path calls our
+  // mgpu* runtime.
+  cf->engine->registerSymbols([pipeline](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    auto add = [&](llvm::StringRef name, void *addr) {
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                             llvm::JITSymbolFlags::Exported};
+    };
+    for (auto [name, addr] : guardedAllocSymbols())
+      add(name, addr);
+    if (pipeline == Pipeline::Gpu)
       for (auto [name, addr] : cudaRuntimeSymbols())
-        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
-                               llvm::JITSymbolFlags::Exported};
-      return map;
-    });
+        add(name, addr);
+    return map;
+  });
+  if (pipeline == Pipeline::Gpu) {
+    // The module's constructors (kernel loading).
     takeCudaError();
     cf->engine->initialize();
     std::string e = takeCudaError();
@@ -412,6 +440,91 @@ double peakRssMiB() {
   return mib;
 }
 
+char AllocationError::ID = 0;
+
+void AllocationError::log(llvm::raw_ostream &os) const {
+  os << "the compiled code could not allocate " << bytes << " bytes ("
+     << formatBytes(bytes) << "); the call was abandoned";
+}
+
+std::string formatBytes(uint64_t bytes) {
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  double v = bytes / 1024.0;
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+/// A "Key:   N kB" line of a /proc file, in bytes.
+static std::optional<uint64_t> procKb(const char *path, const char *key) {
+  std::optional<uint64_t> out;
+  if (FILE *f = std::fopen(path, "r")) {
+    char line[256];
+    size_t n = std::strlen(key);
+    while (std::fgets(line, sizeof(line), f))
+      if (std::strncmp(line, key, n) == 0 && line[n] == ':') {
+        unsigned long long kb;
+        if (std::sscanf(line + n + 1, " %llu", &kb) == 1)
+          out = kb * 1024ull;
+        break;
+      }
+    std::fclose(f);
+  }
+  return out;
+}
+
+std::optional<uint64_t> availableMemoryBytes() {
+  std::optional<uint64_t> avail = procKb("/proc/meminfo", "MemAvailable");
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    uint64_t used = procKb("/proc/self/status", "VmSize").value_or(0);
+    uint64_t left = lim.rlim_cur > used ? lim.rlim_cur - used : 0;
+    avail = avail ? std::min(*avail, left) : left;
+  }
+  return avail;
+}
+
+std::optional<uint64_t> referenceScoresBytes(ModuleOp module, llvm::StringRef entry,
+                                             llvm::ArrayRef<std::vector<int64_t>> shapes) {
+  OwningOpRef<func::FuncOp> fn = specialise(module, entry, shapes);
+  if (!fn)
+    return std::nullopt;
+  std::optional<uint64_t> largest;
+  bool unknown = false;
+  auto account = [&](llvm::ArrayRef<int64_t> dims) {
+    uint64_t n = 4;
+    for (int64_t d : dims) {
+      if (ShapedType::isDynamic(d)) {
+        unknown = true;
+        return;
+      }
+      n *= static_cast<uint64_t>(d);
+    }
+    largest = std::max(largest.value_or(0), n);
+  };
+  auto dim = [](Value v, int64_t i) { return cast<RankedTensorType>(v.getType()).getDimSize(i); };
+  fn->walk([&](Operation *op) {
+    if (auto s = dyn_cast<mlir::attn::SdpaOp>(op))
+      account({dim(s.getQuery(), 0), dim(s.getQuery(), 1), dim(s.getQuery(), 2),
+               dim(s.getKey(), 2)});
+    else if (auto s = dyn_cast<mlir::attn::ScoresOp>(op))
+      account(s.getType().getShape());
+    else if (auto m = dyn_cast<mlir::attn::MhaOp>(op))
+      account({dim(m.getQueryInput(), 0), static_cast<int64_t>(m.getNumHeads()),
+               dim(m.getQueryInput(), 1), dim(m.getKvInput(), 1)});
+  });
+  if (unknown)
+    return std::nullopt;
+  return largest;
+}
+
 llvm::Error CompiledFunction::callContiguous(
     llvm::ArrayRef<const void *> inputs,
     llvm::ArrayRef<std::vector<int64_t>> shapes,
@@ -447,7 +560,9 @@ llvm::Error CompiledFunction::callContiguous(
     takeCudaError();
     takeGpuKernelMs();
   }
-  packed(packedArgs.data());
+  uint64_t failedBytes = 0;
+  if (!runGuarded(packed, packedArgs.data(), failedBytes))
+    return llvm::make_error<AllocationError>(failedBytes);
   if (stats)
     stats->peakRssAfterKernelMiB = peakRssMiB();
   // A failed GPU run still returns (meaningless) results that must be freed.

@@ -13,7 +13,11 @@
 
 #include "gtest/gtest.h"
 
+#include <sys/resource.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 using namespace attn;
@@ -321,6 +325,48 @@ TEST(AttentionApi, CompileFromIrText) {
   ro.scale = 0.5;
   ref::Tensor want = ref::sdpa(q, k, v, ro);
   EXPECT_LT(relativeError(fromFloats(out, want.shape), want), 1e-5);
+}
+
+// A buffer the compiled code cannot allocate is an error status with the
+// size, not a crash: a 64 GiB projection output under a 6 GiB address-space
+// limit (in a child process, so the limit stays there).
+TEST(AttentionApi, AllocationFailureIsAnError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reserves terabytes of address space and reports failed "
+                  "allocations itself";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "ASan reserves terabytes of address space and reports failed "
+                  "allocations itself";
+#endif
+#endif
+  const char *ir = R"mlir(
+    func.func @big(%x: tensor<1x1048576x1xf32>, %w: tensor<16384x1xf32>)
+        -> tensor<1x1048576x16384xf32> {
+      %y = attn.project %x, %w
+          : (tensor<1x1048576x1xf32>, tensor<16384x1xf32>) -> tensor<1x1048576x16384xf32>
+      return %y : tensor<1x1048576x16384xf32>
+    })mlir";
+  auto child = [&] {
+    struct rlimit lim = {6ull << 30, 6ull << 30};
+    setrlimit(RLIMIT_AS, &lim);
+    CompileOptions o;
+    o.target = Target::Reference;
+    std::unique_ptr<Kernel> kernel;
+    Status s = Kernel::compile(ir, "big", o, kernel);
+    if (!s.ok()) {
+      std::fprintf(stderr, "compile failed: %s\n", s.message().c_str());
+      std::exit(3);
+    }
+    std::vector<float> x(1 << 20, 1.0f), w(1 << 14, 1.0f), y(1);
+    s = kernel->call({view(x, {1, 1 << 20, 1}), view(w, {1 << 14, 1})},
+                     {view(y, {1, 1 << 20, 1 << 14})});
+    std::fprintf(stderr, "status: %s\n", s.ok() ? "ok" : s.message().c_str());
+    std::exit(s.ok() ? 4 : 0);
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0),
+              "status: the compiled code could not allocate 68719476[0-9]+ bytes "
+              "\\(64.0 GiB\\); the call was abandoned");
 }
 
 // Many threads share one kernel, each with its own lengths, many times.

@@ -383,6 +383,37 @@ int main(int argc, char **argv) {
   if (llvm::Error e = rt::checkInputShapes(*module, name, args))
     fail(2, name + ": " + errorText(std::move(e)));
 
+  // The reference lowering materialises [B,H,Tq,Tk] scores: say up front
+  // when one such buffer alone does not fit in the memory left.
+  std::vector<std::vector<int64_t>> argShapes;
+  for (const rt::HostTensor &t : args)
+    argShapes.push_back(t.shape);
+  auto referenceTooBig = [&]() -> std::optional<std::string> {
+    // About four such buffers are live at once (scores, exponentials,
+    // probabilities: bench/RESULTS.md measures 2.7-3.7x one buffer at
+    // T = 2048).
+    constexpr uint64_t kLiveScoreBuffers = 4;
+    std::optional<uint64_t> one = rt::referenceScoresBytes(*module, name, argShapes);
+    std::optional<uint64_t> avail = rt::availableMemoryBytes();
+    if (!one || !avail || kLiveScoreBuffers * *one <= *avail)
+      return std::nullopt;
+    return "the reference lowering needs about " +
+           rt::formatBytes(kLiveScoreBuffers * *one) + " (" +
+           std::to_string(kLiveScoreBuffers) + " [B,H,Tq,Tk] f32 buffers of " +
+           rt::formatBytes(*one) + ") and " + rt::formatBytes(*avail) +
+           " of memory are available";
+  };
+  if (*pipeline == rt::Pipeline::Reference)
+    if (std::optional<std::string> why = referenceTooBig())
+      fail(2, "--pipeline=reference: " + *why);
+  // A call whose compiled code could not allocate is exit 2 with the size.
+  auto callFailed = [&](llvm::Error e) {
+    int code = 1;
+    llvm::handleAllErrors(
+        std::move(e), [&](const rt::AllocationError &a) { code = 2; fail(code, a.message()); },
+        [&](const llvm::ErrorInfoBase &b) { fail(code, b.message()); });
+  };
+
   // Memory of the first call alone: peak RSS during it minus RSS before it
   // (inputs, compiled code) covers the output and any scratch.
   bool peakReset = resetPeakRss();
@@ -392,17 +423,23 @@ int main(int argc, char **argv) {
   double runPeakRss = stats.peakRssAfterKernelMiB >= 0 ? stats.peakRssAfterKernelMiB
                                                        : peakRssOrLifetimeMiB();
   if (!results)
-    fail(1, errorText(results.takeError()));
+    callFailed(results.takeError());
   for (size_t i = 0; i < outputs.size(); ++i)
     if (llvm::Error e = rt::writeNpy(outputs[i], (*results)[i]))
       fail(2, errorText(std::move(e)));
 
   std::vector<ErrorStats> errors;
-  if (refPipeline) {
+  std::optional<std::string> skippedComparison;
+  if (refPipeline == rt::Pipeline::Reference)
+    skippedComparison = referenceTooBig();
+  if (skippedComparison)
+    llvm::errs() << "attn-run: skipping --compare-with=reference: " << *skippedComparison
+                 << "\n";
+  if (refPipeline && !skippedComparison) {
     std::unique_ptr<rt::CompiledFunction> ref = compiled(*refPipeline);
     auto expected = ref->call(args);
     if (!expected)
-      fail(1, errorText(expected.takeError()));
+      callFailed(expected.takeError());
     for (size_t i = 0; i < results->size(); ++i)
       errors.push_back(compare((*results)[i], (*expected)[i]));
   }
@@ -420,7 +457,7 @@ int main(int argc, char **argv) {
       auto out = fn->call(args, &st);
       auto t1 = std::chrono::steady_clock::now();
       if (!out)
-        fail(1, errorText(out.takeError()));
+        callFailed(out.takeError());
       ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       if (st.gpuKernelMs >= 0)
         kms.push_back(st.gpuKernelMs);
@@ -472,6 +509,8 @@ int main(int argc, char **argv) {
       obj["max_abs_error"] = a;
       obj["max_rel_error"] = r;
     }
+    if (skippedComparison)
+      obj["comparison_skipped"] = *skippedComparison;
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(obj))) << "\n";
     return 0;
   }

@@ -114,6 +114,39 @@ private:
   std::string message;
 };
 
+/// A call whose compiled code could not allocate a buffer: the call was
+/// abandoned (its own buffers freed), nothing crashed.
+class AllocationError : public llvm::ErrorInfo<AllocationError> {
+public:
+  static char ID;
+  explicit AllocationError(uint64_t bytes) : bytes(bytes) {}
+  /// The size of the allocation that failed.
+  uint64_t getBytes() const { return bytes; }
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+private:
+  uint64_t bytes;
+};
+
+/// "1.5 GiB", "512.0 MiB", "12.0 KiB", "100 bytes".
+std::string formatBytes(uint64_t bytes);
+
+/// Memory a new allocation may still take, in bytes: the smaller of
+/// MemAvailable (/proc/meminfo) and what the address-space limit
+/// (RLIMIT_AS) leaves; nullopt where neither is known.
+std::optional<uint64_t> availableMemoryBytes();
+
+/// The largest [B,H,Tq,Tk] scores buffer the reference lowering materialises
+/// for function `entry` called with inputs of these shapes (f32 compute:
+/// 4·B·H·Tq·Tk bytes, over its sdpa, mha and scores ops); nullopt when the
+/// function has none or the shapes are not all known.
+std::optional<uint64_t>
+referenceScoresBytes(mlir::ModuleOp module, llvm::StringRef entry,
+                     llvm::ArrayRef<std::vector<int64_t>> shapes);
+
 /// A function of an attn module, lowered through a pipeline and JIT-compiled
 /// for the host CPU (its name and features). call() is thread-safe.
 class CompiledFunction {

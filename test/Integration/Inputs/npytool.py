@@ -130,6 +130,17 @@ def mean_check(args):
         sys.exit("mismatch: %g > %g" % (worst, args.tol))
 
 
+def info(args):
+    with open(args.path, "rb") as f:
+        data = f.read()
+    assert data[:6] == b"\x93NUMPY", args.path
+    hlen = struct.unpack("<H", data[8:10])[0]
+    h = eval(data[10:10 + hlen].decode())  # trusted: attn-run wrote it
+    names = {"<f4": "float32", "<f2": "float16", "|b1": "bool"}
+    print(names.get(h["descr"], h["descr"]), tuple(h["shape"]),
+          len(data) - 10 - hlen, "bytes")
+
+
 parser = argparse.ArgumentParser()
 sub = parser.add_subparsers(dest="cmd", required=True)
 p = sub.add_parser("make")
@@ -148,5 +159,8 @@ p.add_argument("v")
 p.add_argument("--causal", default="none")
 p.add_argument("--tol", type=float, default=1e-5)
 p.set_defaults(fn=mean_check)
+p = sub.add_parser("info")
+p.add_argument("path")
+p.set_defaults(fn=info)
 args = parser.parse_args()
 args.fn(args)

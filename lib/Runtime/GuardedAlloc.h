@@ -1,0 +1,39 @@
+//===- GuardedAlloc.h - allocation failure in compiled code as an error ---===//
+//
+// The JIT'd code's malloc/aligned_alloc/free resolve to these functions.
+// Inside a guarded call, every block the compiled code allocates is
+// recorded; when an allocation fails, the call is abandoned (a longjmp back
+// to runGuarded, over frames of compiled code only), the call's blocks are
+// freed and the failed size reported, instead of the code writing through a
+// null pointer. Blocks still live when the call returns belong to the caller
+// (the results). Outside a guarded call a failed allocation aborts with a
+// message.
+//
+// Limits: an allocation that fails on another thread (an OpenMP worker) is
+// not recoverable and aborts with the message; the attn pipelines allocate
+// heap buffers only outside parallel regions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_RUNTIME_GUARDEDALLOC_H
+#define ATTN_LIB_RUNTIME_GUARDEDALLOC_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace attn::runtime {
+
+/// (symbol, address) pairs to register with the JIT: malloc, aligned_alloc,
+/// posix_memalign, free.
+std::vector<std::pair<llvm::StringRef, void *>> guardedAllocSymbols();
+
+/// Runs `fn(args)`; false when an allocation inside failed, with the size it
+/// asked for in `failedBytes` (the call's own allocations then freed).
+bool runGuarded(void (*fn)(void **), void **args, uint64_t &failedBytes);
+
+} // namespace attn::runtime
+
+#endif // ATTN_LIB_RUNTIME_GUARDEDALLOC_H

@@ -75,6 +75,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   tiling.tileQ = options.tileQ;
   tiling.tileK = options.tileK;
   tiling.vectorWidth = options.vectorWidth;
+  tiling.reportUnfused = options.reportUnfused;
   pm.addPass(createConvertAttnToLoops(tiling));
   // What the fused lowering left (projections, f16/bf16, dropout) takes the
   // reference route.

@@ -253,11 +253,25 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   OwningOpRef<ModuleOp> clone = module.clone();
   clone->lookupSymbol<func::FuncOp>(entry)->setAttr("llvm.emit_c_interface",
                                                     UnitAttr::get(ctx));
+  // Only `entry` and what it calls are compiled (and reported on).
+  for (auto other : llvm::make_early_inc_range(clone->getOps<func::FuncOp>()))
+    if (other.getSymName() != entry &&
+        SymbolTable::symbolKnownUseEmpty(other, clone->getOperation()))
+      other.erase();
   std::string diags;
   {
     ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
       if (d.getSeverity() == DiagnosticSeverity::Error)
         diags += (diags.empty() ? "" : "; ") + d.str();
+      if (d.getSeverity() == DiagnosticSeverity::Remark) {
+        // convert-attn-to-loops{report-unfused}: "file:line:col: <remark>".
+        std::string where;
+        if (auto fl = dyn_cast<FileLineColLoc>(d.getLocation()))
+          where = (fl.getFilename().strref() + ":" + llvm::Twine(fl.getLine()) + ":" +
+                   llvm::Twine(fl.getColumn()) + ": ")
+                      .str();
+        cf->unfused.push_back(where + d.str());
+      }
       return success();
     });
     PassManager pm(ctx);
@@ -270,6 +284,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       if (options.tileK)
         cpu.tileK = *options.tileK;
       cpu.threads = options.threads;
+      cpu.reportUnfused = true;
       std::string bad = mlir::attn::checkAttnToLoopsOptions(
           {cpu.tileQ, cpu.tileK, cpu.vectorWidth});
       if (!bad.empty())

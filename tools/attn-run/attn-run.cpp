@@ -373,6 +373,9 @@ int main(int argc, char **argv) {
     return std::move(*fn);
   };
   std::unique_ptr<rt::CompiledFunction> fn = compiled(*pipeline);
+  // Say once per op what the fused pipeline left to the reference lowering.
+  for (const std::string &note : fn->unfusedOps())
+    llvm::errs() << "attn-run: " << note << "\n";
   if (!dumpObject.empty())
     fn->dumpObject(dumpObject);
 
@@ -511,6 +514,10 @@ int main(int argc, char **argv) {
     }
     if (skippedComparison)
       obj["comparison_skipped"] = *skippedComparison;
+    llvm::json::Array unfused;
+    for (const std::string &note : fn->unfusedOps())
+      unfused.push_back(note);
+    obj["unfused"] = std::move(unfused);
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(obj))) << "\n";
     return 0;
   }

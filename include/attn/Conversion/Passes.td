@@ -247,7 +247,10 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
            "Keys per tile (a multiple of 2 x vector-width)">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
-           "f32 lanes per vector (8 for AVX2)">
+           "f32 lanes per vector (8 for AVX2)">,
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark at each attn.sdpa (and each primitive chain) left "
+           "to the unfused reference lowering, with the reason">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

@@ -38,6 +38,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "threads",
       llvm::cl::desc("Worker threads (0: one per core, or OMP_NUM_THREADS)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> reportUnfused{
+      *this, "report-unfused",
+      llvm::cl::desc("Remark at each sdpa or primitive chain left to the "
+                     "unfused reference lowering, with the reason"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().reportUnfused)};
   PassOptions::Option<bool> lowerToLLVM{
       *this, "lower-to-llvm",
       llvm::cl::desc("Lower all the way to the LLVM dialect"),

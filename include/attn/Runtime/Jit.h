@@ -196,6 +196,11 @@ public:
   llvm::Expected<std::vector<HostTensor>>
   call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats = nullptr) const;
 
+  /// The ops the pipeline left to the unfused reference lowering, one line
+  /// each: "file:line:col: attn.sdpa not fused: <reason>; ..." (cpu
+  /// pipeline).
+  const std::vector<std::string> &unfusedOps() const { return unfused; }
+
   /// The host CPU name and feature string the code was compiled for.
   const std::string &targetCpu() const { return cpu; }
   const std::string &targetFeatures() const { return features; }
@@ -208,6 +213,7 @@ private:
   void (*packed)(void **) = nullptr;
   Pipeline pipeline = Pipeline::Reference;
   std::vector<TensorSpec> args, results;
+  std::vector<std::string> unfused;
   std::string cpu, features;
 };
 

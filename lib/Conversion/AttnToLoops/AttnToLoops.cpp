@@ -551,7 +551,7 @@ struct ConvertAttnToLoopsPass
     : mlir::attn::impl::ConvertAttnToLoopsBase<ConvertAttnToLoopsPass> {
   using ConvertAttnToLoopsBase::ConvertAttnToLoopsBase;
   void runOnOperation() override {
-    ConvertAttnToLoopsOptions options{tileQ, tileK, vectorWidth};
+    ConvertAttnToLoopsOptions options{tileQ, tileK, vectorWidth, reportUnfused};
     if (std::string bad = checkAttnToLoopsOptions(options); !bad.empty()) {
       getOperation()->emitError() << bad;
       return signalPassFailure();
@@ -559,7 +559,31 @@ struct ConvertAttnToLoopsPass
     RewritePatternSet patterns(&getContext());
     populateAttnToLoopsPatterns(patterns, options);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    if (reportUnfused)
+      remarkUnfused();
+  }
+
+  /// A remark at every sdpa the kernel did not take (with the reason) and at
+  /// the head of every primitive chain attn-fuse could not raise to sdpa:
+  /// they take the unfused reference lowering.
+  void remarkUnfused() {
+    constexpr const char *kCost =
+        "; it takes the unfused reference lowering, which materialises the "
+        "[B,H,Tq,Tk] scores (typically 15-40x slower, see bench/RESULTS.md)";
+    getOperation()->walk([&](Operation *op) {
+      if (auto sdpa = dyn_cast<SdpaOp>(op)) {
+        std::string reason;
+        if (failed(SdpaProblem::analyze(sdpa, KernelSupport{"CPU kernel"}, reason)))
+          sdpa.emitRemark() << "attn.sdpa not fused: " << reason << kCost;
+      } else if (auto scores = dyn_cast<ScoresOp>(op)) {
+        scores.emitRemark()
+            << "attn.scores not fused: a scores/softmax/weighted_sum chain that attn-fuse "
+               "could not raise to attn.sdpa (an intermediate is used elsewhere, "
+               "e.g. the attention weights are returned)"
+            << kCost;
+      }
+    });
   }
 };
 } // namespace

@@ -1,0 +1,16 @@
+// Functions the cpu pipeline leaves (partly) to the reference lowering:
+// dropout, f16, and a chain whose attention weights are also returned.
+func.func @drop(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %o = attn.sdpa %q, %k, %v {dropout_rate = 0.1 : f32, dropout_seed = 3 : i64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %o : tensor<1x2x8x8xf32>
+}
+func.func @half(%q: tensor<1x2x8x8xf16>, %k: tensor<1x2x8x8xf16>, %v: tensor<1x2x8x8xf16>) -> tensor<1x2x8x8xf16> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x8x8xf16>, tensor<1x2x8x8xf16>, tensor<1x2x8x8xf16>) -> tensor<1x2x8x8xf16>
+  return %o : tensor<1x2x8x8xf16>
+}
+func.func @weights(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) {
+  %s = attn.scores %q, %k : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = attn.softmax %s : tensor<1x2x8x8xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %o, %p : tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>
+}

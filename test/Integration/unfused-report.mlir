@@ -1,0 +1,29 @@
+// attn-run says, once per op, what the cpu pipeline left to the unfused
+// reference lowering and why (stderr, and "unfused" in --json); a fused
+// sdpa gets no such line.
+// RUN: attn-run %S/Inputs/unfused.mlir --entry=drop --pipeline=cpu --random-inputs 2>&1 >/dev/null | FileCheck %s --check-prefix=DROP
+// DROP: attn-run: {{.*}}unfused.mlir:4:8: attn.sdpa not fused: dropout is not supported by the CPU kernel; it takes the unfused reference lowering
+// DROP-NOT: not fused
+// RUN: attn-run %S/Inputs/unfused.mlir --entry=half --pipeline=cpu --random-inputs 2>&1 >/dev/null | FileCheck %s --check-prefix=HALF
+// HALF: attn-run: {{.*}}unfused.mlir:8:8: attn.sdpa not fused: the CPU kernel takes only f32;
+// RUN: attn-run %S/Inputs/unfused.mlir --entry=weights --pipeline=cpu --random-inputs 2>&1 >/dev/null | FileCheck %s --check-prefix=WEIGHTS
+// WEIGHTS: attn-run: {{.*}}unfused.mlir:12:8: attn.scores not fused: a scores/softmax/weighted_sum chain that attn-fuse could not raise to attn.sdpa
+// RUN: attn-run %S/Inputs/unfused.mlir --entry=drop --pipeline=cpu --random-inputs --json 2>/dev/null | FileCheck %s --check-prefix=JSON
+// JSON: "unfused": [
+// JSON-NEXT: "{{.*}}unfused.mlir:4:8: attn.sdpa not fused: dropout is not supported by the CPU kernel;
+// RUN: attn-run %s --pipeline=cpu --random-inputs --json 2>&1 | FileCheck %s --check-prefix=FUSED
+// FUSED-NOT: not fused
+// FUSED: "unfused": []
+
+// The pass option behind it: convert-attn-to-loops{report-unfused}.
+// RUN: attn-opt %S/Inputs/unfused.mlir --convert-attn-to-loops=report-unfused -o /dev/null 2>&1 | FileCheck %s --check-prefix=PASS
+// PASS: unfused.mlir:4:8: remark: attn.sdpa not fused: dropout is not supported by the CPU kernel
+// PASS: unfused.mlir:8:8: remark: attn.sdpa not fused: the CPU kernel takes only f32
+// PASS: unfused.mlir:12:8: remark: attn.scores not fused
+// RUN: attn-opt %S/Inputs/unfused.mlir --convert-attn-to-loops -o /dev/null 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
+// QUIET-NOT: remark
+
+func.func @fused(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %o : tensor<1x2x8x8xf32>
+}

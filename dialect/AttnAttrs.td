@@ -15,6 +15,8 @@ def Attn_CausalKind : I32EnumAttr<"CausalKind", "causal mask alignment", [
   let cppNamespace = "::mlir::attn";
 }
 def Attn_CausalKindAttr : EnumAttr<Attn_Dialect, Attn_CausalKind, "causal"> {
+  let summary = "causal mask alignment, written #attn.causal<top_left> "
+                "(PyTorch's is_causal=True) or #attn.causal<bottom_right>";
   let assemblyFormat = "`<` $value `>`";
   let description = [{
     `#attn.causal<top_left>` / `#attn.causal<bottom_right>`: the causal
@@ -45,6 +47,8 @@ def Attn_WeightLayout : I32EnumAttr<"WeightLayout", "projection weight layout", 
   let cppNamespace = "::mlir::attn";
 }
 def Attn_WeightLayoutAttr : EnumAttr<Attn_Dialect, Attn_WeightLayout, "layout"> {
+  let summary = "projection weight layout, written #attn.layout<out_in> "
+                "(nn.Linear's [Out,In], the default) or #attn.layout<in_out>";
   let assemblyFormat = "`<` $value `>`";
   let description = [{
     `#attn.layout<out_in>` / `#attn.layout<in_out>`: how a projection
@@ -53,5 +57,9 @@ def Attn_WeightLayoutAttr : EnumAttr<Attn_Dialect, Attn_WeightLayout, "layout"> 
     `y = x·Wᵀ`; `in_out` is `(d_in, d_out)`, `y = x·W`.
   }];
 }
+
+// An f32 attribute whose constraint message shows how to write one.
+def Attn_F32Attr : FloatAttrBase<F32, "32-bit float attribute, written with "
+    "its type (e.g. `0.125 : f32`; a bare `0.125` is an f64)">;
 
 #endif // ATTN_ATTRS_TD

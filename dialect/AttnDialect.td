@@ -84,6 +84,12 @@ def Attn_Dialect : Dialect {
       written with their type, e.g. `{scale = 0.125 : f32}`; `num_heads`,
       `num_kv_heads`, `seed`, `dropout_seed` are `i64`, e.g.
       `{num_heads = 8 : i64}`.
+    - An attribute an op does not define is an **error**, not ignored:
+      `{is_causal = true}` on `attn.sdpa` says to write
+      `causal = #attn.causal<top_left>`, `{dropout_p = 0.1}` says
+      `dropout_rate`, a typo such as `casual` gets "did you mean 'causal'?".
+      Names with a dialect prefix (`{mytool.tag = 3 : i64}`) are
+      discardable attributes as in any MLIR dialect and are kept.
 
     ### Type signatures
 
@@ -112,7 +118,13 @@ def Attn_Dialect : Dialect {
   let hasConstantMaterializer = 0;
 }
 
+// Every attn op rejects an attribute it does not define (unless its name
+// has a dialect prefix) and suggests the right spelling.
+def Attn_StrictAttributes : NativeOpTrait<"StrictAttributes"> {
+  let cppNamespace = "::mlir::attn";
+}
+
 class Attn_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Attn_Dialect, mnemonic, traits>;
+    : Op<Attn_Dialect, mnemonic, !listconcat([Attn_StrictAttributes], traits)>;
 
 #endif // ATTN_DIALECT_TD

@@ -311,7 +311,7 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType]> {
     }
     ```
   }];
-  let arguments = (ins Attn_FloatTensor:$input, F32Attr:$scale);
+  let arguments = (ins Attn_FloatTensor:$input, Attn_F32Attr:$scale);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -512,7 +512,7 @@ def Attn_DropoutOp : Attn_Op<"dropout", [Pure, SameOperandsAndResultType]> {
     }
     ```
   }];
-  let arguments = (ins Attn_FloatTensor:$input, F32Attr:$rate,
+  let arguments = (ins Attn_FloatTensor:$input, Attn_F32Attr:$rate,
                        DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
@@ -728,9 +728,9 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
                        Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
-                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
-                       OptionalAttr<F32Attr>:$dropout_rate,
+                       OptionalAttr<Attn_F32Attr>:$dropout_rate,
                        OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
@@ -901,9 +901,9 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
                        Optional<Attn_MaskTensor>:$mask,
                        I64Attr:$num_heads,
                        OptionalAttr<I64Attr>:$num_kv_heads,
-                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
-                       OptionalAttr<F32Attr>:$dropout_rate,
+                       OptionalAttr<Attn_F32Attr>:$dropout_rate,
                        OptionalAttr<I64Attr>:$dropout_seed,
                        DefaultValuedAttr<Attn_WeightLayoutAttr,
                                          "::mlir::attn::WeightLayout::out_in">:$layout);

@@ -707,3 +707,79 @@ func.func @mha_seed_without_rate(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>)
   %0 = attn.mha %x, %x, %w, %w, %w, %w {num_heads = 8 : i64, dropout_seed = 1 : i64} : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<2x10x64xf32>
   return
 }
+
+// -----
+
+// Attributes an op does not define are errors (they used to be ignored:
+// {is_causal = true} ran non-causal), with the attn spelling of PyTorch's
+// names and the closest name for typos.
+func.func @is_causal(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op has no attribute 'is_causal'; write causal = #attn.causal<top_left> (PyTorch's is_causal=True), or causal = #attn.causal<bottom_right> for FlashAttention's alignment (KV-cache decoding)}}
+  %o = attn.sdpa %q, %q, %q {is_causal = true} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @casual(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op has no attribute 'casual'; did you mean 'causal'?}}
+  %o = attn.sdpa %q, %q, %q {casual = #attn.causal<top_left>} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @sclae(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op has no attribute 'sclae'; did you mean 'scale'?}}
+  %o = attn.sdpa %q, %q, %q {sclae = 0.5 : f32} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @dropout_p(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op has no attribute 'dropout_p'; write dropout_rate = <p> : f32 (with dropout_seed = <n> : i64)}}
+  %o = attn.sdpa %q, %q, %q {dropout_p = 0.1} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @mha_typo(%x: tensor<2x5x16xf32>, %w: tensor<16x16xf32>) -> tensor<2x5x16xf32> {
+  // expected-error @+1 {{'attn.mha' op has no attribute 'num_head'; did you mean 'num_heads'?}}
+  %y = attn.mha %x, %x, %w, %w, %w, %w {num_heads = 4 : i64, num_head = 4 : i64} : (tensor<2x5x16xf32>, tensor<2x5x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<2x5x16xf32>
+  return %y : tensor<2x5x16xf32>
+}
+
+// -----
+
+func.func @no_attributes(%s: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'attn.softmax' op has no attribute 'axis'; attn.softmax takes no attributes (a dialect-prefixed name, e.g. 'mytool.axis', is kept as a discardable attribute)}}
+  %p = attn.softmax %s {axis = -1 : i64} : tensor<1x1x4x4xf32>
+  return %p : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// The constraint messages show the accepted spelling.
+func.func @causal_bool(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{attribute 'causal' failed to satisfy constraint: causal mask alignment, written #attn.causal<top_left> (PyTorch's is_causal=True) or #attn.causal<bottom_right>}}
+  %o = attn.sdpa %q, %q, %q {causal = true} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @scale_f64(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{attribute 'scale' failed to satisfy constraint: 32-bit float attribute, written with its type (e.g. `0.125 : f32`; a bare `0.125` is an f64)}}
+  %o = attn.sdpa %q, %q, %q {scale = 0.125} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @layout_string(%x: tensor<2x5x16xf32>, %w: tensor<16x16xf32>) -> tensor<2x5x16xf32> {
+  // expected-error @+1 {{attribute 'layout' failed to satisfy constraint: projection weight layout, written #attn.layout<out_in> (nn.Linear's [Out,In], the default) or #attn.layout<in_out>}}
+  %y = attn.project %x, %w {layout = "in_out"} : (tensor<2x5x16xf32>, tensor<16x16xf32>) -> tensor<2x5x16xf32>
+  return %y : tensor<2x5x16xf32>
+}

@@ -87,3 +87,12 @@ func.func @mha(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wkv: tensor<16x
          tensor<32x32xf32>) -> tensor<2x5x32xf32>
   return %0, %1 : tensor<2x10x64xf32>, tensor<2x5x32xf32>
 }
+
+// Dialect-prefixed discardable attributes are kept (only unprefixed names an
+// op does not define are errors).
+// CHECK-LABEL: func.func @prefixed_attribute
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>, mytool.tag = 3 : i64}
+func.func @prefixed_attribute(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q {causal = #attn.causal<top_left>, mytool.tag = 3 : i64} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}

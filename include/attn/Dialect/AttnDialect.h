@@ -18,6 +18,23 @@
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/AttnAttrs.h.inc"
 
+namespace mlir::attn {
+/// Fails, with a diagnostic suggesting the right spelling, when `op` carries
+/// an attribute it does not define whose name has no dialect prefix (a
+/// misspelt or foreign attribute would otherwise be ignored silently).
+/// Dialect-prefixed discardable attributes (`foo.bar`) are allowed.
+LogicalResult verifyNoUnknownAttributes(Operation *op);
+
+/// Op trait of every attn op: verifyNoUnknownAttributes.
+template <typename ConcreteType>
+class StrictAttributes : public OpTrait::TraitBase<ConcreteType, StrictAttributes> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyNoUnknownAttributes(op);
+  }
+};
+} // namespace mlir::attn
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnOps.h.inc"
 

@@ -60,3 +60,41 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+
+# A Python with torch and numpy, for test/Docs/pytorch-recipes.test (the
+# recipes of docs/pytorch.md): $ATTN_TORCH_PYTHON when set (only that one),
+# else the suite's python, else Debian's /usr/bin/python3 (apt-get install
+# python3-torch python3-numpy), else python3 on PATH. Without one that test is
+# UNSUPPORTED; test/Docs/pytorch-recipes-ir.test still checks the recipes'
+# IR.
+def _python_with_torch():
+    import shutil
+    import subprocess
+    probe = ("import importlib.util as u, sys; "
+             "sys.exit(0 if u.find_spec('torch') and u.find_spec('numpy') else 1)")
+    seen = []
+    chosen = os.environ.get("ATTN_TORCH_PYTHON")
+    if chosen:
+        candidates = [shutil.which(chosen) or chosen]
+    else:
+        candidates = [config.python_executable, "/usr/bin/python3", shutil.which("python3")]
+    for py in candidates:
+        if not py or py in seen or not os.path.exists(py):
+            continue
+        seen.append(py)
+        try:
+            if subprocess.run([py, "-c", probe], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=60).returncode == 0:
+                return py, seen
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return None, seen
+
+_torch_python, _tried = _python_with_torch()
+if _torch_python:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", _torch_python))
+else:
+    lit_config.note("skipping the docs/pytorch.md recipes (Docs/pytorch-recipes.test): "
+                    "no python with torch and numpy (tried %s; set ATTN_TORCH_PYTHON)"
+                    % (", ".join(_tried) or "none"))

@@ -23,7 +23,7 @@ def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
 // dims are reifiable.
 class Attn_ShapedOp<string mnemonic, list<Trait> traits = []>
     : Attn_Op<mnemonic, !listconcat(traits, [Pure,
-        DeclareOpInterfaceMethods<InferTypeOpInterface>,
+        InferTypeOpAdaptor,
         DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                                   ["reifyResultShapes"]>])> {
   let hasVerifier = 1;

@@ -594,88 +594,74 @@ requireRanked(std::optional<Location> loc, StringRef opName,
   return success();
 }
 
-LogicalResult ProjectOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                          ValueRange operands, DictionaryAttr attrs,
-                                          OpaqueProperties props, RegionRange regions,
-                                          SmallVectorImpl<Type> &types) {
-  Adaptor a(operands, attrs, props, regions);
-  if (failed(requireRanked(loc, getOperationName(),
-                           {{"input", a.getInput()}, {"weight", a.getWeight()}})))
+/// The one result type `result()` gives, once the named operands are known
+/// to be ranked tensors.
+static LogicalResult
+inferOne(std::optional<Location> loc, StringRef opName,
+         std::initializer_list<std::pair<StringRef, Value>> operands,
+         function_ref<RankedTensorType()> result, SmallVectorImpl<Type> &types) {
+  if (failed(requireRanked(loc, opName, operands)))
     return failure();
-  types.push_back(
-      resultType(projectShape(a.getInput(), a.getWeight(), a.getLayout()), a.getInput()));
+  types.push_back(result());
   return success();
+}
+
+LogicalResult ProjectOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor a, SmallVectorImpl<Type> &types) {
+  return inferOne(loc, getOperationName(), {{"input", a.getInput()}, {"weight", a.getWeight()}},
+                  [&] {
+                    return resultType(projectShape(a.getInput(), a.getWeight(), a.getLayout()),
+                                      a.getInput());
+                  },
+                  types);
 }
 
 LogicalResult SplitHeadsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                             ValueRange operands, DictionaryAttr attrs,
-                                             OpaqueProperties props, RegionRange regions,
-                                             SmallVectorImpl<Type> &types) {
-  Adaptor a(operands, attrs, props, regions);
-  if (failed(requireRanked(loc, getOperationName(), {{"input", a.getInput()}})))
-    return failure();
-  types.push_back(resultType(splitHeadsShape(a.getInput(), a.getNumHeads()), a.getInput()));
-  return success();
+                                             Adaptor a, SmallVectorImpl<Type> &types) {
+  return inferOne(
+      loc, getOperationName(), {{"input", a.getInput()}},
+      [&] { return resultType(splitHeadsShape(a.getInput(), a.getNumHeads()), a.getInput()); },
+      types);
 }
 
 LogicalResult MergeHeadsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                             ValueRange operands, DictionaryAttr attrs,
-                                             OpaqueProperties props, RegionRange regions,
-                                             SmallVectorImpl<Type> &types) {
-  Adaptor a(operands, attrs, props, regions);
-  if (failed(requireRanked(loc, getOperationName(), {{"input", a.getInput()}})))
-    return failure();
-  types.push_back(resultType(mergeHeadsShape(a.getInput()), a.getInput()));
-  return success();
+                                             Adaptor a, SmallVectorImpl<Type> &types) {
+  return inferOne(
+      loc, getOperationName(), {{"input", a.getInput()}},
+      [&] { return resultType(mergeHeadsShape(a.getInput()), a.getInput()); }, types);
 }
 
 LogicalResult ScoresOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                         ValueRange operands, DictionaryAttr attrs,
-                                         OpaqueProperties props, RegionRange regions,
-                                         SmallVectorImpl<Type> &types) {
-  Adaptor a(operands, attrs, props, regions);
-  if (failed(requireRanked(loc, getOperationName(),
-                           {{"query", a.getQuery()}, {"key", a.getKey()}})))
-    return failure();
-  types.push_back(resultType(scoresShape(a.getQuery(), a.getKey()), a.getQuery()));
-  return success();
+                                         Adaptor a, SmallVectorImpl<Type> &types) {
+  return inferOne(
+      loc, getOperationName(), {{"query", a.getQuery()}, {"key", a.getKey()}},
+      [&] { return resultType(scoresShape(a.getQuery(), a.getKey()), a.getQuery()); }, types);
 }
 
 LogicalResult WeightedSumOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                              ValueRange operands, DictionaryAttr attrs,
-                                              OpaqueProperties props, RegionRange regions,
-                                              SmallVectorImpl<Type> &types) {
-  Adaptor a(operands, attrs, props, regions);
-  if (failed(requireRanked(loc, getOperationName(),
-                           {{"probs", a.getProbs()}, {"value", a.getValue()}})))
-    return failure();
-  types.push_back(resultType(weightedSumShape(a.getProbs(), a.getValue()), a.getProbs()));
-  return success();
+                                              Adaptor a, SmallVectorImpl<Type> &types) {
+  return inferOne(
+      loc, getOperationName(), {{"probs", a.getProbs()}, {"value", a.getValue()}},
+      [&] { return resultType(weightedSumShape(a.getProbs(), a.getValue()), a.getProbs()); },
+      types);
 }
 
 LogicalResult SdpaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                       ValueRange operands, DictionaryAttr attrs,
-                                       OpaqueProperties props, RegionRange regions,
-                                       SmallVectorImpl<Type> &types) {
-  Adaptor a(operands, attrs, props, regions);
-  if (failed(requireRanked(loc, getOperationName(),
-                           {{"query", a.getQuery()}, {"value", a.getValue()}})))
-    return failure();
-  types.push_back(resultType(sdpaShape(a.getQuery(), a.getValue()), a.getQuery()));
-  return success();
+                                       Adaptor a, SmallVectorImpl<Type> &types) {
+  return inferOne(
+      loc, getOperationName(), {{"query", a.getQuery()}, {"value", a.getValue()}},
+      [&] { return resultType(sdpaShape(a.getQuery(), a.getValue()), a.getQuery()); }, types);
 }
 
 LogicalResult MhaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                      ValueRange operands, DictionaryAttr attrs,
-                                      OpaqueProperties props, RegionRange regions,
-                                      SmallVectorImpl<Type> &types) {
-  Adaptor a(operands, attrs, props, regions);
-  if (failed(requireRanked(loc, getOperationName(),
-                           {{"query_input", a.getQueryInput()}, {"wo", a.getWo()}})))
-    return failure();
-  types.push_back(resultType(mhaShape(a.getQueryInput(), a.getWo(), a.getLayout()),
-                             a.getQueryInput()));
-  return success();
+                                      Adaptor a, SmallVectorImpl<Type> &types) {
+  return inferOne(loc, getOperationName(),
+                  {{"query_input", a.getQueryInput()}, {"wo", a.getWo()}},
+                  [&] {
+                    return resultType(mhaShape(a.getQueryInput(), a.getWo(), a.getLayout()),
+                                      a.getQueryInput());
+                  },
+                  types);
 }
 
 #define GET_OP_CLASSES

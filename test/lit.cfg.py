@@ -45,6 +45,8 @@ try:
         config.available_features.add("avx2")
     if "fma" in flags:
         config.available_features.add("fma")
+    if "avx512f" in flags:
+        config.available_features.add("avx512f")
 except OSError:
     pass
 

@@ -23,6 +23,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <sys/resource.h>
@@ -283,6 +284,12 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
         cpu.tileQ = *options.tileQ;
       if (options.tileK)
         cpu.tileK = *options.tileK;
+      // The host's widest vectors, narrowed until tile-k holds a whole
+      // number of 2-vector blocks (small tiles keep working).
+      int64_t width = hostVectorWidth();
+      while (width > 1 && cpu.tileK % (2 * width) != 0)
+        width /= 2;
+      cpu.vectorWidth = options.vectorWidth.value_or(width);
       cpu.threads = options.threads;
       cpu.reportUnfused = true;
       std::string bad = mlir::attn::checkAttnToLoopsOptions(
@@ -453,6 +460,15 @@ double peakRssMiB() {
     std::fclose(f);
   }
   return mib;
+}
+
+int64_t hostVectorWidth() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto has = [&](llvm::StringRef f) {
+    auto it = features.find(f);
+    return it != features.end() && it->second;
+  };
+  return has("avx512f") ? 16 : 8;
 }
 
 char AllocationError::ID = 0;

@@ -51,6 +51,10 @@ llvm::Error checkInputShapes(mlir::ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<std::vector<int64_t>> shapes,
                              std::vector<std::vector<int64_t>> *resultShapes);
 
+/// f32 lanes of the widest vector unit of this CPU that the CPU kernel
+/// uses: 16 with AVX-512F, 8 otherwise (AVX2, or any other host).
+int64_t hostVectorWidth();
+
 /// Peak resident set size of this process (VmHWM, since the last reset of
 /// the mark), in MiB; -1 where /proc is unavailable.
 double peakRssMiB();
@@ -71,6 +75,9 @@ struct JitOptions {
   /// default (convert-attn-to-loops' for cpu, convert-attn-to-gpu's for gpu
   /// and gpu-schedule). Each pass checks its own rule.
   std::optional<int64_t> tileQ, tileK;
+  /// cpu: f32 lanes per vector; unset: the host's widest (hostVectorWidth),
+  /// halved while tile-k is not a multiple of two vectors.
+  std::optional<int64_t> vectorWidth;
   /// cpu: worker threads (0: one per core or OMP_NUM_THREADS).
   int64_t threads = 0;
   /// attn-gpu-pipeline: the target chip (empty: the device's, e.g. sm_90)

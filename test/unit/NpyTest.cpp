@@ -585,4 +585,287 @@ TEST_F(NpyTest, WriteErrors) {
   ASSERT_FALSE(llvm::sys::fs::set_current_path(cwd));
 }
 
+//===----------------------------------------------------------------------===//
+// Raw arrays, conversions and .npz archives
+//===----------------------------------------------------------------------===//
+
+std::string f64le(double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    s[i] = static_cast<char>((bits >> (8 * i)) & 0xff);
+  return s;
+}
+
+std::string fromHex(const std::string &hex) {
+  std::string s;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    s += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return s;
+}
+
+/// np.savez(q=np.arange(6, dtype=np.float32).reshape(2, 3),
+///          m=np.array([1, 0, 2, 1], dtype=np.uint8).view(bool)),
+/// as Python's zipfile writes it (zip64 local headers).
+const char *const kStoredNpz =
+    "504b03042d0000000000000021004fe9002affffffffffffffff05001400712e6e707901"
+    "00100098000000000000009800000000000000934e554d5059010076007b276465736372"
+    "273a20273c6634272c2027666f727472616e5f6f72646572273a2046616c73652c202773"
+    "68617065273a2028322c2033292c207d2020202020202020202020202020202020202020"
+    "202020202020202020202020202020202020202020202020202020202020202020202020"
+    "20200a000000000000803f0000004000004040000080400000a040504b03042d00000000"
+    "000000210041a77911ffffffffffffffff050014006d2e6e707901001000840000000000"
+    "00008400000000000000934e554d5059010076007b276465736372273a20277c6231272c"
+    "2027666f727472616e5f6f72646572273a2046616c73652c20277368617065273a202834"
+    "2c292c207d20202020202020202020202020202020202020202020202020202020202020"
+    "20202020202020202020202020202020202020202020202020202020200a01000201504b"
+    "01022d032d0000000000000021004fe9002a980000009800000005000000000000000000"
+    "0000800100000000712e6e7079504b01022d032d00000000000000210041a77911840000"
+    "00840000000500000000000000000000008001cf0000006d2e6e7079504b050600000000"
+    "02000200660000008a0100000000";
+
+/// np.savez_compressed(q=np.arange(6, dtype=np.float32).reshape(2, 3),
+///          m=np.array([1, 0, 2, 1], dtype=np.uint8).view(bool)),
+/// as Python's zipfile writes it (zip64 local headers).
+const char *const kDeflatedNpz =
+    "504b03042d0000000800000021004fe9002affffffffffffffff05001400712e6e707901"
+    "001000980000000000000055000000000000009bec17ea1b10c9c850c650ad9e925a9c5c"
+    "a46ea5a06e9366a2aea3a09e965f54529498179f5f94920a12774bcc294e058a17672416"
+    "a402f91a463a0ac69a3a0ab50a64032e063068b007120e4004c40d40bcc00100504b0304"
+    "2d00000008000000210041a77911ffffffffffffffff050014006d2e6e70790100100084"
+    "0000000000000048000000000000009bec17ea1b10c9c850c650ad9e925a9c5ca46ea5a0"
+    "5e9364a8aea3a09e965f54529498179f5f94920a12774bcc294e058a17672416a402f91a"
+    "263a9a3a0ab50a14002e4606264600504b01022d032d0000000800000021004fe9002a55"
+    "00000098000000050000000000000000000000800100000000712e6e7079504b01022d03"
+    "2d00000008000000210041a7791148000000840000000500000000000000000000008001"
+    "8c0000006d2e6e7079504b05060000000002000200660000000b0100000000";
+
+TEST_F(NpyTest, ReadNpyArrayTakesWhatReadNpyRefuses) {
+  std::string p = writeFile(
+      "d.npy", npyFile("{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }",
+                       std::string(48, '\0')));
+  llvm::Expected<NpyArray> a = readNpyArray(p);
+  ASSERT_TRUE(static_cast<bool>(a)) << llvm::toString(a.takeError());
+  EXPECT_EQ(a->kind, NpyArray::Kind::Float);
+  EXPECT_EQ(a->itemSize, 8u);
+  EXPECT_TRUE(a->bigEndian);
+  EXPECT_TRUE(a->fortranOrder);
+  EXPECT_EQ(a->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(a->dtypeStr(), "float64");
+  EXPECT_FALSE(a->exactDType());
+  // readNpy keeps its errors.
+  EXPECT_HAS(readError(p), "unsupported dtype '>f8'");
+  for (auto [descr, name] : {std::pair<const char *, const char *>{"|i1", "int8"},
+                             {"<i2", "int16"},
+                             {"<i4", "int32"},
+                             {"<i8", "int64"},
+                             {"|u1", "uint8"},
+                             {"<u2", "uint16"},
+                             {"<u4", "uint32"},
+                             {"<u8", "uint64"},
+                             {"<f2", "float16"},
+                             {"|b1", "bool"}}) {
+    std::string d = std::string("{'descr': '") + descr +
+                    "', 'fortran_order': False, 'shape': (1,), }";
+    unsigned size = descr[2] - '0';
+    llvm::Expected<NpyArray> x =
+        readNpyArray(writeFile("x.npy", npyFile(d, std::string(size, '\0'))));
+    ASSERT_TRUE(static_cast<bool>(x)) << descr << ": " << llvm::toString(x.takeError());
+    EXPECT_EQ(x->dtypeStr(), name);
+  }
+  // Still refused: complex, '|' with a multi-byte dtype, odd sizes.
+  for (const char *descr : {"<c8", "|f4", "<f3", "<i3", "<U4", "|O"}) {
+    std::string d = std::string("{'descr': '") + descr +
+                    "', 'fortran_order': False, 'shape': (1,), }";
+    llvm::Expected<NpyArray> x = readNpyArray(writeFile("x.npy", npyFile(d, f32le(0))));
+    ASSERT_FALSE(static_cast<bool>(x)) << descr;
+    EXPECT_HAS(llvm::toString(x.takeError()), "unsupported dtype '" + std::string(descr) + "'");
+  }
+}
+
+TEST_F(NpyTest, ConvertFloat64BigEndianFortran) {
+  // The 2x3 array [[0, 1, 2], [3, 4, 5]] as '>f8', Fortran order: stored
+  // column by column, each element big endian.
+  std::string data;
+  for (double v : {0.0, 3.0, 1.0, 4.0, 2.0, 5.0}) {
+    std::string le = f64le(v);
+    data += std::string(le.rbegin(), le.rend());
+  }
+  std::string p = writeFile(
+      "d.npy",
+      npyFile("{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }", data));
+  llvm::Expected<NpyArray> a = readNpyArray(p);
+  ASSERT_TRUE(static_cast<bool>(a));
+  std::vector<std::string> notes;
+  llvm::Expected<HostTensor> t = toHostTensor(*a, p, DType::F32, true, &notes);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->dtype, DType::F32);
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(t->getAsFloat(i), static_cast<float>(i));
+  EXPECT_EQ(notes, (std::vector<std::string>{"byte-swapped from big-endian '>f8'",
+                                             "transposed from Fortran order",
+                                             "converted float64 to float32"}));
+  // The same into a float16 argument.
+  llvm::Expected<HostTensor> h = toHostTensor(*a, p, DType::F16, true);
+  ASSERT_TRUE(static_cast<bool>(h));
+  EXPECT_EQ(h->dtype, DType::F16);
+  EXPECT_EQ(h->getAsFloat(5), 5.0f);
+  // No conversions allowed: readNpy's error.
+  llvm::Expected<HostTensor> strict = toHostTensor(*a, p, DType::F32, false);
+  ASSERT_FALSE(static_cast<bool>(strict));
+  EXPECT_HAS(llvm::toString(strict.takeError()), p + ": unsupported dtype '>f8'");
+}
+
+TEST_F(NpyTest, FortranOrderRank3) {
+  // shape (2, 3, 4): element (i, j, k) = 100i + 10j + k, stored with i
+  // fastest.
+  std::string data;
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 2; ++i)
+        data += f32le(100.0f * i + 10.0f * j + k);
+  std::string p = writeFile(
+      "f.npy",
+      npyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }", data));
+  llvm::Expected<NpyArray> a = readNpyArray(p);
+  ASSERT_TRUE(static_cast<bool>(a));
+  std::vector<std::string> notes;
+  llvm::Expected<HostTensor> t = toHostTensor(*a, p, DType::F32, true, &notes);
+  ASSERT_TRUE(static_cast<bool>(t));
+  int64_t flat = 0;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k)
+        EXPECT_EQ(t->getAsFloat(flat++), 100.0f * i + 10.0f * j + k);
+  EXPECT_EQ(notes, std::vector<std::string>{"transposed from Fortran order"});
+  // 1-D: Fortran and C order are the same layout; nothing to note.
+  llvm::Expected<NpyArray> v = readNpyArray(writeFile(
+      "v.npy", npyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }",
+                       f32le(1) + f32le(2))));
+  ASSERT_TRUE(static_cast<bool>(v));
+  notes.clear();
+  ASSERT_TRUE(static_cast<bool>(toHostTensor(*v, "v", DType::F32, true, &notes)));
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST_F(NpyTest, IntegerMasksToBool) {
+  // int64 [0, 5, -1, 256]: nonzero = true, whatever byte holds it.
+  std::string data;
+  for (int64_t v : {int64_t(0), int64_t(5), int64_t(-1), int64_t(256)})
+    for (int i = 0; i < 8; ++i)
+      data += static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
+  llvm::Expected<NpyArray> a = readNpyArray(writeFile(
+      "m.npy", npyFile("{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }", data)));
+  ASSERT_TRUE(static_cast<bool>(a));
+  std::vector<std::string> notes;
+  llvm::Expected<HostTensor> t = toHostTensor(*a, "m", DType::Bool, true, &notes);
+  ASSERT_TRUE(static_cast<bool>(t));
+  EXPECT_EQ(t->bytes, (std::vector<uint8_t>{0, 1, 1, 1}));
+  EXPECT_EQ(notes, std::vector<std::string>{"converted int64 to bool (nonzero = true)"});
+  // Integers for a float argument, or floats for a mask: not converted.
+  llvm::Expected<HostTensor> f = toHostTensor(*a, "m", DType::F32, true);
+  ASSERT_FALSE(static_cast<bool>(f));
+  EXPECT_HAS(llvm::toString(f.takeError()),
+             "m: unsupported dtype '<i8' (int64 for a float32 destination;");
+  llvm::Expected<NpyArray> fl = readNpyArray(writeFile(
+      "f.npy", npyFile(f32Dict("(1,)"), f32le(1))));
+  ASSERT_TRUE(static_cast<bool>(fl));
+  llvm::Expected<HostTensor> kept = toHostTensor(*fl, "f", DType::Bool, true);
+  ASSERT_TRUE(static_cast<bool>(kept)); // left as float32 for the dtype check
+  EXPECT_EQ(kept->dtype, DType::F32);
+}
+
+TEST(Half, DoubleToHalfRoundsOnce) {
+  // 1 + 2^-11 + 2^-40 is just above the tie between 1 and 1 + 2^-10:
+  // correctly rounded it is 1 + 2^-10 (0x3c01); through float32 it would
+  // become the tie 1 + 2^-11 and then round to even, 1 (0x3c00).
+  EXPECT_EQ(doubleToHalf(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)), 0x3c01);
+  EXPECT_EQ(doubleToHalf(1.0 + std::ldexp(1.0, -11)), 0x3c00); // the tie: even
+  EXPECT_EQ(doubleToHalf(-2.0), 0xc000);
+  EXPECT_EQ(doubleToHalf(65519.99), 0x7bff);
+  EXPECT_EQ(doubleToHalf(65520.0), 0x7c00);
+  EXPECT_EQ(doubleToHalf(1e300), 0x7c00);
+  EXPECT_EQ(doubleToHalf(std::ldexp(1.0, -24)), 0x0001);
+  EXPECT_EQ(doubleToHalf(std::ldexp(1.0, -25)), 0x0000); // tie to even zero
+  EXPECT_EQ(doubleToHalf(std::ldexp(1.0, -25) + std::ldexp(1.0, -60)), 0x0001);
+  EXPECT_TRUE(std::isnan(halfToFloat(doubleToHalf(std::nan("")))));
+  // Every half value round-trips through double.
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    float f = halfToFloat(static_cast<uint16_t>(h));
+    if (!std::isnan(f))
+      EXPECT_EQ(doubleToHalf(f), h) << h;
+  }
+  EXPECT_EQ(doubleToFloat(1e300), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(doubleToFloat(-1e39), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(doubleToFloat(3.4028235e38), 3.4028235e38f);
+  EXPECT_EQ(doubleToFloat(0.1), 0.1f);
+}
+
+TEST_F(NpyTest, ReadNpzStoredAndDeflated) {
+  for (const char *hex : {kStoredNpz, kDeflatedNpz}) {
+    std::string p = writeFile("a.npz", fromHex(hex));
+    EXPECT_TRUE(isZipFile(p));
+    llvm::Expected<std::vector<NpzMember>> m = readNpz(p);
+    ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+    ASSERT_EQ(m->size(), 2u);
+    EXPECT_EQ((*m)[0].name, "q");
+    EXPECT_EQ((*m)[0].array.shape, (std::vector<int64_t>{2, 3}));
+    llvm::Expected<HostTensor> q = toHostTensor((*m)[0].array, "q", DType::F32, false);
+    ASSERT_TRUE(static_cast<bool>(q));
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(q->getAsFloat(i), static_cast<float>(i));
+    EXPECT_EQ((*m)[1].name, "m");
+    llvm::Expected<HostTensor> b = toHostTensor((*m)[1].array, "m", DType::Bool, false);
+    ASSERT_TRUE(static_cast<bool>(b));
+    EXPECT_EQ(b->bytes, (std::vector<uint8_t>{1, 0, 1, 1}));
+  }
+  EXPECT_FALSE(isZipFile(writeFile("q.npy", npyFile(f32Dict("(1,)"), f32le(1)))));
+  EXPECT_FALSE(isZipFile(pathOf("missing.npz")));
+}
+
+TEST_F(NpyTest, ReadNpzErrors) {
+  std::string good = fromHex(kDeflatedNpz);
+  auto npzError = [&](const std::string &bytes) {
+    std::string p = writeFile("bad.npz", bytes);
+    llvm::Expected<std::vector<NpzMember>> m = readNpz(p);
+    if (m) {
+      ADD_FAILURE() << "expected an error";
+      return std::string();
+    }
+    std::string msg = llvm::toString(m.takeError());
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_EQ(msg.rfind(p, 0), 0u) << msg;
+    return msg;
+  };
+  EXPECT_HAS(npzError(""), ": empty file");
+  EXPECT_HAS(npzError("PK\x03\x04 short"), "not a valid zip archive: too short");
+  EXPECT_HAS(npzError(good.substr(0, good.size() - 30)),
+             "not a valid zip archive: no end of central directory record");
+  // A flipped bit in the first member's deflate data.
+  std::string flipped = good;
+  flipped[80] ^= 0x10;
+  std::string msg = npzError(flipped);
+  EXPECT_TRUE(msg.find("bad.npz:q.npy: invalid deflate data") != std::string::npos ||
+              msg.find("bad.npz:q.npy: CRC-32 mismatch") != std::string::npos ||
+              msg.find("bad.npz:q.npy: inflated to") != std::string::npos)
+      << msg;
+  // Any truncation or any flipped byte is an error or a valid archive,
+  // never a crash (the sanitizer build checks the reads).
+  for (size_t n = 0; n < good.size(); ++n) {
+    std::string p = writeFile("t.npz", good.substr(0, n));
+    llvm::Expected<std::vector<NpzMember>> m = readNpz(p);
+    EXPECT_FALSE(static_cast<bool>(m)) << n;
+    llvm::consumeError(m.takeError());
+  }
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bytes = good;
+    bytes[i] ^= 0xff;
+    llvm::Expected<std::vector<NpzMember>> m = readNpz(writeFile("f.npz", bytes));
+    if (!m)
+      llvm::consumeError(m.takeError());
+  }
+}
+
 } // namespace

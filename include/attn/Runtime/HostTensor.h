@@ -1,7 +1,9 @@
 //===- HostTensor.h - Host tensors and .npy I/O ------------------*- C++ -*-===//
 //
-// A dense host tensor (raw little-endian bytes plus dtype and shape) and a
-// reader/writer for NumPy's .npy format (versions 1.0, 2.0 and 3.0).
+// A dense host tensor (raw little-endian bytes plus dtype and shape), a
+// reader/writer for NumPy's .npy format (versions 1.0, 2.0 and 3.0), a
+// reader of .npz archives, and the explicit conversions from what NumPy
+// writes (float64, integer masks, big endian, Fortran order) to a tensor.
 //
 // readNpy never crashes and never allocates more than the file holds: every
 // problem is reported as a one-line llvm::Error "<path>: <problem>".
@@ -11,11 +13,13 @@
 #ifndef ATTN_RUNTIME_HOSTTENSOR_H
 #define ATTN_RUNTIME_HOSTTENSOR_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +60,88 @@ uint16_t floatToHalf(float f);
 /// Reads a .npy file (version 1.0, 2.0 or 3.0; C order; dtype float32,
 /// float16 or bool, little endian). Errors are one line: "<path>: <problem>".
 llvm::Expected<HostTensor> readNpy(const std::string &path);
+
+//===----------------------------------------------------------------------===//
+// Raw arrays: what a .npy file holds, before any conversion
+//===----------------------------------------------------------------------===//
+
+/// An array as a .npy file stores it: any boolean, integer or floating-point
+/// dtype, either byte order, C or Fortran order. readNpy() accepts only what
+/// is exactly a HostTensor; readNpyArray() accepts all of this, and
+/// toHostTensor() converts it explicitly, saying what it did.
+struct NpyArray {
+  enum class Kind { Bool, Int, UInt, Float };
+  Kind kind = Kind::Float;
+  unsigned itemSize = 4;     ///< bytes per element: 1, 2, 4 or 8
+  bool bigEndian = false;    ///< elements stored most significant byte first
+  bool fortranOrder = false; ///< column-major element order
+  std::string descr;         ///< as written in the header, e.g. "<f8"
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes; ///< numel() * itemSize bytes, as in the file
+
+  int64_t numel() const;
+  /// NumPy's name of the dtype: "float64", "int32", "uint8", "bool".
+  std::string dtypeStr() const;
+  /// The HostTensor dtype this is without any conversion (little-endian
+  /// float32/float16 or bool); nullopt otherwise.
+  std::optional<DType> exactDType() const;
+};
+
+/// Reads a .npy file of any boolean ('|b1'), signed or unsigned integer
+/// ('i1'..'i8', 'u1'..'u8') or float ('f2', 'f4', 'f8') dtype, either byte
+/// order, C or Fortran order. Errors are one line: "<path>: <problem>", with
+/// the same guarantees as readNpy.
+llvm::Expected<NpyArray> readNpyArray(const std::string &path);
+
+/// The same from bytes in memory (e.g. a member of an .npz archive); errors
+/// are "<name>: <problem>".
+llvm::Expected<NpyArray> parseNpyArray(llvm::StringRef name,
+                                       llvm::ArrayRef<uint8_t> bytes);
+
+/// One array of an .npz archive: `name` is the member's file name without
+/// its ".npy" suffix (the keyword of np.savez, or arr_0, arr_1, ...).
+struct NpzMember {
+  std::string name;
+  NpyArray array;
+};
+
+/// Reads an .npz archive (what np.savez and np.savez_compressed write: a zip
+/// archive, zip64 included, of .npy members, stored or deflated; the CRC-32
+/// of every member is checked). Members are returned in archive order.
+/// Errors are one line: "<path>: <problem>", or "<path>:<member>: <problem>"
+/// for a problem inside one member. Never allocates more than a member can
+/// hold (its declared size, itself bounded by deflate's largest ratio).
+llvm::Expected<std::vector<NpzMember>> readNpz(const std::string &path);
+
+/// True when `path` is a regular file that starts like a zip archive
+/// ("PK\x03\x04", or "PK\x05\x06" for an empty one); false otherwise,
+/// including when it cannot be read (readNpyArray then says why).
+bool isZipFile(const std::string &path);
+
+/// Converts a raw array into a HostTensor for a destination of dtype
+/// `target` (nullopt: keep the array's own dtype). `name` prefixes errors.
+///
+/// With `allowConversions`, the array may be byte-swapped (big endian),
+/// transposed into C order (Fortran order), converted from float64 to a
+/// float32/float16 target (rounded to nearest even), or, for a Bool target,
+/// converted from any integer dtype (nonzero = true); each conversion done
+/// is appended to `applied` as a short phrase ("byte-swapped from big-endian
+/// '>f8'", "transposed from Fortran order", "converted float64 to float32",
+/// "converted int64 to bool (nonzero = true)"). An array whose own dtype is a
+/// HostTensor dtype other than `target` is returned as that dtype (the
+/// caller's dtype check reports the mismatch). Without `allowConversions`
+/// every such case is the error readNpy gives.
+llvm::Expected<HostTensor> toHostTensor(const NpyArray &array,
+                                        llvm::StringRef name,
+                                        std::optional<DType> target,
+                                        bool allowConversions,
+                                        std::vector<std::string> *applied = nullptr);
+
+/// IEEE binary64 -> binary16, rounded to nearest even once (no double
+/// rounding through binary32).
+uint16_t doubleToHalf(double d);
+/// IEEE binary64 -> binary32, rounded to nearest even; overflow gives inf.
+float doubleToFloat(double d);
 
 /// Writes a version 1.0 .npy file (2.0 if the header would not fit), the
 /// header padded with spaces and a final newline so the data starts at a

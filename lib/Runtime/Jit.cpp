@@ -290,6 +290,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       while (width > 1 && cpu.tileK % (2 * width) != 0)
         width /= 2;
       cpu.vectorWidth = options.vectorWidth.value_or(width);
+      cf->usedTiling = {int64_t(cpu.tileQ), int64_t(cpu.tileK), int64_t(cpu.vectorWidth)};
       cpu.threads = options.threads;
       cpu.reportUnfused = true;
       std::string bad = mlir::attn::checkAttnToLoopsOptions(
@@ -303,6 +304,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
         gpu.tileQ = *options.tileQ;
       if (options.tileK)
         gpu.tileK = *options.tileK;
+      cf->usedTiling = {int64_t(gpu.tileQ), int64_t(gpu.tileK), std::nullopt};
       std::string bad = mlir::attn::checkAttnToGpuOptions({gpu.tileQ, gpu.tileK});
       if (!bad.empty())
         return compileError(CompileErrorKind::BadOption, bad);

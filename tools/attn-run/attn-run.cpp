@@ -1175,22 +1175,8 @@ int main(int argc, char **argv) {
   progress.clear();
 
   // What the pipeline used: its defaults where no option was given.
-  std::optional<int64_t> usedTileQ, usedTileK, usedVectorWidth;
-  if (*pipeline == rt::Pipeline::Cpu) {
-    mlir::attn::ConvertAttnToLoopsOptions defaults;
-    usedTileQ = jit.tileQ.value_or(defaults.tileQ);
-    usedTileK = jit.tileK.value_or(defaults.tileK);
-    // As CompiledFunction::compile chooses it: the host's widest vectors,
-    // halved until tile-k holds a whole number of 2-vector blocks.
-    int64_t width = rt::hostVectorWidth();
-    while (width > 1 && *usedTileK % (2 * width) != 0)
-      width /= 2;
-    usedVectorWidth = jit.vectorWidth.value_or(width);
-  } else if (*pipeline != rt::Pipeline::Reference) {
-    mlir::attn::ConvertAttnToGpuOptions defaults;
-    usedTileQ = jit.tileQ.value_or(defaults.tileQ);
-    usedTileK = jit.tileK.value_or(defaults.tileK);
-  }
+  std::optional<int64_t> usedTileQ = fn->tiling().tileQ, usedTileK = fn->tiling().tileK,
+                         usedVectorWidth = fn->tiling().vectorWidth;
   std::optional<int64_t> usedThreads = threadsUsed(*pipeline);
   std::string isa = isaOf(fn->targetFeatures());
   bool expectFailed = llvm::any_of(checks, [](const ExpectCheck &c) { return !c.ok(); });

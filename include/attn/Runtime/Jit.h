@@ -203,6 +203,14 @@ public:
   llvm::Expected<std::vector<HostTensor>>
   call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats = nullptr) const;
 
+  /// The fused kernel's tiling as the pipeline used it (its defaults where
+  /// JitOptions left them unset); all unset for the reference pipeline.
+  /// The GPU schedule may still halve tile-k per op to fit shared memory.
+  struct Tiling {
+    std::optional<int64_t> tileQ, tileK, vectorWidth;
+  };
+  const Tiling &tiling() const { return usedTiling; }
+
   /// The ops the pipeline left to the unfused reference lowering, one line
   /// each: "file:line:col: attn.sdpa not fused: <reason>; ..." (cpu
   /// pipeline).
@@ -221,6 +229,7 @@ private:
   Pipeline pipeline = Pipeline::Reference;
   std::vector<TensorSpec> args, results;
   std::vector<std::string> unfused;
+  Tiling usedTiling;
   std::string cpu, features;
 };
 

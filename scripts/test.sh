@@ -6,6 +6,13 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
+# What the test suite uses beyond the build: PyTorch and NumPy from Debian
+# (torch 1.13) run the docs/pytorch.md recipes against attn-run
+# (test/Docs/pytorch-recipes.test; skipped where they are missing).
+if [ "${ATTN_TEST_TORCH:-1}" != 0 ]; then
+  source "$ROOT/scripts/install-packages.sh"
+  install_missing test python3-torch python3-numpy
+fi
 cd "$ROOT/build"
 ctest --output-on-failure -j "${ATTN_JOBS:-2}"
 if [ "${ATTN_SANITIZE:-1}" != 0 ]; then

@@ -1,0 +1,497 @@
+//===- Report.cpp - attn-run's measurements and its report ----------------===//
+//
+// FLOP counts (full and causal-effective) from the entry's ops, error
+// statistics against another pipeline and against --expect files, what
+// the pipeline used (threads, ISA, features), and the text or --json
+// report on stdout.
+//
+//===----------------------------------------------------------------------===//
+#include "Report.h"
+
+#include "Diagnostics.h"
+
+#include "attn/Dialect/AttnDialect.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include <dlfcn.h>
+
+using namespace mlir;
+
+namespace attnrun {
+
+/// A JSON number, or null for inf and NaN (which JSON cannot hold).
+static llvm::json::Value jsonNumber(double d) {
+  if (std::isfinite(d))
+    return d;
+  return nullptr;
+}
+
+/// Static dim, or the run-time dim when `v` is an entry argument.
+static std::optional<double> dimValue(Value v, int64_t i,
+                                      llvm::ArrayRef<rt::HostTensor> args) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (!t.isDynamicDim(i))
+    return t.getDimSize(i);
+  if (auto ba = dyn_cast<BlockArgument>(v))
+    if (ba.getArgNumber() < args.size())
+      return args[ba.getArgNumber()].shape[i];
+  return std::nullopt;
+}
+
+/// The (query i, key j) pairs of a Tq x Tk score matrix that a causal mask
+/// leaves visible: top_left keeps j <= i, bottom_right keeps
+/// j <= i + Tk - Tq; all Tq * Tk without one.
+static double visiblePairs(double tq, double tk,
+                           std::optional<mlir::attn::CausalKind> causal) {
+  if (!causal)
+    return tq * tk;
+  double shift = *causal == mlir::attn::CausalKind::bottom_right ? tk - tq : 0;
+  // Row i sees clamp(i + shift + 1, 0, Tk) keys: sum it in closed form over
+  // the rows where it is 0, rising, and Tk.
+  auto rowSum = [&](double lo, double hi) { // sum of (i + shift + 1), i in [lo, hi)
+    if (hi <= lo)
+      return 0.0;
+    double a = lo + shift + 1, b = hi - 1 + shift + 1;
+    return (a + b) * (hi - lo) / 2;
+  };
+  double firstVisible = std::clamp(-shift, 0.0, tq);        // rows before see none
+  double firstFull = std::clamp(tk - shift - 1, 0.0, tq);   // rows from here see all
+  firstFull = std::max(firstFull, firstVisible);
+  return rowSum(firstVisible, firstFull) + (tq - firstFull) * tk;
+}
+
+/// FLOPs of one call: 2·B·H·Tq·Tk·(D + Dv) per sdpa/mha attention (4·B·H·
+/// Tq·Tk·D when Dv = D), 2·B·T·In·Out per projection, 2·B·H·Tq·Tk·D per
+/// scores/weighted_sum. The effective count takes, for a causal sdpa or
+/// mha, only the visible pairs. nullopt when a dim is unknown.
+std::optional<FlopCount> countFlops(func::FuncOp fn,
+                                    llvm::ArrayRef<rt::HostTensor> args) {
+  FlopCount total;
+  bool known = true;
+  auto prod = [&](std::initializer_list<std::optional<double>> xs) {
+    double p = 1;
+    for (auto x : xs) {
+      if (!x) {
+        known = false;
+        return 0.0;
+      }
+      p *= *x;
+    }
+    return p;
+  };
+  auto both = [&](double f) {
+    total.full += f;
+    total.effective += f;
+  };
+  auto attention = [&](std::optional<double> b, std::optional<double> h,
+                       std::optional<double> tq, std::optional<double> tk,
+                       std::optional<double> d, std::optional<double> dv,
+                       std::optional<mlir::attn::CausalKind> causal) {
+    double perPair = 2 * prod({b, h, d}) + 2 * prod({b, h, dv});
+    double pairs = prod({tq, tk});
+    if (!known)
+      return;
+    total.full += perPair * pairs;
+    total.effective += perPair * visiblePairs(*tq, *tk, causal);
+  };
+  fn.walk([&](Operation *op) {
+    if (auto s = dyn_cast<mlir::attn::SdpaOp>(op)) {
+      Value q = s.getQuery(), k = s.getKey(), v = s.getValue();
+      attention(dimValue(q, 0, args), dimValue(q, 1, args), dimValue(q, 2, args),
+                dimValue(k, 2, args), dimValue(q, 3, args), dimValue(v, 3, args),
+                s.getCausal());
+    } else if (auto m = dyn_cast<mlir::attn::MhaOp>(op)) {
+      Value xq = m.getQueryInput(), xkv = m.getKvInput();
+      bool outIn = m.getLayout() == mlir::attn::WeightLayout::out_in;
+      auto out = [&](Value w) { return dimValue(w, outIn ? 0 : 1, args); };
+      auto in = [&](Value w) { return dimValue(w, outIn ? 1 : 0, args); };
+      auto b = dimValue(xq, 0, args), tq = dimValue(xq, 1, args),
+           tk = dimValue(xkv, 1, args);
+      double h = m.getNumHeads();
+      double hkv = m.getNumKvHeads().value_or(m.getNumHeads());
+      // Wq has H·D outputs, Wv Hkv·Dv.
+      auto perHead = [&](std::optional<double> width, double heads) -> std::optional<double> {
+        if (!width)
+          return std::nullopt;
+        return *width / heads;
+      };
+      both(2 * prod({b, tq, in(m.getWq()), out(m.getWq())}));
+      both(2 * prod({b, tk, in(m.getWk()), out(m.getWk())}));
+      both(2 * prod({b, tk, in(m.getWv()), out(m.getWv())}));
+      both(2 * prod({b, tq, in(m.getWo()), out(m.getWo())}));
+      attention(b, h, tq, tk, perHead(out(m.getWq()), h), perHead(out(m.getWv()), hkv),
+                m.getCausal());
+    } else if (auto p = dyn_cast<mlir::attn::ProjectOp>(op)) {
+      auto xt = cast<RankedTensorType>(p.getInput().getType());
+      double lead = 1;
+      for (int64_t i = 0; i < xt.getRank(); ++i) {
+        auto d = dimValue(p.getInput(), i, args);
+        if (!d) {
+          known = false;
+          return;
+        }
+        lead *= *d;
+      }
+      bool outIn = p.getLayout() == mlir::attn::WeightLayout::out_in;
+      both(2 * lead * prod({dimValue(p.getWeight(), outIn ? 0 : 1, args)}));
+    } else if (isa<mlir::attn::ScoresOp, mlir::attn::WeightedSumOp>(op)) {
+      Value a = op->getOperand(0), r = op->getResult(0);
+      auto rt4 = cast<RankedTensorType>(r.getType());
+      // scores: 2·B·H·Tq·Tk·D; weighted_sum: 2·B·H·Tq·Dv·Tk.
+      std::optional<double> inner = dimValue(a, 3, args); // D or Tk
+      std::optional<double> last =
+          rt4.isDynamicDim(3) ? std::nullopt : std::optional<double>(rt4.getDimSize(3));
+      both(2 * prod({dimValue(a, 0, args), dimValue(a, 1, args), dimValue(a, 2, args),
+                     inner, last}));
+    }
+  });
+  if (!known)
+    return std::nullopt;
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// Comparisons
+//===----------------------------------------------------------------------===//
+
+/// max |a - b| and max |a - b| / max |b| (normwise relative error); NaN in
+/// exactly one of a, b counts as an infinite error.
+ErrorStats compare(const rt::HostTensor &a, const rt::HostTensor &b) {
+  ErrorStats s;
+  double maxRef = 0;
+  for (int64_t i = 0, n = a.numel(); i < n; ++i) {
+    double x = a.getAsFloat(i), y = b.getAsFloat(i);
+    if (std::isnan(x) || std::isnan(y)) {
+      if (std::isnan(x) != std::isnan(y))
+        s.maxAbs = INFINITY;
+      continue;
+    }
+    if (std::isinf(x) || std::isinf(y)) {
+      if (x != y)
+        s.maxAbs = INFINITY;
+      continue;
+    }
+    s.maxAbs = std::max(s.maxAbs, std::fabs(x - y));
+    maxRef = std::max(maxRef, std::fabs(y));
+  }
+  s.maxRel = maxRef > 0 ? s.maxAbs / maxRef : s.maxAbs;
+  return s;
+}
+
+/// Default tolerances per result dtype.
+static std::pair<double, double> defaultTolerances(rt::DType d) {
+  switch (d) {
+  case rt::DType::F32:
+    return {1e-5, 1e-4};
+  case rt::DType::F16:
+    return {1e-3, 1e-3};
+  case rt::DType::Bool:
+    return {0, 0};
+  }
+  return {0, 0};
+}
+
+/// allclose: |got - expected| <= atol + rtol * |expected| everywhere; NaN
+/// matches only NaN, an infinity only the same infinity. The worst element
+/// is the one furthest beyond its allowance.
+ExpectCheck checkExpected(const rt::HostTensor &got, const rt::HostTensor &expected,
+                          const std::string &file, std::optional<double> atolGiven,
+                          std::optional<double> rtolGiven) {
+  ExpectCheck c;
+  c.file = file;
+  auto [atol, rtol] = defaultTolerances(got.dtype);
+  c.atol = atolGiven.value_or(atol);
+  c.rtol = rtolGiven.value_or(rtol);
+  if (got.shape != expected.shape) {
+    c.shapeMismatch = "the result is " + rt::TensorSpec{got.dtype, got.shape}.str() + ", " +
+                      file + " holds " +
+                      rt::TensorSpec{expected.dtype, expected.shape}.str();
+    return c;
+  }
+  c.stats = compare(got, expected);
+  c.numel = got.numel();
+  double worstExcess = -INFINITY;
+  for (int64_t i = 0; i < c.numel; ++i) {
+    double x = got.getAsFloat(i), y = expected.getAsFloat(i);
+    double excess;
+    if (std::isnan(x) || std::isnan(y))
+      excess = std::isnan(x) && std::isnan(y) ? -INFINITY : INFINITY;
+    else if (std::isinf(x) || std::isinf(y))
+      excess = x == y ? -INFINITY : INFINITY;
+    else
+      excess = std::fabs(x - y) - (c.atol + c.rtol * std::fabs(y));
+    if (excess <= 0)
+      continue;
+    ++c.mismatches;
+    if (excess > worstExcess) {
+      worstExcess = excess;
+      c.worst = i, c.worstGot = x, c.worstExpected = y;
+    }
+  }
+  if (c.worst >= 0) {
+    c.worstIndex.assign(got.shape.size(), 0);
+    int64_t rem = c.worst;
+    for (size_t k = got.shape.size(); k-- > 0;) {
+      c.worstIndex[k] = got.shape[k] ? rem % got.shape[k] : 0;
+      rem = got.shape[k] ? rem / got.shape[k] : 0;
+    }
+  }
+  return c;
+}
+
+/// %.6g.
+std::string num(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", d);
+  return buf;
+}
+
+static std::string indexStr(llvm::ArrayRef<int64_t> idx) {
+  std::string s = "[";
+  for (size_t i = 0; i < idx.size(); ++i)
+    s += (i ? "," : "") + std::to_string(idx[i]);
+  return s + "]";
+}
+
+/// "12 of 4096 elements differ by more than atol + rtol * |expected| (atol
+/// 1e-05, rtol 0.0001); the worst at [0,1,2,3]: got 0.51, expected 0.5".
+std::string mismatchText(const ExpectCheck &c) {
+  if (!c.shapeMismatch.empty())
+    return c.shapeMismatch;
+  return std::to_string(c.mismatches) + " of " + std::to_string(c.numel) +
+         " elements differ by more than atol + rtol * |expected| (atol " + num(c.atol) +
+         ", rtol " + num(c.rtol) + "); the worst at " + indexStr(c.worstIndex) + ": got " +
+         num(c.worstGot) + ", expected " + num(c.worstExpected);
+}
+
+//===----------------------------------------------------------------------===//
+// What the pipeline used
+//===----------------------------------------------------------------------===//
+
+/// The OpenMP team size the compiled code's parallel loops get (the
+/// OpenMP runtime is loaded into this process by the JIT): --num-threads
+/// when given for cpu, else omp_get_max_threads() (OMP_NUM_THREADS or one
+/// per available core). 1 for the reference pipeline; nullopt for gpu.
+std::optional<int64_t> threadsUsed(rt::Pipeline p, int64_t numThreads) {
+  if (p == rt::Pipeline::Reference)
+    return 1;
+  if (p == rt::Pipeline::Gpu)
+    return std::nullopt;
+  if (p == rt::Pipeline::Cpu && numThreads > 0)
+    return numThreads;
+  using MaxThreads = int (*)();
+  if (auto f = reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads")))
+    return f();
+  if (const char *env = std::getenv("OMP_NUM_THREADS")) {
+    int64_t n;
+    if (!llvm::StringRef(env).split(',').first.trim().getAsInteger(10, n) && n > 0)
+      return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The widest vector ISA the target features enable.
+std::string isaOf(llvm::StringRef features) {
+  llvm::SmallVector<llvm::StringRef> list;
+  features.split(list, ',');
+  auto has = [&](llvm::StringRef f) { return llvm::is_contained(list, ("+" + f).str()); };
+  for (const char *isa : {"avx512f", "avx2", "avx", "sse4.2", "sse2", "sve2", "sve", "neon"})
+    if (has(isa))
+      return llvm::StringRef(isa) == "avx512f" ? "avx512" : isa;
+  return "generic";
+}
+
+/// The enabled features that matter to the compiled kernels (vector width,
+/// FMA, half and bfloat16 conversions), in a fixed order.
+static std::string shortFeatures(llvm::StringRef features) {
+  llvm::SmallVector<llvm::StringRef> list;
+  features.split(list, ',');
+  std::vector<std::string> kept;
+  for (const char *f : {"sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512vl",
+                        "avx512bw", "avx512dq", "avx512fp16", "avx512bf16", "neon",
+                        "fullfp16", "bf16", "sve", "sve2"})
+    if (llvm::is_contained(list, ("+" + llvm::StringRef(f)).str()))
+      kept.push_back(("+" + llvm::StringRef(f)).str());
+  return llvm::join(kept, ",");
+}
+
+//===----------------------------------------------------------------------===//
+// The report
+//===----------------------------------------------------------------------===//
+
+void printJsonReport(const RunReport &report) {
+  auto optInt = [](std::optional<int64_t> v) {
+    return v ? llvm::json::Value(*v) : llvm::json::Value(nullptr);
+  };
+  llvm::json::Object obj{{"file", report.file},
+                         {"entry", report.entry},
+                         {"pipeline", rt::pipelineName(report.pipeline)},
+                         {"cpu", report.fn->targetCpu()},
+                         {"cpu_features", shortFeatures(report.fn->targetFeatures())},
+                         {"isa", report.isa},
+                         {"threads", optInt(report.usedThreads)},
+                         {"tile_q", optInt(report.usedTileQ)},
+                         {"tile_k", optInt(report.usedTileK)}};
+  if (report.usedVectorWidth)
+    obj["vector_width"] = *report.usedVectorWidth;
+  if (report.verbose)
+    obj["cpu_features_all"] = report.fn->targetFeatures();
+  llvm::json::Array outs;
+  for (auto &t : *report.results)
+    outs.push_back(llvm::json::Object{
+        {"dtype", rt::dtypeName(t.dtype)},
+        {"shape", llvm::json::Array(llvm::ArrayRef<int64_t>(t.shape))}});
+  obj["outputs"] = std::move(outs);
+  obj["rss_before_run_mib"] = report.rssBeforeRun;
+  obj["run_peak_rss_mib"] = report.runPeakRss;
+  obj["run_peak_rss_is_per_call"] = report.peakReset;
+  if (report.flops) {
+    obj["flops"] = report.flops->full;
+    obj["effective_flops"] = report.flops->effective;
+  }
+  if (report.medianMs) {
+    obj["median_ms"] = *report.medianMs;
+    obj["repeat"] = static_cast<int64_t>(report.repeat);
+    obj["gflops"] = report.gflops ? llvm::json::Value(*report.gflops) : llvm::json::Value(nullptr);
+    obj["effective_gflops"] =
+        report.effGflops ? llvm::json::Value(*report.effGflops) : llvm::json::Value(nullptr);
+  }
+  if (report.kernelMs) {
+    obj["gpu_kernel_median_ms"] = *report.kernelMs;
+    obj["gpu_kernel_gflops"] =
+        report.kernelGflops ? llvm::json::Value(*report.kernelGflops) : llvm::json::Value(nullptr);
+    obj["gpu_kernel_effective_gflops"] =
+        report.kernelEffGflops ? llvm::json::Value(*report.kernelEffGflops)
+                               : llvm::json::Value(nullptr);
+  }
+  if (!report.errors.empty()) {
+    double a = 0, r = 0;
+    for (auto &e : report.errors) {
+      a = std::max(a, e.maxAbs);
+      r = std::max(r, e.maxRel);
+    }
+    obj["compare_with"] = rt::pipelineName(*report.refPipeline);
+    obj["max_abs_error"] = jsonNumber(a);
+    obj["max_rel_error"] = jsonNumber(r);
+  }
+  if (!report.errors.empty() || !report.checks.empty()) {
+    // One entry per result: its report.errors against --compare-with and its
+    // --expect file, each where given.
+    llvm::json::Array perResult;
+    for (size_t i = 0; i < report.results->size(); ++i) {
+      llvm::json::Object entry{{"result", static_cast<int64_t>(i)}};
+      if (i < report.errors.size())
+        entry["compare_with"] = llvm::json::Object{
+            {"pipeline", rt::pipelineName(*report.refPipeline)},
+            {"max_abs_error", jsonNumber(report.errors[i].maxAbs)},
+            {"max_rel_error", jsonNumber(report.errors[i].maxRel)}};
+      if (i < report.checks.size()) {
+        const ExpectCheck &c = report.checks[i];
+        llvm::json::Object x{{"file", c.file},
+                             {"ok", c.ok()},
+                             {"atol", c.atol},
+                             {"rtol", c.rtol}};
+        if (!c.shapeMismatch.empty()) {
+          x["shape_mismatch"] = c.shapeMismatch;
+        } else {
+          x["max_abs_error"] = jsonNumber(c.stats.maxAbs);
+          x["max_rel_error"] = jsonNumber(c.stats.maxRel);
+          x["mismatches"] = c.mismatches;
+          x["numel"] = c.numel;
+          if (c.worst >= 0)
+            x["worst"] = llvm::json::Object{
+                {"index", llvm::json::Array(llvm::ArrayRef<int64_t>(c.worstIndex))},
+                {"got", jsonNumber(c.worstGot)},
+                {"expected", jsonNumber(c.worstExpected)}};
+        }
+        entry["expect"] = std::move(x);
+      }
+      perResult.push_back(std::move(entry));
+    }
+    obj["result_errors"] = std::move(perResult);
+  }
+  if (!report.checks.empty())
+    obj["expect_ok"] = !report.expectFailed;
+  if (report.skippedComparison)
+    obj["comparison_skipped"] = *report.skippedComparison;
+  llvm::json::Array unfused;
+  for (const std::string &n : report.fn->unfusedOps())
+    unfused.push_back(n);
+  obj["unfused"] = std::move(unfused);
+  llvm::json::Array conversions;
+  for (const std::string &n : conversionNotes())
+    conversions.push_back(n);
+  obj["conversions"] = std::move(conversions);
+  llvm::json::Array warned;
+  for (const std::string &w : warnings())
+    warned.push_back(w);
+  obj["warnings"] = std::move(warned);
+  llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(obj))) << "\n";
+}
+
+void printTextReport(const RunReport &report) {
+  llvm::outs() << "attn-run: @" << report.entry << " from " << report.file << " through the "
+               << rt::pipelineName(report.pipeline) << " pipeline (JIT for "
+               << report.fn->targetCpu() << ")\n";
+  if (report.verbose) {
+    llvm::outs() << "isa: " << report.isa << "; threads: "
+                 << (report.usedThreads ? std::to_string(*report.usedThreads) : "n/a");
+    if (report.usedTileQ)
+      llvm::outs() << "; tile-q " << *report.usedTileQ << ", tile-k " << *report.usedTileK;
+    if (report.usedVectorWidth)
+      llvm::outs() << ", vector-width " << *report.usedVectorWidth;
+    llvm::outs() << "\ncpu features: " << report.fn->targetFeatures() << "\n";
+  }
+  for (auto [i, t] : llvm::enumerate(*report.results)) {
+    rt::TensorSpec s{t.dtype, t.shape};
+    llvm::outs() << "result #" << i << ": " << s.str();
+    if (i < report.outputs.size())
+      llvm::outs() << " -> " << report.outputs[i];
+    llvm::outs() << "\n";
+  }
+  for (auto [i, e] : llvm::enumerate(report.errors))
+    llvm::outs() << llvm::formatv("result #{0} vs {1}: max_abs_error {2:e} "
+                                  "max_rel_error {3:e}\n",
+                                  i, rt::pipelineName(*report.refPipeline), e.maxAbs,
+                                  e.maxRel);
+  for (auto [i, c] : llvm::enumerate(report.checks)) {
+    llvm::outs() << "result #" << i << " vs " << c.file << ": ";
+    if (!c.shapeMismatch.empty()) {
+      llvm::outs() << "MISMATCH: " << c.shapeMismatch << "\n";
+      continue;
+    }
+    llvm::outs() << llvm::formatv("max_abs_error {0:e} max_rel_error {1:e}, ", c.stats.maxAbs,
+                                  c.stats.maxRel);
+    if (c.ok())
+      llvm::outs() << "ok (atol " << num(c.atol) << ", rtol " << num(c.rtol) << ")\n";
+    else
+      llvm::outs() << "MISMATCH: " << mismatchText(c) << "\n";
+  }
+  if (report.medianMs) {
+    llvm::outs() << llvm::formatv("time: median {0:f3} ms over {1} runs", *report.medianMs,
+                                  unsigned(report.repeat));
+    if (report.gflops)
+      llvm::outs() << llvm::formatv(", {0:f2} GFLOP/s, effective {1:f2} GFLOP/s", *report.gflops,
+                                    *report.effGflops);
+    llvm::outs() << "\n";
+    if (report.kernelMs) {
+      llvm::outs() << llvm::formatv("gpu kernels: median {0:f3} ms", *report.kernelMs);
+      if (report.kernelGflops)
+        llvm::outs() << llvm::formatv(", {0:f2} TFLOP/s, effective {1:f2} TFLOP/s",
+                                      *report.kernelGflops / 1000, *report.kernelEffGflops / 1000);
+      llvm::outs() << "\n";
+    }
+  }
+}
+
+} // namespace attnrun

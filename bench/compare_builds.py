@@ -18,15 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-B, H, D = 1, 12, 64
-
-
-def program(t, causal):
-    ty = "tensor<%dx%dx%dx%dxf32>" % (B, H, t, D)
-    attr = " {causal = #attn.causal<top_left>}" if causal else ""
-    return ("func.func @sdpa(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
-            "  %%o = attn.sdpa %%q, %%k, %%v%s : (%s, %s, %s) -> %s\n"
-            "  return %%o : %s\n}\n" % (ty, ty, ty, ty, attr, ty, ty, ty, ty, ty))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_bench import program  # noqa: E402  (the same sdpa program: B 1, H 12, D 64, f32)
 
 
 def median_ms(bindir, path, repeat):

@@ -403,6 +403,13 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
     const SdpaProblem &p = *problem;
     FlashBuilder e{rewriter, op.getLoc(), tiling.vectorWidth};
     SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer);
+    // A static Tq below tile-q (decode: Tq = 1) gets a Q tile of its own
+    // size, rounded up to the microkernel's row block, instead of computing
+    // tile-q padded rows.
+    ConvertAttnToLoopsOptions tiling = this->tiling;
+    int64_t staticTq = p.queryType.getDimSize(2);
+    if (!ShapedType::isDynamic(staticTq) && staticTq < tiling.tileQ)
+      tiling.tileQ = std::max<int64_t>(kRowBlock, llvm::alignTo(staticTq, kRowBlock));
 
     // Work is parallel over (batch, head, Q tile).
     Value numQTiles = e.ceilDiv(s.tq, tiling.tileQ);

@@ -449,20 +449,6 @@ static std::vector<int64_t> descriptorFor(const void *data,
   return d;
 }
 
-double peakRssMiB() {
-  double mib = -1;
-  if (FILE *f = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    long kb;
-    while (std::fgets(line, sizeof(line), f))
-      if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) {
-        mib = kb / 1024.0;
-        break;
-      }
-    std::fclose(f);
-  }
-  return mib;
-}
 
 int64_t hostVectorWidth() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
@@ -511,6 +497,11 @@ static std::optional<uint64_t> procKb(const char *path, const char *key) {
     std::fclose(f);
   }
   return out;
+}
+
+double peakRssMiB() {
+  std::optional<uint64_t> hwm = procKb("/proc/self/status", "VmHWM");
+  return hwm ? *hwm / (1024.0 * 1024.0) : -1;
 }
 
 std::optional<uint64_t> availableMemoryBytes() {

@@ -221,9 +221,7 @@ private:
       Value row = g.add(q0, t);
       g.ifThen(g.lt(row, s.tq), [&] {
         Value l = g.load(state.l, {t});
-        Value positive = g.cmpF(arith::CmpFPredicate::OGT, l, g.f(0.0));
-        Value inv = g.select(positive, g.fdiv(g.f(1.0), l), g.f(0.0));
-        inv = g.select(g.cmpF(arith::CmpFPredicate::UNO, l, l), l, inv);
+        Value inv = g.inverseRowSum(l);
         Type outElt = p.resultType.getElementType();
         g.loop(g.idx(0), g.idx(p.dv), 1, [&](Value c) {
           Value x = g.fmul(g.load(state.acc, {c, t}), inv);

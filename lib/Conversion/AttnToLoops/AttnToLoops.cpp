@@ -358,9 +358,7 @@ void FlashKernel::writeOutput(const TileState &state) {
   int64_t w = t.vectorWidth;
   e.loop(e.idx(0), qRows, 1, [&](Value i) {
     Value l = e.load(state.l, {i});
-    Value empty = e.cmpF(arith::CmpFPredicate::OEQ, l, e.f(0.0));
-    Value inv = e.select(empty, e.f(0.0),
-                         e.fdiv(e.f(1.0), l));
+    Value inv = e.inverseRowSum(l);
     Value row = e.add(q0, i);
     if (p.dv % w == 0) {
       Value invV = e.bcast(inv);

@@ -135,6 +135,13 @@ struct FlashBuilder {
   }
   Value bcast(Value s) { return vector::BroadcastOp::create(b, loc, vec(), s); }
 
+  /// The factor that normalises a row by its running sum l (f32): 1/l, and
+  /// 0 where l = 0 (a row that saw no key gives 0); NaN stays NaN.
+  Value inverseRowSum(Value l) {
+    Value empty = cmpF(arith::CmpFPredicate::OEQ, l, f(0.0));
+    return select(empty, f(0.0), fdiv(f(1.0), l));
+  }
+
   /// 2^x (x f32 or a vector of f32) with plain arithmetic, the same code on
   /// CPU and GPU: x clamped to [-127, 127], n = round(x), Cephes' degree-6
   /// polynomial for 2^(x-n) on [-0.5, 0.5], 2^n built in the exponent bits.

@@ -86,15 +86,21 @@ def write(path, dtype, shape, values, big_endian=False, fortran=False):
         f.write(struct.pack("%s%d%s" % (order, len(values), fmt), *values))
 
 
-def read(path):
+def read_header(path):
+    """(header dict, the data bytes) of a version-1 .npy file."""
     with open(path, "rb") as f:
         data = f.read()
     assert data[:6] == b"\x93NUMPY", path
     hlen = struct.unpack("<H", data[8:10])[0]
-    h = eval(data[10:10 + hlen].decode())  # trusted: our own tool wrote it
+    h = eval(data[10:10 + hlen].decode())  # trusted: our tools wrote it
+    return h, data[10 + hlen:]
+
+
+def read(path):
+    h, body = read_header(path)
     fmt = {"<f4": "f", "<f2": "e", "|b1": "?"}[h["descr"]]
     n = numel(h["shape"])
-    vals = struct.unpack("<%d%s" % (n, fmt), data[10 + hlen:10 + hlen + n * struct.calcsize(fmt)])
+    vals = struct.unpack("<%d%s" % (n, fmt), body[:n * struct.calcsize(fmt)])
     return list(h["shape"]), list(vals)
 
 
@@ -228,14 +234,9 @@ def mean_check(args):
 
 
 def info(args):
-    with open(args.path, "rb") as f:
-        data = f.read()
-    assert data[:6] == b"\x93NUMPY", args.path
-    hlen = struct.unpack("<H", data[8:10])[0]
-    h = eval(data[10:10 + hlen].decode())  # trusted: attn-run wrote it
+    h, body = read_header(args.path)
     names = {"<f4": "float32", "<f2": "float16", "|b1": "bool"}
-    print(names.get(h["descr"], h["descr"]), tuple(h["shape"]),
-          len(data) - 10 - hlen, "bytes")
+    print(names.get(h["descr"], h["descr"]), tuple(h["shape"]), len(body), "bytes")
 
 
 parser = argparse.ArgumentParser()

@@ -1,10 +1,12 @@
 //===- fma_peak.cpp - measure this machine's fp32 FMA peak ----------------===//
 //
-// attn-fma-peak [--threads=N] [--seconds=S]: each thread runs independent
-// chains of 256-bit fused multiply-adds (12 accumulators, enough to cover
-// the FMA latency on two pipes) and the total rate is printed as GFLOP/s
-// (one FMA on 8 lanes = 16 flops). The benchmark quotes its results as a
-// fraction of this number, measured in the same run.
+// attn-fma-peak [--threads=N] [--seconds=S] [--isa=avx2|avx512]: each
+// thread runs independent chains of fused multiply-adds on the widest
+// vectors the CPU has (512-bit with AVX-512F, else 256-bit; --isa picks
+// one), 12 accumulators, enough to cover the FMA latency on two pipes, and
+// the total rate is printed as GFLOP/s (one FMA on L lanes = 2·L flops),
+// with the ISA used. The benchmark quotes its results as a fraction of this
+// number, measured in the same run.
 //
 //===----------------------------------------------------------------------===//
 #include <immintrin.h>
@@ -18,45 +20,57 @@
 #include <vector>
 
 // Twelve independent accumulators in registers (written out, so no
-// compiler keeps them in memory).
-__attribute__((target("avx2,fma"))) static double fmaLoop(long iters) {
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  __m256 c0 = _mm256_set1_ps(0.01f), c1 = _mm256_set1_ps(0.02f), c2 = _mm256_set1_ps(0.03f),
-         c3 = _mm256_set1_ps(0.04f), c4 = _mm256_set1_ps(0.05f), c5 = _mm256_set1_ps(0.06f),
-         c6 = _mm256_set1_ps(0.07f), c7 = _mm256_set1_ps(0.08f), c8 = _mm256_set1_ps(0.09f),
-         c9 = _mm256_set1_ps(0.10f), c10 = _mm256_set1_ps(0.11f), c11 = _mm256_set1_ps(0.12f);
-  for (long n = 0; n < iters; ++n) {
-    c0 = _mm256_fmadd_ps(c0, a, b);
-    c1 = _mm256_fmadd_ps(c1, a, b);
-    c2 = _mm256_fmadd_ps(c2, a, b);
-    c3 = _mm256_fmadd_ps(c3, a, b);
-    c4 = _mm256_fmadd_ps(c4, a, b);
-    c5 = _mm256_fmadd_ps(c5, a, b);
-    c6 = _mm256_fmadd_ps(c6, a, b);
-    c7 = _mm256_fmadd_ps(c7, a, b);
-    c8 = _mm256_fmadd_ps(c8, a, b);
-    c9 = _mm256_fmadd_ps(c9, a, b);
-    c10 = _mm256_fmadd_ps(c10, a, b);
-    c11 = _mm256_fmadd_ps(c11, a, b);
+// compiler keeps them in memory), for one vector ISA: NAME(iters) returns a
+// lane of the sum, which keeps the loop alive.
+#define ATTN_FMA_LOOP(NAME, TARGET, VEC, SET1, FMADD, ADD, LANES)                  \
+  __attribute__((target(TARGET))) static double NAME(long iters) {               \
+    const VEC a = SET1(0.999999f), b = SET1(1e-7f);                              \
+    VEC c0 = SET1(0.01f), c1 = SET1(0.02f), c2 = SET1(0.03f), c3 = SET1(0.04f),  \
+        c4 = SET1(0.05f), c5 = SET1(0.06f), c6 = SET1(0.07f), c7 = SET1(0.08f),  \
+        c8 = SET1(0.09f), c9 = SET1(0.10f), c10 = SET1(0.11f), c11 = SET1(0.12f); \
+    for (long n = 0; n < iters; ++n) {                                           \
+      c0 = FMADD(c0, a, b);                                                      \
+      c1 = FMADD(c1, a, b);                                                      \
+      c2 = FMADD(c2, a, b);                                                      \
+      c3 = FMADD(c3, a, b);                                                      \
+      c4 = FMADD(c4, a, b);                                                      \
+      c5 = FMADD(c5, a, b);                                                      \
+      c6 = FMADD(c6, a, b);                                                      \
+      c7 = FMADD(c7, a, b);                                                      \
+      c8 = FMADD(c8, a, b);                                                      \
+      c9 = FMADD(c9, a, b);                                                      \
+      c10 = FMADD(c10, a, b);                                                    \
+      c11 = FMADD(c11, a, b);                                                    \
+    }                                                                            \
+    VEC s = ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7)));   \
+    s = ADD(s, ADD(ADD(c8, c9), ADD(c10, c11)));                                 \
+    float out[LANES];                                                            \
+    std::memcpy(out, &s, sizeof(out));                                           \
+    return out[0];                                                               \
   }
-  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
-                           _mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)));
-  s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(c8, c9), _mm256_add_ps(c10, c11)));
-  float out[8];
-  _mm256_storeu_ps(out, s);
-  return out[0]; // keeps the loop alive
-}
+
+ATTN_FMA_LOOP(fmaLoopYmm, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps,
+              _mm256_add_ps, 8)
+ATTN_FMA_LOOP(fmaLoopZmm, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps,
+              _mm512_add_ps, 16)
 
 int main(int argc, char **argv) {
   int threads = 1;
   double seconds = 1.0;
+  bool hasAvx512 = __builtin_cpu_supports("avx512f");
+  const char *isa = hasAvx512 ? "avx512" : "avx2";
   for (int i = 1; i < argc; ++i) {
     if (!std::strncmp(argv[i], "--threads=", 10))
       threads = std::atoi(argv[i] + 10);
     else if (!std::strncmp(argv[i], "--seconds=", 10))
       seconds = std::atof(argv[i] + 10);
+    else if (!std::strcmp(argv[i], "--isa=avx2"))
+      isa = "avx2";
+    else if (!std::strcmp(argv[i], "--isa=avx512") && hasAvx512)
+      isa = "avx512";
     else {
-      std::fprintf(stderr, "usage: attn-fma-peak [--threads=N] [--seconds=S]\n");
+      std::fprintf(stderr, "usage: attn-fma-peak [--threads=N] [--seconds=S] "
+                           "[--isa=avx2|avx512 (avx512 where the CPU has it)]\n");
       return 2;
     }
   }
@@ -64,6 +78,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "attn-fma-peak: this CPU has no AVX2/FMA\n");
     return 2;
   }
+  bool zmm = !std::strcmp(isa, "avx512");
+  double (*fmaLoop)(long) = zmm ? fmaLoopZmm : fmaLoopYmm;
+  int lanes = zmm ? 16 : 8;
   // Calibrate iterations to about `seconds` on one thread.
   long iters = 1 << 16;
   volatile double keep = 0; // the calls must not be optimised away
@@ -94,8 +111,9 @@ int main(int argc, char **argv) {
   for (auto &th : pool)
     th.join();
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  double gflops = 16.0 * 12.0 * iters * threads / dt / 1e9;
-  std::printf("{\"threads\": %d, \"seconds\": %.3f, \"gflops\": %.2f, \"sink\": %g}\n", threads, dt,
-              gflops, sink.load());
+  double gflops = 2.0 * lanes * 12.0 * iters * threads / dt / 1e9;
+  std::printf("{\"threads\": %d, \"isa\": \"%s\", \"seconds\": %.3f, \"gflops\": %.2f, "
+              "\"sink\": %g}\n",
+              threads, isa, dt, gflops, sink.load());
   return 0;
 }

@@ -58,6 +58,75 @@ def Attn_WeightLayoutAttr : EnumAttr<Attn_Dialect, Attn_WeightLayout, "layout"> 
   }];
 }
 
+// Rotary position embedding pairing.
+def Attn_RopeStyle : I32EnumAttr<"RopeStyle", "rotary embedding pairing", [
+    // GPT-NeoX / LLaMA / HF apply_rotary_pos_emb: pairs (x[k], x[k+R/2]).
+    I32EnumAttrCase<"rotate_half", 0>,
+    // GPT-J / RoFormer: pairs (x[2k], x[2k+1]).
+    I32EnumAttrCase<"interleaved", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+def Attn_RopeStyleAttr : EnumAttr<Attn_Dialect, Attn_RopeStyle, "rope"> {
+  let summary = "rotary pairing, written #attn.rope<rotate_half> (GPT-NeoX, "
+                "LLaMA, HF; the default) or #attn.rope<interleaved> (GPT-J)";
+  let assemblyFormat = "`<` $value `>`";
+  let description = [{
+    `#attn.rope<rotate_half>` / `#attn.rope<interleaved>`: which elements
+    of a head vector `attn.rope` rotates together, for `k < R/2`:
+
+    - `rotate_half` (the **default**; GPT-NeoX, LLaMA, Mistral, Qwen,
+      Hugging Face `apply_rotary_pos_emb`): the pair `(x[k], x[k + R/2])`.
+    - `interleaved` (GPT-J, RoFormer, FlashAttention `interleaved=True`):
+      the pair `(x[2k], x[2k + 1])`.
+  }];
+}
+
+// A sliding (local) attention window.
+def Attn_WindowAttr : AttrDef<Attn_Dialect, "Window"> {
+  let mnemonic = "window";
+  let summary = "sliding window, written #attn.window<left = L, right = R> "
+                "(either bound may be left out: unbounded)";
+  let description = [{
+    `#attn.window<left = L, right = R[, align = top_left|bottom_right]>`:
+    query row `i` sees key `j` only when
+
+    ```
+    d(i) - L <= j <= d(i) + R,   d(i) = i             (align = top_left)
+                                 d(i) = i + Tk - Tq   (align = bottom_right)
+    ```
+
+    - `left`, `right`: non-negative integers; a bound that is left out is
+      unbounded (`#attn.window<left = 4096>` sees every later key unless a
+      causal mask also applies). `#attn.window<>` is no window at all.
+    - `align`: the diagonal `d(i)`. On an op with a `causal` attribute the
+      window uses the causal kind's diagonal (writing a different `align`
+      is an error); without one it defaults to `bottom_right`, as in
+      FlashAttention's `window_size`. When `Tq == Tk` both are the same.
+    - With key lengths, `Tk` in `d(i)` is the batch row's key length.
+    - Combined with `causal` the kept set is the intersection: causal is a
+      window with `right = 0` (Mistral's sliding window is
+      `causal = #attn.causal<bottom_right>, window = #attn.window<left = 4095>`,
+      i.e. each query sees itself and the 4095 keys before it).
+
+    The fused kernels never visit a key tile wholly outside the window:
+    work is proportional to `T·(L + R + 1)`, not `T²`.
+
+    Equivalents: FlashAttention-2 `window_size=(L, R)` (with `-1` for
+    unbounded), Mistral/HF `sliding_window = L + 1`.
+  }];
+  let parameters = (ins
+    OptionalParameter<"std::optional<int64_t>">:$left,
+    OptionalParameter<"std::optional<int64_t>">:$right,
+    OptionalParameter<"std::optional<::mlir::attn::CausalKind>">:$align);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// True when neither side is bounded (the window keeps every key).
+    bool isUnbounded() const { return !getLeft() && !getRight(); }
+  }];
+}
+
 // An f32 attribute whose constraint message shows how to write one.
 def Attn_F32Attr : FloatAttrBase<F32, "32-bit float attribute, written with "
     "its type (e.g. `0.125 : f32`; a bare `0.125` is an f64)">;

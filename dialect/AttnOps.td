@@ -16,6 +16,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
+def Attn_SlopesTensor : RankedTensorOf<[F32], [], "ALiBi slopes: a ranked tensor">;
+def Attn_LengthsTensor : RankedTensorOf<[I32, I64], [], "key lengths: a ranked tensor">;
 
 // Ops whose result shape follows from their operands: InferTypeOpInterface
 // gives the result type (builders without a result type use it), the
@@ -217,6 +219,85 @@ def Attn_MergeHeadsOp : Attn_ShapedOp<"merge_heads"> {
   let hasFolder = 1;
 }
 
+def Attn_RopeOp : Attn_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding of query or key heads";
+  let description = [{
+    **Meaning.** For `x` `[B,H,T,D]` and tables `cos`, `sin` of shape
+    `[T, R/2]` (one position per row) or `[B, T, R/2]` (per-sequence
+    positions), the first `R ≤ D` dims of every head vector are rotated in
+    pairs, the remaining `D - R` pass through. For `k < R/2`, with
+    `c = cos[(b,) t, k]`, `s = sin[(b,) t, k]`:
+
+    ```
+    rotate_half:   (p, q) = (k, k + R/2)       interleaved:  (p, q) = (2k, 2k + 1)
+    y[b,h,t,p] = x[b,h,t,p]·c - x[b,h,t,q]·s
+    y[b,h,t,q] = x[b,h,t,q]·c + x[b,h,t,p]·s
+    y[b,h,t,e] = x[b,h,t,e]                      for e >= R
+    ```
+
+    Hugging Face (`rotate_half` style, `cos`/`sin` there are `[T, R]` with
+    the half repeated: ours is their first half):
+
+    ```
+    def rotate_half(x): x1, x2 = x.chunk(2, -1); return torch.cat((-x2, x1), -1)
+    xr, xp = x[..., :R], x[..., R:]
+    y = torch.cat((xr * cos_full + rotate_half(xr) * sin_full, xp), -1)
+    ```
+
+    **Usage.**
+
+    ```
+    %y = attn.rope %x, %cos, %sin [ {style = #attn.rope<rotate_half|interleaved>} ]
+        : type(%x), type(%cos), type(%sin)
+    ```
+
+    - `style`: optional, **defaults to `#attn.rope<rotate_half>`**.
+    - `R` is twice the tables' last dim.
+    - The tables are `f32` or the element type of `%x`; the rotation is
+      computed in `f32`.
+
+    **Verifier.**
+    - `input` has rank 4 `[B,H,T,D]` with a static head dim `D`.
+    - `cos` and `sin` have the same type, rank 2 `[T, R/2]` or rank 3
+      `[B, T, R/2]`, and element type `f32` or the input's.
+    - Table dim `T` equals dim 2 of `input`; a rank-3 table's dim 0 equals
+      `B`.
+    - `R/2 ≥ 1` and `R ≤ D` (rotary dims beyond the head dim are an error).
+
+    **Folds.** None.
+
+    **Examples** (LLaMA-style full rotation; GPT-J-style partial rotation,
+    `R = 32` of `D = 64`, with per-sequence positions):
+
+    ```mlir
+    func.func @rope_llama(%q: tensor<1x32x128x128xf32>, %cos: tensor<128x64xf32>,
+                          %sin: tensor<128x64xf32>) -> tensor<1x32x128x128xf32> {
+      %y = attn.rope %q, %cos, %sin
+          : tensor<1x32x128x128xf32>, tensor<128x64xf32>, tensor<128x64xf32>
+      return %y : tensor<1x32x128x128xf32>
+    }
+    ```
+
+    ```mlir
+    func.func @rope_gptj_partial(%k: tensor<2x4x?x64xf16>, %cos: tensor<2x?x16xf32>,
+                                 %sin: tensor<2x?x16xf32>) -> tensor<2x4x?x64xf16> {
+      %y = attn.rope %k, %cos, %sin {style = #attn.rope<interleaved>}
+          : tensor<2x4x?x64xf16>, tensor<2x?x16xf32>, tensor<2x?x16xf32>
+      return %y : tensor<2x4x?x64xf16>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$cos,
+                       Attn_FloatTensor:$sin,
+                       DefaultValuedAttr<Attn_RopeStyleAttr,
+                                         "::mlir::attn::RopeStyle::rotate_half">:$style);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos) `,` type($sin)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_ScoresOp : Attn_ShapedOp<"scores"> {
   let summary = "attention scores Q·Kᵀ (unscaled)";
   let description = [{
@@ -319,19 +400,72 @@ def Attn_ScaleOp : Attn_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let hasCanonicalizer = 1;
 }
 
-def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["input", "result"]>]> {
-  let summary = "causal and/or operand masking of scores";
+def Attn_SoftcapOp : Attn_Op<"softcap", [Pure, SameOperandsAndResultType]> {
+  let summary = "cap logits smoothly: cap·tanh(x / cap)";
   let description = [{
-    **Meaning.** For scores `x` `[B,H,Tq,Tk]`:
+    **Meaning.** `y[...] = cap · tanh(x[...] / cap)`: scores keep their sign
+    and order but stay inside `(-cap, cap)`. A `-inf` score would become `-cap`, not
+    stay masked: that is why a softcap comes *before* any mask (the order
+    `attn-decompose` emits and `attn-fuse` requires).
+
+    PyTorch (Gemma 2, `attn_logit_softcapping`):
+    `scores = torch.tanh(scores / cap) * cap`.
+
+    **Usage.**
 
     ```
-    c[b,h,i,j] = -inf                 if causal = top_left     and j > i
-               = -inf                 if causal = bottom_right and j > i + Tk - Tq
-               = x[b,h,i,j]           otherwise (or with no causal attribute)
-    y[b,h,i,j] = M[b,h,i,j] ? c[b,h,i,j] : -inf      (i1 mask, broadcast)
-               = c[b,h,i,j] + M[b,h,i,j]             (float mask, broadcast)
-               = c[b,h,i,j]                          (no mask operand)
+    %y = attn.softcap %x {cap = c : f32} : type(%x)
     ```
+
+    - `cap`: required `f32`. Operand and result have the same type.
+
+    **Verifier.**
+    - Operand and result types are identical.
+    - `cap` is a positive finite number (`0`, negative, `inf` and `nan` are
+      rejected; a huge cap such as `1e30` is allowed and is nearly the
+      identity).
+
+    **Folds.** None.
+
+    **Example** (Gemma 2's cap of 50 on scaled scores):
+
+    ```mlir
+    func.func @softcap_gemma2(%s: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
+      %t = attn.softcap %s {cap = 50.0 : f32} : tensor<1x8x16x16xf32>
+      return %t : tensor<1x8x16x16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_F32Attr:$cap);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
+                                    AllTypesMatch<["input", "result"]>]> {
+  let summary = "biases (ALiBi, additive mask) and keep-masks (causal, "
+                "window, key lengths, i1 mask) on scores";
+  let description = [{
+    **Meaning.** For scores `x` `[B,H,Tq,Tk]`, with `L[b] = len[b]` when
+    `key_lengths` is given and `L[b] = Tk` otherwise, and the diagonal
+    `d(i) = i` (top_left) or `d(i) = i + L[b] - Tq` (bottom_right):
+
+    ```
+    z[b,h,i,j] = x[b,h,i,j]
+               - slope[b,h] · |i + L[b] - Tq - j|     (alibi_slopes)
+               + M[b,h,i,j]                          (float mask, broadcast)
+    y[b,h,i,j] = z[b,h,i,j] if every keep rule holds, else -inf:
+       causal          j <= d(i)
+       window          d(i) - left <= j <= d(i) + right
+       key_lengths     j < len[b]
+       i1 mask         M[b,h,i,j]
+    ```
+
+    Biases first, keep-masks second (the order of FlashAttention and of the
+    fused kernels). `slope[b,h]` is `slopes[h]` for `[H]` slopes. The window's
+    diagonal is the `causal` kind's when `causal` is given, else the
+    window's `align` (default `bottom_right`).
 
     PyTorch (`tril` keeps the lower triangle):
 
@@ -341,17 +475,29 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["input", "result"]>]> {
     y = x.masked_fill(~keep, float('-inf'))
     y = y.masked_fill(~M, float('-inf'))   # i1 mask
     y = y + M                              # float mask
+    # window (left, right), bottom_right diagonal:
+    i = torch.arange(Tq)[:, None] + Tk - Tq; j = torch.arange(Tk)[None, :]
+    y = y.masked_fill((j < i - left) | (j > i + right), float('-inf'))
+    # ALiBi:  y = y - slopes[:, None, None] * (i - j).abs()
+    # key lengths: y = y.masked_fill(j >= lens[:, None, None, None], float('-inf'))
     ```
 
     **Usage.**
 
     ```
-    %y = attn.mask %x [, %m] [ {causal = #attn.causal<top_left|bottom_right>} ]
+    %y = attn.mask %x [, %m] [alibi(%slopes : type)] [key_lengths(%len : type)]
+         [ {causal = #attn.causal<top_left|bottom_right>,
+            window = #attn.window<left = L, right = R>} ]
         : type(%x) [, type(%m)]
     ```
 
     - `%m`: optional mask operand (`i1` keep mask or additive float mask).
+    - `alibi(...)`: optional ALiBi slopes, `f32` `[H]` or `[B,H]`.
+    - `key_lengths(...)`: optional `[B]` `i32`/`i64` valid key counts per
+      batch row. A length outside `[0, Tk]` is a run-time error (`attn-run`
+      exits 2; the compiled code clamps it, it never reads past `Tk`).
     - `causal`: optional; absent means no causal masking.
+    - `window`: optional `#attn.window` (see `WindowAttr`).
     - The result has the type of `%x`.
 
     **Verifier.**
@@ -363,12 +509,18 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["input", "result"]>]> {
       - its rank is at most 4;
       - each of its dims, right-aligned against `[B,H,Tq,Tk]`, is a static 1
         or equals the scores dim (either side `?` is accepted).
+    - `alibi_slopes` has rank 1 `[H]` or 2 `[B,H]` with those dims.
+    - `key_lengths` has rank 1 and its dim equals `B`.
+    - A `window` with an `align` different from the `causal` kind is an
+      error; window bounds are non-negative (checked by the attribute).
 
-    **Folds.** `mask(x)` with neither a `causal` attribute nor a mask operand
+    **Folds.** `mask(x)` with nothing to apply (no `causal`, no mask
+    operand, no slopes, no key lengths, no window or an unbounded one)
     folds to `x`.
 
     **Examples** (GQA-shaped scores with a bottom-right causal mask plus a
-    key-padding keep mask; an f16 additive mask):
+    key-padding keep mask; an f16 additive mask; a sliding window with
+    ALiBi and key lengths):
 
     ```mlir
     func.func @mask_causal_padding(%s: tensor<2x8x16x32xf32>, %keep: tensor<2x1x1x32xi1>)
@@ -386,11 +538,33 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["input", "result"]>]> {
       return %y : tensor<?x4x?x?xf16>
     }
     ```
+
+    ```mlir
+    func.func @mask_window_alibi_lengths(%s: tensor<2x8x16x64xf32>, %slopes: tensor<8xf32>,
+                                         %len: tensor<2xi32>) -> tensor<2x8x16x64xf32> {
+      %y = attn.mask %s alibi(%slopes : tensor<8xf32>) key_lengths(%len : tensor<2xi32>)
+          {causal = #attn.causal<bottom_right>, window = #attn.window<left = 31>}
+          : tensor<2x8x16x64xf32>
+      return %y : tensor<2x8x16x64xf32>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Optional<Attn_MaskTensor>:$mask,
-                       OptionalAttr<Attn_CausalKindAttr>:$causal);
+                       Optional<Attn_SlopesTensor>:$alibi_slopes,
+                       Optional<Attn_LengthsTensor>:$key_lengths,
+                       OptionalAttr<Attn_CausalKindAttr>:$causal,
+                       OptionalAttr<Attn_WindowAttr>:$window);
   let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat = "$input (`,` $mask^)? attr-dict `:` type($input) (`,` type($mask)^)?";
+  let assemblyFormat = [{
+    $input (`,` $mask^)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    attr-dict `:` type($input) (`,` type($mask)^)?
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$mask,
+                   "::mlir::attn::CausalKindAttr":$causal)>
+  ];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -572,7 +746,7 @@ def Attn_WeightedSumOp : Attn_ShapedOp<"weighted_sum"> {
 // Composite ops
 //===----------------------------------------------------------------------===//
 
-def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
+def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention softmax(mask(scale·Q·Kᵀ))·V";
   let description = [{
     Scaled dot-product attention in one op; the form the fused lowerings take.
@@ -581,14 +755,16 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
 
     ```
     S[b,h,i,j] = scale · Σ_d Q[b,h,i,d] · K[b, h/(H/Hkv), j, d]
-    S'         = attn.mask(S, mask, causal)          (see attn.mask)
+    S          = softcap · tanh(S / softcap)          (if softcap given)
+    S'         = attn.mask(S, mask, alibi_slopes, key_lengths;
+                           causal, window)           (see attn.mask)
     P[b,h,i,:] = softmax_j(S'[b,h,i,:])              (all -inf row → zeros)
     P'         = dropout(P, dropout_rate, dropout_seed)   (if dropout_rate given)
     O[b,h,i,e] = Σ_j P'[b,h,i,j] · V[b, h/(H/Hkv), j, e]
     ```
 
     with `scale = 1/sqrt(D)` when the attribute is absent. That is,
-    `sdpa = weighted_sum(dropout(softmax(mask(scale(scores(Q,K))))), V)`.
+    `sdpa = weighted_sum(dropout(softmax(mask(softcap(scale(scores(Q,K)))))), V)`.
     When `D` is `?` the op verifies, but the lowerings need the scale written
     out: `attn-decompose` refuses such an sdpa with "head dim is dynamic and
     no 'scale' is given".
@@ -613,10 +789,12 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
     **Usage.**
 
     ```
-    %o = attn.sdpa %q, %k, %v [, %mask] [ATTRS]
-         : (type(%q), type(%k), type(%v) [, type(%mask)]) -> type(%o)
+    %o = attn.sdpa %q, %k, %v [, %mask] [alibi(%slopes)] [key_lengths(%len)] [ATTRS]
+         : (type(%q), type(%k), type(%v) [, type(%mask)] [, type(%slopes)] [, type(%len)])
+           -> type(%o)
 
     ATTRS: {scale = s : f32, causal = #attn.causal<top_left|bottom_right>,
+            softcap = c : f32, window = #attn.window<left = L, right = R>,
             dropout_rate = r : f32, dropout_seed = n : i64}   (each one optional)
     ```
 
@@ -626,6 +804,16 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
       mask, broadcastable to `[B,H,Tq,Tk]`.
     - `scale`: optional `f32`; **defaults to `1/sqrt(D)`**.
     - `causal`: optional; absent means not causal.
+    - `alibi(...)`: optional ALiBi slopes, `f32` `[H]` or `[B,H]`: adds
+      `-slope·|i + Tk - Tq - j|` to each score (BLOOM, MPT).
+    - `key_lengths(...)`: optional `[B]` `i32`/`i64`: keys `j >= len[b]` are
+      masked and never visited; `Tk` in the bottom-right diagonal and in
+      ALiBi is `len[b]` (decode against a padded KV cache). A length
+      outside `[0, Tk]` is a run-time error.
+    - `softcap`: optional positive `f32`: `c·tanh(s/c)` on the scaled scores
+      (Gemma 2, Grok).
+    - `window`: optional `#attn.window<left = L, right = R>`: sliding-window
+      attention (Mistral); tiles outside it are never visited.
     - `dropout_rate`: optional `f32`; absent means no dropout.
     - `dropout_seed`: optional `i64`; **defaults to 0**; only allowed together
       with `dropout_rate` (the verifier rejects a seed without a rate).
@@ -640,7 +828,10 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
     - If `%mask` is given: element type `i1` or the query's element type;
       rank ≤ 4; each dim a static 1 or equal to the matching dim of
       `[B,H,Tq,Tk]` (right-aligned).
-    - `scale`, if given, is a positive finite number.
+    - `scale` and `softcap`, if given, are positive finite numbers.
+    - `alibi_slopes` is `f32` of rank 1 `[H]` or rank 2 `[B,H]`;
+      `key_lengths` has rank 1 `[B]`.
+    - A `window` whose `align` differs from the `causal` kind is an error.
     - `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` needs
       `dropout_rate`.
     - The result type equals the inferred `[B,H,Tq,Dv]` with the query's
@@ -711,6 +902,22 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
     }
     ```
 
+    Mistral-style sliding-window GQA with softcap, ALiBi and per-sequence
+    key lengths (a padded KV cache of 256 keys, 4 new queries):
+
+    ```mlir
+    func.func @sdpa_window_features(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x256x64xf32>,
+                                    %v: tensor<2x2x256x64xf32>, %slopes: tensor<8xf32>,
+                                    %len: tensor<2xi32>) -> tensor<2x8x4x64xf32> {
+      %o = attn.sdpa %q, %k, %v alibi(%slopes) key_lengths(%len)
+          {causal = #attn.causal<bottom_right>, window = #attn.window<left = 127>,
+           softcap = 30.0 : f32}
+          : (tensor<2x8x4x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32>,
+             tensor<8xf32>, tensor<2xi32>) -> tensor<2x8x4x64xf32>
+      return %o : tensor<2x8x4x64xf32>
+    }
+    ```
+
     The same computation as the first example (at `T = 128`), written with
     the primitive ops (the chain `attn-decompose` produces):
 
@@ -728,13 +935,19 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa"> {
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
                        Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
+                       Optional<Attn_SlopesTensor>:$alibi_slopes,
+                       Optional<Attn_LengthsTensor>:$key_lengths,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
+                       OptionalAttr<Attn_F32Attr>:$softcap,
+                       OptionalAttr<Attn_WindowAttr>:$window,
                        OptionalAttr<Attn_F32Attr>:$dropout_rate,
                        OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)
+    $query `,` $key `,` $value (`,` $mask^)?
+    (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
@@ -761,8 +974,10 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     Q   = xq  · Wqᵀ (+ bq)          xq  [B,Tq,E],   Wq [H·D,   E]    → [B,Tq,H·D]
     K   = xkv · Wkᵀ (+ bk)          xkv [B,Tk,Ekv], Wk [Hkv·D, Ekv]  → [B,Tk,Hkv·D]
     V   = xkv · Wvᵀ (+ bv)                          Wv [Hkv·Dv,Ekv]  → [B,Tk,Hkv·Dv]
-    O   = sdpa(split_heads(Q, H), split_heads(K, Hkv), split_heads(V, Hkv), mask;
-               scale, causal, dropout_rate, dropout_seed)             → [B,H,Tq,Dv]
+    Qh  = split_heads(Q, H),  Kh = split_heads(K, Hkv)             (then, with rope:
+    Qh  = rope(Qh, cos, sin), Kh = rope(Kh, cos, sin)               attn.rope, style rope_style)
+    O   = sdpa(Qh, Kh, split_heads(V, Hkv), mask, alibi_slopes, key_lengths;
+               scale, causal, softcap, window, dropout_rate, dropout_seed) → [B,H,Tq,Dv]
     out = merge_heads(O) · Woᵀ (+ bo)               Wo [Eo,   H·Dv]  → [B,Tq,Eo]
     ```
 
@@ -784,9 +999,12 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     ```
     %out = attn.mha %xq, %xkv, %wq, %wk, %wv, %wo
              [qkv_bias(%bq, %bk, %bv)] [out_bias(%bo)] [mask(%mask)]
+             [alibi(%slopes)] [key_lengths(%len)] [rope(%cos, %sin)]
              {num_heads = H : i64
               [, num_kv_heads = Hkv : i64] [, scale = s : f32]
               [, causal = #attn.causal<top_left|bottom_right>]
+              [, softcap = c : f32] [, window = #attn.window<left = L, right = R>]
+              [, rope_style = #attn.rope<rotate_half|interleaved>]
               [, dropout_rate = r : f32] [, dropout_seed = n : i64]
               [, layout = #attn.layout<out_in|in_out>]}
          : (types of all operands, in order) -> type(%out)
@@ -796,6 +1014,11 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     - `out_bias(...)`: optional output-projection bias.
     - `mask(...)`: optional `i1` keep / additive float mask, broadcastable to
       `[B,H,Tq,Tk]`.
+    - `alibi(...)`, `key_lengths(...)`, `softcap`, `window`: as in `sdpa`.
+    - `rope(%cos, %sin)`: optional rotary tables applied to the projected,
+      split Q and K heads (`attn.rope`, pairing `rope_style`, **default**
+      `rotate_half`). Self-attention form: the tables' `T` equals both `Tq`
+      and `Tk`.
     - `num_heads`: required.
     - `num_kv_heads`: optional, **defaults to `num_heads`** (set it for GQA/MQA).
     - `scale`: optional, **defaults to `1/sqrt(D)`**.
@@ -825,8 +1048,13 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     - If `mask` is given: element type `i1` or the input's element type;
       rank ≤ 4; each dim a static 1 or equal to the matching dim of
       `[B, num_heads, Tq, Tk]` (right-aligned).
-    - `scale`, if given, is a positive finite number; `dropout_rate`, if
-      given, is in `[0, 1)`; `dropout_seed` needs `dropout_rate`.
+    - `scale` and `softcap`, if given, are positive finite numbers;
+      `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` needs
+      `dropout_rate`.
+    - `alibi_slopes` is `[H]` or `[B,H]` `f32`; `key_lengths` is `[B]`; a
+      `window`'s `align` matches `causal`.
+    - `cos`, `sin` follow `attn.rope`'s rules against `[B, H, Tq, D]` and
+      `[B, Hkv, Tk, D]`; `rope_style` needs them.
     - The result type equals the inferred `[B, Tq, Eo]` (`Eo` = output width
       of `wo`) with the input's element type.
 
@@ -899,10 +1127,17 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
                        Optional<Attn_FloatTensor>:$bv,
                        Optional<Attn_FloatTensor>:$bo,
                        Optional<Attn_MaskTensor>:$mask,
+                       Optional<Attn_SlopesTensor>:$alibi_slopes,
+                       Optional<Attn_LengthsTensor>:$key_lengths,
+                       Optional<Attn_FloatTensor>:$rope_cos,
+                       Optional<Attn_FloatTensor>:$rope_sin,
                        I64Attr:$num_heads,
                        OptionalAttr<I64Attr>:$num_kv_heads,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
+                       OptionalAttr<Attn_F32Attr>:$softcap,
+                       OptionalAttr<Attn_WindowAttr>:$window,
+                       OptionalAttr<Attn_RopeStyleAttr>:$rope_style,
                        OptionalAttr<Attn_F32Attr>:$dropout_rate,
                        OptionalAttr<I64Attr>:$dropout_seed,
                        DefaultValuedAttr<Attn_WeightLayoutAttr,
@@ -913,6 +1148,8 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     (`qkv_bias` `(` $bq^ `,` $bk `,` $bv `)`)?
     (`out_bias` `(` $bo^ `)`)?
     (`mask` `(` $mask^ `)`)?
+    (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
+    (`rope` `(` $rope_cos^ `,` $rope_sin `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [

@@ -211,10 +211,13 @@ MlirOperation attnMhaOpCreate(MlirLocation loc, MlirValue queryInput,
   MhaOp::build(b, state, unwrap(queryInput), unwrap(kvInput),
                unwrap(wq), unwrap(wk), unwrap(wv), unwrap(wo), valueOrNull(bq),
                valueOrNull(bk), valueOrNull(bv), valueOrNull(bo),
-               valueOrNull(mask), b.getI64IntegerAttr(options.numHeads),
+               valueOrNull(mask), /*alibi_slopes=*/nullptr,
+               /*key_lengths=*/nullptr, /*rope_cos=*/nullptr, /*rope_sin=*/nullptr,
+               b.getI64IntegerAttr(options.numHeads),
                options.numKvHeads > 0 ? b.getI64IntegerAttr(options.numKvHeads)
                                       : IntegerAttr(),
-               /*scale=*/nullptr, /*causal=*/nullptr, /*dropout_rate=*/nullptr,
+               /*scale=*/nullptr, /*causal=*/nullptr, /*softcap=*/nullptr,
+               /*window=*/nullptr, /*rope_style=*/nullptr, /*dropout_rate=*/nullptr,
                /*dropout_seed=*/nullptr, layout);
   auto op = cast<MhaOp>(Operation::create(state));
   bool ok = setCommonAttrs(op, options.scale, options.causal,

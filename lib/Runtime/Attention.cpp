@@ -248,9 +248,12 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
     mlir::Value mask = s.mask != MaskKind::None ? a[next] : none;
     auto op = mlir::attn::MhaOp::create(
         ob, loc, a[0], a[1], a[2], a[3], a[4], a[5], bq, bk, bv, bo, mask,
-        ob.getI64IntegerAttr(s.numHeads),
+        /*alibi_slopes=*/none, /*key_lengths=*/none, /*rope_cos=*/none,
+        /*rope_sin=*/none, ob.getI64IntegerAttr(s.numHeads),
         s.numKvHeads != 0 ? ob.getI64IntegerAttr(hkv) : mlir::IntegerAttr(),
         s.scale != 0 ? fb.f32(s.scale) : mlir::FloatAttr(), fb.causal(s.causal),
+        /*softcap=*/mlir::FloatAttr(), /*window=*/mlir::attn::WindowAttr(),
+        /*rope_style=*/mlir::attn::RopeStyleAttr(),
         /*dropout_rate=*/mlir::FloatAttr(), /*dropout_seed=*/mlir::IntegerAttr(),
         mlir::attn::WeightLayoutAttr::get(ob.getContext(),
                                           mlir::attn::WeightLayout::out_in));

@@ -32,9 +32,24 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
     Value qh = SplitHeadsOp::create(rewriter, loc, q, h);
     Value kh = SplitHeadsOp::create(rewriter, loc, k, hkv);
     Value vh = SplitHeadsOp::create(rewriter, loc, v, hkv);
+    if (Value cos = op.getRopeCos()) {
+      RopeStyle style = op.getRopeStyleAttr() ? op.getRopeStyleAttr().getValue()
+                                              : RopeStyle::rotate_half;
+      auto rope = [&](Value x) {
+        return RopeOp::create(rewriter, loc, x, cos, op.getRopeSin(), style);
+      };
+      qh = rope(qh);
+      kh = rope(kh);
+    }
     auto sdpa = SdpaOp::create(rewriter, loc, qh, kh, vh, op.getMask());
+    sdpa.getAlibiSlopesMutable().assign(op.getAlibiSlopes() ? ValueRange(op.getAlibiSlopes())
+                                                            : ValueRange());
+    sdpa.getKeyLengthsMutable().assign(op.getKeyLengths() ? ValueRange(op.getKeyLengths())
+                                                          : ValueRange());
     sdpa.setScaleAttr(op.getScaleAttr());
     sdpa.setCausalAttr(op.getCausalAttr());
+    sdpa.setSoftcapAttr(op.getSoftcapAttr());
+    sdpa.setWindowAttr(op.getWindowAttr());
     sdpa.setDropoutRateAttr(op.getDropoutRateAttr());
     sdpa.setDropoutSeedAttr(op.getDropoutSeedAttr());
     Value merged = MergeHeadsOp::create(rewriter, loc, sdpa);
@@ -43,7 +58,7 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
   }
 };
 
-/// sdpa(q, k, v) = weighted_sum(dropout(softmax(mask(scale(scores(q, k))))), v)
+/// sdpa(q, k, v) = weighted_sum(dropout(softmax(mask(softcap(scale(scores(q, k)))))), v)
 struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SdpaOp op,
@@ -56,8 +71,16 @@ struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
     if (static_cast<float>(*scale) != 1.0f)
       s = ScaleOp::create(rewriter, loc, s,
                           rewriter.getF32FloatAttr(static_cast<float>(*scale)));
-    if (op.getMask() || op.getCausalAttr())
-      s = MaskOp::create(rewriter, loc, s, op.getMask(), op.getCausalAttr());
+    if (FloatAttr cap = op.getSoftcapAttr())
+      s = SoftcapOp::create(rewriter, loc, s, cap);
+    WindowAttr window = op.getWindowAttr();
+    if (window && window.isUnbounded())
+      window = nullptr; // #attn.window<> keeps every key
+    if (op.getMask() || op.getCausalAttr() || op.getAlibiSlopes() ||
+        op.getKeyLengths() || window)
+      s = MaskOp::create(rewriter, loc, s.getType(), s, op.getMask(),
+                         op.getAlibiSlopes(), op.getKeyLengths(),
+                         op.getCausalAttr(), window);
     Value p = SoftmaxOp::create(rewriter, loc, s);
     FloatAttr rate = op.getDropoutRateAttr();
     if (rate && !rate.getValue().isZero()) {

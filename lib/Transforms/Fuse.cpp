@@ -22,6 +22,7 @@ struct SdpaChain {
   Value query, key;
   double scale = 1.0;       // product of every scale in the chain
   MaskOp mask;              // at most one
+  double softcap = 0.0;     // 0: none; else the cap on the fully scaled scores
   DropoutOp dropout;        // optional
   SmallVector<Operation *> ops; // the chain, users before producers
 };
@@ -55,10 +56,20 @@ struct FuseChainIntoSdpa : OpRewritePattern<WeightedSumOp> {
     IntegerAttr seed = dropout ? dropout.getSeedAttr() : nullptr;
     if (seed && seed.getValue().isZero())
       seed = nullptr; // sdpa's dropout_seed defaults to 0 as well
+    FloatAttr softcap;
+    if (chain.softcap != 0.0) {
+      float cap = static_cast<float>(chain.softcap);
+      if (!std::isfinite(cap) || cap <= 0.0f)
+        return rewriter.notifyMatchFailure(op, "softcap times the later "
+                                               "scales is not a positive finite f32");
+      softcap = rewriter.getF32FloatAttr(cap);
+    }
     rewriter.replaceOpWithNewOp<SdpaOp>(
         op, op.getType(), chain.query, key, value,
-        mask ? mask.getMask() : Value(), rewriter.getF32FloatAttr(scale),
-        mask ? mask.getCausalAttr() : nullptr,
+        mask ? mask.getMask() : Value(), mask ? mask.getAlibiSlopes() : Value(),
+        mask ? mask.getKeyLengths() : Value(), rewriter.getF32FloatAttr(scale),
+        mask ? mask.getCausalAttr() : nullptr, softcap,
+        mask ? mask.getWindowAttr() : nullptr,
         dropout ? dropout.getRateAttr() : nullptr, seed);
     // Each op is dead once its user, the one before it, is gone.
     for (Operation *dead : chain.ops)
@@ -92,15 +103,17 @@ private:
     if (!absorb(p))
       return rewriter.notifyMatchFailure(op, "softmax result has other users");
 
-    // Walk the scale/mask chain against program order: a scale met before
-    // the mask here is applied after it.
+    // Walk the scale/softcap/mask chain against program order: a scale met
+    // before the mask here is applied after it.
     Value x = softmax.getInput();
     bool scaledAfter = false; // a scale other than 1 is applied after x
+    double scaleAfter = 1.0;  // the product of those scales
+    SoftcapOp softcap;
     while (!x.getDefiningOp<ScoresOp>()) {
       Operation *def = x.getDefiningOp();
-      if (!isa_and_present<ScaleOp, MaskOp>(def))
+      if (!isa_and_present<ScaleOp, SoftcapOp, MaskOp>(def))
         return rewriter.notifyMatchFailure(
-            op, "softmax input is not a scale/mask chain over attn.scores");
+            op, "softmax input is not a scale/softcap/mask chain over attn.scores");
       if (!absorb(x))
         return rewriter.notifyMatchFailure(op, "an intermediate of the "
                                                "scale/mask chain has other users");
@@ -108,17 +121,35 @@ private:
         double a = scale.getScaleAttr().getValueAsDouble();
         chain.scale *= a;
         scaledAfter |= a != 1.0;
+        scaleAfter *= a;
         x = scale.getInput();
+        continue;
+      }
+      if (auto cap = dyn_cast<SoftcapOp>(def)) {
+        if (softcap)
+          return rewriter.notifyMatchFailure(op, "more than one attn.softcap");
+        // a·c·tanh(s/c) = (a·c)·tanh(a·s/(a·c)): a later scale a becomes part
+        // of the cap on the fully scaled scores.
+        softcap = cap;
+        chain.softcap = cap.getCapAttr().getValueAsDouble() * scaleAfter;
+        x = cap.getInput();
         continue;
       }
       auto mask = cast<MaskOp>(def);
       if (chain.mask)
         return rewriter.notifyMatchFailure(op, "more than one attn.mask");
+      // softcap(-inf) = -cap: a mask applied before the softcap is not one
+      // sdpa expresses (it caps first, then masks).
+      if (softcap)
+        return rewriter.notifyMatchFailure(
+            op, "an attn.mask is applied before the attn.softcap");
       // a·(S + m) ≠ a·S + m; an i1 or causal mask (−inf) commutes with a > 0.
       Value m = mask.getMask();
-      if (m && isa<FloatType>(getElementTypeOrSelf(m.getType())) && scaledAfter)
+      bool additive = (m && isa<FloatType>(getElementTypeOrSelf(m.getType()))) ||
+                      mask.getAlibiSlopes();
+      if (additive && scaledAfter)
         return rewriter.notifyMatchFailure(
-            op, "an additive mask is followed by a scale other than 1");
+            op, "an additive mask or ALiBi bias is followed by a scale other than 1");
       chain.mask = mask;
       x = mask.getInput();
     }

@@ -363,7 +363,7 @@ func.func @mask_broadcast_trailing(%s: tensor<1x4x7x9xf32>, %m: tensor<8xf32>) {
 
 func.func @mask_result_type(%s: tensor<1x4x7x9xf32>) {
   // expected-error @+1 {{all of {input, result} have same type}}
-  %0 = "attn.mask"(%s) {causal = #attn.causal<top_left>} : (tensor<1x4x7x9xf32>) -> tensor<1x4x7x8xf32>
+  %0 = "attn.mask"(%s) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0>}> : (tensor<1x4x7x9xf32>) -> tensor<1x4x7x8xf32>
   return
 }
 
@@ -640,7 +640,7 @@ func.func @mha_wo_in(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>, %wo: tensor
 
 func.func @mha_partial_bias(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>) {
   // expected-error @+1 {{operands 'bq', 'bk', 'bv' must be given together, got 1 of 3}}
-  %0 = "attn.mha"(%x, %x, %w, %w, %w, %w, %b) <{num_heads = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
+  %0 = "attn.mha"(%x, %x, %w, %w, %w, %w, %b) <{num_heads = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
   return
 }
 
@@ -782,4 +782,221 @@ func.func @layout_string(%x: tensor<2x5x16xf32>, %w: tensor<16x16xf32>) -> tenso
   // expected-error @+1 {{attribute 'layout' failed to satisfy constraint: projection weight layout, written #attn.layout<out_in> (nn.Linear's [Out,In], the default) or #attn.layout<in_out>}}
   %y = attn.project %x, %w {layout = "in_out"} : (tensor<2x5x16xf32>, tensor<16x16xf32>) -> tensor<2x5x16xf32>
   return %y : tensor<2x5x16xf32>
+}
+
+// -----
+
+func.func @softcap_zero(%s: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{attribute 'cap' must be a positive finite number, got 0}}
+  %0 = attn.softcap %s {cap = 0.0 : f32} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_inf(%q: tensor<1x4x8x16xf32>) {
+  // expected-error @+1 {{attribute 'softcap' must be a positive finite number, got inf}}
+  %0 = attn.sdpa %q, %q, %q {softcap = 0x7F800000 : f32} : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_negative(%q: tensor<1x4x8x16xf32>) {
+  // expected-error @+1 {{attribute 'softcap' must be a positive finite number, got -1}}
+  %0 = attn.sdpa %q, %q, %q {softcap = -1.0 : f32} : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @window_negative(%q: tensor<1x4x8x16xf32>) {
+  // expected-error @+1 {{window bound 'left' must be >= 0 (leave it out for unbounded), got -3}}
+  %0 = attn.sdpa %q, %q, %q {window = #attn.window<left = -3>} : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @window_negative_right(%s: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{window bound 'right' must be >= 0 (leave it out for unbounded), got -1}}
+  %0 = attn.mask %s {window = #attn.window<right = -1>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_unknown_param(%s: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{unknown window parameter 'size' (expected left, right or align)}}
+  %0 = attn.mask %s {window = #attn.window<size = 4>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_bad_align(%s: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{window 'align' must be top_left or bottom_right, got 'center'}}
+  %0 = attn.mask %s {window = #attn.window<left = 2, align = center>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_align_vs_causal(%q: tensor<1x4x8x16xf32>) {
+  // expected-error @+1 {{window align = top_left differs from causal = bottom_right}}
+  %0 = attn.sdpa %q, %q, %q {causal = #attn.causal<bottom_right>, window = #attn.window<left = 2, align = top_left>} : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @alibi_wrong_heads(%q: tensor<1x4x8x16xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{operand 'alibi_slopes' heads (dim 0) is 8, expected 4 (query heads H)}}
+  %0 = attn.sdpa %q, %q, %q alibi(%s) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<8xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @alibi_wrong_batch(%q: tensor<2x4x8x16xf32>, %s: tensor<3x4xf32>) {
+  // expected-error @+1 {{operand 'alibi_slopes' batch (dim 0) is 3, expected 2 (batch B)}}
+  %0 = attn.sdpa %q, %q, %q alibi(%s) : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<3x4xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @alibi_rank(%s: tensor<1x4x8x8xf32>, %a: tensor<1x4x1xf32>) {
+  // expected-error @+1 {{operand 'alibi_slopes' must have rank 1 [H] or 2 [B,H], got rank 3}}
+  %0 = attn.mask %s alibi(%a : tensor<1x4x1xf32>) : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @alibi_type(%q: tensor<1x4x8x16xf16>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{must be ALiBi slopes: a ranked tensor of 32-bit float values, but got 'tensor<4xf16>'}}
+  %0 = attn.sdpa %q, %q, %q alibi(%s) : (tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<4xf16>) -> tensor<1x4x8x16xf16>
+  return
+}
+
+// -----
+
+func.func @key_lengths_batch(%q: tensor<2x4x8x16xf32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{operand 'key_lengths' length (dim 0) is 3, expected 2 (batch B)}}
+  %0 = attn.sdpa %q, %q, %q key_lengths(%l) : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<3xi32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @key_lengths_rank(%s: tensor<2x4x8x8xf32>, %l: tensor<2x1xi32>) {
+  // expected-error @+1 {{operand 'key_lengths' must have rank 1 [B], got rank 2}}
+  %0 = attn.mask %s key_lengths(%l : tensor<2x1xi32>) : tensor<2x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @key_lengths_float(%q: tensor<2x4x8x16xf32>, %l: tensor<2xf32>) {
+  // expected-error @+1 {{must be key lengths: a ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xf32>'}}
+  %0 = attn.sdpa %q, %q, %q key_lengths(%l) : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_length(%x: tensor<1x4x8x16xf32>, %c: tensor<9x4xf32>) {
+  // expected-error @+1 {{operand 'cos' length (dim 0) is 9, expected 8 (length T, dim 2 of 'input')}}
+  %0 = attn.rope %x, %c, %c : tensor<1x4x8x16xf32>, tensor<9x4xf32>, tensor<9x4xf32>
+  return
+}
+
+// -----
+
+func.func @rope_too_wide(%x: tensor<1x4x8x16xf32>, %c: tensor<8x9xf32>) {
+  // expected-error @+1 {{rotary dims R = 2 * 9 = 18 exceed the head dim D = 16 of 'input' (R must be <= D)}}
+  %0 = attn.rope %x, %c, %c : tensor<1x4x8x16xf32>, tensor<8x9xf32>, tensor<8x9xf32>
+  return
+}
+
+// -----
+
+func.func @rope_empty(%x: tensor<1x4x8x16xf32>, %c: tensor<8x0xf32>) {
+  // expected-error @+1 {{operand 'cos' rotary half-width (dim 1) is 0, expected >= 1}}
+  %0 = attn.rope %x, %c, %c : tensor<1x4x8x16xf32>, tensor<8x0xf32>, tensor<8x0xf32>
+  return
+}
+
+// -----
+
+func.func @rope_sin_type(%x: tensor<1x4x8x16xf32>, %c: tensor<8x4xf32>, %s: tensor<8x8xf32>) {
+  // expected-error @+1 {{operands 'cos' and 'sin' must have the same type}}
+  %0 = attn.rope %x, %c, %s : tensor<1x4x8x16xf32>, tensor<8x4xf32>, tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_batch(%x: tensor<2x4x8x16xf32>, %c: tensor<3x8x4xf32>) {
+  // expected-error @+1 {{operand 'cos' batch (dim 0) is 3, expected 2 (batch B of 'input')}}
+  %0 = attn.rope %x, %c, %c : tensor<2x4x8x16xf32>, tensor<3x8x4xf32>, tensor<3x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @rope_table_type(%x: tensor<1x4x8x16xf16>, %c: tensor<8x4xbf16>) {
+  // expected-error @+1 {{operand 'cos' element type 'bf16' must be f32 or the 'input' element type 'f16'}}
+  %0 = attn.rope %x, %c, %c : tensor<1x4x8x16xf16>, tensor<8x4xbf16>, tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+func.func @rope_dynamic_head_dim(%x: tensor<1x4x8x?xf32>, %c: tensor<8x4xf32>) {
+  // expected-error @+1 {{operand 'input' head dim (dim 3) must be static for rope}}
+  %0 = attn.rope %x, %c, %c : tensor<1x4x8x?xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @mha_rope_cross_length(%xq: tensor<2x5x32xf32>, %xkv: tensor<2x9x32xf32>,
+                                 %w: tensor<32x32xf32>, %c: tensor<5x2xf32>) {
+  // expected-error @+1 {{operand 'cos' length (dim 0) is 5, expected 9 (length T, dim 2 of 'key heads')}}
+  %0 = attn.mha %xq, %xkv, %w, %w, %w, %w rope(%c, %c) {num_heads = 4 : i64}
+      : (tensor<2x5x32xf32>, tensor<2x9x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
+         tensor<32x32xf32>, tensor<5x2xf32>, tensor<5x2xf32>) -> tensor<2x5x32xf32>
+  return
+}
+
+// -----
+
+func.func @mha_rope_style_alone(%x: tensor<2x5x32xf32>, %w: tensor<32x32xf32>) {
+  // expected-error @+1 {{attribute 'rope_style' is given without rope(%cos, %sin)}}
+  %0 = attn.mha %x, %x, %w, %w, %w, %w {num_heads = 4 : i64, rope_style = #attn.rope<interleaved>}
+      : (tensor<2x5x32xf32>, tensor<2x5x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
+         tensor<32x32xf32>) -> tensor<2x5x32xf32>
+  return
+}
+
+// -----
+
+func.func @mha_alibi_heads(%x: tensor<2x5x32xf32>, %w: tensor<32x32xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{operand 'alibi_slopes' heads (dim 0) is 2, expected 4 (query heads H)}}
+  %0 = attn.mha %x, %x, %w, %w, %w, %w alibi(%s) {num_heads = 4 : i64}
+      : (tensor<2x5x32xf32>, tensor<2x5x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
+         tensor<32x32xf32>, tensor<2xf32>) -> tensor<2x5x32xf32>
+  return
+}
+
+// -----
+
+func.func @mha_softcap(%x: tensor<2x5x32xf32>, %w: tensor<32x32xf32>) {
+  // expected-error @+1 {{attribute 'softcap' must be a positive finite number, got nan}}
+  %0 = attn.mha %x, %x, %w, %w, %w, %w {num_heads = 4 : i64, softcap = 0x7FC00000 : f32}
+      : (tensor<2x5x32xf32>, tensor<2x5x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
+         tensor<32x32xf32>) -> tensor<2x5x32xf32>
+  return
 }

@@ -33,7 +33,7 @@ func.func @heads(%x: tensor<?x?x64xbf16>) -> tensor<?x?x64xbf16> {
 // CHECK: %[[P:.*]] = attn.softmax %[[U3]] : tensor<1x12x128x128xf32>
 // CHECK: %[[D:.*]] = attn.dropout %[[P]] {rate = 1.000000e-01 : f32, seed = 42 : i64} : tensor<1x12x128x128xf32>
 // CHECK: attn.weighted_sum %[[D]], %{{.*}} : (tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
-// GENERIC: "attn.mask"(%{{.*}}) <{causal = #attn.causal<top_left>}> : (tensor<1x12x128x128xf32>) -> tensor<1x12x128x128xf32>
+// GENERIC: "attn.mask"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0>}> : (tensor<1x12x128x128xf32>) -> tensor<1x12x128x128xf32>
 // GENERIC: "attn.dropout"(%{{.*}}) <{rate = 1.000000e-01 : f32, seed = 42 : i64}>
 func.func @chain(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>, %v: tensor<1x12x128x64xf32>,
                  %keep: tensor<1x1x128xi1>, %bias: tensor<128x128xf32>) -> tensor<1x12x128x64xf32> {
@@ -52,7 +52,7 @@ func.func @chain(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>, %v: t
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>} : (tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32>
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.250000e-01 : f32} : (tensor<2x4x31x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32>, tensor<2x1x1x129xi1>) -> tensor<2x4x31x64xf32>
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<bottom_right>, dropout_rate = 2.500000e-01 : f32, dropout_seed = 3 : i64} : (tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x32xf16>) -> tensor<?x8x?x32xf16>
-// GENERIC: "attn.sdpa"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{scale = 1.250000e-01 : f32}>
+// GENERIC: "attn.sdpa"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>, scale = 1.250000e-01 : f32}>
 func.func @sdpa(%q: tensor<1x12x1024x64xf32>, %q2: tensor<2x4x31x64xf32>, %k2: tensor<2x4x129x64xf32>,
                 %keep: tensor<2x1x1x129xi1>, %qd: tensor<?x8x?x64xf16>, %kd: tensor<?x2x?x64xf16>,
                 %vd: tensor<?x2x?x32xf16>) -> (tensor<1x12x1024x64xf32>, tensor<2x4x31x64xf32>, tensor<?x8x?x32xf16>) {
@@ -70,8 +70,8 @@ func.func @sdpa(%q: tensor<1x12x1024x64xf32>, %q2: tensor<2x4x31x64xf32>, %k2: t
 // CHECK-LABEL: func.func @mha
 // CHECK: attn.mha %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} qkv_bias(%{{.*}}, %{{.*}}, %{{.*}}) out_bias(%{{.*}}) mask(%{{.*}}) {causal = #attn.causal<top_left>, num_heads = 8 : i64, num_kv_heads = 2 : i64}
 // CHECK: attn.mha %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {layout = #attn.layout<in_out>, num_heads = 4 : i64} : (tensor<2x5x32xf32>, tensor<2x9x16xf32>, tensor<32x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<2x5x32xf32>
-// GENERIC: "attn.mha"({{.*}}) <{causal = #attn.causal<top_left>, layout = #attn.layout<out_in>, num_heads = 8 : i64, num_kv_heads = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1>}>
-// GENERIC: "attn.mha"({{.*}}) <{layout = #attn.layout<in_out>, num_heads = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>}>
+// GENERIC: "attn.mha"({{.*}}) <{causal = #attn.causal<top_left>, layout = #attn.layout<out_in>, num_heads = 8 : i64, num_kv_heads = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}>
+// GENERIC: "attn.mha"({{.*}}) <{layout = #attn.layout<in_out>, num_heads = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
 func.func @mha(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wkv: tensor<16x64xf32>,
                %bq: tensor<64xf32>, %bkv: tensor<16xf32>, %m: tensor<10x10xi1>,
                %xq: tensor<2x5x32xf32>, %xkv: tensor<2x9x16xf32>, %wq2: tensor<32x32xf32>,
@@ -95,4 +95,53 @@ func.func @mha(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wkv: tensor<16x
 func.func @prefixed_attribute(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   %o = attn.sdpa %q, %q, %q {causal = #attn.causal<top_left>, mytool.tag = 3 : i64} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>
+}
+
+// Wave-2 features: softcap, window, ALiBi, key lengths, RoPE.
+// CHECK-LABEL: func.func @features
+// CHECK: attn.softcap %{{.*}} {cap = 5.000000e+01 : f32} : tensor<2x8x4x256xf32>
+// CHECK: attn.mask %{{.*}} alibi(%{{.*}} : tensor<8xf32>) key_lengths(%{{.*}} : tensor<2xi32>) {causal = #attn.causal<bottom_right>, window = #attn.window<left = 127>} : tensor<2x8x4x256xf32>
+// CHECK: attn.mask %{{.*}}, %{{.*}} key_lengths(%{{.*}} : tensor<2xi64>) {window = #attn.window<left = 3, right = 5, align = top_left>} : tensor<2x8x4x256xf32>, tensor<2x1x1x256xi1>
+// CHECK: attn.mask %{{.*}} alibi(%{{.*}} : tensor<2x8xf32>) {window = #attn.window<>} : tensor<2x8x4x256xf32>
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} alibi(%{{.*}}) key_lengths(%{{.*}}) {causal = #attn.causal<bottom_right>, softcap = 3.000000e+01 : f32, window = #attn.window<left = 127>} : (tensor<2x8x4x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32>, tensor<8xf32>, tensor<2xi32>) -> tensor<2x8x4x64xf32>
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} key_lengths(%{{.*}}) {window = #attn.window<right = 2>} : (tensor<2x8x4x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32>, tensor<2x1x1x256xi1>, tensor<2xi32>) -> tensor<2x8x4x64xf32>
+// CHECK: attn.rope %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8x4x64xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+// CHECK: attn.rope %{{.*}}, %{{.*}}, %{{.*}} {style = #attn.rope<interleaved>} : tensor<2x8x4x64xf32>, tensor<2x4x32xf32>, tensor<2x4x32xf32>
+// GENERIC: "attn.sdpa"({{.*}}) <{causal = #attn.causal<bottom_right>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1>, softcap = 3.000000e+01 : f32, window = #attn.window<left = 127>}>
+func.func @features(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x256x64xf32>, %v: tensor<2x2x256x64xf32>,
+                    %slopes: tensor<8xf32>, %slopes2: tensor<2x8xf32>, %len: tensor<2xi32>,
+                    %len64: tensor<2xi64>, %keep: tensor<2x1x1x256xi1>, %s: tensor<2x8x4x256xf32>,
+                    %cos: tensor<4x16xf32>, %sin: tensor<4x16xf32>,
+                    %cosb: tensor<2x4x32xf32>, %sinb: tensor<2x4x32xf32>) {
+  %0 = attn.softcap %s {cap = 50.0 : f32} : tensor<2x8x4x256xf32>
+  %1 = attn.mask %0 alibi(%slopes : tensor<8xf32>) key_lengths(%len : tensor<2xi32>)
+      {causal = #attn.causal<bottom_right>, window = #attn.window<left = 127>} : tensor<2x8x4x256xf32>
+  %2 = attn.mask %1, %keep key_lengths(%len64 : tensor<2xi64>)
+      {window = #attn.window<right = 5, left = 3, align = top_left>} : tensor<2x8x4x256xf32>, tensor<2x1x1x256xi1>
+  %3 = attn.mask %2 alibi(%slopes2 : tensor<2x8xf32>) {window = #attn.window<>} : tensor<2x8x4x256xf32>
+  %4 = attn.sdpa %q, %k, %v alibi(%slopes) key_lengths(%len)
+      {causal = #attn.causal<bottom_right>, window = #attn.window<left = 127>, softcap = 30.0 : f32}
+      : (tensor<2x8x4x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32>, tensor<8xf32>, tensor<2xi32>)
+        -> tensor<2x8x4x64xf32>
+  %5 = attn.sdpa %q, %k, %v, %keep key_lengths(%len) {window = #attn.window<right = 2>}
+      : (tensor<2x8x4x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32>, tensor<2x1x1x256xi1>, tensor<2xi32>)
+        -> tensor<2x8x4x64xf32>
+  %6 = attn.rope %q, %cos, %sin : tensor<2x8x4x64xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+  %7 = attn.rope %q, %cosb, %sinb {style = #attn.rope<interleaved>}
+      : tensor<2x8x4x64xf32>, tensor<2x4x32xf32>, tensor<2x4x32xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @mha_features
+// CHECK: attn.mha %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} alibi(%{{.*}}) key_lengths(%{{.*}}) rope(%{{.*}}, %{{.*}}) {causal = #attn.causal<top_left>, num_heads = 8 : i64, num_kv_heads = 2 : i64, rope_style = #attn.rope<interleaved>, softcap = 2.000000e+01 : f32, window = #attn.window<left = 4>}
+func.func @mha_features(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wkv: tensor<16x64xf32>,
+                        %slopes: tensor<8xf32>, %len: tensor<2xi32>, %cos: tensor<10x4xf32>,
+                        %sin: tensor<10x4xf32>) -> tensor<2x10x64xf32> {
+  %0 = attn.mha %x, %x, %wq, %wkv, %wkv, %wq alibi(%slopes) key_lengths(%len) rope(%cos, %sin)
+      {num_heads = 8 : i64, num_kv_heads = 2 : i64, causal = #attn.causal<top_left>,
+       softcap = 20.0 : f32, window = #attn.window<left = 4>, rope_style = #attn.rope<interleaved>}
+      : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>,
+         tensor<64x64xf32>, tensor<8xf32>, tensor<2xi32>, tensor<10x4xf32>, tensor<10x4xf32>)
+        -> tensor<2x10x64xf32>
+  return %0 : tensor<2x10x64xf32>
 }

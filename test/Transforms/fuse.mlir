@@ -289,3 +289,50 @@ func.func @not_softmax(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %o = attn.weighted_sum %t, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// A scale after the softcap becomes part of the cap:
+// 2·(10·tanh(s/10)) = 20·tanh(2s/20), so scale 0.25·2 = 0.5 and cap 20.
+// CHECK-LABEL: func.func @softcap_then_scale
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>, scale = 5.000000e-01 : f32, softcap = 2.000000e+01 : f32}
+func.func @softcap_then_scale(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %s = attn.scores %q, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  %t = attn.scale %s {scale = 0.25 : f32} : tensor<1x2x8x8xf32>
+  %c = attn.softcap %t {cap = 10.0 : f32} : tensor<1x2x8x8xf32>
+  %u = attn.scale %c {scale = 2.0 : f32} : tensor<1x2x8x8xf32>
+  %m = attn.mask %u {causal = #attn.causal<top_left>} : tensor<1x2x8x8xf32>
+  %p = attn.softmax %m : tensor<1x2x8x8xf32>
+  %o = attn.weighted_sum %p, %q : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// A mask before the softcap is not an sdpa (softcap(-inf) = -cap): kept.
+// CHECK-LABEL: func.func @mask_before_softcap
+// CHECK-NOT: attn.sdpa
+// CHECK: attn.softcap
+func.func @mask_before_softcap(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %s = attn.scores %q, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  %m = attn.mask %s {causal = #attn.causal<top_left>} : tensor<1x2x8x8xf32>
+  %c = attn.softcap %m {cap = 10.0 : f32} : tensor<1x2x8x8xf32>
+  %p = attn.softmax %c : tensor<1x2x8x8xf32>
+  %o = attn.weighted_sum %p, %q : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// An ALiBi bias followed by a scale other than 1 does not commute: kept.
+// CHECK-LABEL: func.func @alibi_then_scale
+// CHECK-NOT: attn.sdpa
+// CHECK: attn.mask %{{.*}} alibi
+func.func @alibi_then_scale(%q: tensor<1x2x8x16xf32>, %sl: tensor<2xf32>) -> tensor<1x2x8x16xf32> {
+  %s = attn.scores %q, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  %m = attn.mask %s alibi(%sl : tensor<2xf32>) : tensor<1x2x8x8xf32>
+  %t = attn.scale %m {scale = 0.25 : f32} : tensor<1x2x8x8xf32>
+  %p = attn.softmax %t : tensor<1x2x8x8xf32>
+  %o = attn.weighted_sum %p, %q : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}

@@ -327,6 +327,10 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
   LogicalResult matchAndRewrite(MaskOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    if (op.getAlibiSlopes() || op.getKeyLengths() ||
+        (op.getWindowAttr() && !op.getWindowAttr().isUnbounded()))
+      return op.emitOpError("window, ALiBi and key lengths have no reference "
+                            "lowering yet");
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType ty = op.getType();
     Type elt = ty.getElementType(), acc = computeType(elt);

@@ -30,6 +30,10 @@ FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
     return fail("the " + support.name + " takes only f32");
   if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
     return fail("dropout is not supported by the " + support.name);
+  if (op.getAlibiSlopes() || op.getKeyLengths() || op.getSoftcapAttr() ||
+      (op.getWindowAttr() && !op.getWindowAttr().isUnbounded()))
+    return fail("softcap, window, ALiBi and key lengths are not supported by "
+                "the " + support.name + " yet");
   if (p.queryType.isDynamicDim(1) || p.keyType.isDynamicDim(1) ||
       p.queryType.isDynamicDim(3) || p.valueType.isDynamicDim(3))
     return fail("the " + support.name + " needs static head counts and head dims");

@@ -61,9 +61,12 @@ OpFoldResult SplitHeadsOp::fold(FoldAdaptor) {
   return {};
 }
 
-/// mask(x) with neither a causal kind nor a mask operand = x
+/// mask(x) with nothing to apply (no causal kind, mask operand, slopes, key
+/// lengths or bounded window) = x
 OpFoldResult MaskOp::fold(FoldAdaptor) {
-  if (!getMask() && !getCausalAttr())
+  WindowAttr window = getWindowAttr();
+  if (!getMask() && !getCausalAttr() && !getAlibiSlopes() && !getKeyLengths() &&
+      (!window || window.isUnbounded()))
     return getInput();
   return {};
 }

@@ -178,6 +178,85 @@ public:
     return success();
   }
 
+  /// ALiBi slopes: f32 [H] or [B,H].
+  LogicalResult slopes(Value v, int64_t b, int64_t h) {
+    int64_t r = tensorType(v).getRank();
+    if (r == 1)
+      return dim("alibi_slopes", v, 0, "heads", h, "query heads H");
+    if (r == 2) {
+      if (failed(dim("alibi_slopes", v, 0, "batch", b, "batch B")) ||
+          failed(dim("alibi_slopes", v, 1, "heads", h, "query heads H")))
+        return failure();
+      return success();
+    }
+    return op->emitOpError() << "operand 'alibi_slopes' must have rank 1 [H] "
+                                "or 2 [B,H], got rank "
+                             << r;
+  }
+
+  /// Key lengths: [B] integers.
+  LogicalResult keyLengths(Value v, int64_t b) {
+    if (failed(rank("key_lengths", v, 1, "[B]")))
+      return failure();
+    return dim("key_lengths", v, 0, "length", b, "batch B");
+  }
+
+  /// The window's own alignment, when written, must be the causal kind.
+  LogicalResult windowAlign(WindowAttr window, CausalKindAttr causal) {
+    if (!window || !causal || !window.getAlign() ||
+        *window.getAlign() == causal.getValue())
+      return success();
+    return op->emitOpError()
+           << "window align = " << stringifyCausalKind(*window.getAlign())
+           << " differs from causal = "
+           << stringifyCausalKind(causal.getValue())
+           << " (a window on a causal op uses the causal diagonal; drop "
+              "'align' or make them agree)";
+  }
+
+  /// RoPE tables `cos`/`sin` for heads of shape `x` = [B, heads, T, D] and
+  /// element type `xe` (named `xName`).
+  LogicalResult ropeTables(StringRef xName, ArrayRef<int64_t> x, Type xe,
+                           Value cos, Value sin) {
+    if (cos.getType() != sin.getType())
+      return op->emitOpError() << "operands 'cos' and 'sin' must have the same "
+                                  "type, got "
+                               << cos.getType() << " and " << sin.getType();
+    RankedTensorType t = tensorType(cos);
+    if (!t.getElementType().isF32() && t.getElementType() != xe)
+      return op->emitOpError() << "operand 'cos' element type "
+                               << t.getElementType() << " must be f32 or the '"
+                               << xName << "' element type " << xe;
+    int64_t r = t.getRank();
+    if (r != 2 && r != 3)
+      return op->emitOpError() << "operand 'cos' must have rank 2 [T,R/2] or 3 "
+                                  "[B,T,R/2], got rank "
+                               << r;
+    if (r == 3 && failed(dim("cos", cos, 0, "batch", x[0],
+                             "batch B of '" + xName + "'")))
+      return failure();
+    if (failed(dim("cos", cos, r - 2, "length", x[2],
+                   "length T, dim 2 of '" + xName + "'")))
+      return failure();
+    int64_t half = t.getDimSize(r - 1), d = x[3];
+    if (isDyn(half))
+      return op->emitOpError() << "operand 'cos' rotary half-width (dim "
+                               << r - 1 << ") must be static";
+    if (half < 1)
+      return op->emitOpError() << "operand 'cos' rotary half-width (dim "
+                               << r - 1 << ") is " << half
+                               << ", expected >= 1 (R = 2 * " << half
+                               << " rotary dims)";
+    if (isDyn(d))
+      return op->emitOpError() << "operand '" << xName
+                               << "' head dim (dim 3) must be static for rope";
+    if (2 * half > d)
+      return op->emitOpError() << "rotary dims R = 2 * " << half << " = "
+                               << 2 * half << " exceed the head dim D = " << d
+                               << " of '" << xName << "' (R must be <= D)";
+    return success();
+  }
+
   /// The declared result type must be the one the operands determine.
   LogicalResult result(ArrayRef<int64_t> expected, Type elt) {
     auto res = cast<RankedTensorType>(op->getResult(0).getType());
@@ -393,14 +472,39 @@ LogicalResult ScaleOp::verify() {
   return Checker(*this).positiveFinite("scale", getScaleAttr().getValue());
 }
 
+LogicalResult SoftcapOp::verify() {
+  return Checker(*this).positiveFinite("cap", getCapAttr().getValue());
+}
+
+void MaskOp::build(OpBuilder &b, OperationState &state, Value input, Value mask,
+                   CausalKindAttr causal) {
+  build(b, state, input.getType(), input, mask, /*alibi_slopes=*/Value(),
+        /*key_lengths=*/Value(), causal, /*window=*/WindowAttr());
+}
+
 LogicalResult MaskOp::verify() {
   Checker c(*this);
-  if (failed(c.rank("input", getInput(), 4, "[B,H,Tq,Tk]")))
+  Value x = getInput();
+  if (failed(c.rank("input", x, 4, "[B,H,Tq,Tk]")))
     return failure();
   if (Value m = getMask())
-    return c.mask(m, tensorType(getInput()).getElementType(),
-                  tensorType(getInput()).getShape());
-  return success();
+    if (failed(c.mask(m, tensorType(x).getElementType(), tensorType(x).getShape())))
+      return failure();
+  if (Value s = getAlibiSlopes())
+    if (failed(c.slopes(s, dimOf(x, 0), dimOf(x, 1))))
+      return failure();
+  if (Value l = getKeyLengths())
+    if (failed(c.keyLengths(l, dimOf(x, 0))))
+      return failure();
+  return c.windowAlign(getWindowAttr(), getCausalAttr());
+}
+
+LogicalResult RopeOp::verify() {
+  Checker c(*this);
+  if (failed(c.rank("input", getInput(), 4, "[B,H,T,D]")))
+    return failure();
+  RankedTensorType x = tensorType(getInput());
+  return c.ropeTables("input", x.getShape(), x.getElementType(), getCos(), getSin());
 }
 
 LogicalResult SoftmaxOp::verify() {
@@ -419,8 +523,10 @@ LogicalResult DropoutOp::verify() {
 
 void SdpaOp::build(OpBuilder &b, OperationState &state, Value query, Value key,
                    Value value, Value mask) {
-  build(b, state, query, key, value, mask, /*scale=*/FloatAttr(),
-        /*causal=*/CausalKindAttr(), /*dropout_rate=*/FloatAttr(),
+  build(b, state, query, key, value, mask, /*alibi_slopes=*/Value(),
+        /*key_lengths=*/Value(), /*scale=*/FloatAttr(),
+        /*causal=*/CausalKindAttr(), /*softcap=*/FloatAttr(),
+        /*window=*/WindowAttr(), /*dropout_rate=*/FloatAttr(),
         /*dropout_seed=*/IntegerAttr());
 }
 
@@ -447,7 +553,15 @@ LogicalResult SdpaOp::verify() {
   if (Value m = getMask())
     if (failed(c.mask(m, elt, scoresShape(q, k))))
       return failure();
+  if (Value s = getAlibiSlopes())
+    if (failed(c.slopes(s, dimOf(q, 0), dimOf(q, 1))))
+      return failure();
+  if (Value l = getKeyLengths())
+    if (failed(c.keyLengths(l, dimOf(q, 0))))
+      return failure();
   if (failed(c.positiveFinite("scale", optF(getScaleAttr()))) ||
+      failed(c.positiveFinite("softcap", optF(getSoftcapAttr()))) ||
+      failed(c.windowAlign(getWindowAttr(), getCausalAttr())) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
       failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
     return failure();
@@ -470,9 +584,11 @@ void MhaOp::build(OpBuilder &b, OperationState &state, Value queryInput,
                   WeightLayout layout) {
   build(b, state, queryInput, kvInput, wq, wk, wv, wo, /*bq=*/nullptr, /*bk=*/nullptr,
         /*bv=*/nullptr, /*bo=*/nullptr, /*mask=*/nullptr,
-        b.getI64IntegerAttr(numHeads),
+        /*alibi_slopes=*/nullptr, /*key_lengths=*/nullptr, /*rope_cos=*/nullptr,
+        /*rope_sin=*/nullptr, b.getI64IntegerAttr(numHeads),
         numKvHeads ? b.getI64IntegerAttr(*numKvHeads) : IntegerAttr(),
-        /*scale=*/nullptr, /*causal=*/nullptr, /*dropout_rate=*/nullptr,
+        /*scale=*/nullptr, /*causal=*/nullptr, /*softcap=*/nullptr,
+        /*window=*/nullptr, /*rope_style=*/nullptr, /*dropout_rate=*/nullptr,
         /*dropout_seed=*/nullptr, WeightLayoutAttr::get(b.getContext(), layout));
 }
 
@@ -564,7 +680,28 @@ LogicalResult MhaOp::verify() {
   if (Value m = getMask())
     if (failed(c.mask(m, elt, {dimOf(xq, 0), h, dimOf(xq, 1), dimOf(xkv, 1)})))
       return failure();
+  if (Value s = getAlibiSlopes())
+    if (failed(c.slopes(s, dimOf(xq, 0), h)))
+      return failure();
+  if (Value l = getKeyLengths())
+    if (failed(c.keyLengths(l, dimOf(xq, 0))))
+      return failure();
+  if ((getRopeCos() == nullptr) != (getRopeSin() == nullptr))
+    return emitOpError() << "operands 'cos' and 'sin' must be given together";
+  if (getRopeStyleAttr() && !getRopeCos())
+    return emitOpError() << "attribute 'rope_style' is given without rope(%cos, %sin)";
+  if (Value cos = getRopeCos()) {
+    // Checked against the split Q and K heads rope rotates.
+    Value sin = getRopeSin();
+    if (failed(c.ropeTables("query heads", {dimOf(xq, 0), h, dimOf(xq, 1), d},
+                            elt, cos, sin)) ||
+        failed(c.ropeTables("key heads", {dimOf(xkv, 0), hkv, dimOf(xkv, 1), d},
+                            elt, cos, sin)))
+      return failure();
+  }
   if (failed(c.positiveFinite("scale", optF(getScaleAttr()))) ||
+      failed(c.positiveFinite("softcap", optF(getSoftcapAttr()))) ||
+      failed(c.windowAlign(getWindowAttr(), getCausalAttr())) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
       failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
     return failure();

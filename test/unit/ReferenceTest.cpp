@@ -610,3 +610,298 @@ TEST(RefMha, SelfAttentionNoBias) {
                      Layout::OutIn),
              1e-12);
 }
+
+//===----------------------------------------------------------------------===//
+// Wave 2: softcap, window, ALiBi, key lengths, RoPE
+//===----------------------------------------------------------------------===//
+
+TEST(RefSoftcap, HandComputed1x1x2x2) {
+  // c = 2: 2 tanh(0) = 0, 2 tanh(0.5), 2 tanh(-1), 2 tanh(50) = 2 (to 1e-15).
+  Tensor y = softcap(make({1, 1, 2, 2}, {0.0, 1.0, -2.0, 100.0}), 2.0);
+  EXPECT_EQ(y.at({0, 0, 0, 0}), 0.0);
+  EXPECT_NEAR(y.at({0, 0, 0, 1}), 2.0 * 0.46211715726000974, 1e-15);
+  EXPECT_NEAR(y.at({0, 0, 1, 0}), -2.0 * 0.76159415595576489, 1e-15);
+  EXPECT_NEAR(y.at({0, 0, 1, 1}), 2.0, 1e-15);
+}
+
+TEST(RefSoftcap, ExtremeCapsAndErrors) {
+  Tensor s = make({4}, {-3.0, -0.5, 0.25, 7.0});
+  // A huge cap is the identity; a tiny one is c * sign(s).
+  expectNear(softcap(s, 1e30), s, 1e-15);
+  Tensor tiny = softcap(s, 1e-3);
+  EXPECT_EQ(tiny.data, (std::vector<double>{-1e-3, -1e-3, 1e-3, 1e-3}));
+  // -inf becomes -c: why the softcap comes before any mask.
+  EXPECT_EQ(softcap(make({1}, {-kInf}), 3.0).data[0], -3.0);
+  EXPECT_THROW(softcap(s, 0.0), std::invalid_argument);
+  EXPECT_THROW(softcap(s, -1.0), std::invalid_argument);
+  EXPECT_THROW(softcap(s, kInf), std::invalid_argument);
+}
+
+TEST(RefMask, WindowBottomRightLeft1Right0) {
+  // Tq = 3, Tk = 5, d(i) = i + 2, kept d(i) - 1 <= j <= d(i):
+  //   row 0: {1, 2}; row 1: {2, 3}; row 2: {3, 4}.
+  MaskOptions o;
+  o.window = Window{1, 0, Causal::BottomRight};
+  const bool expected[3][5] = {{true, false, false, true, true},
+                               {true, true, false, false, true},
+                               {true, true, true, false, false}};
+  expectMasked(mask(scores3x5(), o), expected);
+  // The default align is bottom-right too.
+  o.window = Window{1, 0};
+  expectMasked(mask(scores3x5(), o), expected);
+}
+
+TEST(RefMask, WindowTopLeftBothSides) {
+  // d(i) = i, kept i - 1 <= j <= i + 1: row 0 {0, 1}; row 1 {0, 1, 2};
+  // row 2 {1, 2, 3}.
+  MaskOptions o;
+  o.window = Window{1, 1, Causal::TopLeft};
+  const bool expected[3][5] = {{false, false, true, true, true},
+                               {false, false, false, true, true},
+                               {true, false, false, false, true}};
+  expectMasked(mask(scores3x5(), o), expected);
+}
+
+TEST(RefMask, WindowOneSidedUnboundedAndZero) {
+  MaskOptions o;
+  // Unbounded on both sides: nothing masked.
+  o.window = Window{};
+  const bool none[3][5] = {};
+  expectMasked(mask(scores3x5(), o), none);
+  // right = 0 alone (bottom-right) is the bottom-right causal mask.
+  o.window = Window{std::nullopt, 0};
+  EXPECT_EQ(mask(scores3x5(), o).data,
+            mask(scores3x5(), Causal::BottomRight, Mask{}).data);
+  // left = 0 alone (top-left): row i keeps j >= i.
+  o.window = Window{0, std::nullopt, Causal::TopLeft};
+  const bool leftZero[3][5] = {{false, false, false, false, false},
+                               {true, false, false, false, false},
+                               {true, true, false, false, false}};
+  expectMasked(mask(scores3x5(), o), leftZero);
+  // left = right = 0: only the diagonal.
+  o.window = Window{0, 0, Causal::TopLeft};
+  const bool diag[3][5] = {{false, true, true, true, true},
+                           {true, false, true, true, true},
+                           {true, true, false, true, true}};
+  expectMasked(mask(scores3x5(), o), diag);
+}
+
+TEST(RefMask, WindowUsesTheCausalDiagonal) {
+  // causal top_left + window left = 1 (its align ignored): d(i) = i,
+  // kept i - 1 <= j <= i: row 0 {0}; row 1 {0, 1}; row 2 {1, 2}.
+  MaskOptions o;
+  o.causal = Causal::TopLeft;
+  o.window = Window{1, std::nullopt, Causal::BottomRight};
+  const bool expected[3][5] = {{false, true, true, true, true},
+                               {false, false, true, true, true},
+                               {true, false, false, true, true}};
+  expectMasked(mask(scores3x5(), o), expected);
+  o.window = Window{-1, std::nullopt};
+  EXPECT_THROW(mask(scores3x5(), o), std::invalid_argument);
+}
+
+TEST(RefMask, KeyLengthsMaskAndMoveTheDiagonal) {
+  // B = 2, Tq = 2, Tk = 4, lengths {3, 0}: batch 0 keeps j < 3, batch 1
+  // nothing. With bottom-right causal, d(i) = i + 3 - 2 = i + 1 in batch 0:
+  // row 0 keeps {0, 1}, row 1 {0, 1, 2}.
+  Tensor s({2, 1, 2, 4}, 1.0);
+  MaskOptions o;
+  o.keyLengths = std::vector<int64_t>{3, 0};
+  Tensor y = mask(s, o);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 4; ++j) {
+      EXPECT_EQ(y.at({0, 0, i, j}), j < 3 ? 1.0 : -kInf);
+      EXPECT_EQ(y.at({1, 0, i, j}), -kInf);
+    }
+  o.causal = Causal::BottomRight;
+  y = mask(s, o);
+  const bool keep[2][4] = {{true, true, false, false}, {true, true, true, false}};
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      EXPECT_EQ(y.at({0, 0, i, j}), keep[i][j] ? 1.0 : -kInf) << i << "," << j;
+  // Out-of-range lengths are clamped to [0, Tk].
+  o.causal = Causal::None;
+  o.keyLengths = std::vector<int64_t>{9, -2};
+  y = mask(s, o);
+  for (int64_t j = 0; j < 4; ++j) {
+    EXPECT_EQ(y.at({0, 0, 1, j}), 1.0);
+    EXPECT_EQ(y.at({1, 0, 1, j}), -kInf);
+  }
+  o.keyLengths = std::vector<int64_t>{1};
+  EXPECT_THROW(mask(s, o), std::invalid_argument);
+}
+
+TEST(RefMask, AlibiBottomRightDistance) {
+  // Scores 0, Tq = 3, Tk = 5, slopes [H] = {0.5, 2}: -slope * |i + 2 - j|.
+  Tensor s({1, 2, 3, 5}, 0.0);
+  Tensor slopes = make({2}, {0.5, 2.0});
+  MaskOptions o;
+  o.alibiSlopes = &slopes;
+  Tensor y = mask(s, o);
+  EXPECT_EQ(y.at({0, 0, 0, 0}), -1.0);  // |0 + 2 - 0| = 2
+  EXPECT_EQ(y.at({0, 0, 0, 2}), 0.0);   // the diagonal
+  EXPECT_EQ(y.at({0, 0, 0, 4}), -1.0);  // |0 + 2 - 4| = 2, right of it
+  EXPECT_EQ(y.at({0, 1, 2, 0}), -8.0);  // |2 + 2 - 0| = 4, slope 2
+  // The same distance with causal top_left (the ALiBi offset stays
+  // bottom-right); masked keys are -inf.
+  o.causal = Causal::TopLeft;
+  y = mask(s, o);
+  EXPECT_EQ(y.at({0, 0, 1, 0}), -1.5);  // |1 + 2 - 0| = 3
+  EXPECT_EQ(y.at({0, 0, 1, 2}), -kInf); // j > i
+  // With a key length of 3: |i + 3 - 3 - j| = |i - j|.
+  o.causal = Causal::None;
+  o.keyLengths = std::vector<int64_t>{3};
+  y = mask(s, o);
+  EXPECT_EQ(y.at({0, 0, 2, 0}), -1.0);
+  EXPECT_EQ(y.at({0, 0, 2, 2}), 0.0);
+  EXPECT_EQ(y.at({0, 0, 2, 3}), -kInf);
+  // [B,H] slopes, and slope 0 is no bias.
+  Tensor bh = make({1, 2}, {0.0, 1.0});
+  o.alibiSlopes = &bh;
+  o.keyLengths.reset();
+  y = mask(s, o);
+  EXPECT_EQ(y.at({0, 0, 0, 0}), 0.0);
+  EXPECT_EQ(y.at({0, 1, 0, 0}), -2.0);
+  Tensor bad = make({3}, {1, 2, 3});
+  o.alibiSlopes = &bad;
+  EXPECT_THROW(mask(s, o), std::invalid_argument);
+}
+
+TEST(RefMask, BiasThenKeepOrder) {
+  // ALiBi and an additive mask are added, then the keep rules apply: a
+  // window-masked key stays -inf whatever the bias.
+  Tensor s({1, 1, 1, 3}, 1.0);
+  Tensor slopes = make({1}, {1.0});
+  Mask add;
+  add.kind = Mask::Kind::Add;
+  add.values = make({3}, {10, 20, 30});
+  MaskOptions o;
+  o.alibiSlopes = &slopes;
+  o.mask = &add;
+  o.window = Window{1, 0};
+  // Tq = 1, Tk = 3: d(0) = 2; kept {1, 2}; bias -|2 - j|.
+  Tensor y = mask(s, o);
+  EXPECT_EQ(y.at({0, 0, 0, 0}), -kInf);
+  EXPECT_EQ(y.at({0, 0, 0, 1}), 1.0 - 1.0 + 20.0);
+  EXPECT_EQ(y.at({0, 0, 0, 2}), 1.0 + 30.0);
+}
+
+TEST(RefRope, NinetyDegreesBothStyles) {
+  // cos = 0, sin = 1: y_p = -x_q, y_q = x_p.
+  Tensor x = make({1, 1, 1, 4}, {1, 2, 3, 4});
+  Tensor c = make({1, 2}, {0, 0}), s = make({1, 2}, {1, 1});
+  // rotate_half pairs (0, 2), (1, 3).
+  EXPECT_EQ(rope(x, c, s, RopeStyle::RotateHalf).data,
+            (std::vector<double>{-3, -4, 1, 2}));
+  // interleaved pairs (0, 1), (2, 3).
+  EXPECT_EQ(rope(x, c, s, RopeStyle::Interleaved).data,
+            (std::vector<double>{-2, 1, -4, 3}));
+  // R = 2 < D = 4: only the pair (0, 1) turns, dims 2 and 3 pass through.
+  Tensor c1 = make({1, 1}, {0}), s1 = make({1, 1}, {1});
+  EXPECT_EQ(rope(x, c1, s1, RopeStyle::RotateHalf).data,
+            (std::vector<double>{-2, 1, 3, 4}));
+  EXPECT_EQ(rope(x, c1, s1, RopeStyle::Interleaved).data,
+            (std::vector<double>{-2, 1, 3, 4}));
+}
+
+TEST(RefRope, PerPositionAndPerSequenceAngles) {
+  // T = 2, D = R = 2: position 0 by 60 degrees, position 1 by 180.
+  Tensor x = make({1, 1, 2, 2}, {1, 0, 1, 2});
+  Tensor c = make({2, 1}, {0.5, -1.0}), s = make({2, 1}, {std::sqrt(3.0) / 2, 0.0});
+  Tensor y = rope(x, c, s, RopeStyle::RotateHalf);
+  EXPECT_NEAR(y.at({0, 0, 0, 0}), 0.5, 1e-15);
+  EXPECT_NEAR(y.at({0, 0, 0, 1}), std::sqrt(3.0) / 2, 1e-15);
+  EXPECT_EQ(y.at({0, 0, 1, 0}), -1.0);
+  EXPECT_EQ(y.at({0, 0, 1, 1}), -2.0);
+  // [B,T,R/2] tables: batch 0 turns by 90, batch 1 not at all.
+  Tensor x2 = make({2, 1, 1, 2}, {1, 2, 3, 4});
+  Tensor cb = make({2, 1, 1}, {0, 1}), sb = make({2, 1, 1}, {1, 0});
+  EXPECT_EQ(rope(x2, cb, sb, RopeStyle::Interleaved).data,
+            (std::vector<double>{-2, 1, 3, 4}));
+  // Errors: R > D, T mismatch, cos/sin shapes differ.
+  EXPECT_THROW(rope(x, make({2, 2}, {1, 1, 1, 1}), make({2, 2}, {0, 0, 0, 0}),
+                    RopeStyle::RotateHalf),
+               std::invalid_argument);
+  EXPECT_THROW(rope(x, make({3, 1}, {1, 1, 1}), make({3, 1}, {0, 0, 0}),
+                    RopeStyle::RotateHalf),
+               std::invalid_argument);
+  EXPECT_THROW(rope(x, c, make({2, 2}, {0, 0, 0, 0}), RopeStyle::RotateHalf),
+               std::invalid_argument);
+}
+
+TEST(RefSdpa, FeaturesByHand) {
+  // Tq = 1, Tk = 3, D = 1, scale 1, q = 1, k = {0, 1, 2}: scores {0, 1, 2};
+  // v = {10, 20, 40}.
+  Tensor q = make({1, 1, 1, 1}, {1}), k = make({1, 1, 3, 1}, {0, 1, 2});
+  Tensor v = make({1, 1, 3, 1}, {10, 20, 40});
+  SdpaOptions o;
+  o.scale = 1.0;
+  auto expected = [&](std::vector<double> s) {
+    double m = -kInf, sum = 0, out = 0;
+    for (double x : s)
+      m = std::max(m, x);
+    for (double x : s)
+      sum += std::exp(x - m);
+    for (size_t j = 0; j < s.size(); ++j)
+      out += std::exp(s[j] - m) / sum * v.data[j];
+    return out;
+  };
+  // softcap 1: tanh of the scores.
+  o.softcap = 1.0;
+  EXPECT_NEAR(sdpa(q, k, v, o).data[0],
+              expected({0.0, std::tanh(1.0), std::tanh(2.0)}), 1e-12);
+  // + ALiBi slope 1: -|0 + 3 - 1 - j| = {-2, -1, 0}.
+  Tensor slopes = make({1}, {1.0});
+  o.alibiSlopes = &slopes;
+  EXPECT_NEAR(sdpa(q, k, v, o).data[0],
+              expected({-2.0, std::tanh(1.0) - 1.0, std::tanh(2.0)}), 1e-12);
+  // + key length 2: key 2 masked, ALiBi distance |0 + 2 - 1 - j| = {1, 0}.
+  o.keyLengths = std::vector<int64_t>{2};
+  EXPECT_NEAR(sdpa(q, k, v, o).data[0],
+              expected({-1.0, std::tanh(1.0)}), 1e-12);
+  // + window left 0 (bottom-right, d(0) = 1): only key 1.
+  o.window = Window{0, std::nullopt};
+  EXPECT_NEAR(sdpa(q, k, v, o).data[0], 20.0, 1e-12);
+  // A key length of 0 leaves nothing: zeros.
+  o.keyLengths = std::vector<int64_t>{0};
+  EXPECT_EQ(sdpa(q, k, v, o).data[0], 0.0);
+  // A window with right 0 anchored top-left at Tq = 1 keeps key 0 only;
+  // with left 0 bottom-right and length 3 it keeps key 2.
+  SdpaOptions w;
+  w.scale = 1.0;
+  w.window = Window{std::nullopt, 0, Causal::TopLeft};
+  EXPECT_NEAR(sdpa(q, k, v, w).data[0], 10.0, 1e-12);
+  w.window = Window{0, std::nullopt};
+  EXPECT_NEAR(sdpa(q, k, v, w).data[0], 40.0, 1e-12);
+}
+
+TEST(RefMha, RopeRotatesQueriesAndKeys) {
+  const int64_t b = 2, t = 3, e = 8, h = 2, hkv = 1, d = 4;
+  Tensor x = iota({b, t, e}, 41);
+  MhaWeights w;
+  w.wq = iota({h * d, e}, 42);
+  w.wk = iota({hkv * d, e}, 43);
+  w.wv = iota({hkv * d, e}, 44);
+  w.wo = iota({e, h * d}, 45);
+  RopeTables r;
+  r.cos = iota({b, t, 1}, 46);
+  r.sin = iota({b, t, 1}, 47);
+  r.style = RopeStyle::Interleaved;
+  SdpaOptions opts;
+  opts.causal = Causal::TopLeft;
+  Tensor out = mha(x, x, w, h, hkv, opts, &r);
+  Tensor q = rope(splitHeads(project(x, w.wq, nullptr, Layout::OutIn), h), r.cos,
+                  r.sin, r.style);
+  Tensor k = rope(splitHeads(project(x, w.wk, nullptr, Layout::OutIn), hkv), r.cos,
+                  r.sin, r.style);
+  Tensor v = splitHeads(project(x, w.wv, nullptr, Layout::OutIn), hkv);
+  expectNear(out,
+             project(mergeHeads(sdpa(q, k, v, opts)), w.wo, nullptr, Layout::OutIn),
+             1e-12);
+  // Without tables it differs.
+  Tensor plain = mha(x, x, w, h, hkv, opts);
+  double diff = 0;
+  for (size_t i = 0; i < out.data.size(); ++i)
+    diff = std::max(diff, std::fabs(out.data[i] - plain.data[i]));
+  EXPECT_GT(diff, 1e-3);
+}

@@ -7,6 +7,7 @@
 
 #include "Reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -244,8 +245,17 @@ Tensor scale(const Tensor &s, double c) {
 }
 
 Tensor mask(const Tensor &s, Causal causal, const Mask &m) {
+  MaskOptions o;
+  o.causal = causal;
+  o.mask = &m;
+  return mask(s, o);
+}
+
+Tensor mask(const Tensor &s, const MaskOptions &o) {
   requireRank("mask", "s", s, 4);
   int64_t b = s.shape[0], h = s.shape[1], tq = s.shape[2], tk = s.shape[3];
+  Mask none;
+  const Mask &m = o.mask ? *o.mask : none;
 
   // Broadcast the operand mask: right-align its shape against [B,H,Tq,Tk];
   // a dim of size 1 broadcasts (stride 0).
@@ -273,26 +283,123 @@ Tensor mask(const Tensor &s, Causal causal, const Mask &m) {
     }
   }
 
+  // ALiBi slopes: [H] (slope[h]) or [B,H] (slope[b,h]).
+  const Tensor *slopes = o.alibiSlopes;
+  if (slopes) {
+    requireConsistent("mask", "alibi_slopes", *slopes);
+    if (slopes->rank() == 1)
+      requireDim("mask", "dim 0 of 'alibi_slopes' ([H])", slopes->shape[0], h);
+    else if (slopes->rank() == 2) {
+      requireDim("mask", "dim 0 of 'alibi_slopes' ([B,H])", slopes->shape[0], b);
+      requireDim("mask", "dim 1 of 'alibi_slopes' ([B,H])", slopes->shape[1], h);
+    } else
+      fail("mask: operand 'alibi_slopes' must have rank 1 [H] or 2 [B,H], got "
+           "shape " +
+           shapeToString(slopes->shape));
+  }
+  if (o.keyLengths)
+    requireDim("mask", "length of 'key_lengths' ([B])",
+               static_cast<int64_t>(o.keyLengths->size()), b);
+  if (o.window) {
+    if (o.window->left && *o.window->left < 0)
+      fail("mask: window left bound " + std::to_string(*o.window->left) +
+           " is negative");
+    if (o.window->right && *o.window->right < 0)
+      fail("mask: window right bound " + std::to_string(*o.window->right) +
+           " is negative");
+  }
+  // The diagonal: the causal kind's, else the window's align (bottom-right
+  // by default).
+  bool topLeft = o.causal == Causal::TopLeft ||
+                 (o.causal == Causal::None && o.window &&
+                  o.window->align == Causal::TopLeft);
+
   Tensor y = s;
+  for (int64_t bi = 0; bi < b; ++bi) {
+    int64_t len = tk;
+    if (o.keyLengths)
+      len = std::min<int64_t>(std::max<int64_t>((*o.keyLengths)[bi], 0), tk);
+    for (int64_t hi = 0; hi < h; ++hi) {
+      double slope = 0.0;
+      if (slopes)
+        slope = slopes->rank() == 1 ? slopes->data[hi]
+                                    : slopes->data[bi * h + hi];
+      for (int64_t i = 0; i < tq; ++i) {
+        int64_t diag = topLeft ? i : i + len - tq;
+        for (int64_t j = 0; j < tk; ++j) {
+          // Biases first.
+          double v = s.data[off4(s, bi, hi, i, j)];
+          double mval = 0.0;
+          if (m.kind != Mask::Kind::None)
+            mval = m.values.data[bi * mstride[0] + hi * mstride[1] +
+                                 i * mstride[2] + j * mstride[3]];
+          if (slopes)
+            v -= slope * std::fabs(static_cast<double>(i + len - tq - j));
+          if (m.kind == Mask::Kind::Add)
+            v += mval;
+          // Then the keep rules.
+          bool keep = j < len;
+          if (o.causal != Causal::None && j > diag)
+            keep = false;
+          if (o.window && o.window->left && j < diag - *o.window->left)
+            keep = false;
+          if (o.window && o.window->right && j > diag + *o.window->right)
+            keep = false;
+          if (m.kind == Mask::Kind::Keep && mval == 0.0)
+            keep = false;
+          y.data[off4(y, bi, hi, i, j)] = keep ? v : kNegInf;
+        }
+      }
+    }
+  }
+  return y;
+}
+
+Tensor softcap(const Tensor &s, double c) {
+  requireConsistent("softcap", "s", s);
+  if (!(c > 0.0) || !std::isfinite(c))
+    fail("softcap: cap must be a positive finite number, got " +
+         std::to_string(c));
+  Tensor y = s;
+  for (double &v : y.data)
+    v = c * std::tanh(v / c);
+  return y;
+}
+
+Tensor rope(const Tensor &x, const Tensor &cos, const Tensor &sin,
+            RopeStyle style) {
+  requireRank("rope", "x", x, 4);
+  requireConsistent("rope", "cos", cos);
+  requireConsistent("rope", "sin", sin);
+  if (cos.shape != sin.shape)
+    fail("rope: 'cos' of shape " + shapeToString(cos.shape) +
+         " and 'sin' of shape " + shapeToString(sin.shape) + " differ");
+  int64_t b = x.shape[0], h = x.shape[1], t = x.shape[2], d = x.shape[3];
+  bool perSequence = cos.rank() == 3;
+  if (cos.rank() != 2 && !perSequence)
+    fail("rope: operand 'cos' must have rank 2 [T,R/2] or 3 [B,T,R/2], got "
+         "shape " +
+         shapeToString(cos.shape));
+  if (perSequence)
+    requireDim("rope", "batch dim 0 of 'cos'", cos.shape[0], b);
+  requireDim("rope", "length dim of 'cos'", cos.shape[cos.rank() - 2], t);
+  int64_t half = cos.shape.back(), r = 2 * half;
+  if (half < 1 || r > d)
+    fail("rope: rotary dims R = " + std::to_string(r) +
+         " must be in [2, D = " + std::to_string(d) + "]");
+  Tensor y = x;
   for (int64_t bi = 0; bi < b; ++bi)
     for (int64_t hi = 0; hi < h; ++hi)
-      for (int64_t i = 0; i < tq; ++i)
-        for (int64_t j = 0; j < tk; ++j) {
-          double v = s.data[off4(s, bi, hi, i, j)];
-          bool masked = false;
-          if (causal == Causal::TopLeft && j > i)
-            masked = true;
-          if (causal == Causal::BottomRight && j > i + tk - tq)
-            masked = true;
-          if (m.kind != Mask::Kind::None) {
-            double mval = m.values.data[bi * mstride[0] + hi * mstride[1] +
-                                        i * mstride[2] + j * mstride[3]];
-            if (m.kind == Mask::Kind::Keep && mval == 0.0)
-              masked = true;
-            if (m.kind == Mask::Kind::Add)
-              v += mval;
-          }
-          y.data[off4(y, bi, hi, i, j)] = masked ? kNegInf : v;
+      for (int64_t ti = 0; ti < t; ++ti)
+        for (int64_t k = 0; k < half; ++k) {
+          int64_t p = style == RopeStyle::RotateHalf ? k : 2 * k;
+          int64_t q = style == RopeStyle::RotateHalf ? k + half : 2 * k + 1;
+          int64_t tab = perSequence ? off3(cos, bi, ti, k) : ti * half + k;
+          double c = cos.data[tab], sn = sin.data[tab];
+          double xp = x.data[off4(x, bi, hi, ti, p)];
+          double xq = x.data[off4(x, bi, hi, ti, q)];
+          y.data[off4(y, bi, hi, ti, p)] = xp * c - xq * sn;
+          y.data[off4(y, bi, hi, ti, q)] = xq * c + xp * sn;
         }
   return y;
 }
@@ -399,8 +506,15 @@ Tensor sdpa(const Tensor &q, const Tensor &k, const Tensor &v,
                      : 1.0 / std::sqrt(static_cast<double>(q.shape[3]));
   Tensor s = scores(q, k);
   s = scale(s, c);
-  Mask none;
-  s = mask(s, o.causal, o.mask ? *o.mask : none);
+  if (o.softcap)
+    s = softcap(s, *o.softcap);
+  MaskOptions mo;
+  mo.causal = o.causal;
+  mo.mask = o.mask;
+  mo.alibiSlopes = o.alibiSlopes;
+  mo.keyLengths = o.keyLengths;
+  mo.window = o.window;
+  s = mask(s, mo);
   Tensor p = softmax(s);
   if (o.dropoutRate > 0.0f)
     p = dropout(p, o.dropoutRate, o.dropoutSeed);
@@ -410,7 +524,8 @@ Tensor sdpa(const Tensor &q, const Tensor &k, const Tensor &v,
 }
 
 Tensor mha(const Tensor &xq, const Tensor &xkv, const MhaWeights &w,
-           int64_t numHeads, int64_t numKvHeads, const SdpaOptions &o) {
+           int64_t numHeads, int64_t numKvHeads, const SdpaOptions &o,
+           const RopeTables *rope) {
   requireRank("mha", "xq", xq, 3);
   requireRank("mha", "xkv", xkv, 3);
   Tensor q = project(xq, w.wq, w.bq, w.layout);
@@ -419,6 +534,10 @@ Tensor mha(const Tensor &xq, const Tensor &xkv, const MhaWeights &w,
   Tensor qh = splitHeads(q, numHeads);
   Tensor kh = splitHeads(k, numKvHeads);
   Tensor vh = splitHeads(v, numKvHeads);
+  if (rope) {
+    qh = attn::ref::rope(qh, rope->cos, rope->sin, rope->style);
+    kh = attn::ref::rope(kh, rope->cos, rope->sin, rope->style);
+  }
   Tensor a = sdpa(qh, kh, vh, o);
   return project(mergeHeads(a), w.wo, w.bo, w.layout);
 }

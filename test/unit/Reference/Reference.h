@@ -71,9 +71,57 @@ Tensor scale(const Tensor &s, double c);
 /// masked when j > i + Tk - Tq. A Keep mask sets -inf where its value is 0;
 /// an Add mask is added. Causal and operand mask may both apply.
 Tensor mask(const Tensor &s, Causal causal, const Mask &m);
+
+/// Elementwise c * tanh(s / c) (attn.softcap). Throws unless c is positive
+/// and finite.
+Tensor softcap(const Tensor &s, double c);
+
+/// A sliding window: key j of row i is kept iff d(i) - left <= j (when
+/// `left` is given) and j <= d(i) + right (when `right` is given); a bound
+/// left out is unbounded. `align` is the diagonal when no causal kind is
+/// given (TopLeft: d(i) = i, BottomRight: d(i) = i + L[b] - Tq); None means
+/// the default, BottomRight.
+struct Window {
+  std::optional<int64_t> left, right;
+  Causal align = Causal::BottomRight;
+};
+
+/// Everything attn.mask applies, for scores s [B,H,Tq,Tk]. With
+/// L[b] = keyLengths[b] clamped to [0, Tk] (Tk when no lengths are given)
+/// and the diagonal d(i) = i (top_left) or i + L[b] - Tq (bottom_right) of
+/// the causal kind when there is one, else of the window's align:
+///
+///   z = s - slope[b,h] * |i + L[b] - Tq - j|        (alibiSlopes)
+///         + M[b,h,i,j]                              (Add mask, broadcast)
+///   y = z where every keep rule holds, -inf elsewhere:
+///         j < L[b]                                  (keyLengths)
+///         j <= d(i)                                 (causal)
+///         d(i) - left <= j <= d(i) + right          (window, per bound)
+///         M[b,h,i,j] != 0                           (Keep mask)
+///
+/// slope[b,h] is alibiSlopes[h] for [H] slopes, alibiSlopes[b,h] for [B,H].
+struct MaskOptions {
+  Causal causal = Causal::None;
+  const Mask *mask = nullptr;
+  const Tensor *alibiSlopes = nullptr;              ///< [H] or [B,H]
+  std::optional<std::vector<int64_t>> keyLengths; ///< [B], clamped to [0, Tk]
+  std::optional<Window> window;
+};
+Tensor mask(const Tensor &s, const MaskOptions &o);
+
 /// Softmax over the last dim (subtracting the row max); a row that is
 /// entirely -inf gives all zeros (not NaN).
 Tensor softmax(const Tensor &x);
+
+/// Rotary pairing: RotateHalf pairs (k, k + R/2), Interleaved (2k, 2k + 1).
+enum class RopeStyle { RotateHalf, Interleaved };
+
+/// attn.rope: x [B,H,T,D], cos/sin [T,R/2] or [B,T,R/2] with R <= D. For
+/// each pair (p, q) of index k, c = cos[(b,) t, k], s = sin[(b,) t, k]:
+///   y_p = x_p * c - x_q * s,   y_q = x_q * c + x_p * s;
+/// dims e >= R are copied.
+Tensor rope(const Tensor &x, const Tensor &cos, const Tensor &sin,
+            RopeStyle style);
 
 /// ceil((double)rate * 2^24). Throws std::invalid_argument unless
 /// 0 <= rate <= 1.
@@ -99,10 +147,16 @@ struct SdpaOptions {
   const Mask *mask = nullptr;
   float dropoutRate = 0;
   int64_t dropoutSeed = 0;
+  std::optional<double> softcap;                    ///< c > 0: c*tanh(s/c)
+  const Tensor *alibiSlopes = nullptr;              ///< [H] or [B,H]
+  std::optional<std::vector<int64_t>> keyLengths; ///< [B]
+  std::optional<Window> window;
 };
 
-/// dropout(softmax(mask(scale * Q K^T))) V. Dropout (if rate > 0) is applied
-/// to the softmax output with the flat index over [B,H,Tq,Tk].
+/// dropout(softmax(mask(softcap(scale * Q K^T)))) V, with mask() the
+/// MaskOptions form (slopes, key lengths, window, causal, operand mask).
+/// Dropout (if rate > 0) is applied to the softmax output with the flat
+/// index over [B,H,Tq,Tk].
 Tensor sdpa(const Tensor &q, const Tensor &k, const Tensor &v,
             const SdpaOptions &o);
 
@@ -112,11 +166,18 @@ struct MhaWeights {
   Layout layout = Layout::OutIn;
 };
 
+/// Rotary tables for mha: cos/sin [T,R/2] or [B,T,R/2].
+struct RopeTables {
+  Tensor cos, sin;
+  RopeStyle style = RopeStyle::RotateHalf;
+};
+
 /// Q = project(xq, wq, bq), K = project(xkv, wk, bk), V = project(xkv, wv, bv);
-/// Q is split into numHeads, K and V into numKvHeads; sdpa; merge;
-/// project(.., wo, bo).
+/// Q is split into numHeads, K and V into numKvHeads; with `rope`, Q and K
+/// heads are rotated (rope()); sdpa; merge; project(.., wo, bo).
 Tensor mha(const Tensor &xq, const Tensor &xkv, const MhaWeights &w,
-           int64_t numHeads, int64_t numKvHeads, const SdpaOptions &o);
+           int64_t numHeads, int64_t numKvHeads, const SdpaOptions &o,
+           const RopeTables *rope = nullptr);
 
 } // namespace attn::ref
 

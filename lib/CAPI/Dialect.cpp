@@ -56,6 +56,42 @@ static WeightLayoutAttr layoutAttr(MLIRContext *c, int layout) {
   }
 }
 
+/// #attn.rope for a raw AttnRopeStyle value; null for none or out of range.
+static RopeStyleAttr ropeAttr(MLIRContext *c, int style) {
+  c->getOrLoadDialect<AttnDialect>();
+  switch (style) {
+  case AttnRopeStyleRotateHalf:
+    return RopeStyleAttr::get(c, RopeStyle::rotate_half);
+  case AttnRopeStyleInterleaved:
+    return RopeStyleAttr::get(c, RopeStyle::interleaved);
+  default:
+    return {};
+  }
+}
+
+/// #attn.window for C bounds (-1: unbounded) and a raw AttnCausal align
+/// (AttnCausalNone: not given). Null after a diagnostic from `emitError`
+/// for an align outside the enum or a bound the attribute rejects (its own
+/// verifier's message: any bound below -1 reaches it as written).
+static WindowAttr windowAttr(MLIRContext *c, int64_t left, int64_t right,
+                             int align,
+                             function_ref<InFlightDiagnostic()> emitError) {
+  c->getOrLoadDialect<AttnDialect>();
+  std::optional<CausalKind> a;
+  if (align != AttnCausalNone) {
+    CausalKindAttr kind = causalAttr(c, align);
+    if (!kind) {
+      emitError() << "unknown AttnCausal value " << align << " for the window align";
+      return {};
+    }
+    a = kind.getValue();
+  }
+  auto bound = [](int64_t v) {
+    return v == -1 ? std::nullopt : std::optional<int64_t>(v);
+  };
+  return WindowAttr::getChecked(emitError, c, bound(left), bound(right), a);
+}
+
 MlirAttribute attnCausalAttrGet(MlirContext ctx, AttnCausal kind) {
   return wrap(causalAttr(unwrap(ctx), rawEnum(kind)));
 }
@@ -86,29 +122,89 @@ AttnWeightLayout attnLayoutAttrGetValue(MlirAttribute attr) {
                                                    : AttnWeightLayoutOutIn;
 }
 
+MlirAttribute attnWindowAttrGet(MlirContext ctx, int64_t left, int64_t right,
+                                AttnCausal align) {
+  MLIRContext *c = unwrap(ctx);
+  return wrap(windowAttr(c, left, right, rawEnum(align), [c] {
+    return emitError(UnknownLoc::get(c)) << "attnWindowAttrGet: ";
+  }));
+}
+
+bool attnAttributeIsAWindow(MlirAttribute attr) {
+  return isa_and_nonnull<WindowAttr>(unwrap(attr));
+}
+
+int64_t attnWindowAttrGetLeft(MlirAttribute attr) {
+  auto a = dyn_cast_or_null<WindowAttr>(unwrap(attr));
+  return a && a.getLeft() ? *a.getLeft() : -1;
+}
+
+int64_t attnWindowAttrGetRight(MlirAttribute attr) {
+  auto a = dyn_cast_or_null<WindowAttr>(unwrap(attr));
+  return a && a.getRight() ? *a.getRight() : -1;
+}
+
+AttnCausal attnWindowAttrGetAlign(MlirAttribute attr) {
+  auto a = dyn_cast_or_null<WindowAttr>(unwrap(attr));
+  if (!a || !a.getAlign())
+    return AttnCausalNone;
+  return *a.getAlign() == CausalKind::top_left ? AttnCausalTopLeft
+                                               : AttnCausalBottomRight;
+}
+
+MlirAttribute attnRopeAttrGet(MlirContext ctx, AttnRopeStyle style) {
+  return wrap(ropeAttr(unwrap(ctx), rawEnum(style)));
+}
+
+bool attnAttributeIsARope(MlirAttribute attr) {
+  return isa_and_nonnull<RopeStyleAttr>(unwrap(attr));
+}
+
+AttnRopeStyle attnRopeAttrGetValue(MlirAttribute attr) {
+  auto a = dyn_cast_or_null<RopeStyleAttr>(unwrap(attr));
+  if (!a)
+    return AttnRopeStyleNone;
+  return a.getValue() == RopeStyle::rotate_half ? AttnRopeStyleRotateHalf
+                                                : AttnRopeStyleInterleaved;
+}
+
 //===----------------------------------------------------------------------===//
 // Op builders
 //===----------------------------------------------------------------------===//
 
-/// Sets the attributes shared by sdpa and mha; false (after a diagnostic)
-/// for an enum value outside the C enum.
-template <typename OpTy>
-static bool setCommonAttrs(OpTy op, float scale, const AttnCausal &causal,
-                           float dropoutRate, int64_t dropoutSeed) {
+/// Sets the attributes shared by sdpa and mha from AttnSdpaOptions or
+/// AttnMhaOptions (same field names); false (after a diagnostic) for an
+/// enum value outside the C enum or window bounds the attribute rejects.
+/// Values that are merely out of the op's range (a NaN scale or softcap, a
+/// dropout rate of 2) are set as given: the verifier names them.
+template <typename OpTy, typename Options>
+static bool setCommonAttrs(OpTy op, const Options &o) {
   Builder b(op.getContext());
-  if (scale > 0)
-    op.setScaleAttr(b.getF32FloatAttr(scale));
-  if (rawEnum(causal) != AttnCausalNone) {
-    CausalKindAttr attr = causalAttr(op.getContext(), rawEnum(causal));
+  // `x <= 0` is the documented "not given"; a NaN is given (and rejected).
+  if (!(o.scale <= 0))
+    op.setScaleAttr(b.getF32FloatAttr(o.scale));
+  if (rawEnum(o.causal) != AttnCausalNone) {
+    CausalKindAttr attr = causalAttr(op.getContext(), rawEnum(o.causal));
     if (!attr) {
-      op.emitOpError() << "unknown AttnCausal value " << rawEnum(causal);
+      op.emitOpError() << "unknown AttnCausal value " << rawEnum(o.causal);
       return false;
     }
     op.setCausalAttr(attr);
   }
-  if (dropoutRate != 0) {
-    op.setDropoutRateAttr(b.getF32FloatAttr(dropoutRate));
-    op.setDropoutSeedAttr(b.getI64IntegerAttr(dropoutSeed));
+  if (!(o.softcap <= 0))
+    op.setSoftcapAttr(b.getF32FloatAttr(o.softcap));
+  if (o.windowLeft != -1 || o.windowRight != -1 ||
+      rawEnum(o.windowAlign) != AttnCausalNone) {
+    WindowAttr window =
+        windowAttr(op.getContext(), o.windowLeft, o.windowRight,
+                   rawEnum(o.windowAlign), [&] { return op.emitOpError(); });
+    if (!window)
+      return false;
+    op.setWindowAttr(window);
+  }
+  if (o.dropoutRate != 0) {
+    op.setDropoutRateAttr(b.getF32FloatAttr(o.dropoutRate));
+    op.setDropoutSeedAttr(b.getI64IntegerAttr(o.dropoutSeed));
   }
   return true;
 }
@@ -145,64 +241,125 @@ static Value valueOrNull(MlirValue v) {
 }
 
 AttnSdpaOptions attnSdpaOptionsGetDefault(void) {
-  return AttnSdpaOptions{0.0f, AttnCausalNone, 0.0f, 0};
+  AttnSdpaOptions o{};
+  o.scale = 0.0f;
+  o.causal = AttnCausalNone;
+  o.dropoutRate = 0.0f;
+  o.dropoutSeed = 0;
+  o.softcap = 0.0f;
+  o.windowLeft = -1;
+  o.windowRight = -1;
+  o.windowAlign = AttnCausalNone;
+  return o;
+}
+
+static MlirOperation createSdpa(StringRef fn, MlirLocation loc, MlirValue query,
+                                MlirValue key, MlirValue value, MlirValue mask,
+                                MlirValue alibiSlopes, MlirValue keyLengths,
+                                const AttnSdpaOptions &options) {
+  Location l = unwrap(loc);
+  l.getContext()->getOrLoadDialect<AttnDialect>();
+  if (mlirValueIsNull(query) || mlirValueIsNull(key) || mlirValueIsNull(value)) {
+    emitError(l) << fn << ": query, key and value must not be null";
+    return MlirOperation{nullptr};
+  }
+  if (!requireRankedTensors(l, fn,
+                            {{"query", query}, {"key", key}, {"value", value},
+                             {"mask", mask}, {"alibi_slopes", alibiSlopes},
+                             {"key_lengths", keyLengths}}))
+    return MlirOperation{nullptr};
+  OpBuilder b(l.getContext());
+  // The generic builder (result type inferred): the segment sizes follow
+  // from which optional operands are present.
+  OperationState state(l, SdpaOp::getOperationName());
+  SdpaOp::build(b, state, unwrap(query), unwrap(key), unwrap(value),
+                valueOrNull(mask), valueOrNull(alibiSlopes),
+                valueOrNull(keyLengths), /*scale=*/nullptr, /*causal=*/nullptr,
+                /*softcap=*/nullptr, /*window=*/nullptr,
+                /*dropout_rate=*/nullptr, /*dropout_seed=*/nullptr);
+  auto op = cast<SdpaOp>(Operation::create(state));
+  return finish(op, setCommonAttrs(op, options));
 }
 
 MlirOperation attnSdpaOpCreate(MlirLocation loc, MlirValue query, MlirValue key,
                                MlirValue value, MlirValue mask,
                                AttnSdpaOptions options) {
-  Location l = unwrap(loc);
-  l.getContext()->getOrLoadDialect<AttnDialect>();
-  if (mlirValueIsNull(query) || mlirValueIsNull(key) || mlirValueIsNull(value)) {
-    emitError(l) << "attnSdpaOpCreate: query, key and value must not be null";
-    return MlirOperation{nullptr};
-  }
-  if (!requireRankedTensors(l, "attnSdpaOpCreate",
-                            {{"query", query}, {"key", key}, {"value", value}, {"mask", mask}}))
-    return MlirOperation{nullptr};
-  OpBuilder b(l.getContext());
-  auto op = SdpaOp::create(b, l, unwrap(query), unwrap(key), unwrap(value),
-                           valueOrNull(mask));
-  bool ok = setCommonAttrs(op, options.scale, options.causal,
-                           options.dropoutRate, options.dropoutSeed);
-  return finish(op, ok);
+  return createSdpa("attnSdpaOpCreate", loc, query, key, value, mask,
+                    MlirValue{nullptr}, MlirValue{nullptr}, options);
+}
+
+MlirOperation attnSdpaOpCreateWithFeatures(MlirLocation loc, MlirValue query,
+                                           MlirValue key, MlirValue value,
+                                           MlirValue mask, MlirValue alibiSlopes,
+                                           MlirValue keyLengths,
+                                           AttnSdpaOptions options) {
+  return createSdpa("attnSdpaOpCreateWithFeatures", loc, query, key, value, mask,
+                    alibiSlopes, keyLengths, options);
 }
 
 AttnMhaOptions attnMhaOptionsGetDefault(int64_t numHeads) {
-  return AttnMhaOptions{numHeads, 0, AttnWeightLayoutOutIn, 0.0f,
-                        AttnCausalNone, 0.0f, 0};
+  AttnMhaOptions o{};
+  o.numHeads = numHeads;
+  o.numKvHeads = 0;
+  o.layout = AttnWeightLayoutOutIn;
+  o.scale = 0.0f;
+  o.causal = AttnCausalNone;
+  o.dropoutRate = 0.0f;
+  o.dropoutSeed = 0;
+  o.softcap = 0.0f;
+  o.windowLeft = -1;
+  o.windowRight = -1;
+  o.windowAlign = AttnCausalNone;
+  o.ropeStyle = AttnRopeStyleNone;
+  return o;
 }
 
-MlirOperation attnMhaOpCreate(MlirLocation loc, MlirValue queryInput,
-                              MlirValue kvInput, MlirValue wq, MlirValue wk,
-                              MlirValue wv, MlirValue wo, MlirValue bq,
-                              MlirValue bk, MlirValue bv, MlirValue bo,
-                              MlirValue mask, AttnMhaOptions options) {
+static MlirOperation createMha(StringRef fn, MlirLocation loc, MlirValue queryInput,
+                               MlirValue kvInput, MlirValue wq, MlirValue wk,
+                               MlirValue wv, MlirValue wo, MlirValue bq,
+                               MlirValue bk, MlirValue bv, MlirValue bo,
+                               MlirValue mask, MlirValue alibiSlopes,
+                               MlirValue keyLengths, MlirValue ropeCos,
+                               MlirValue ropeSin, const AttnMhaOptions &options) {
   Location l = unwrap(loc);
   MLIRContext *ctx = l.getContext();
   ctx->getOrLoadDialect<AttnDialect>();
   for (MlirValue v : {queryInput, kvInput, wq, wk, wv, wo})
     if (mlirValueIsNull(v)) {
-      emitError(l) << "attnMhaOpCreate: the inputs and the four weights must "
-                      "not be null";
+      emitError(l) << fn << ": the inputs and the four weights must not be null";
       return MlirOperation{nullptr};
     }
   int nullBiases = mlirValueIsNull(bq) + mlirValueIsNull(bk) + mlirValueIsNull(bv);
   if (nullBiases != 0 && nullBiases != 3) {
-    emitError(l) << "attnMhaOpCreate: bq, bk and bv must be given together";
+    emitError(l) << fn << ": bq, bk and bv must be given together";
+    return MlirOperation{nullptr};
+  }
+  if (mlirValueIsNull(ropeCos) != mlirValueIsNull(ropeSin)) {
+    emitError(l) << fn << ": ropeCos and ropeSin must be given together";
     return MlirOperation{nullptr};
   }
   WeightLayoutAttr layout = layoutAttr(ctx, rawEnum(options.layout));
   if (!layout) {
-    emitError(l) << "attnMhaOpCreate: unknown AttnWeightLayout value "
+    emitError(l) << fn << ": unknown AttnWeightLayout value "
                  << rawEnum(options.layout);
     return MlirOperation{nullptr};
   }
-  if (!requireRankedTensors(l, "attnMhaOpCreate",
+  RopeStyleAttr ropeStyle;
+  if (rawEnum(options.ropeStyle) != AttnRopeStyleNone) {
+    ropeStyle = ropeAttr(ctx, rawEnum(options.ropeStyle));
+    if (!ropeStyle) {
+      emitError(l) << fn << ": unknown AttnRopeStyle value "
+                   << rawEnum(options.ropeStyle);
+      return MlirOperation{nullptr};
+    }
+  }
+  if (!requireRankedTensors(l, fn,
                             {{"query_input", queryInput}, {"kv_input", kvInput},
                              {"wq", wq}, {"wk", wk}, {"wv", wv}, {"wo", wo},
                              {"bq", bq}, {"bk", bk}, {"bv", bv}, {"bo", bo},
-                             {"mask", mask}}))
+                             {"mask", mask}, {"alibi_slopes", alibiSlopes},
+                             {"key_lengths", keyLengths}, {"rope_cos", ropeCos},
+                             {"rope_sin", ropeSin}}))
     return MlirOperation{nullptr};
   OpBuilder b(ctx);
   // The generic builder (result type inferred): operands in ODS order, the
@@ -211,16 +368,35 @@ MlirOperation attnMhaOpCreate(MlirLocation loc, MlirValue queryInput,
   MhaOp::build(b, state, unwrap(queryInput), unwrap(kvInput),
                unwrap(wq), unwrap(wk), unwrap(wv), unwrap(wo), valueOrNull(bq),
                valueOrNull(bk), valueOrNull(bv), valueOrNull(bo),
-               valueOrNull(mask), /*alibi_slopes=*/nullptr,
-               /*key_lengths=*/nullptr, /*rope_cos=*/nullptr, /*rope_sin=*/nullptr,
+               valueOrNull(mask), valueOrNull(alibiSlopes),
+               valueOrNull(keyLengths), valueOrNull(ropeCos), valueOrNull(ropeSin),
                b.getI64IntegerAttr(options.numHeads),
                options.numKvHeads > 0 ? b.getI64IntegerAttr(options.numKvHeads)
                                       : IntegerAttr(),
                /*scale=*/nullptr, /*causal=*/nullptr, /*softcap=*/nullptr,
-               /*window=*/nullptr, /*rope_style=*/nullptr, /*dropout_rate=*/nullptr,
+               /*window=*/nullptr, ropeStyle, /*dropout_rate=*/nullptr,
                /*dropout_seed=*/nullptr, layout);
   auto op = cast<MhaOp>(Operation::create(state));
-  bool ok = setCommonAttrs(op, options.scale, options.causal,
-                           options.dropoutRate, options.dropoutSeed);
-  return finish(op, ok);
+  return finish(op, setCommonAttrs(op, options));
+}
+
+MlirOperation attnMhaOpCreate(MlirLocation loc, MlirValue queryInput,
+                              MlirValue kvInput, MlirValue wq, MlirValue wk,
+                              MlirValue wv, MlirValue wo, MlirValue bq,
+                              MlirValue bk, MlirValue bv, MlirValue bo,
+                              MlirValue mask, AttnMhaOptions options) {
+  MlirValue none{nullptr};
+  return createMha("attnMhaOpCreate", loc, queryInput, kvInput, wq, wk, wv, wo,
+                   bq, bk, bv, bo, mask, none, none, none, none, options);
+}
+
+MlirOperation attnMhaOpCreateWithFeatures(
+    MlirLocation loc, MlirValue queryInput, MlirValue kvInput, MlirValue wq,
+    MlirValue wk, MlirValue wv, MlirValue wo, MlirValue bq, MlirValue bk,
+    MlirValue bv, MlirValue bo, MlirValue mask, MlirValue alibiSlopes,
+    MlirValue keyLengths, MlirValue ropeCos, MlirValue ropeSin,
+    AttnMhaOptions options) {
+  return createMha("attnMhaOpCreateWithFeatures", loc, queryInput, kvInput, wq,
+                   wk, wv, wo, bq, bk, bv, bo, mask, alibiSlopes, keyLengths,
+                   ropeCos, ropeSin, options);
 }

@@ -12,6 +12,7 @@
 #include "mlir-c/IR.h"
 #include "mlir-c/Pass.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,70 @@ static void testAttributes(MlirContext ctx) {
 // CHECK: causal values: 1 2 0
 // CHECK: layout values: 1 0 0
 
+static void printWindow(const char *label, MlirAttribute w) {
+  printf("%s: ", label);
+  if (mlirAttributeIsNull(w)) {
+    printf("null\n");
+    return;
+  }
+  mlirAttributePrint(w, print, stdout);
+  printf(" isa=%d left=%lld right=%lld align=%d\n", attnAttributeIsAWindow(w),
+         (long long)attnWindowAttrGetLeft(w), (long long)attnWindowAttrGetRight(w),
+         attnWindowAttrGetAlign(w));
+}
+
+static void testFeatureAttributes(MlirContext ctx) {
+  printf("== feature attributes\n");
+  printWindow("left 3", attnWindowAttrGet(ctx, 3, -1, AttnCausalNone));
+  printWindow("right 2", attnWindowAttrGet(ctx, -1, 2, AttnCausalNone));
+  printWindow("both, top_left",
+              attnWindowAttrGet(ctx, 0, 5, AttnCausalTopLeft));
+  printWindow("bottom_right only",
+              attnWindowAttrGet(ctx, -1, -1, AttnCausalBottomRight));
+  printWindow("unbounded", attnWindowAttrGet(ctx, -1, -1, AttnCausalNone));
+  printWindow("left -2", attnWindowAttrGet(ctx, -2, 4, AttnCausalNone));
+  printWindow("right -7", attnWindowAttrGet(ctx, 1, -7, AttnCausalNone));
+  printWindow("align 6", attnWindowAttrGet(ctx, 1, 1, (AttnCausal)6));
+  MlirAttribute tl = attnCausalAttrGet(ctx, AttnCausalTopLeft);
+  printf("not a window: isa=%d left=%lld right=%lld align=%d\n",
+         attnAttributeIsAWindow(tl), (long long)attnWindowAttrGetLeft(tl),
+         (long long)attnWindowAttrGetRight(tl), attnWindowAttrGetAlign(tl));
+  printf("null is a window: %d\n", attnAttributeIsAWindow(mlirAttributeGetNull()));
+
+  MlirAttribute rh = attnRopeAttrGet(ctx, AttnRopeStyleRotateHalf);
+  MlirAttribute il = attnRopeAttrGet(ctx, AttnRopeStyleInterleaved);
+  printAttr(rh);
+  printAttr(il);
+  printf("rope none is null: %d\n", mlirAttributeIsNull(attnRopeAttrGet(ctx, AttnRopeStyleNone)));
+  printf("rope 3 is null: %d\n", mlirAttributeIsNull(attnRopeAttrGet(ctx, (AttnRopeStyle)3)));
+  printf("rope -1 is null: %d\n", mlirAttributeIsNull(attnRopeAttrGet(ctx, (AttnRopeStyle)-1)));
+  printf("isa rope: %d %d %d\n", attnAttributeIsARope(rh), attnAttributeIsARope(tl),
+         attnAttributeIsARope(mlirAttributeGetNull()));
+  printf("rope values: %d %d %d\n", attnRopeAttrGetValue(rh), attnRopeAttrGetValue(il),
+         attnRopeAttrGetValue(tl));
+}
+// CHECK-LABEL: == feature attributes
+// CHECK: left 3: #attn.window<left = 3> isa=1 left=3 right=-1 align=0
+// CHECK: right 2: #attn.window<right = 2> isa=1 left=-1 right=2 align=0
+// CHECK: both, top_left: #attn.window<left = 0, right = 5, align = top_left> isa=1 left=0 right=5 align=1
+// CHECK: bottom_right only: #attn.window<align = bottom_right> isa=1 left=-1 right=-1 align=2
+// CHECK: unbounded: #attn.window<> isa=1 left=-1 right=-1 align=0
+// CHECK: diagnostic: attnWindowAttrGet: window bound 'left' must be >= 0 (leave it out for unbounded), got -2
+// CHECK: left -2: null
+// CHECK: diagnostic: attnWindowAttrGet: window bound 'right' must be >= 0 (leave it out for unbounded), got -7
+// CHECK: right -7: null
+// CHECK: diagnostic: attnWindowAttrGet: unknown AttnCausal value 6 for the window align
+// CHECK: align 6: null
+// CHECK: not a window: isa=0 left=-1 right=-1 align=0
+// CHECK: null is a window: 0
+// CHECK: #attn.rope<rotate_half>
+// CHECK: #attn.rope<interleaved>
+// CHECK: rope none is null: 1
+// CHECK: rope 3 is null: 1
+// CHECK: rope -1 is null: 1
+// CHECK: isa rope: 1 0 0
+// CHECK: rope values: 1 2 0
+
 static void testSdpa(MlirContext ctx) {
   printf("== sdpa\n");
   MlirModule m = parse(ctx,
@@ -135,8 +200,9 @@ static void testSdpa(MlirContext ctx) {
       "             %mem: memref<1x2x7x8xf32>) { return }");
   MlirBlock b = firstFunctionBody(m);
   AttnSdpaOptions d = attnSdpaOptionsGetDefault();
-  printf("defaults: scale=%g causal=%d rate=%g seed=%lld\n", d.scale, d.causal,
-         d.dropoutRate, (long long)d.dropoutSeed);
+  printf("defaults: scale=%g causal=%d rate=%g seed=%lld softcap=%g window=%lld,%lld "
+         "align=%d\n", d.scale, d.causal, d.dropoutRate, (long long)d.dropoutSeed,
+         d.softcap, (long long)d.windowLeft, (long long)d.windowRight, d.windowAlign);
   MlirOperation plain = attnSdpaOpCreate(mlirLocationUnknownGet(ctx), arg(b, 0),
                                          arg(b, 1), arg(b, 2), kNone, d);
   printOp("plain", b, plain);
@@ -167,7 +233,7 @@ static void testSdpa(MlirContext ctx) {
   mlirModuleDestroy(m);
 }
 // CHECK-LABEL: == sdpa
-// CHECK: defaults: scale=0 causal=0 rate=0 seed=0
+// CHECK: defaults: scale=0 causal=0 rate=0 seed=0 softcap=0 window=-1,-1 align=0
 // CHECK: plain: %0 = attn.sdpa %arg0, %arg1, %arg2 : (tensor<1x4x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x4xf32>) -> tensor<1x4x5x4xf32>
 // CHECK: full: %1 = attn.sdpa %arg0, %arg1, %arg2, %arg3 {causal = #attn.causal<bottom_right>, dropout_rate = 2.500000e-01 : f32, dropout_seed = 42 : i64, scale = 5.000000e-01 : f32} : (tensor<1x4x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x4xf32>, tensor<5x7xi1>) -> tensor<1x4x5x4xf32>
 // CHECK: diagnostic: 'attn.sdpa' op operand 'key' head dim (dim 3) is 9, expected 8
@@ -195,9 +261,11 @@ static void testMha(MlirContext ctx) {
   MlirBlock b = firstFunctionBody(m);
   MlirLocation loc = mlirLocationUnknownGet(ctx);
   AttnMhaOptions d = attnMhaOptionsGetDefault(4);
-  printf("defaults: heads=%lld kv=%lld layout=%d scale=%g causal=%d rate=%g\n",
+  printf("defaults: heads=%lld kv=%lld layout=%d scale=%g causal=%d rate=%g "
+         "softcap=%g window=%lld,%lld align=%d rope=%d\n",
          (long long)d.numHeads, (long long)d.numKvHeads, d.layout, d.scale,
-         d.causal, d.dropoutRate);
+         d.causal, d.dropoutRate, d.softcap, (long long)d.windowLeft,
+         (long long)d.windowRight, d.windowAlign, d.ropeStyle);
   d.numKvHeads = 2;
   MlirOperation plain = attnMhaOpCreate(loc, arg(b, 0), arg(b, 1), arg(b, 2),
                                         arg(b, 3), arg(b, 4), arg(b, 5), kNone,
@@ -233,7 +301,7 @@ static void testMha(MlirContext ctx) {
   mlirModuleDestroy(m);
 }
 // CHECK-LABEL: == mha
-// CHECK: defaults: heads=4 kv=0 layout=0 scale=0 causal=0 rate=0
+// CHECK: defaults: heads=4 kv=0 layout=0 scale=0 causal=0 rate=0 softcap=0 window=-1,-1 align=0 rope=0
 // CHECK: plain: %0 = attn.mha %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 {num_heads = 4 : i64, num_kv_heads = 2 : i64} : ({{.*}}) -> tensor<2x5x20xf32>
 // CHECK: full: %1 = attn.mha %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 qkv_bias(%arg6, %arg7, %arg8) out_bias(%arg9) mask(%arg10) {causal = #attn.causal<top_left>, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 1.250000e-01 : f32} : ({{.*}}) -> tensor<2x5x20xf32>
 // CHECK: diagnostic: attnMhaOpCreate: bq, bk and bv must be given together
@@ -248,6 +316,250 @@ static void testMha(MlirContext ctx) {
 // CHECK: unranked wo: null
 // CHECK: diagnostic: attnMhaOpCreate: operand 'bq' must be a ranked tensor, got 'tensor<*xf32>'
 // CHECK: unranked bias: null
+
+static void testSdpaFeatures(MlirContext ctx) {
+  printf("== sdpa features\n");
+  MlirModule m = parse(ctx,
+      "func.func @f(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x7x8xf32>,\n"
+      "             %v: tensor<2x2x7x4xf32>, %m: tensor<5x7xi1>,\n"
+      "             %s: tensor<4xf32>, %sbh: tensor<2x4xf32>,\n"
+      "             %len: tensor<2xi32>, %len64: tensor<2xi64>,\n"
+      "             %s3: tensor<3xf32>, %sbh3: tensor<3x4xf32>, %s16: tensor<4xf16>,\n"
+      "             %len3: tensor<3xi32>, %u: tensor<*xf32>) { return }");
+  MlirBlock b = firstFunctionBody(m);
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  AttnSdpaOptions d = attnSdpaOptionsGetDefault();
+  MlirValue q = arg(b, 0), k = arg(b, 1), v = arg(b, 2);
+
+  /* Operands only: the options' defaults add no attribute. */
+  printOp("operands", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone, arg(b, 4),
+                                                      arg(b, 6), d));
+  AttnSdpaOptions o = d;
+  o.causal = AttnCausalBottomRight;
+  o.softcap = 30.0f;
+  o.windowLeft = 3;
+  printOp("mistral", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone, arg(b, 4),
+                                                     arg(b, 6), o));
+  o = d;
+  o.windowLeft = 2;
+  o.windowRight = 1;
+  o.windowAlign = AttnCausalTopLeft;
+  printOp("mask, [B,H] slopes, i64 lengths", b,
+          attnSdpaOpCreateWithFeatures(loc, q, k, v, arg(b, 3), arg(b, 5), arg(b, 7), o));
+  o = d;
+  o.windowRight = 2;
+  printOp("right only", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone, kNone,
+                                                        kNone, o));
+  /* The old builder takes the new options too. */
+  o = d;
+  o.causal = AttnCausalTopLeft;
+  o.softcap = 50.0f;
+  o.windowLeft = 0;
+  o.windowRight = 0;
+  printOp("old builder", b, attnSdpaOpCreate(loc, q, k, v, kNone, o));
+
+  o = d;
+  o.windowLeft = -2;
+  printOp("window -2", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone, kNone,
+                                                       kNone, o));
+  o = d;
+  o.windowLeft = 1;
+  o.windowRight = -2;
+  printOp("old builder window -2", b, attnSdpaOpCreate(loc, q, k, v, kNone, o));
+  o = d;
+  o.softcap = NAN;
+  printOp("softcap nan", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone, kNone,
+                                                         kNone, o));
+  o = d;
+  o.softcap = INFINITY;
+  printOp("softcap inf", b, attnSdpaOpCreate(loc, q, k, v, kNone, o));
+  o = d;
+  o.scale = NAN;
+  printOp("scale nan", b, attnSdpaOpCreate(loc, q, k, v, kNone, o));
+  o = d;
+  o.windowLeft = 4;
+  o.windowAlign = (AttnCausal)5;
+  printOp("bad window align", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone,
+                                                              kNone, kNone, o));
+  o = d;
+  o.causal = (AttnCausal)-3;
+  printOp("bad causal", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone, arg(b, 4),
+                                                        kNone, o));
+  o = d;
+  o.causal = AttnCausalBottomRight;
+  o.windowLeft = 4;
+  o.windowAlign = AttnCausalTopLeft;
+  printOp("align vs causal", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone,
+                                                             kNone, kNone, o));
+  printOp("slopes [3]", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone, arg(b, 8),
+                                                        kNone, d));
+  printOp("slopes [3,4]", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone,
+                                                          arg(b, 9), kNone, d));
+  printOp("slopes f16", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone,
+                                                        arg(b, 10), kNone, d));
+  printOp("slopes as lengths", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone,
+                                                               kNone, arg(b, 4), d));
+  printOp("lengths [3]", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone, kNone,
+                                                         arg(b, 11), d));
+  printOp("unranked slopes", b, attnSdpaOpCreateWithFeatures(loc, q, k, v, kNone,
+                                                             arg(b, 12), kNone, d));
+  printOp("null key", b, attnSdpaOpCreateWithFeatures(loc, q, kNone, v, kNone, kNone,
+                                                      kNone, d));
+  mlirModuleDestroy(m);
+}
+// CHECK-LABEL: == sdpa features
+// CHECK: operands: %0 = attn.sdpa %arg0, %arg1, %arg2 alibi(%arg4) key_lengths(%arg6) : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x4xf32>, tensor<4xf32>, tensor<2xi32>) -> tensor<2x4x5x4xf32>
+// CHECK: mistral: %1 = attn.sdpa %arg0, %arg1, %arg2 alibi(%arg4) key_lengths(%arg6) {causal = #attn.causal<bottom_right>, softcap = 3.000000e+01 : f32, window = #attn.window<left = 3>} : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x4xf32>, tensor<4xf32>, tensor<2xi32>) -> tensor<2x4x5x4xf32>
+// CHECK: mask, [B,H] slopes, i64 lengths: %2 = attn.sdpa %arg0, %arg1, %arg2, %arg3 alibi(%arg5) key_lengths(%arg7) {window = #attn.window<left = 2, right = 1, align = top_left>} : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x4xf32>, tensor<5x7xi1>, tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x4x5x4xf32>
+// CHECK: right only: %3 = attn.sdpa %arg0, %arg1, %arg2 {window = #attn.window<right = 2>} : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x4xf32>) -> tensor<2x4x5x4xf32>
+// CHECK: old builder: %4 = attn.sdpa %arg0, %arg1, %arg2 {causal = #attn.causal<top_left>, softcap = 5.000000e+01 : f32, window = #attn.window<left = 0, right = 0>} : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x4xf32>) -> tensor<2x4x5x4xf32>
+// CHECK: diagnostic: 'attn.sdpa' op window bound 'left' must be >= 0 (leave it out for unbounded), got -2
+// CHECK: window -2: null
+// CHECK: diagnostic: 'attn.sdpa' op window bound 'right' must be >= 0 (leave it out for unbounded), got -2
+// CHECK: old builder window -2: null
+// CHECK: diagnostic: 'attn.sdpa' op attribute 'softcap' must be a positive finite number, got nan
+// CHECK: softcap nan: null
+// CHECK: diagnostic: 'attn.sdpa' op attribute 'softcap' must be a positive finite number, got inf
+// CHECK: softcap inf: null
+// CHECK: diagnostic: 'attn.sdpa' op attribute 'scale' must be a positive finite number, got nan
+// CHECK: scale nan: null
+// CHECK: diagnostic: 'attn.sdpa' op unknown AttnCausal value 5 for the window align
+// CHECK: bad window align: null
+// CHECK: diagnostic: 'attn.sdpa' op unknown AttnCausal value -3
+// CHECK: bad causal: null
+// CHECK: diagnostic: 'attn.sdpa' op window align = top_left differs from causal = bottom_right
+// CHECK: align vs causal: null
+// CHECK: diagnostic: 'attn.sdpa' op operand 'alibi_slopes' heads (dim 0) is 3, expected 4
+// CHECK: slopes [3]: null
+// CHECK: diagnostic: 'attn.sdpa' op operand 'alibi_slopes' batch (dim 0) is 3, expected 2
+// CHECK: slopes [3,4]: null
+// CHECK: diagnostic: 'attn.sdpa' op operand #3 must be ALiBi slopes: a ranked tensor of 32-bit float values, but got 'tensor<4xf16>'
+// CHECK: slopes f16: null
+// CHECK: diagnostic: 'attn.sdpa' op operand #3 must be key lengths: a ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'
+// CHECK: slopes as lengths: null
+// CHECK: diagnostic: 'attn.sdpa' op operand 'key_lengths' length (dim 0) is 3, expected 2
+// CHECK: lengths [3]: null
+// CHECK: diagnostic: attnSdpaOpCreateWithFeatures: operand 'alibi_slopes' must be a ranked tensor, got 'tensor<*xf32>'
+// CHECK: unranked slopes: null
+// CHECK: diagnostic: attnSdpaOpCreateWithFeatures: query, key and value must not be null
+// CHECK: null key: null
+
+static void testMhaFeatures(MlirContext ctx) {
+  printf("== mha features\n");
+  /* 8 heads of D = 8 over 2 KV heads, T = 10 (self-attention). */
+  MlirModule m = parse(ctx,
+      "func.func @f(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>,\n"
+      "             %wkv: tensor<16x64xf32>, %s: tensor<8xf32>, %len: tensor<2xi32>,\n"
+      "             %cos: tensor<10x4xf32>, %sin: tensor<10x4xf32>,\n"
+      "             %cosb: tensor<2x10x2xf32>, %sinb: tensor<2x10x2xf32>,\n"
+      "             %sbh: tensor<2x8xf32>, %len64: tensor<2xi64>,\n"
+      "             %cosw: tensor<10x5xf32>, %sinw: tensor<10x5xf32>,\n"
+      "             %s4: tensor<4xf32>, %keep: tensor<2x1x1x10xi1>,\n"
+      "             %u: tensor<*xf32>) { return }");
+  MlirBlock b = firstFunctionBody(m);
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  AttnMhaOptions d = attnMhaOptionsGetDefault(8);
+  d.numKvHeads = 2;
+  MlirValue x = arg(b, 0), wq = arg(b, 1), wkv = arg(b, 2);
+
+  AttnMhaOptions o = d;
+  o.causal = AttnCausalTopLeft;
+  o.softcap = 20.0f;
+  o.windowLeft = 4;
+  o.ropeStyle = AttnRopeStyleInterleaved;
+  printOp("full", b, attnMhaOpCreateWithFeatures(
+                         loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone, kNone,
+                         kNone, arg(b, 3), arg(b, 4), arg(b, 5), arg(b, 6), o));
+  /* Default rope style, per-sequence tables (R = 4 < D), [B,H] slopes, i64
+   * lengths and a keep mask. */
+  printOp("partial rope", b, attnMhaOpCreateWithFeatures(
+                                 loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone,
+                                 kNone, arg(b, 14), arg(b, 9), arg(b, 10), arg(b, 7),
+                                 arg(b, 8), d));
+  o = d;
+  o.ropeStyle = AttnRopeStyleRotateHalf;
+  printOp("rotate_half", b, attnMhaOpCreateWithFeatures(
+                                loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone,
+                                kNone, kNone, kNone, kNone, arg(b, 5), arg(b, 6), o));
+  /* The old builder takes the new options too. */
+  o = d;
+  o.softcap = 15.0f;
+  o.windowLeft = 2;
+  o.windowRight = 3;
+  o.windowAlign = AttnCausalBottomRight;
+  printOp("old builder", b, attnMhaOpCreate(loc, x, x, wq, wkv, wkv, wq, kNone, kNone,
+                                            kNone, kNone, kNone, o));
+
+  o = d;
+  o.ropeStyle = AttnRopeStyleInterleaved;
+  printOp("style without tables", b, attnMhaOpCreate(loc, x, x, wq, wkv, wkv, wq, kNone,
+                                                     kNone, kNone, kNone, kNone, o));
+  printOp("cos without sin", b, attnMhaOpCreateWithFeatures(
+                                    loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone,
+                                    kNone, kNone, kNone, kNone, arg(b, 5), kNone, d));
+  o = d;
+  o.ropeStyle = (AttnRopeStyle)7;
+  printOp("bad rope style", b, attnMhaOpCreateWithFeatures(
+                                   loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone,
+                                   kNone, kNone, kNone, kNone, arg(b, 5), arg(b, 6), o));
+  printOp("R > D", b, attnMhaOpCreateWithFeatures(
+                          loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone, kNone,
+                          kNone, kNone, kNone, arg(b, 11), arg(b, 12), d));
+  printOp("cos, sin types differ", b, attnMhaOpCreateWithFeatures(
+                                          loc, x, x, wq, wkv, wkv, wq, kNone, kNone,
+                                          kNone, kNone, kNone, kNone, kNone, arg(b, 5),
+                                          arg(b, 8), d));
+  printOp("slopes [4]", b, attnMhaOpCreateWithFeatures(
+                               loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone, kNone,
+                               kNone, arg(b, 13), kNone, kNone, kNone, d));
+  o = d;
+  o.windowRight = -2;
+  printOp("window -2", b, attnMhaOpCreateWithFeatures(
+                              loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone, kNone,
+                              kNone, kNone, kNone, kNone, kNone, o));
+  o = d;
+  o.softcap = NAN;
+  printOp("softcap nan", b, attnMhaOpCreate(loc, x, x, wq, wkv, wkv, wq, kNone, kNone,
+                                            kNone, kNone, kNone, o));
+  o = d;
+  o.windowAlign = (AttnCausal)4;
+  printOp("bad window align", b, attnMhaOpCreate(loc, x, x, wq, wkv, wkv, wq, kNone,
+                                                 kNone, kNone, kNone, kNone, o));
+  printOp("unranked sin", b, attnMhaOpCreateWithFeatures(
+                                 loc, x, x, wq, wkv, wkv, wq, kNone, kNone, kNone,
+                                 kNone, kNone, kNone, kNone, arg(b, 5), arg(b, 15), d));
+  printOp("null wo", b, attnMhaOpCreateWithFeatures(
+                            loc, x, x, wq, wkv, wkv, kNone, kNone, kNone, kNone, kNone,
+                            kNone, kNone, kNone, kNone, kNone, d));
+  mlirModuleDestroy(m);
+}
+// CHECK-LABEL: == mha features
+// CHECK: full: %0 = attn.mha %arg0, %arg0, %arg1, %arg2, %arg2, %arg1 alibi(%arg3) key_lengths(%arg4) rope(%arg5, %arg6) {causal = #attn.causal<top_left>, num_heads = 8 : i64, num_kv_heads = 2 : i64, rope_style = #attn.rope<interleaved>, softcap = 2.000000e+01 : f32, window = #attn.window<left = 4>} : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<64x64xf32>, tensor<8xf32>, tensor<2xi32>, tensor<10x4xf32>, tensor<10x4xf32>) -> tensor<2x10x64xf32>
+// CHECK: partial rope: %1 = attn.mha %arg0, %arg0, %arg1, %arg2, %arg2, %arg1 mask(%arg14) alibi(%arg9) key_lengths(%arg10) rope(%arg7, %arg8) {num_heads = 8 : i64, num_kv_heads = 2 : i64} : ({{.*}}, tensor<2x1x1x10xi1>, tensor<2x8xf32>, tensor<2xi64>, tensor<2x10x2xf32>, tensor<2x10x2xf32>) -> tensor<2x10x64xf32>
+// CHECK: rotate_half: %2 = attn.mha %arg0, %arg0, %arg1, %arg2, %arg2, %arg1 rope(%arg5, %arg6) {num_heads = 8 : i64, num_kv_heads = 2 : i64, rope_style = #attn.rope<rotate_half>} : ({{.*}}) -> tensor<2x10x64xf32>
+// CHECK: old builder: %3 = attn.mha %arg0, %arg0, %arg1, %arg2, %arg2, %arg1 {num_heads = 8 : i64, num_kv_heads = 2 : i64, softcap = 1.500000e+01 : f32, window = #attn.window<left = 2, right = 3, align = bottom_right>} : ({{.*}}) -> tensor<2x10x64xf32>
+// CHECK: diagnostic: 'attn.mha' op attribute 'rope_style' is given without rope(%cos, %sin)
+// CHECK: style without tables: null
+// CHECK: diagnostic: attnMhaOpCreateWithFeatures: ropeCos and ropeSin must be given together
+// CHECK: cos without sin: null
+// CHECK: diagnostic: attnMhaOpCreateWithFeatures: unknown AttnRopeStyle value 7
+// CHECK: bad rope style: null
+// CHECK: diagnostic: 'attn.mha' op rotary dims R = 2 * 5 = 10 exceed the head dim D = 8 of 'query heads' (R must be <= D)
+// CHECK: R > D: null
+// CHECK: diagnostic: 'attn.mha' op operands 'cos' and 'sin' must have the same type, got 'tensor<10x4xf32>' and 'tensor<2x10x2xf32>'
+// CHECK: cos, sin types differ: null
+// CHECK: diagnostic: 'attn.mha' op operand 'alibi_slopes' heads (dim 0) is 4, expected 8
+// CHECK: slopes [4]: null
+// CHECK: diagnostic: 'attn.mha' op window bound 'right' must be >= 0 (leave it out for unbounded), got -2
+// CHECK: window -2: null
+// CHECK: diagnostic: 'attn.mha' op attribute 'softcap' must be a positive finite number, got nan
+// CHECK: softcap nan: null
+// CHECK: diagnostic: 'attn.mha' op unknown AttnCausal value 4 for the window align
+// CHECK: bad window align: null
+// CHECK: diagnostic: attnMhaOpCreateWithFeatures: operand 'rope_sin' must be a ranked tensor, got 'tensor<*xf32>'
+// CHECK: unranked sin: null
+// CHECK: diagnostic: attnMhaOpCreateWithFeatures: the inputs and the four weights must not be null
+// CHECK: null wo: null
 
 static const char *kSdpaModule =
     "func.func @f(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>,\n"
@@ -392,8 +704,11 @@ int main(void) {
   testDialectHandle();
   MlirContext ctx = newContext();
   testAttributes(ctx);
+  testFeatureAttributes(ctx);
   testSdpa(ctx);
   testMha(ctx);
+  testSdpaFeatures(ctx);
+  testMhaFeatures(ctx);
   testPasses(ctx);
   testPipelines(ctx);
   mlirContextDestroy(ctx);

@@ -53,7 +53,8 @@ private:
 
 /// Element types a kernel exchanges: float32, float16 (IEEE binary16, as
 /// uint16_t bits), bool (one byte, 0 or 1).
-enum class ElementType { F32, F16, Bool };
+/// I32/I64 carry key lengths.
+enum class ElementType { F32, F16, Bool, I32, I64 };
 
 /// A caller-owned tensor. `strides` are in elements, one per dim; empty
 /// means contiguous row-major. Inputs may have any non-negative strides
@@ -95,7 +96,8 @@ enum class Causal { None, TopLeft, BottomRight };
 enum class MaskKind { None, Keep, Additive };
 
 /// attn.sdpa: out[B,H,Tq,Dv] = softmax(mask(scale * q k^T)) v with
-/// q [B,H,Tq,D], k [B,Hkv,Tk,D], v [B,Hkv,Tk,Dv] and an optional mask.
+/// q [B,H,Tq,D], k [B,Hkv,Tk,D], v [B,Hkv,Tk,Dv], then the optional mask,
+/// ALiBi slopes [H] (f32) and key lengths [B] (i32), in that order.
 /// batch, queryLen and keyLen may be -1 (given at call time).
 struct SdpaSpec {
   int64_t batch = 1, heads = 1, kvHeads = 0 /* 0: heads */;
@@ -109,12 +111,24 @@ struct SdpaSpec {
   std::vector<int64_t> maskShape;
   double dropoutRate = 0;
   int64_t dropoutSeed = 0;
+  /// Logit softcap c > 0: c·tanh(s/c) on the scaled scores; 0: none.
+  double softcap = 0;
+  /// Sliding window (attn.sdpa's #attn.window): key j of row i is kept when
+  /// d(i) - windowLeft <= j <= d(i) + windowRight; -1 is unbounded on that
+  /// side (both -1: no window). d(i) follows `causal` (bottom_right without).
+  int64_t windowLeft = -1, windowRight = -1;
+  /// An input of ALiBi slopes, f32 [H], follows the mask (if any).
+  bool alibi = false;
+  /// An input of key lengths, i32 [B], follows the slopes (if any); each
+  /// must lie in [0, keyLen] (call() checks it).
+  bool keyLengths = false;
 };
 
 /// attn.mha (nn.MultiheadAttention with PyTorch's weight layout [Out,In]):
 /// inputs query_input [B,Tq,E], kv_input [B,Tk,Ekv], wq [H*D,E],
 /// wk [Hkv*D,Ekv], wv [Hkv*D,Ekv], wo [Eo,H*D], then, if `bias`, bq [H*D],
-/// bk [Hkv*D], bv [Hkv*D], bo [Eo], then the mask if any; output [B,Tq,Eo].
+/// bk [Hkv*D], bv [Hkv*D], bo [Eo], then the mask, ALiBi slopes [H] (f32)
+/// and key lengths [B] (i32) if any; output [B,Tq,Eo].
 /// batch, queryLen and keyLen may be -1.
 struct MhaSpec {
   int64_t batch = 1, queryLen = 1, keyLen = 1;
@@ -128,6 +142,17 @@ struct MhaSpec {
   double scale = 0; ///< 0: 1/sqrt(headDim)
   MaskKind mask = MaskKind::None;
   std::vector<int64_t> maskShape; ///< empty: [B,H,Tq,Tk]
+  /// Logit softcap c > 0: c·tanh(s/c) on the scaled scores; 0: none.
+  double softcap = 0;
+  /// Sliding window (attn.sdpa's #attn.window): key j of row i is kept when
+  /// d(i) - windowLeft <= j <= d(i) + windowRight; -1 is unbounded on that
+  /// side (both -1: no window). d(i) follows `causal` (bottom_right without).
+  int64_t windowLeft = -1, windowRight = -1;
+  /// An input of ALiBi slopes, f32 [H], follows the mask (if any).
+  bool alibi = false;
+  /// An input of key lengths, i32 [B], follows the slopes (if any); each
+  /// must lie in [0, keyLen] (call() checks it).
+  bool keyLengths = false;
 };
 
 /// The attn IR (one function, @sdpa / @mha) a spec compiles; an error for

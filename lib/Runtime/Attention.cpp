@@ -31,6 +31,10 @@ static rt::DType toDType(ElementType t) {
     return rt::DType::F16;
   case ElementType::Bool:
     return rt::DType::Bool;
+  case ElementType::I32:
+    return rt::DType::I32;
+  case ElementType::I64:
+    return rt::DType::I64;
   }
   return rt::DType::F32;
 }
@@ -43,12 +47,17 @@ static ElementType fromDType(rt::DType t) {
     return ElementType::F16;
   case rt::DType::Bool:
     return ElementType::Bool;
+  case rt::DType::I32:
+    return ElementType::I32;
+  case rt::DType::I64:
+    return ElementType::I64;
   }
   return ElementType::F32;
 }
 
 static bool validType(ElementType t) {
-  return t == ElementType::F32 || t == ElementType::F16 || t == ElementType::Bool;
+  return t == ElementType::F32 || t == ElementType::F16 || t == ElementType::Bool ||
+         t == ElementType::I32 || t == ElementType::I64;
 }
 
 static std::string shapeStr(const std::vector<int64_t> &shape) {
@@ -104,6 +113,21 @@ public:
                                                   : elt);
   }
   mlir::FloatAttr f32(double v) { return b.getF32FloatAttr(static_cast<float>(v)); }
+  /// ALiBi slopes [H] (always f32) and key lengths [B] (i32).
+  mlir::RankedTensorType slopes(int64_t h) {
+    return mlir::RankedTensorType::get({h}, b.getF32Type());
+  }
+  mlir::RankedTensorType lengths(int64_t batch) {
+    return mlir::RankedTensorType::get({batch}, b.getI32Type());
+  }
+  /// #attn.window with -1 = unbounded.
+  mlir::attn::WindowAttr window(int64_t left, int64_t right) {
+    auto bound = [](int64_t v) {
+      return v < 0 ? std::optional<int64_t>() : std::optional<int64_t>(v);
+    };
+    return mlir::attn::WindowAttr::get(b.getContext(), bound(left), bound(right),
+                                       std::nullopt);
+  }
   mlir::attn::CausalKindAttr causal(Causal c) {
     if (c == Causal::None)
       return {};
@@ -157,8 +181,40 @@ Status maskShape(DimReader &r, const std::vector<int64_t> &given,
 }
 } // namespace
 
+/// The feature inputs (slopes [H] f32, key lengths [B] i32) and attributes
+/// (softcap, window) SdpaSpec and MhaSpec share.
+template <typename Spec>
+static Status checkFeatures(const Spec &s, const char *specName) {
+  if (s.softcap < 0 || !std::isfinite(s.softcap))
+    return Status::error(std::string(specName) + ".softcap must be 0 (none) or a "
+                         "positive finite number, got " + std::to_string(s.softcap));
+  if (s.windowLeft < -1 || s.windowRight < -1)
+    return Status::error(std::string(specName) + ".windowLeft/windowRight must be "
+                         ">= 0 or -1 (unbounded), got " +
+                         std::to_string(s.windowLeft) + ", " +
+                         std::to_string(s.windowRight));
+  return Status();
+}
+
+template <typename Spec>
+static void addFeatureArgs(const Spec &s, FunctionBuilder &fb, int64_t b, int64_t h,
+                           llvm::SmallVectorImpl<mlir::Type> &args) {
+  if (s.alibi)
+    args.push_back(fb.slopes(h));
+  if (s.keyLengths)
+    args.push_back(fb.lengths(b));
+}
+
+template <typename Spec, typename Op>
+static void setFeatureAttrs(const Spec &s, FunctionBuilder &fb, Op op) {
+  if (s.softcap != 0)
+    op.setSoftcapAttr(fb.f32(s.softcap));
+  if (s.windowLeft >= 0 || s.windowRight >= 0)
+    op.setWindowAttr(fb.window(s.windowLeft, s.windowRight));
+}
+
 Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
-  if (s.type == ElementType::Bool || !validType(s.type))
+  if (s.type != ElementType::F32 && s.type != ElementType::F16)
     return Status::error("SdpaSpec.type must be F32 or F16");
   DimReader r;
   int64_t b = r.dim("batch", s.batch, true);
@@ -181,10 +237,21 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
       return Status::error("SdpaSpec: " + r.error);
     args.push_back(fb.mask(s.mask, shape));
   }
+  if (Status st = checkFeatures(s, "SdpaSpec"); !st.ok())
+    return st;
+  addFeatureArgs(s, fb, b, h, args);
   mlir = fb.build("sdpa", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
                                     mlir::ValueRange a) -> mlir::Value {
-    auto op = mlir::attn::SdpaOp::create(ob, loc, a[0], a[1], a[2],
-                                         a.size() > 3 ? a[3] : mlir::Value());
+    size_t next = 3;
+    mlir::Value mask = s.mask != MaskKind::None ? a[next++] : mlir::Value();
+    mlir::Value slopes = s.alibi ? a[next++] : mlir::Value();
+    mlir::Value lengths = s.keyLengths ? a[next++] : mlir::Value();
+    auto op = mlir::attn::SdpaOp::create(ob, loc, a[0], a[1], a[2], mask);
+    if (slopes)
+      op.getAlibiSlopesMutable().assign(slopes);
+    if (lengths)
+      op.getKeyLengthsMutable().assign(lengths);
+    setFeatureAttrs(s, fb, op);
     if (s.scale != 0)
       op.setScaleAttr(fb.f32(s.scale));
     op.setCausalAttr(fb.causal(s.causal));
@@ -198,7 +265,7 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
 }
 
 Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
-  if (s.type == ElementType::Bool || !validType(s.type))
+  if (s.type != ElementType::F32 && s.type != ElementType::F16)
     return Status::error("MhaSpec.type must be F32 or F16");
   DimReader r;
   int64_t b = r.dim("batch", s.batch, true);
@@ -239,16 +306,21 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
       return Status::error("MhaSpec: " + r.error);
     args.push_back(fb.mask(s.mask, shape));
   }
+  if (Status st = checkFeatures(s, "MhaSpec"); !st.ok())
+    return st;
+  addFeatureArgs(s, fb, b, s.numHeads, args);
   mlir = fb.build("mha", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
                                    mlir::ValueRange a) -> mlir::Value {
     mlir::Value none;
     size_t next = 6;
     mlir::Value bq = s.bias ? a[next++] : none, bk = s.bias ? a[next++] : none,
                 bv = s.bias ? a[next++] : none, bo = s.bias ? a[next++] : none;
-    mlir::Value mask = s.mask != MaskKind::None ? a[next] : none;
+    mlir::Value mask = s.mask != MaskKind::None ? a[next++] : none;
+    mlir::Value slopes = s.alibi ? a[next++] : none;
+    mlir::Value lengths = s.keyLengths ? a[next++] : none;
     auto op = mlir::attn::MhaOp::create(
         ob, loc, a[0], a[1], a[2], a[3], a[4], a[5], bq, bk, bv, bo, mask,
-        /*alibi_slopes=*/none, /*key_lengths=*/none, /*rope_cos=*/none,
+        slopes, lengths, /*rope_cos=*/none,
         /*rope_sin=*/none, ob.getI64IntegerAttr(s.numHeads),
         s.numKvHeads != 0 ? ob.getI64IntegerAttr(hkv) : mlir::IntegerAttr(),
         s.scale != 0 ? fb.f32(s.scale) : mlir::FloatAttr(), fb.causal(s.causal),
@@ -257,6 +329,7 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
         /*dropout_rate=*/mlir::FloatAttr(), /*dropout_seed=*/mlir::IntegerAttr(),
         mlir::attn::WeightLayoutAttr::get(ob.getContext(),
                                           mlir::attn::WeightLayout::out_in));
+    setFeatureAttrs(s, fb, op);
     return op;
   });
   return Status();
@@ -278,6 +351,7 @@ struct Kernel::Impl {
   struct ShapeCheck {
     std::string error;
     std::vector<std::vector<int64_t>> resultShapes; // empty: unknown
+    std::vector<std::optional<rt::KeyLengthBound>> keyBounds; // per input
   };
   mutable std::mutex mutex;
   mutable std::map<std::vector<std::vector<int64_t>>, ShapeCheck> checked;
@@ -433,6 +507,7 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
 
   // Do the call-time sizes fit together? Decided once per shape combination.
   std::vector<std::vector<int64_t>> resultShapes;
+  std::vector<std::optional<rt::KeyLengthBound>> keyBounds;
   {
     std::lock_guard<std::mutex> lock(im.mutex);
     auto it = im.checked.find(shapes);
@@ -441,11 +516,34 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       if (llvm::Error e = rt::checkInputShapes(*im.module, im.entry, shapes,
                                                &c.resultShapes))
         c.error = llvm::toString(std::move(e));
+      else
+        c.keyBounds = rt::keyLengthBounds(*im.module, im.entry, shapes);
       it = im.checked.emplace(shapes, std::move(c)).first;
     }
     if (!it->second.error.empty())
       return Status::error(it->second.error);
     resultShapes = it->second.resultShapes;
+    keyBounds = it->second.keyBounds;
+  }
+  // Key lengths must lie in [0, Tk] (the kernels clamp; a caller's length
+  // outside the range is an error, not a silently different result).
+  for (size_t i = 0; i < keyBounds.size() && i < inputs.size(); ++i) {
+    if (!keyBounds[i])
+      continue;
+    const TensorRef &t = inputs[i];
+    int64_t n = t.shape.empty() ? 1 : t.shape[0];
+    int64_t stride = t.strides.empty() ? 1 : t.strides[0];
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t len = t.type == ElementType::I32
+                        ? static_cast<const int32_t *>(t.data)[k * stride]
+                        : static_cast<const int64_t *>(t.data)[k * stride];
+      if (len < 0 || len > keyBounds[i]->keyLen)
+        return Status::error("input #" + std::to_string(i) + " (key lengths) element " +
+                             std::to_string(k) + " is " + std::to_string(len) +
+                             ", outside [0, Tk = " +
+                             std::to_string(keyBounds[i]->keyLen) + "] of '" +
+                             keyBounds[i]->op + "'");
+    }
   }
   for (size_t i = 0; i < resultShapes.size() && i < outputs.size(); ++i)
     if (outputs[i].shape != resultShapes[i])

@@ -22,6 +22,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <cstdint>
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -48,6 +50,10 @@ StringRef dtypeName(DType dtype) {
     return "float16";
   case DType::Bool:
     return "bool";
+  case DType::I32:
+    return "int32";
+  case DType::I64:
+    return "int64";
   }
   return "unknown";
 }
@@ -60,6 +66,10 @@ size_t dtypeSize(DType dtype) {
     return 2;
   case DType::Bool:
     return 1;
+  case DType::I32:
+    return 4;
+  case DType::I64:
+    return 8;
   }
   return 0;
 }
@@ -72,6 +82,10 @@ StringRef dtypeDescr(DType dtype) {
     return "<f2";
   case DType::Bool:
     return "|b1";
+  case DType::I32:
+    return "<i4";
+  case DType::I64:
+    return "<i8";
   }
   return "";
 }
@@ -158,8 +172,39 @@ float HostTensor::getAsFloat(int64_t flatIndex) const {
     return halfToFloat(support::endian::read16le(p));
   case DType::Bool:
     return *p ? 1.0f : 0.0f;
+  case DType::I32:
+  case DType::I64:
+    return static_cast<float>(getAsInt(flatIndex));
   }
   return 0.0f;
+}
+
+int64_t HostTensor::getAsInt(int64_t flatIndex) const {
+  size_t size = dtypeSize(dtype);
+  assert(flatIndex >= 0 &&
+         static_cast<size_t>(flatIndex) * size + size <= bytes.size() &&
+         "flat index out of range");
+  const uint8_t *p = bytes.data() + static_cast<size_t>(flatIndex) * size;
+  switch (dtype) {
+  case DType::I32:
+    return static_cast<int32_t>(support::endian::read32le(p));
+  case DType::I64:
+    return static_cast<int64_t>(support::endian::read64le(p));
+  case DType::Bool:
+    return *p ? 1 : 0;
+  case DType::F32:
+  case DType::F16: {
+    float f = getAsFloat(flatIndex);
+    if (std::isnan(f))
+      return 0;
+    if (f >= 9.2e18f)
+      return INT64_MAX;
+    if (f <= -9.2e18f)
+      return INT64_MIN;
+    return static_cast<int64_t>(f);
+  }
+  }
+  return 0;
 }
 
 void HostTensor::setFromFloat(int64_t flatIndex, float v) {
@@ -178,6 +223,18 @@ void HostTensor::setFromFloat(int64_t flatIndex, float v) {
   case DType::Bool:
     *p = v != 0.0f ? 1 : 0;
     return;
+  case DType::I32: {
+    double r = std::isnan(v) ? 0.0 : std::nearbyint(static_cast<double>(v));
+    r = std::min<double>(std::max<double>(r, INT32_MIN), INT32_MAX);
+    support::endian::write32le(p, static_cast<uint32_t>(static_cast<int32_t>(r)));
+    return;
+  }
+  case DType::I64: {
+    double r = std::isnan(v) ? 0.0 : std::nearbyint(static_cast<double>(v));
+    int64_t i = r >= 9.2e18 ? INT64_MAX : r <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(r);
+    support::endian::write64le(p, static_cast<uint64_t>(i));
+    return;
+  }
   }
 }
 
@@ -489,6 +546,8 @@ std::string NpyArray::dtypeStr() const {
 std::optional<DType> NpyArray::exactDType() const {
   if (kind == Kind::Bool)
     return DType::Bool;
+  if (kind == Kind::Int && !bigEndian && (itemSize == 4 || itemSize == 8))
+    return itemSize == 4 ? DType::I32 : DType::I64;
   if (kind != Kind::Float || bigEndian)
     return std::nullopt;
   if (itemSize == 4)

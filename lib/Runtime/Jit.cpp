@@ -123,9 +123,13 @@ static llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
     spec.dtype = DType::F16;
   else if (e.isInteger(1))
     spec.dtype = DType::Bool;
+  else if (e.isSignlessInteger(32))
+    spec.dtype = DType::I32;
+  else if (e.isSignlessInteger(64))
+    spec.dtype = DType::I64;
   else
     return err(what + " has element type " + llvm::Twine(typeStr(e)) +
-               "; .npy exchange supports f32, f16 and i1");
+               "; .npy exchange supports f32, f16, i1, i32 and i64");
   for (int64_t d : rt.getShape())
     spec.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
   return spec;
@@ -213,6 +217,61 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
       out.emplace_back(t.getShape().begin(), t.getShape().end());
     }
     *resultShapes = std::move(out);
+  }
+  return llvm::Error::success();
+}
+
+std::vector<std::optional<KeyLengthBound>>
+keyLengthBounds(ModuleOp module, llvm::StringRef entry,
+                llvm::ArrayRef<std::vector<int64_t>> shapes) {
+  std::vector<std::optional<KeyLengthBound>> bounds(shapes.size());
+  OwningOpRef<func::FuncOp> fn = specialise(module, entry, shapes);
+  if (!fn)
+    return bounds;
+  Block &body = fn->getBody().front();
+  auto record = [&](Operation *op, Value lengths, Value keys, int64_t dim) {
+    auto arg = dyn_cast_or_null<BlockArgument>(lengths);
+    if (!arg || arg.getOwner() != &body)
+      return;
+    int64_t tk = cast<RankedTensorType>(keys.getType()).getDimSize(dim);
+    if (ShapedType::isDynamic(tk))
+      return;
+    std::optional<KeyLengthBound> &slot = bounds[arg.getArgNumber()];
+    KeyLengthBound b{tk, op->getName().getStringRef().str()};
+    if (!slot || tk < slot->keyLen)
+      slot = b; // the tightest bound when one argument feeds several ops
+  };
+  fn->walk([&](Operation *op) {
+    if (auto sdpa = dyn_cast<mlir::attn::SdpaOp>(op))
+      record(op, sdpa.getKeyLengths(), sdpa.getKey(), 2);
+    else if (auto mask = dyn_cast<mlir::attn::MaskOp>(op))
+      record(op, mask.getKeyLengths(), mask.getInput(), 3);
+    else if (auto mha = dyn_cast<mlir::attn::MhaOp>(op))
+      record(op, mha.getKeyLengths(), mha.getKvInput(), 1);
+  });
+  return bounds;
+}
+
+llvm::Error checkInputValues(ModuleOp module, llvm::StringRef entry,
+                             llvm::ArrayRef<HostTensor> inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const HostTensor &t : inputs)
+    shapes.push_back(t.shape);
+  std::vector<std::optional<KeyLengthBound>> bounds =
+      keyLengthBounds(module, entry, shapes);
+  for (auto [i, bound] : llvm::enumerate(bounds)) {
+    if (!bound)
+      continue;
+    const HostTensor &t = inputs[i];
+    for (int64_t k = 0, n = t.numel(); k < n; ++k) {
+      int64_t len = t.getAsInt(k);
+      if (len >= 0 && len <= bound->keyLen)
+        continue;
+      return err("key lengths (argument #" + llvm::Twine(i) + ") element " +
+                 llvm::Twine(k) + " is " + llvm::Twine(len) +
+                 ", outside [0, Tk = " + llvm::Twine(bound->keyLen) + "] of '" +
+                 bound->op + "'");
+    }
   }
   return llvm::Error::success();
 }

@@ -129,8 +129,9 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
   } else if (target && (*target == DType::F32 || *target == DType::F16) &&
              a.kind == NpyArray::Kind::Float && a.itemSize == 8) {
     out = target, convertValues = true;
-  } else if (target == DType::Bool && (a.kind == NpyArray::Kind::Int ||
-                                       a.kind == NpyArray::Kind::UInt)) {
+  } else if ((target == DType::Bool || target == DType::I32 ||
+              target == DType::I64) &&
+             (a.kind == NpyArray::Kind::Int || a.kind == NpyArray::Kind::UInt)) {
     out = target, convertValues = true;
   } else if (exact) {
     out = exact; // a mismatch the caller's dtype check reports
@@ -155,8 +156,9 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
     std::string why = "unsupported dtype '" + escape(a.descr) + "' (" + a.dtypeStr();
     if (target)
       why += " for a " + dtypeName(*target).str() + " destination";
-    why += "; accepted: float32 '<f4', float16 '<f2', bool '|b1', float64 for "
-           "float32/float16 and integers for bool)";
+    why += "; accepted: float32 '<f4', float16 '<f2', bool '|b1', int32 '<i4', "
+           "int64 '<i8', float64 for float32/float16 and integers for "
+           "bool/int32/int64)";
     return npyError(path, why);
   }
 
@@ -196,6 +198,36 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
         for (unsigned k = 0; k < a.itemSize; ++k)
           any |= p[k];
         *q = any != 0;
+        break;
+      }
+      case DType::I32:
+      case DType::I64: {
+        // Exact integer conversion; a value that does not fit is an error.
+        uint64_t raw = 0;
+        for (unsigned k = 0; k < a.itemSize; ++k)
+          raw |= static_cast<uint64_t>(p[k]) << (8 * k);
+        bool negative = false;
+        if (a.kind == NpyArray::Kind::Int) {
+          if (a.itemSize < 8 && (raw >> (8 * a.itemSize - 1)) & 1)
+            raw |= ~uint64_t(0) << (8 * a.itemSize);
+          negative = static_cast<int64_t>(raw) < 0;
+        }
+        bool fits;
+        if (*out == DType::I64)
+          fits = negative || a.kind == NpyArray::Kind::Int ||
+                 raw <= static_cast<uint64_t>(INT64_MAX);
+        else
+          fits = negative ? static_cast<int64_t>(raw) >= INT32_MIN
+                          : raw <= static_cast<uint64_t>(INT32_MAX);
+        if (!fits)
+          return npyError(path, "element " + std::to_string(i) + " (" +
+                                    (negative ? std::to_string(static_cast<int64_t>(raw))
+                                              : std::to_string(raw)) +
+                                    ") does not fit " + dtypeName(*out).str());
+        if (*out == DType::I32)
+          support::endian::write32le(q, static_cast<uint32_t>(raw));
+        else
+          support::endian::write64le(q, raw);
         break;
       }
       }

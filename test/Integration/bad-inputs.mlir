@@ -19,7 +19,10 @@
 // TRUNC: attn-run: {{.*}}trunc.npy: truncated data: expected 24 bytes, found 20
 // RUN: %python %S/Inputs/npytool.py bad %t/i64.npy int64
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --input=%t/i64.npy --input=%t/q.npy | FileCheck %s --check-prefix=DTYPE
-// DTYPE: attn-run: {{.*}}i64.npy: unsupported dtype '<i8'
+// DTYPE: attn-run: f: input #0: dtype int64, expected float32
+// RUN: %python %S/Inputs/npytool.py make %t/i16.npy --dtype i2 --shape 1,2,3,4
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --input=%t/i16.npy --input=%t/q.npy | FileCheck %s --check-prefix=DTYPE16
+// DTYPE16: attn-run: {{.*}}i16.npy: unsupported dtype '<i2' (int16 for a float32 destination
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --input=%t/q16.npy --input=%t/q.npy | FileCheck %s --check-prefix=WRONGDTYPE
 // WRONGDTYPE: attn-run: f: input #0: dtype float16, expected float32 (float32[1,2,?,4])
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --input=%t/q3.npy --input=%t/q.npy | FileCheck %s --check-prefix=RANK

@@ -225,6 +225,37 @@ TEST(HostTensorTest, DTypes) {
   EXPECT_EQ(dtypeSize(DType::F32), 4u);
   EXPECT_EQ(dtypeSize(DType::F16), 2u);
   EXPECT_EQ(dtypeSize(DType::Bool), 1u);
+  EXPECT_EQ(dtypeName(DType::I32), "int32");
+  EXPECT_EQ(dtypeName(DType::I64), "int64");
+  EXPECT_EQ(dtypeSize(DType::I32), 4u);
+  EXPECT_EQ(dtypeSize(DType::I64), 8u);
+  EXPECT_EQ(dtypeDescr(DType::I32), "<i4");
+  EXPECT_EQ(dtypeDescr(DType::I64), "<i8");
+}
+
+TEST(HostTensorTest, IntegerGetSet) {
+  HostTensor t = HostTensor::zeros(DType::I32, {4});
+  t.setFromFloat(0, 7.0f);
+  t.setFromFloat(1, -2.6f); // rounds to nearest
+  t.setFromFloat(2, 3e9f);  // saturates
+  t.setFromFloat(3, std::nanf(""));
+  EXPECT_EQ(t.getAsInt(0), 7);
+  EXPECT_EQ(t.getAsInt(1), -3);
+  EXPECT_EQ(t.getAsInt(2), INT32_MAX);
+  EXPECT_EQ(t.getAsInt(3), 0);
+  EXPECT_EQ(t.getAsFloat(0), 7.0f);
+  // Little endian: 7 = 07 00 00 00.
+  EXPECT_EQ(t.bytes[0], 7);
+  EXPECT_EQ(t.bytes[3], 0);
+  HostTensor l = HostTensor::zeros(DType::I64, {2});
+  l.setFromFloat(0, -5.0f);
+  l.setFromFloat(1, 4096.0f);
+  EXPECT_EQ(l.getAsInt(0), -5);
+  EXPECT_EQ(l.getAsInt(1), 4096);
+  EXPECT_EQ(l.bytes[7], 0xff);
+  HostTensor f = HostTensor::zeros(DType::F32, {1});
+  f.setFromFloat(0, 12.75f);
+  EXPECT_EQ(f.getAsInt(0), 12); // truncated
 }
 
 TEST(HostTensorTest, ZerosGetSet) {
@@ -270,13 +301,16 @@ TEST_F(NpyTest, RoundTripEachDType) {
   } cases[] = {{DType::F32, {2, 3}},   {DType::F16, {5}},
                {DType::Bool, {2, 2}},  {DType::F32, {}},
                {DType::F16, {}},       {DType::F32, {0, 4}},
-               {DType::F32, {1, 2, 3, 4}}};
+               {DType::F32, {1, 2, 3, 4}}, {DType::I32, {3}},
+               {DType::I64, {2, 2}}};
   int n = 0;
   for (const Case &c : cases) {
     HostTensor t = HostTensor::zeros(c.dtype, c.shape);
     for (int64_t i = 0; i < t.numel(); ++i)
       t.setFromFloat(i, c.dtype == DType::Bool ? static_cast<float>(i % 2)
-                                               : 0.5f * i - 1.25f);
+                        : c.dtype == DType::I32 || c.dtype == DType::I64
+                            ? static_cast<float>(3 * i - 4)
+                            : 0.5f * i - 1.25f);
     std::string p = pathOf("rt" + std::to_string(n++) + ".npy");
     ASSERT_FALSE(writeNpy(p, t)) << p;
     std::string bytes = readFile(p);
@@ -503,10 +537,10 @@ TEST_F(NpyTest, ErrorMalformedHeader) {
 
 TEST_F(NpyTest, ErrorUnsupportedDType) {
   std::string msg = errorFor(npyFile(
-      "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
-      std::string(8, '\0')));
-  EXPECT_HAS(msg, ": unsupported dtype '<i8' (supported: float32 '<f4', "
-                  "float16 '<f2', bool '|b1')");
+      "{'descr': '<i2', 'fortran_order': False, 'shape': (1,), }",
+      std::string(2, '\0')));
+  EXPECT_HAS(msg, ": unsupported dtype '<i2' (supported: float32 '<f4', "
+                  "float16 '<f2', bool '|b1', int32 '<i4', int64 '<i8')");
   EXPECT_HAS(errorFor(npyFile("{'descr': '|f4', 'fortran_order': False, "
                               "'shape': (1,), }",
                               f32le(1))),
@@ -764,17 +798,64 @@ TEST_F(NpyTest, IntegerMasksToBool) {
   ASSERT_TRUE(static_cast<bool>(t));
   EXPECT_EQ(t->bytes, (std::vector<uint8_t>{0, 1, 1, 1}));
   EXPECT_EQ(notes, std::vector<std::string>{"converted int64 to bool (nonzero = true)"});
-  // Integers for a float argument, or floats for a mask: not converted.
+  // Integers for a float argument, or floats for a mask: not converted
+  // (int64 is left as int64 for the caller's dtype check).
   llvm::Expected<HostTensor> f = toHostTensor(*a, "m", DType::F32, true);
-  ASSERT_FALSE(static_cast<bool>(f));
-  EXPECT_HAS(llvm::toString(f.takeError()),
-             "m: unsupported dtype '<i8' (int64 for a float32 destination;");
+  ASSERT_TRUE(static_cast<bool>(f));
+  EXPECT_EQ(f->dtype, DType::I64);
   llvm::Expected<NpyArray> fl = readNpyArray(writeFile(
       "f.npy", npyFile(f32Dict("(1,)"), f32le(1))));
   ASSERT_TRUE(static_cast<bool>(fl));
   llvm::Expected<HostTensor> kept = toHostTensor(*fl, "f", DType::Bool, true);
   ASSERT_TRUE(static_cast<bool>(kept)); // left as float32 for the dtype check
   EXPECT_EQ(kept->dtype, DType::F32);
+}
+
+TEST_F(NpyTest, IntegersToInt32AndInt64) {
+  // int64 [0, 5, -1, 4096] (NumPy's default integer) for an int32 argument:
+  // converted exactly; a value that does not fit is an error naming it.
+  auto i64Bytes = [](std::initializer_list<int64_t> vs) {
+    std::string data;
+    for (int64_t v : vs)
+      for (int i = 0; i < 8; ++i)
+        data += static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
+    return data;
+  };
+  std::string dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }";
+  llvm::Expected<NpyArray> a =
+      readNpyArray(writeFile("l.npy", npyFile(dict, i64Bytes({0, 5, -1, 4096}))));
+  ASSERT_TRUE(static_cast<bool>(a));
+  EXPECT_EQ(a->exactDType(), DType::I64);
+  std::vector<std::string> notes;
+  llvm::Expected<HostTensor> t = toHostTensor(*a, "len", DType::I32, true, &notes);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->dtype, DType::I32);
+  EXPECT_EQ(t->getAsInt(1), 5);
+  EXPECT_EQ(t->getAsInt(2), -1);
+  EXPECT_EQ(t->getAsInt(3), 4096);
+  EXPECT_EQ(notes, std::vector<std::string>{"converted int64 to int32"});
+  // Without conversions the int64 file is returned as int64 (readNpy).
+  llvm::Expected<HostTensor> exact = readNpy(pathOf("l.npy"));
+  ASSERT_TRUE(static_cast<bool>(exact));
+  EXPECT_EQ(exact->dtype, DType::I64);
+  EXPECT_EQ(exact->getAsInt(3), 4096);
+
+  llvm::Expected<NpyArray> big = readNpyArray(
+      writeFile("b.npy", npyFile(dict, i64Bytes({1, 2, int64_t(1) << 40, 3}))));
+  ASSERT_TRUE(static_cast<bool>(big));
+  llvm::Expected<HostTensor> bad = toHostTensor(*big, "len", DType::I32, true);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_HAS(llvm::toString(bad.takeError()),
+             "len: element 2 (1099511627776) does not fit int32");
+  // uint8 to int64.
+  llvm::Expected<NpyArray> u8 = readNpyArray(writeFile(
+      "u.npy", npyFile("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }",
+                       std::string("\x07\xff", 2))));
+  ASSERT_TRUE(static_cast<bool>(u8));
+  llvm::Expected<HostTensor> w = toHostTensor(*u8, "u", DType::I64, true);
+  ASSERT_TRUE(static_cast<bool>(w));
+  EXPECT_EQ(w->getAsInt(0), 7);
+  EXPECT_EQ(w->getAsInt(1), 255);
 }
 
 TEST(Half, DoubleToHalfRoundsOnce) {

@@ -30,6 +30,10 @@ std::optional<rt::DType> dtypeOf(Type t) {
     return rt::DType::F16;
   if (e.isInteger(1))
     return rt::DType::Bool;
+  if (e.isSignlessInteger(32))
+    return rt::DType::I32;
+  if (e.isSignlessInteger(64))
+    return rt::DType::I64;
   return std::nullopt;
 }
 
@@ -218,19 +222,37 @@ std::vector<rt::HostTensor> readInputs(func::FuncOp entry,
   return args;
 }
 
-std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn, unsigned seed) {
+std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn,
+                                          ModuleOp module, llvm::StringRef entry,
+                                          unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
-  std::vector<rt::HostTensor> out;
+  std::vector<std::vector<int64_t>> shapes;
   for (auto [i, spec] : llvm::enumerate(fn.argSpecs())) {
     for (int64_t d : spec.shape)
       if (d < 0)
         fail(2, "--random-inputs: argument #" + llvm::Twine(i) + " " + spec.str() +
                     " has dynamic dims; pass --input files instead");
+    shapes.push_back(spec.shape);
+  }
+  // Integer arguments are key lengths: uniform in [0, Tk] of their op.
+  std::vector<std::optional<rt::KeyLengthBound>> bounds =
+      rt::keyLengthBounds(module, entry, shapes);
+  std::vector<rt::HostTensor> out;
+  for (auto [i, spec] : llvm::enumerate(fn.argSpecs())) {
     rt::HostTensor t = rt::HostTensor::zeros(spec.dtype, spec.shape);
-    for (int64_t k = 0, n = t.numel(); k < n; ++k)
-      t.setFromFloat(k, spec.dtype == rt::DType::Bool ? float(gen() % 4 != 0)
-                                                       : uni(gen));
+    bool integer = spec.dtype == rt::DType::I32 || spec.dtype == rt::DType::I64;
+    if (integer && !bounds[i])
+      fail(2, "--random-inputs: argument #" + llvm::Twine(i) + " " + spec.str() +
+                  " is an integer tensor but not the key lengths of an attn op; "
+                  "pass --input files instead");
+    for (int64_t k = 0, n = t.numel(); k < n; ++k) {
+      if (integer)
+        t.setFromFloat(k, float(gen() % (bounds[i]->keyLen + 1)));
+      else
+        t.setFromFloat(k, spec.dtype == rt::DType::Bool ? float(gen() % 4 != 0)
+                                                         : uni(gen));
+    }
     out.push_back(std::move(t));
   }
   return out;

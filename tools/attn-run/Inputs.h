@@ -50,7 +50,9 @@ std::vector<rt::HostTensor> readExpected(mlir::func::FuncOp entry,
                                          llvm::ArrayRef<std::string> expects, bool strict);
 
 /// Uniform [-1, 1) tensors (bool: 3 in 4 true) for --random-inputs.
-std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn, unsigned seed);
+std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn,
+                                          mlir::ModuleOp module, llvm::StringRef entry,
+                                          unsigned seed);
 
 } // namespace attnrun
 

@@ -196,6 +196,8 @@ static std::pair<double, double> defaultTolerances(rt::DType d) {
   case rt::DType::F16:
     return {1e-3, 1e-3};
   case rt::DType::Bool:
+  case rt::DType::I32:
+  case rt::DType::I64:
     return {0, 0};
   }
   return {0, 0};

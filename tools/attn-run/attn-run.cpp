@@ -426,10 +426,12 @@ int main(int argc, char **argv) {
     fn->dumpObject(dumpObject);
 
   if (randomInputs)
-    args = randomTensors(*fn, seed);
+    args = randomTensors(*fn, *module, name, seed);
   if (llvm::Error e = fn->checkInputs(args))
     fail(2, name + ": " + errorText(std::move(e)));
   if (llvm::Error e = rt::checkInputShapes(*module, name, args))
+    fail(2, name + ": " + errorText(std::move(e)));
+  if (llvm::Error e = rt::checkInputValues(*module, name, args))
     fail(2, name + ": " + errorText(std::move(e)));
 
   // The reference lowering materialises [B,H,Tq,Tk] scores: say up front

@@ -25,15 +25,16 @@
 
 namespace attn::runtime {
 
-/// Element types. npy descr: F32 '<f4', F16 '<f2', Bool '|b1' (on a
-/// little-endian host '=f4' and '=f2' are accepted as well).
-enum class DType { F32, F16, Bool };
+/// Element types. npy descr: F32 '<f4', F16 '<f2', Bool '|b1', I32 '<i4',
+/// I64 '<i8' (on a little-endian host '=f4', '=i4', ... are accepted as
+/// well). The integer types carry index-like operands (key lengths).
+enum class DType { F32, F16, Bool, I32, I64 };
 
-/// "float32", "float16", "bool".
+/// "float32", "float16", "bool", "int32", "int64".
 llvm::StringRef dtypeName(DType dtype);
-/// 4, 2, 1.
+/// 4, 2, 1, 4, 8.
 size_t dtypeSize(DType dtype);
-/// The npy descr written for a dtype: "<f4", "<f2", "|b1".
+/// The npy descr written for a dtype: "<f4", "<f2", "|b1", "<i4", "<i8".
 llvm::StringRef dtypeDescr(DType dtype);
 
 /// A dense tensor in C (row-major) order; `bytes` holds the elements little
@@ -45,11 +46,14 @@ struct HostTensor {
 
   int64_t numel() const;
   static HostTensor zeros(DType dtype, std::vector<int64_t> shape);
-  /// The element at a row-major index as a float (F16 converted, Bool 0/1).
+  /// The element at a row-major index as a float (F16 converted, Bool 0/1,
+  /// integers converted).
   float getAsFloat(int64_t flatIndex) const;
   /// Stores v at a row-major index (F16 rounded to nearest even, Bool
-  /// v != 0).
+  /// v != 0, integers rounded to nearest and saturated).
   void setFromFloat(int64_t flatIndex, float v);
+  /// The element at a row-major index as an integer (floats truncated).
+  int64_t getAsInt(int64_t flatIndex) const;
 };
 
 /// IEEE binary16 <-> binary32. floatToHalf rounds to nearest even; overflow
@@ -83,7 +87,7 @@ struct NpyArray {
   /// NumPy's name of the dtype: "float64", "int32", "uint8", "bool".
   std::string dtypeStr() const;
   /// The HostTensor dtype this is without any conversion (little-endian
-  /// float32/float16 or bool); nullopt otherwise.
+  /// float32/float16/int32/int64 or bool); nullopt otherwise.
   std::optional<DType> exactDType() const;
 };
 
@@ -124,7 +128,9 @@ bool isZipFile(const std::string &path);
 /// With `allowConversions`, the array may be byte-swapped (big endian),
 /// transposed into C order (Fortran order), converted from float64 to a
 /// float32/float16 target (rounded to nearest even), or, for a Bool target,
-/// converted from any integer dtype (nonzero = true); each conversion done
+/// converted from any integer dtype (nonzero = true), or, for an int32/int64
+/// target, converted from any integer dtype whose values fit (a value that
+/// does not fit is an error naming it); each conversion done
 /// is appended to `applied` as a short phrase ("byte-swapped from big-endian
 /// '>f8'", "transposed from Fortran order", "converted float64 to float32",
 /// "converted int64 to bool (nonzero = true)"). An array whose own dtype is a

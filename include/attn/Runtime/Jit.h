@@ -51,6 +51,27 @@ llvm::Error checkInputShapes(mlir::ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<std::vector<int64_t>> shapes,
                              std::vector<std::vector<int64_t>> *resultShapes);
 
+/// The key length Tk that bounds a key-lengths argument, and the op it
+/// feeds (for messages).
+struct KeyLengthBound {
+  int64_t keyLen;
+  std::string op;
+};
+
+/// For each argument of `entry`, given the inputs' shapes: when the argument
+/// is the key_lengths operand of an attn op (sdpa, mask, mha) whose Tk is
+/// known for these shapes, that Tk (the smallest when it feeds several ops).
+std::vector<std::optional<KeyLengthBound>>
+keyLengthBounds(mlir::ModuleOp module, llvm::StringRef entry,
+                llvm::ArrayRef<std::vector<int64_t>> shapes);
+
+/// Checks the values of inputs whose range the kernels rely on: every key
+/// length must lie in [0, Tk]. The compiled code clamps (it never reads out
+/// of bounds), but a length outside the range is a caller's error: this
+/// names the argument, the element, its value and the bound.
+llvm::Error checkInputValues(mlir::ModuleOp module, llvm::StringRef entry,
+                             llvm::ArrayRef<struct HostTensor> inputs);
+
 /// f32 lanes of the widest vector unit of this CPU that the CPU kernel
 /// uses: 16 with AVX-512F, 8 otherwise (AVX2, or any other host).
 int64_t hostVectorWidth();

@@ -9,6 +9,7 @@
       a --fortran or --big-endian file holds the same array as the plain one.
       tril: 1 where the last index <= the one before it (a causal keep-mask);
       mask:SEED[:V]: random 0/V (V defaults to 1; about three in four V).
+      values:A,B,...: exactly these values, in order (as many as the shape holds).
   npytool.py convert IN OUT --dtype DT [--big-endian] [--fortran]
       Rewrites the float32/float16/bool .npy IN with another dtype or layout.
   npytool.py damage IN OUT
@@ -116,6 +117,10 @@ def make(args):
     elif args.fill == "tril":
         vals = [1 if (i % shape[-1]) <= (i // shape[-1]) % shape[-2] else 0
                 for i in range(n)]
+    elif args.fill.startswith("values:"):
+        vals = [float(v) for v in args.fill[len("values:"):].split(",")]
+        if len(vals) != n:
+            sys.exit("npytool: --fill values: %d values for %d elements" % (len(vals), n))
     elif args.fill.startswith("mask:"):
         parts = args.fill.split(":")
         rng = random.Random(int(parts[1]))

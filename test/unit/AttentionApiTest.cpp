@@ -152,6 +152,83 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+/// SdpaSpec with every wave-2 feature (softcap, window, ALiBi slopes, key
+/// lengths) against the double reference; a key length outside [0, Tk] is
+/// an error status before anything runs.
+class SdpaFeatureSpecTest : public ::testing::TestWithParam<Target> {};
+
+TEST_P(SdpaFeatureSpecTest, MatchesReferenceAndChecksKeyLengths) {
+  const int64_t b = 2, h = 4, hkv = 2, tq = 9, tk = 41, d = 16;
+  SdpaSpec spec;
+  spec.batch = b;
+  spec.heads = h;
+  spec.kvHeads = hkv;
+  spec.queryLen = -1;
+  spec.keyLen = -1;
+  spec.headDim = d;
+  spec.causal = Causal::BottomRight;
+  spec.softcap = 2.5;
+  spec.windowLeft = 11;
+  spec.alibi = true;
+  spec.keyLengths = true;
+  CompileOptions o;
+  o.target = GetParam();
+  o.tileQ = 4;
+  o.tileK = 8;
+  auto kernel = compileOk(spec, o);
+  ASSERT_TRUE(kernel);
+  ASSERT_EQ(kernel->inputs().size(), 5u);
+  EXPECT_EQ(kernel->inputs()[3].str(), "float32[4]");
+  EXPECT_EQ(kernel->inputs()[4].str(), "int32[2]");
+
+  std::mt19937 gen(11);
+  ref::Tensor q = randomTensor({b, h, tq, d}, gen, -2, 2);
+  ref::Tensor k = randomTensor({b, hkv, tk, d}, gen, -2, 2);
+  ref::Tensor v = randomTensor({b, hkv, tk, d}, gen);
+  ref::Tensor slopes({h});
+  for (int64_t i = 0; i < h; ++i)
+    slopes.data[i] = std::pow(2.0, -(i + 1.0)); // BLOOM's 2^(-8(i+1)/H), H = 8
+  std::vector<int32_t> lens = {23, 5};
+  std::vector<float> qf = toFloats(q), kf = toFloats(k), vf = toFloats(v),
+                     sf = toFloats(slopes);
+  std::vector<TensorRef> inputs = {view(qf, q.shape), view(kf, k.shape),
+                                   view(vf, v.shape), view(sf, {h}),
+                                   TensorRef{ElementType::I32, lens.data(), {b}, {}}};
+  std::vector<float> out(b * h * tq * d, NAN);
+  Status s = kernel->call(inputs, {view(out, {b, h, tq, d})});
+  ASSERT_TRUE(s.ok()) << s.message();
+
+  ref::SdpaOptions ro;
+  ro.causal = ref::Causal::BottomRight;
+  ro.softcap = 2.5;
+  ro.alibiSlopes = &slopes;
+  ro.keyLengths = std::vector<int64_t>{23, 5};
+  ref::Window w;
+  w.left = 11;
+  ro.window = w;
+  ref::Tensor want = ref::sdpa(q, k, v, ro);
+  EXPECT_LT(relativeError(fromFloats(out, want.shape), want), 1e-5);
+
+  // Out of range: an error naming the input, the element and the bound.
+  lens = {42, 5};
+  s = kernel->call(inputs, {view(out, {b, h, tq, d})});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("input #4 (key lengths) element 0 is 42, outside "
+                             "[0, Tk = 41] of 'attn.sdpa'"),
+            std::string::npos)
+      << s.message();
+  lens = {3, -1};
+  s = kernel->call(inputs, {view(out, {b, h, tq, d})});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("element 1 is -1"), std::string::npos) << s.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, SdpaFeatureSpecTest,
+                         ::testing::Values(Target::Cpu, Target::Reference),
+                         [](const ::testing::TestParamInfo<Target> &info) {
+                           return info.param == Target::Cpu ? "cpu" : "reference";
+                         });
+
 TEST(AttentionApi, MhaSpecMatchesReference) {
   MhaSpec spec;
   spec.batch = 2;
@@ -548,10 +625,24 @@ TEST(AttentionApiCompileErrors, BadSpecs) {
   s.mask = MaskKind::Keep;
   s.maskShape = {1, 1, 1, 1, 1};
   EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "rank <= 4");
+  s = {};
+  s.softcap = -1;
+  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k),
+               "SdpaSpec.softcap must be 0 (none) or a positive finite number");
+  s = {};
+  s.windowRight = -3;
+  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k),
+               "SdpaSpec.windowLeft/windowRight must be >= 0 or -1 (unbounded), got -1, -3");
+  s = {};
+  s.type = ElementType::I32;
+  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32 or F16");
   MhaSpec m;
   m.embedDim = 30;
   m.numHeads = 4;
   EXPECT_ERROR(Kernel::compileMha(m, {}, k), "not divisible by numHeads 4");
+  m = {};
+  m.softcap = NAN;
+  EXPECT_ERROR(Kernel::compileMha(m, {}, k), "MhaSpec.softcap must be 0");
 }
 
 TEST(AttentionApi, SpecToMlirText) {

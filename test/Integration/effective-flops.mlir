@@ -38,8 +38,25 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/npytool.py make %t/q.npy --shape 1,2,5,4 --fill rand:1
 // RUN: %python %S/Inputs/npytool.py make %t/k.npy --shape 1,2,8,4 --fill rand:2
+// RUN: %python %S/Inputs/npytool.py make %t/q2.npy --shape 2,2,5,4 --fill rand:3
+// RUN: %python %S/Inputs/npytool.py make %t/k2.npy --shape 2,2,8,4 --fill rand:4
 // RUN: attn-run %s --entry=dyn --input=%t/q.npy --input=%t/k.npy --input=%t/k.npy --json | FileCheck %s --check-prefix=DYN
 // DYN: "effective_flops": 960,
+// A window: causal top_left with left = 2 over T = 8: 1, 2, 3, 3, 3, 3, 3, 3
+// = 21 pairs.
+// RUN: attn-run %s --entry=win --random-inputs --json | FileCheck %s --check-prefix=WIN
+// WIN: "effective_flops": 672,
+// WIN: "flops": 2048,
+// A band without causal, left = right = 1, top_left: 2, 3, 3, 3, 3, 3, 3, 2 = 22.
+// RUN: attn-run %s --entry=band --random-inputs --json | FileCheck %s --check-prefix=BAND
+// BAND: "effective_flops": 704,
+// Key lengths from the input: B = 2, Tq = 5, Tk = 8, bottom_right, lengths
+// [8, 3]: batch 0 sees 4..8 = 30 pairs, batch 1 (diagonal i - 2) 0, 0, 1, 2, 3
+// = 6: 36 pairs.
+// RUN: %python %S/Inputs/npytool.py make %t/len.npy --dtype i4 --shape 2 --fill values:8,3
+// RUN: attn-run %s --entry=lens --input=%t/q2.npy --input=%t/k2.npy --input=%t/k2.npy --input=%t/len.npy --json | FileCheck %s --check-prefix=LENS
+// LENS: "effective_flops": 1152,
+// LENS: "flops": 2560,
 // The text report gives both figures.
 // RUN: attn-run %s --entry=long --pipeline=cpu --random-inputs --repeat=2 | FileCheck %s --check-prefix=TEXT
 // TEXT: time: median {{[0-9.]+}} ms over 2 runs, {{[0-9.]+}} GFLOP/s, effective {{[0-9.]+}} GFLOP/s
@@ -80,4 +97,21 @@ func.func @mha(%x: tensor<1x5x8xf32>, %kv: tensor<1x8x8xf32>, %w: tensor<8x8xf32
 func.func @dyn(%q: tensor<1x2x?x4xf32>, %k: tensor<1x2x?x4xf32>, %v: tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32> {
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>} : (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
   return %o : tensor<1x2x?x4xf32>
+}
+
+func.func @win(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %o = attn.sdpa %q, %q, %q {causal = #attn.causal<top_left>, window = #attn.window<left = 2>}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+func.func @band(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %o = attn.sdpa %q, %q, %q {window = #attn.window<left = 1, right = 1, align = top_left>}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+func.func @lens(%q: tensor<2x2x5x4xf32>, %k: tensor<2x2x8x4xf32>, %v: tensor<2x2x8x4xf32>,
+                %len: tensor<2xi32>) -> tensor<2x2x5x4xf32> {
+  %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
+      : (tensor<2x2x5x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2xi32>) -> tensor<2x2x5x4xf32>
+  return %o : tensor<2x2x5x4xf32>
 }

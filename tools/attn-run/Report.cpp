@@ -48,32 +48,69 @@ static std::optional<double> dimValue(Value v, int64_t i,
   return std::nullopt;
 }
 
-/// The (query i, key j) pairs of a Tq x Tk score matrix that a causal mask
-/// leaves visible: top_left keeps j <= i, bottom_right keeps
-/// j <= i + Tk - Tq; all Tq * Tk without one.
-static double visiblePairs(double tq, double tk,
-                           std::optional<mlir::attn::CausalKind> causal) {
-  if (!causal)
-    return tq * tk;
-  double shift = *causal == mlir::attn::CausalKind::bottom_right ? tk - tq : 0;
-  // Row i sees clamp(i + shift + 1, 0, Tk) keys: sum it in closed form over
-  // the rows where it is 0, rising, and Tk.
-  auto rowSum = [&](double lo, double hi) { // sum of (i + shift + 1), i in [lo, hi)
-    if (hi <= lo)
-      return 0.0;
-    double a = lo + shift + 1, b = hi - 1 + shift + 1;
-    return (a + b) * (hi - lo) / 2;
-  };
-  double firstVisible = std::clamp(-shift, 0.0, tq);        // rows before see none
-  double firstFull = std::clamp(tk - shift - 1, 0.0, tq);   // rows from here see all
-  firstFull = std::max(firstFull, firstVisible);
-  return rowSum(firstVisible, firstFull) + (tq - firstFull) * tk;
+/// Which keys each query row sees, as far as FLOPs go: causal kind, window
+/// and key lengths (the i1/additive mask operand is data and not counted).
+struct Visibility {
+  std::optional<mlir::attn::CausalKind> causal;
+  mlir::attn::WindowAttr window;
+  /// Per batch row, when the key lengths are an entry argument; lengths
+  /// computed inside the function count as Tk.
+  std::optional<std::vector<int64_t>> keyLengths;
+};
+
+/// The key lengths of an op whose key_lengths operand is an entry argument.
+static std::optional<std::vector<int64_t>>
+keyLengthValues(Value lengths, llvm::ArrayRef<rt::HostTensor> args) {
+  auto ba = dyn_cast_or_null<BlockArgument>(lengths);
+  if (!ba || ba.getArgNumber() >= args.size())
+    return std::nullopt;
+  const rt::HostTensor &t = args[ba.getArgNumber()];
+  std::vector<int64_t> out;
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    out.push_back(t.getAsInt(i));
+  return out;
+}
+
+/// The (batch row, query i, key j) triples a B x Tq x Tk score tensor keeps
+/// visible: with L = the row's key length clamped to [0, Tk] (Tk without
+/// lengths) and the diagonal d(i) = i (top_left) or i + L - Tq
+/// (bottom_right; the causal kind's, else the window's align, else
+/// bottom_right), row i sees keys [max(0, d - left), min(L - 1, d + right)]
+/// with right = 0 under causal. B·Tq·Tk without any of these.
+static double visiblePairs(double batch, double tq, double tk, const Visibility &v) {
+  using mlir::attn::CausalKind;
+  std::optional<int64_t> left, right;
+  std::optional<CausalKind> align;
+  if (v.window && !v.window.isUnbounded()) {
+    left = v.window.getLeft();
+    right = v.window.getRight();
+    align = v.window.getAlign();
+  }
+  if (!v.causal && !left && !right && !v.keyLengths)
+    return batch * tq * tk;
+  CausalKind diagonal = v.causal ? *v.causal : align.value_or(CausalKind::bottom_right);
+  if (v.causal)
+    right = right ? std::min<int64_t>(*right, 0) : 0;
+  double total = 0;
+  for (int64_t b = 0; b < static_cast<int64_t>(batch); ++b) {
+    int64_t len = static_cast<int64_t>(tk);
+    if (v.keyLengths && b < static_cast<int64_t>(v.keyLengths->size()))
+      len = std::clamp<int64_t>((*v.keyLengths)[b], 0, len);
+    for (int64_t i = 0; i < static_cast<int64_t>(tq); ++i) {
+      int64_t d = diagonal == CausalKind::top_left ? i : i + len - static_cast<int64_t>(tq);
+      int64_t lo = left ? std::max<int64_t>(0, d - *left) : 0;
+      int64_t hi = right ? std::min<int64_t>(len - 1, d + *right) : len - 1;
+      total += static_cast<double>(std::max<int64_t>(0, hi - lo + 1));
+    }
+  }
+  return total;
 }
 
 /// FLOPs of one call: 2·B·H·Tq·Tk·(D + Dv) per sdpa/mha attention (4·B·H·
 /// Tq·Tk·D when Dv = D), 2·B·T·In·Out per projection, 2·B·H·Tq·Tk·D per
-/// scores/weighted_sum. The effective count takes, for a causal sdpa or
-/// mha, only the visible pairs. nullopt when a dim is unknown.
+/// scores/weighted_sum. The effective count takes, for an sdpa or mha with
+/// a causal mask, a window or key lengths, only the visible pairs. nullopt
+/// when a dim is unknown.
 std::optional<FlopCount> countFlops(func::FuncOp fn,
                                     llvm::ArrayRef<rt::HostTensor> args) {
   FlopCount total;
@@ -96,20 +133,21 @@ std::optional<FlopCount> countFlops(func::FuncOp fn,
   auto attention = [&](std::optional<double> b, std::optional<double> h,
                        std::optional<double> tq, std::optional<double> tk,
                        std::optional<double> d, std::optional<double> dv,
-                       std::optional<mlir::attn::CausalKind> causal) {
-    double perPair = 2 * prod({b, h, d}) + 2 * prod({b, h, dv});
-    double pairs = prod({tq, tk});
+                       const Visibility &vis) {
+    double perPair = 2 * prod({h, d}) + 2 * prod({h, dv});
+    double pairs = prod({b, tq, tk});
     if (!known)
       return;
     total.full += perPair * pairs;
-    total.effective += perPair * visiblePairs(*tq, *tk, causal);
+    total.effective += perPair * visiblePairs(*b, *tq, *tk, vis);
   };
   fn.walk([&](Operation *op) {
     if (auto s = dyn_cast<mlir::attn::SdpaOp>(op)) {
       Value q = s.getQuery(), k = s.getKey(), v = s.getValue();
       attention(dimValue(q, 0, args), dimValue(q, 1, args), dimValue(q, 2, args),
                 dimValue(k, 2, args), dimValue(q, 3, args), dimValue(v, 3, args),
-                s.getCausal());
+                Visibility{s.getCausal(), s.getWindowAttr(),
+                           keyLengthValues(s.getKeyLengths(), args)});
     } else if (auto m = dyn_cast<mlir::attn::MhaOp>(op)) {
       Value xq = m.getQueryInput(), xkv = m.getKvInput();
       bool outIn = m.getLayout() == mlir::attn::WeightLayout::out_in;
@@ -130,7 +168,8 @@ std::optional<FlopCount> countFlops(func::FuncOp fn,
       both(2 * prod({b, tk, in(m.getWv()), out(m.getWv())}));
       both(2 * prod({b, tq, in(m.getWo()), out(m.getWo())}));
       attention(b, h, tq, tk, perHead(out(m.getWq()), h), perHead(out(m.getWv()), hkv),
-                m.getCausal());
+                Visibility{m.getCausal(), m.getWindowAttr(),
+                           keyLengthValues(m.getKeyLengths(), args)});
     } else if (auto p = dyn_cast<mlir::attn::ProjectOp>(op)) {
       auto xt = cast<RankedTensorType>(p.getInput().getType());
       double lead = 1;

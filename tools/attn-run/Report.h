@@ -26,14 +26,15 @@ namespace rt = ::attn::runtime;
 
 struct FlopCount {
   double full = 0;      ///< every (i, j) pair of every attention
-  double effective = 0; ///< the pairs a causal mask leaves visible
+  double effective = 0; ///< the pairs causal, window and key lengths leave visible
 };
 
 
 /// FLOPs of one call: 2·B·H·Tq·Tk·(D + Dv) per sdpa/mha attention (4·B·H·
 /// Tq·Tk·D when Dv = D), 2·B·T·In·Out per projection, 2·B·H·Tq·Tk·D per
-/// scores/weighted_sum. The effective count takes, for a causal sdpa or
-/// mha, only the visible pairs. nullopt when a dim is unknown.
+/// scores/weighted_sum. The effective count takes, for an sdpa or mha with
+/// a causal mask, a window or key lengths (read from the inputs), only the
+/// visible pairs. nullopt when a dim is unknown.
 std::optional<FlopCount> countFlops(mlir::func::FuncOp fn,
                                     llvm::ArrayRef<rt::HostTensor> args);
 

@@ -6,18 +6,23 @@
 //   forall (bh, qTile) → blocks:                      -- one block per pair
 //     Ks[TK][D], Vs[TK][Dv], accT[Dv][TQ], m[TQ], l[TQ]   -- allocateShared
 //     forall t → threads: m = -inf, l = 0, accT = 0       -- initRunningState
-//     for kTile below the causal limit of the Q tile:     -- never loads tiles above
+//     for kTile in the tiles the Q tile sees:             -- never loads tiles beyond
+//                                                            the causal limit, outside
+//                                                            the window or past the
+//                                                            key length
 //       forall t → threads: Ks, Vs = K, V[b, h/G, kTile]  -- loadKeyValueTile
 //       forall t → threads: row = qTile·TQ + t            -- one query row per thread
-//         s_j = scale·log2e · q_row·Ks[j] (+ mask)        -- scoreRow
+//         s_j = scale·log2e · q_row·Ks[j], softcap,       -- scoreRow
+//               + ALiBi, + mask, keep rules
 //         m' = max(m, max_j s_j); p_j = 2^(s_j - m');     -- onlineSoftmaxRow
 //         α = 2^(m - m'); l = α·l + Σ p_j
 //         accT[:][t] = α·accT[:][t] + Σ_j p_j Vs[j]       -- accumulateRow
 //     forall t → threads: O[b, h, row] = accT[:][t] / l   -- writeOutput
 //
 // Each thread-level forall finishes before the next starts: that is the
-// barrier. The problem record, arithmetic, exp2, causal limit and mask
-// indexing are the shared FlashAttention core's (../FlashCore).
+// barrier. The problem record, arithmetic, exp2, tanh, the key visibility
+// rules (key length, causal, window) and tile bounds, the softcap, the ALiBi
+// bias and mask indexing are the shared FlashAttention core's (../FlashCore).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
@@ -68,19 +73,22 @@ class GpuKernel {
 public:
   GpuKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s,
             int64_t tq, int64_t tk)
-      : g(g), p(p), s(s), TQ(tq), TK(tk), keys(g, p.causal, s.tq, s.tk) {}
+      : g(g), p(p), s(s), TQ(tq), TK(tk) {}
 
   void build(Value bh, Value qTile) {
     hIdx = g.rem(bh, g.idx(p.heads));
     bIdx = g.div(bh, g.idx(p.heads));
     hk = g.div(hIdx, g.idx(p.group));
     q0 = g.mul(qTile, g.idx(TQ));
+    keys.emplace(g, p, s, bIdx);
+    if (p.hasAlibi())
+      alibi.emplace(g, p, s, *keys, bIdx, hIdx);
     allocateShared();
     initRunningState();
-    // Keys this Q tile sees: up to the causal limit of its last row.
-    Value kEnd = keys.keyEnd([&] { return g.minI(g.add(q0, g.idx(TQ)), s.tq); });
-    Value numKTiles = g.ceilDiv(kEnd, TK);
-    g.loop(g.idx(0), numKTiles, 1, [&](Value kTile) {
+    // Only the K/V tiles holding a key some row of this Q tile sees.
+    KeyVisibility::Range tiles = keys->tileRange(
+        [&] { return q0; }, [&] { return g.minI(g.add(q0, g.idx(TQ)), s.tq); }, TK);
+    g.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
       Value k0 = g.mul(kTile, g.idx(TK));
       loadKeyValueTile(k0);
       forEachThread(g, TQ, [&](Value t) {
@@ -100,7 +108,8 @@ private:
   const SdpaProblem &p;
   const SdpaBuffers &s;
   int64_t TQ, TK;
-  KeyVisibility keys;
+  std::optional<KeyVisibility> keys; // of batch row bIdx
+  std::optional<AlibiBias> alibi;    // of (bIdx, hIdx)
   Value bIdx, hIdx, hk, q0;
   Value ks, vs, accT, mS, lS; // workgroup buffers
   Value sRow;                 // this thread's scores / probabilities, [TK]
@@ -127,7 +136,7 @@ private:
     });
   }
 
-  /// Ks[j][c] = K[b, h/G, k0 + j, c], Vs likewise (0 past Tk), all threads
+  /// Ks[j][c] = K[b, h/G, k0 + j, c], Vs likewise (0 past L), all threads
   /// together: thread t takes elements t, t + TQ, ... so that neighbouring
   /// threads read neighbouring addresses.
   void loadKeyValueTile(Value k0) {
@@ -142,14 +151,15 @@ private:
       Value j = g.div(e, g.idx(width)), c = g.rem(e, g.idx(width));
       Value kj = g.add(k0, j);
       Value x = g.ifElse(
-          g.lt(kj, s.tk), g.f32(), [&] { return g.loadF32(src, {bIdx, hk, kj, c}); },
+          g.lt(kj, keys->keyCount()), g.f32(), [&] { return g.loadF32(src, {bIdx, hk, kj, c}); },
           [&] { return g.f(0.0); });
       g.store(x, tile, {j, c});
     });
   }
 
-  /// s_j = scale·log2e · Q[row]·Ks[j], plus log2e·mask or -inf where the key
-  /// is hidden, into sRow; returns max_j s_j.
+  /// s_j = scale·log2e · Q[row]·Ks[j], softcapped, plus the ALiBi bias and
+  /// log2e·mask, or -inf where the key is hidden, into sRow; returns
+  /// max_j s_j.
   Value scoreRow(Value row, Value k0) {
     sRow = memref::AllocaOp::create(g.b, g.loc, MemRefType::get({TK}, g.f32()));
     Value scale = g.f(p.scaleLog2);
@@ -161,8 +171,10 @@ private:
                 return SmallVector<Value>{g.fma(g.loadF32(s.q, {bIdx, hIdx, row, c}),
                                                 g.load(ks, {j, c}), acc[0])};
               });
-          Value sc = g.fmul(dot[0], scale);
-          Value visible = keys.isVisible(row, kj);
+          Value sc = softcapScores(g, p, g.fmul(dot[0], scale));
+          if (alibi)
+            sc = g.fadd(sc, alibi->at(row, kj));
+          Value visible = keys->isVisible(row, kj);
           if (s.mask) {
             // Reading the mask past Tk is out of bounds: clamp the index.
             Value kc = g.minI(kj, g.sub(s.tk, g.idx(1)));

@@ -5,10 +5,12 @@
 //   parallel (b, h, qTile):                      -- threads
 //     Qs   = Q[b, h, qTile] · scale · log2(e)    -- packQueryTile
 //     m = -inf, l = 0, acc = 0
-//     for kTile below the causal limit:          -- tiles above the diagonal skipped
+//     for kTile in the tiles the Q tile sees:    -- tiles beyond the causal limit,
+//                                                   outside the window or past the
+//                                                   key length skipped
 //       Kt = K[b, h/G, kTile]ᵀ, Vt = V[...]      -- packKeyValueTile
-//       S  = Qs · Kt                             -- computeScores (FMA microkernel)
-//       S  = mask(S)   (diagonal/last/masked tiles only)
+//       S  = Qs · Kt, softcap, + ALiBi           -- computeScores (FMA microkernel)
+//       S  = mask(S)   (operand mask; the keep rules on edge tiles only)
 //       per row: m' = max(m, rowmax S)           -- onlineSoftmax
 //                P = exp2(S - m'), α = exp2(m - m')
 //                l = α·l + Σ P, m = m'
@@ -52,7 +54,7 @@ class FlashKernel {
 public:
   FlashKernel(FlashBuilder &e, const SdpaProblem &p, const SdpaBuffers &s,
               const ConvertAttnToLoopsOptions &t)
-      : e(e), p(p), s(s), t(t), keys(e, p.causal, s.tq, s.tk),
+      : e(e), p(p), s(s), t(t),
         dvPadded((p.dv + t.vectorWidth - 1) / t.vectorWidth * t.vectorWidth) {}
 
   /// Q tile `qTile` of (b, h) against every key it sees.
@@ -62,16 +64,22 @@ public:
     hkv = e.div(hIdx, e.idx(p.group));
     q0 = e.mul(qTile, e.idx(t.tileQ));
     qRows = e.minI(e.idx(t.tileQ), e.sub(s.tq, q0));
+    keys.emplace(e, p, s, bIdx);
+    if (p.hasAlibi())
+      alibi.emplace(e, p, s, *keys, bIdx, hIdx);
 
     allocateScratch();
     packQueryTile();
     initRunningState();
-    Value numKTiles = e.ceilDiv(keys.keyEnd([&] { return e.add(q0, qRows); }), t.tileK);
-    e.loop(e.idx(0), numKTiles, 1, [&](Value kTile) {
+    // Only the K/V tiles holding a key some row of this Q tile sees.
+    KeyVisibility::Range tiles = keys->tileRange(
+        [&] { return q0; }, [&] { return e.add(q0, qRows); }, t.tileK);
+    e.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
       Value k0 = e.mul(kTile, e.idx(t.tileK));
-      Value kRows = e.minI(e.idx(t.tileK), e.sub(s.tk, k0));
+      // Keys past L (the key length, else Tk) are neither read nor kept.
+      Value kRows = e.minI(e.idx(t.tileK), e.sub(keys->keyCount(), k0));
       packKeyValueTile(k0, kRows);
-      computeScores();
+      computeScores(k0);
       maskTile(k0, kRows);
       onlineSoftmax();
       accumulateValues();
@@ -87,7 +95,8 @@ private:
   const SdpaProblem &p;
   const SdpaBuffers &s;
   const ConvertAttnToLoopsOptions &t;
-  KeyVisibility keys;
+  std::optional<KeyVisibility> keys; // per batch row
+  std::optional<AlibiBias> alibi;    // per (batch row, head)
   int64_t dvPadded;
   Value bIdx, hIdx, hkv, q0, qRows;
   Value qs, kt, vt, sp, acc, mRow, lRow, alphaRow;
@@ -185,8 +194,9 @@ private:
   }
 
   /// S[i][j] = Σ_d Qs[i][d] · Kt[d][j]: 4 rows × 2 vectors of keys held in
-  /// registers, one broadcast FMA per (row, vector) and d.
-  void computeScores() {
+  /// registers, one broadcast FMA per (row, vector) and d; then, still in
+  /// registers, the softcap and the ALiBi bias.
+  void computeScores(Value k0) {
     int64_t w = t.vectorWidth;
     e.loop(e.idx(0), e.idx(t.tileQ), kRowBlock, [&](Value i) {
       e.loop(e.idx(0), e.idx(t.tileK), 2 * w, [&](Value j) {
@@ -205,54 +215,46 @@ private:
             });
         for (int64_t r = 0; r < kRowBlock; ++r) {
           Value row = e.add(i, e.idx(r));
-          e.vstore(sums[2 * r], sp, {row, j});
-          e.vstore(sums[2 * r + 1], sp, {row, j1});
+          Value cols[2] = {j, j1};
+          for (int64_t v = 0; v < 2; ++v) {
+            Value x = softcapScores(e, p, sums[2 * r + v]);
+            if (alibi)
+              x = e.fadd(x, alibi->atLanes(e.add(q0, row), e.add(k0, cols[v])));
+            e.vstore(x, sp, {row, cols[v]});
+          }
         }
       });
     });
   }
 
-  /// -inf past Tk, above the causal diagonal and where an i1 mask is false;
-  /// an additive mask is added (in log2 units). Only tiles that need it pay:
-  /// the causal and past-Tk rule in vectors (key index > row limit), an
-  /// operand mask per element.
+  /// The operand mask (an additive mask added in log2 units, -inf where an
+  /// i1 mask is false), then the keep rules: -inf outside the row's key
+  /// interval [firstKey, keyEnd) (key length, causal, window). Only a tile
+  /// that some row does not see whole pays for the keep rules, in vectors
+  /// (lane key index against the row's interval).
   void maskTile(Value k0, Value kRows) {
-    // The operand mask first (so a causal -inf is never added to), then the
-    // causal and past-Tk rule.
+    // The operand mask first (so a -inf of the keep rules is never added
+    // to), then the keep rules.
     if (s.mask)
       applyMaskOperand(k0, kRows);
     int64_t w = t.vectorWidth;
-    Value partial = e.lt(kRows, e.idx(t.tileK));
-    Value need = partial;
-    if (keys.isCausal()) {
-      // The tile crosses the diagonal when its last key is beyond what the
-      // first row sees.
-      Value lastKey = e.add(k0, e.idx(t.tileK - 1));
-      need = e.orI(need, e.gt(lastKey, keys.lastVisible(q0)));
-    }
-    Type i32 = e.b.getI32Type();
-    auto i32v = VectorType::get({w}, i32);
-    SmallVector<int32_t> lanes;
-    for (int64_t l = 0; l < w; ++l)
-      lanes.push_back(static_cast<int32_t>(l));
+    Value need = e.notI(keys->allVisible(q0, [&] { return e.add(q0, qRows); }, k0, t.tileK));
     e.ifThen(need, [&] {
-      Value iota = arith::ConstantOp::create(
-          e.b, e.loc, i32v, DenseElementsAttr::get(i32v, ArrayRef<int32_t>(lanes)));
+      Value iota = e.laneIndices();
       Value ninf = e.splat(-INFINITY);
       e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
-        // Last visible key of this row, relative to k0.
-        Value limit = e.sub(kRows, e.idx(1));
-        if (keys.isCausal())
-          limit = e.minI(limit, e.sub(keys.lastVisible(e.add(q0, i)), k0));
-        Value limitV = vector::BroadcastOp::create(
-            e.b, e.loc, i32v, arith::IndexCastOp::create(e.b, e.loc, i32, limit));
+        // The row's visible keys relative to k0: [lo, hi].
+        Value row = e.add(q0, i);
+        Value hiV = e.bcastI32(e.sub(e.minI(keys->keyEnd(row), e.add(k0, kRows)),
+                                     e.add(k0, e.idx(1))));
+        Value loV = p.windowLeft ? e.bcastI32(e.sub(keys->firstKey(row), k0)) : Value();
         e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
-          Value jv = arith::AddIOp::create(
-              e.b, e.loc, iota,
-              vector::BroadcastOp::create(
-                  e.b, e.loc, i32v, arith::IndexCastOp::create(e.b, e.loc, i32, j)));
+          Value jv = arith::AddIOp::create(e.b, e.loc, iota, e.bcastI32(j));
           Value hidden =
-              arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, jv, limitV);
+              arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, jv, hiV);
+          if (loV)
+            hidden = e.orI(hidden, arith::CmpIOp::create(
+                                       e.b, e.loc, arith::CmpIPredicate::slt, jv, loV));
           Value x = e.vload(sp, {i, j});
           e.vstore(arith::SelectOp::create(e.b, e.loc, hidden, ninf, x), sp, {i, j});
         });

@@ -30,10 +30,6 @@ FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
     return fail("the " + support.name + " takes only f32");
   if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
     return fail("dropout is not supported by the " + support.name);
-  if (op.getAlibiSlopes() || op.getKeyLengths() || op.getSoftcapAttr() ||
-      (op.getWindowAttr() && !op.getWindowAttr().isUnbounded()))
-    return fail("softcap, window, ALiBi and key lengths are not supported by "
-                "the " + support.name + " yet");
   if (p.queryType.isDynamicDim(1) || p.keyType.isDynamicDim(1) ||
       p.queryType.isDynamicDim(3) || p.valueType.isDynamicDim(3))
     return fail("the " + support.name + " needs static head counts and head dims");
@@ -49,6 +45,25 @@ FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
   p.scaleLog2 = *scale * kLog2E;
   if (auto c = op.getCausalAttr())
     p.causal = c.getValue();
+  // A bound no Tk can reach is no bound (and keeps the index arithmetic
+  // far from overflow).
+  constexpr int64_t kFar = int64_t(1) << 48;
+  if (WindowAttr w = op.getWindowAttr()) {
+    if (std::optional<int64_t> l = w.getLeft(); l && *l < kFar)
+      p.windowLeft = *l;
+    if (std::optional<int64_t> r = w.getRight(); r && *r < kFar)
+      p.windowRight = *r;
+    if (w.getAlign())
+      p.diagonal = *w.getAlign();
+  }
+  if (p.causal)
+    p.diagonal = *p.causal;
+  if (FloatAttr c = op.getSoftcapAttr())
+    p.softcap = c.getValueAsDouble();
+  if (Value s = op.getAlibiSlopes())
+    p.slopesType = cast<RankedTensorType>(s.getType());
+  if (Value l = op.getKeyLengths())
+    p.keyLengthsType = cast<RankedTensorType>(l.getType());
   if (Value m = op.getMask()) {
     p.maskType = cast<RankedTensorType>(m.getType());
     p.maskKind = p.maskType.getElementType().isInteger(1) ? MaskKind::Keep
@@ -72,6 +87,10 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
   bufs.v = toBuffer(p.op.getValue());
   if (Value m = p.op.getMask())
     bufs.mask = toBuffer(m);
+  if (Value sl = p.op.getAlibiSlopes())
+    bufs.slopes = toBuffer(sl);
+  if (Value l = p.op.getKeyLengths())
+    bufs.keyLengths = toBuffer(l);
   bufs.batch = memref::DimOp::create(b, loc, bufs.q, 0);
   bufs.tq = memref::DimOp::create(b, loc, bufs.q, 2);
   bufs.tk = memref::DimOp::create(b, loc, bufs.k, 2);
@@ -153,6 +172,41 @@ Value FlashBuilder::exp2(Value x) {
   return select(cmpF(arith::CmpFPredicate::UNO, x, x), x, r);
 }
 
+Value FlashBuilder::tanh(Value x) {
+  Type t = x.getType();
+  auto c = [&](double v) { return constantLike(t, v); };
+  Value negative = cmpF(arith::CmpFPredicate::OLT, x, c(0.0));
+  Value ax = select(negative, arith::NegFOp::create(b, loc, x), x);
+  // 1 - 2/(e^(2|x|) + 1): e^(2|x|) saturates at 2^127, so large |x| and inf
+  // give exactly 1.
+  Value e2x = exp2(fmul(ax, c(2.0 * kLog2E)));
+  Value big = fsub(c(1.0), fdiv(c(2.0), fadd(e2x, c(1.0))));
+  // |x| < 1/4: x·(1 + x²·(-1/3 + x²·(2/15 + x²·(-17/315 + x²·62/2835)))),
+  // error below 1e-8 relative.
+  Value x2 = fmul(ax, ax);
+  Value poly = c(62.0 / 2835.0);
+  for (double k : {-17.0 / 315.0, 2.0 / 15.0, -1.0 / 3.0, 1.0})
+    poly = fma(poly, x2, c(k));
+  Value small = fmul(ax, poly);
+  Value r = select(cmpF(arith::CmpFPredicate::OLT, ax, c(0.25)), small, big);
+  return select(negative, arith::NegFOp::create(b, loc, r), r);
+}
+
+Value FlashBuilder::laneIndices() {
+  auto vt = VectorType::get({width}, b.getI32Type());
+  SmallVector<int32_t> lanes;
+  for (int64_t l = 0; l < width; ++l)
+    lanes.push_back(static_cast<int32_t>(l));
+  return arith::ConstantOp::create(b, loc, vt,
+                                   DenseElementsAttr::get(vt, ArrayRef<int32_t>(lanes)));
+}
+
+Value FlashBuilder::bcastI32(Value index) {
+  Type i32 = b.getI32Type();
+  return vector::BroadcastOp::create(b, loc, VectorType::get({width}, i32),
+                                     arith::IndexCastOp::create(b, loc, i32, index));
+}
+
 Value FlashBuilder::loadF32(Value m, ValueRange ivs) {
   Value v = load(m, ivs);
   if (v.getType() != f32())
@@ -208,31 +262,126 @@ Value FlashBuilder::ifElse(Value cond, Type type, function_ref<Value()> then,
 // KeyVisibility
 //===----------------------------------------------------------------------===//
 
-KeyVisibility::KeyVisibility(FlashBuilder &fb, std::optional<CausalKind> causal,
-                             Value tq, Value tk)
-    : fb(fb), causal(causal), tk(tk) {
-  if (causal)
-    offset = *causal == CausalKind::bottom_right ? fb.sub(tk, tq) : fb.idx(0);
+KeyVisibility::KeyVisibility(FlashBuilder &fb, const SdpaProblem &p,
+                             const SdpaBuffers &s, Value batch)
+    : fb(fb), p(p), length(s.tk) {
+  if (s.keyLengths) {
+    // L = len[b] clamped to [0, Tk]: whatever the input, no read past Tk.
+    Value len = fb.load(s.keyLengths, {batch});
+    len = arith::IndexCastOp::create(fb.b, fb.loc, fb.b.getIndexType(), len);
+    length = fb.maxI(fb.idx(0), fb.minI(len, s.tk));
+  }
+  if (p.hasAlibi() || (p.usesDiagonal() && p.diagonal == CausalKind::bottom_right))
+    bottomRightOffset = fb.sub(length, s.tq);
+  if (p.usesDiagonal())
+    diagonalOffset =
+        p.diagonal == CausalKind::bottom_right ? bottomRightOffset : fb.idx(0);
+  if (p.causal)
+    rightReach = 0; // causal is the window side right = 0 (any right >= 0)
+  else if (p.windowRight)
+    rightReach = *p.windowRight;
 }
 
-Value KeyVisibility::keyEnd(function_ref<Value()> rowEnd) {
-  if (!causal)
-    return tk;
-  // Row rowEnd - 1 sees keys up to rowEnd - 1 + offset.
-  return fb.maxI(fb.idx(0), fb.minI(tk, fb.add(rowEnd(), offset)));
+Value KeyVisibility::bottomRightDiagonal(Value row) {
+  assert(bottomRightOffset && "built only when a rule or ALiBi needs it");
+  return fb.add(row, bottomRightOffset);
 }
 
-Value KeyVisibility::lastVisible(Value row) {
-  if (!causal)
-    return fb.sub(tk, fb.idx(1));
-  return fb.add(row, offset);
+Value KeyVisibility::firstKey(Value row) {
+  if (!p.windowLeft)
+    return fb.idx(0);
+  return fb.maxI(fb.idx(0), fb.sub(diagonal(row), fb.idx(*p.windowLeft)));
+}
+
+Value KeyVisibility::keyEnd(Value row) {
+  if (!rightReach)
+    return length;
+  Value end = fb.add(diagonal(row), fb.idx(*rightReach + 1));
+  return fb.maxI(fb.idx(0), fb.minI(end, length));
+}
+
+KeyVisibility::Range KeyVisibility::keyRange(function_ref<Value()> rowBegin,
+                                             function_ref<Value()> rowEnd) {
+  Value end = rightReach ? keyEnd(fb.sub(rowEnd(), fb.idx(1))) : length;
+  if (!p.windowLeft)
+    return {fb.idx(0), end};
+  return {fb.minI(firstKey(rowBegin()), end), end};
+}
+
+KeyVisibility::Range KeyVisibility::tileRange(function_ref<Value()> rowBegin,
+                                              function_ref<Value()> rowEnd,
+                                              int64_t tileSize) {
+  Range keys = keyRange(rowBegin, rowEnd);
+  Value last = fb.ceilDiv(keys.end, tileSize);
+  if (!p.windowLeft)
+    return {fb.idx(0), last};
+  Value first = fb.div(keys.begin, fb.idx(tileSize));
+  // An empty key range visits no tile (not the one holding `begin`).
+  return {first, fb.select(fb.lt(keys.begin, keys.end), last, first)};
+}
+
+Value KeyVisibility::allVisible(Value rowBegin, function_ref<Value()> rowEnd,
+                                Value key0, int64_t n) {
+  // firstKey and keyEnd grow with the row: the last row has the latest
+  // first key, the first row the earliest end.
+  Value all = fb.le(fb.add(key0, fb.idx(n)), keyEnd(rowBegin));
+  if (p.windowLeft)
+    all = fb.andI(all, fb.le(firstKey(fb.sub(rowEnd(), fb.idx(1))), key0));
+  return all;
 }
 
 Value KeyVisibility::isVisible(Value row, Value key) {
-  Value visible = fb.lt(key, tk);
-  if (causal)
-    visible = fb.andI(visible, fb.le(key, fb.add(row, offset)));
+  Value visible = fb.lt(key, keyEnd(row));
+  if (p.windowLeft)
+    visible = fb.andI(visible, fb.le(firstKey(row), key));
   return visible;
+}
+
+//===----------------------------------------------------------------------===//
+// Softcap and ALiBi
+//===----------------------------------------------------------------------===//
+
+Value mlir::attn::flash::softcapScores(FlashBuilder &fb, const SdpaProblem &p, Value x) {
+  if (!p.softcap)
+    return x;
+  // The scores are log2e·s; the cap applies to s: log2e·c·tanh(s/c) =
+  // c'·tanh(x/c') with c' = c·log2e.
+  double capLog2 = *p.softcap * kLog2E;
+  Type t = x.getType();
+  Value capped = fb.tanh(fb.fmul(x, fb.constantLike(t, 1.0 / capLog2)));
+  return fb.fmul(capped, fb.constantLike(t, capLog2));
+}
+
+AlibiBias::AlibiBias(FlashBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
+                     KeyVisibility &keys, Value batch, Value head)
+    : fb(fb), keys(keys) {
+  Value slope = p.slopesType.getRank() == 1 ? fb.load(s.slopes, {head})
+                                            : fb.load(s.slopes, {batch, head});
+  negSlopeLog2 = fb.fmul(slope, fb.f(-kLog2E));
+}
+
+Value AlibiBias::at(Value row, Value key) {
+  Value dist = fb.sub(keys.bottomRightDiagonal(row), key);
+  dist = fb.maxI(dist, fb.sub(fb.idx(0), dist));
+  Type i64 = fb.b.getI64Type();
+  Value d = arith::SIToFPOp::create(
+      fb.b, fb.loc, fb.f32(), arith::IndexCastOp::create(fb.b, fb.loc, i64, dist));
+  return fb.fmul(negSlopeLog2, d);
+}
+
+Value AlibiBias::atLanes(Value row, Value key0) {
+  // |(d - key0) - lane| in i32 lanes.
+  Value base = fb.bcastI32(fb.sub(keys.bottomRightDiagonal(row), key0));
+  Value dist = arith::SubIOp::create(fb.b, fb.loc, base, fb.laneIndices());
+  Value neg = arith::SubIOp::create(
+      fb.b, fb.loc, arith::ConstantOp::create(fb.b, fb.loc, dist.getType(),
+                                              DenseElementsAttr::get(
+                                                  cast<ShapedType>(dist.getType()),
+                                                  fb.b.getI32IntegerAttr(0))),
+      dist);
+  dist = arith::MaxSIOp::create(fb.b, fb.loc, dist, neg);
+  Value d = arith::SIToFPOp::create(fb.b, fb.loc, fb.vec(), dist);
+  return fb.fmul(fb.bcast(negSlopeLog2), d);
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,13 +5,19 @@
 // so that each rule is written once:
 //
 //   SdpaProblem    what one attn.sdpa asks for (dims, GQA group, scale·log2e,
-//                  causal kind, mask kind), read once from the op, with the
-//                  reason when a kernel cannot take it;
+//                  causal kind, window, diagonal, softcap, mask kind, ALiBi
+//                  and key-length presence), read once from the op, with
+//                  the reason when a kernel cannot take it;
 //   SdpaBuffers    its operands as buffers, run-time dims and the output;
-//   FlashBuilder   scalar and vector arithmetic, loads/stores, loops, and
-//                  the one exp2 (NaN in, NaN out; -inf in, 0 out);
-//   KeyVisibility  which keys a query row sees (causal limit per row and per
-//                  tile): the window and key-length rules extend it;
+//   FlashBuilder   scalar and vector arithmetic, loads/stores, loops, the
+//                  one exp2 (NaN in, NaN out; -inf in, 0 out) and the one
+//                  tanh built from it;
+//   KeyVisibility  which keys a query row of batch row b sees: the key
+//                  length, causal and window rules as one interval per row
+//                  [firstKey(i), keyEnd(i)), per tile of rows (the K/V tile
+//                  loop bounds) and per element;
+//   softcapScores / AlibiBias   the softcap and the ALiBi bias on scores in
+//                  log2 units;
 //   maskOperandDims / maskIndices   numpy broadcasting of the mask operand;
 //   TileState      the per-Q-tile online-softmax state (running max m,
 //                  running sum l, accumulator) a caller can merge.
@@ -56,7 +62,21 @@ struct SdpaProblem {
   int64_t group = 1; ///< query heads per K/V head (GQA)
   double scale = 1.0, scaleLog2 = kLog2E; ///< scale and scale·log2(e)
   std::optional<CausalKind> causal;
+  /// The diagonal d(i) the causal and window rules use: the causal kind,
+  /// else the window's align, else bottom_right.
+  CausalKind diagonal = CausalKind::bottom_right;
+  /// The bounded sides of the sliding window (nullopt: that side, or the
+  /// whole window, is unbounded). A bound beyond any possible Tk is dropped.
+  std::optional<int64_t> windowLeft, windowRight;
+  std::optional<double> softcap; ///< c in c·tanh(s/c)
   MaskKind maskKind = MaskKind::None;
+  RankedTensorType slopesType;     ///< ALiBi slopes [H] or [B,H]; null without
+  RankedTensorType keyLengthsType; ///< key lengths [B] i32/i64; null without
+
+  bool hasAlibi() const { return bool(slopesType); }
+  bool hasKeyLengths() const { return bool(keyLengthsType); }
+  /// Whether any rule needs the diagonal d(i) (causal or a bounded window).
+  bool usesDiagonal() const { return causal || windowLeft || windowRight; }
 
   /// Reads `op`; fails with `reason` set when a kernel with `support`
   /// cannot take it.
@@ -68,7 +88,8 @@ struct SdpaProblem {
 /// allocated [B, H, Tq, Dv] output.
 struct SdpaBuffers {
   Value q, k, v, mask, out;
-  Value batch, tq, tk; ///< index values
+  Value slopes, keyLengths; ///< null without ALiBi / key lengths
+  Value batch, tq, tk;      ///< index values
 };
 
 /// Converts the operands to buffers (of the type `bufferType` gives each
@@ -107,6 +128,10 @@ struct FlashBuilder {
   Value gt(Value x, Value y) { return cmpI(arith::CmpIPredicate::sgt, x, y); }
   Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   Value orI(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value notI(Value x) {
+    return arith::XOrIOp::create(b, loc, x,
+                                 arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  }
   Value ceilDiv(Value x, int64_t d) {
     return arith::CeilDivSIOp::create(b, loc, x, idx(d));
   }
@@ -134,6 +159,10 @@ struct FlashBuilder {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
   Value bcast(Value s) { return vector::BroadcastOp::create(b, loc, vec(), s); }
+  /// The lane numbers 0, 1, ..., width - 1 as a vector of i32.
+  Value laneIndices();
+  /// An index value as i32 broadcast to a vector of width i32.
+  Value bcastI32(Value index);
 
   /// The factor that normalises a row by its running sum l (f32): 1/l, and
   /// 0 where l = 0 (a row that saw no key gives 0); NaN stays NaN.
@@ -147,6 +176,12 @@ struct FlashBuilder {
   /// polynomial for 2^(x-n) on [-0.5, 0.5], 2^n built in the exponent bits.
   /// x <= -127 (-inf included) gives exactly 0; NaN in, NaN out.
   Value exp2(Value x);
+
+  /// tanh(x) (x f32 or a vector of f32) from exp2, the same code on CPU and
+  /// GPU: sign(x)·(1 - 2/(2^(2|x|·log2e) + 1)), and for |x| < 1/4 (where
+  /// that form cancels) its odd Taylor polynomial to x⁹. Exactly ±1 for
+  /// large |x| and ±inf; NaN in, NaN out.
+  Value tanh(Value x);
 
   // Memory.
   Value load(Value m, ValueRange ivs) { return memref::LoadOp::create(b, loc, m, ivs); }
@@ -175,26 +210,80 @@ struct FlashBuilder {
                function_ref<Value()> otherwise);
 };
 
-/// Which keys query row i sees: all keys j < Tk, and, when causal,
-/// j <= i + offset with offset 0 (top_left) or Tk - Tq (bottom_right).
+/// Which keys query row i of batch row b sees. With L = len[b] clamped to
+/// [0, Tk] (Tk without key lengths) and the diagonal d(i) = i (top_left) or
+/// i + L - Tq (bottom_right), key j is kept iff
+///   j < L,  j <= d(i) (causal),  d(i) - left <= j,  j <= d(i) + right
+/// (window sides that are bounded): one interval per row,
+/// [firstKey(i), keyEnd(i)), with both ends non-decreasing in i. The i1 mask
+/// operand is the only keep rule outside it.
 class KeyVisibility {
 public:
-  KeyVisibility(FlashBuilder &fb, std::optional<CausalKind> causal, Value tq,
-                Value tk);
+  /// The rules for batch row `batch` (loads and clamps len[batch] here).
+  KeyVisibility(FlashBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
+                Value batch);
 
-  bool isCausal() const { return causal.has_value(); }
-  /// One past the last key any of the rows [.., rowEnd) sees, in [0, Tk];
-  /// `rowEnd` is built only when the limit depends on it.
-  Value keyEnd(function_ref<Value()> rowEnd);
-  /// The last key row i sees (may be < 0 or >= Tk; clamp when indexing).
-  Value lastVisible(Value row);
+  /// L: the keys that exist for this batch row, in [0, Tk].
+  Value keyCount() const { return length; }
+  /// i + L - Tq: the bottom-right diagonal, whatever the causal kind (ALiBi
+  /// measures distances from it).
+  Value bottomRightDiagonal(Value row);
+  /// The first key row i sees, >= 0 (may exceed keyEnd(i): nothing seen).
+  Value firstKey(Value row);
+  /// One past the last key row i sees, in [0, L].
+  Value keyEnd(Value row);
+
+  struct Range {
+    Value begin, end; ///< [begin, end), begin <= end
+  };
+  /// The keys any of the rows [rowBegin, rowEnd) (non-empty) sees:
+  /// [firstKey(rowBegin), keyEnd(rowEnd - 1)), empty when that is. Each
+  /// end of the rows is built only when a rule depends on it.
+  Range keyRange(function_ref<Value()> rowBegin, function_ref<Value()> rowEnd);
+  /// The K/V tiles of `tileSize` keys that hold a key of keyRange: the tile
+  /// loop's bounds, so tiles outside the window, beyond the causal limit or
+  /// past the key length are never visited.
+  Range tileRange(function_ref<Value()> rowBegin, function_ref<Value()> rowEnd,
+                  int64_t tileSize);
+  /// Whether every row of [rowBegin, rowEnd) sees every key of
+  /// [key0, key0 + n) (i1): such a tile needs no per-element keep rule.
+  Value allVisible(Value rowBegin, function_ref<Value()> rowEnd, Value key0, int64_t n);
   /// Whether key `key` is visible from row `row` (i1).
   Value isVisible(Value row, Value key);
 
 private:
   FlashBuilder &fb;
-  std::optional<CausalKind> causal;
-  Value tk, offset;
+  const SdpaProblem &p;
+  Value length; ///< L
+  Value diagonalOffset; ///< d(i) - i; set when a rule uses the diagonal
+  Value bottomRightOffset; ///< L - Tq; set when a rule or ALiBi uses it
+  /// The last key a row sees relative to d(i) (0 when causal), if bounded.
+  std::optional<int64_t> rightReach;
+
+  Value diagonal(Value row) { return fb.add(row, diagonalOffset); }
+};
+
+/// softcap on scores in log2 units (x = log2e·s): log2e·c·tanh(s/c), i.e.
+/// c'·tanh(x/c') with c' = c·log2e. `x` unchanged without a softcap.
+Value softcapScores(FlashBuilder &fb, const SdpaProblem &p, Value x);
+
+/// The ALiBi bias of head h, batch row b, in log2 units:
+/// -log2e·slope[b,h]·|i + L - Tq - j|.
+class AlibiBias {
+public:
+  /// Loads slope[h] ([H] slopes) or slope[b, h] ([B,H]).
+  AlibiBias(FlashBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
+            KeyVisibility &keys, Value batch, Value head);
+  /// The bias for row `row` and key `key` (f32).
+  Value at(Value row, Value key);
+  /// The biases for row `row` and keys key0 + lane, lane < fb.width (a
+  /// vector of fb.width f32).
+  Value atLanes(Value row, Value key0);
+
+private:
+  FlashBuilder &fb;
+  KeyVisibility &keys;
+  Value negSlopeLog2; ///< -log2e·slope (f32)
 };
 
 /// For each dim of a mask of type `maskType` (right-aligned against

@@ -77,3 +77,68 @@ func.func @wide(%q: tensor<1x1x300x128xf32>, %k: tensor<1x1x300x128xf32>,
       : (tensor<1x1x300x128xf32>, tensor<1x1x300x128xf32>, tensor<1x1x300x128xf32>) -> tensor<1x1x300x128xf32>
   return %o : tensor<1x1x300x128xf32>
 }
+
+// Softcap, a sliding window, ALiBi and key lengths, through the shared
+// core's rules: L = len[b] clamped to [0, Tk]; the K/V tile loop runs from
+// the tile of the first row's window edge to the tile of the last row's
+// diagonal (both from d(i) = i + L - Tq); K/V rows past L are not read;
+// each score is softcapped (tanh from exp2), gets -log2(e)·slope[h]·|i +
+// L - Tq - j| and -inf outside the row's interval.
+// CHECK-LABEL: func.func @features
+// CHECK-SAME: %[[S:[^:]*]]: tensor<4xf32>, %[[LEN:[^:]*]]: tensor<2xi32>
+// CHECK-DAG:   %[[SB:.*]] = bufferization.to_buffer %[[S]]
+// CHECK-DAG:   %[[LB:.*]] = bufferization.to_buffer %[[LEN]]
+// CHECK:       %[[TQ:.*]] = memref.dim %{{.*}}, %c2 :
+// CHECK:       %[[TK:.*]] = memref.dim %{{.*}}, %c2_{{[0-9]+}} :
+// CHECK:       scf.forall (%[[BH:.*]], %[[QT:.*]]) in
+// CHECK:         %[[H:.*]] = arith.remui %[[BH]]
+// CHECK:         %[[B:.*]] = arith.divui %[[BH]]
+// CHECK:         %[[Q0:.*]] = arith.muli %[[QT]]
+// CHECK:         %[[LENB:.*]] = memref.load %[[LB]][%[[B]]] : memref<2xi32>
+// CHECK:         %[[LI:.*]] = arith.index_cast %[[LENB]] : i32 to index
+// CHECK:         %[[LMIN:.*]] = arith.minsi %[[LI]], %[[TK]] : index
+// CHECK:         %[[L:.*]] = arith.maxsi %{{.*}}, %[[LMIN]] : index
+// CHECK:         %[[OFF:.*]] = arith.subi %[[L]], %[[TQ]] : index
+// CHECK:         %[[SLOPE:.*]] = memref.load %[[SB]][%[[H]]] : memref<4xf32>
+// CHECK:         %[[NEGSLOPE:.*]] = arith.mulf %[[SLOPE]], %{{.*}} : f32
+// CHECK:         %[[E0:.*]] = arith.minsi %[[L1:.*]], %[[L]] : index
+// CHECK:         %[[END:.*]] = arith.maxsi %{{.*}}, %[[E0]] : index
+// CHECK:         %[[D0:.*]] = arith.addi %[[Q0]], %[[OFF]] : index
+// CHECK:         %[[F0:.*]] = arith.subi %[[D0]], %c100 : index
+// CHECK:         %[[F1:.*]] = arith.maxsi %{{.*}}, %[[F0]] : index
+// CHECK:         %[[BEGIN:.*]] = arith.minsi %[[F1]], %[[END]] : index
+// CHECK:         %[[TEND:.*]] = arith.ceildivsi %[[END]], %{{.*}} : index
+// CHECK:         %[[TBEGIN:.*]] = arith.divui %[[BEGIN]], %{{.*}} : index
+// CHECK:         %[[NONEMPTY:.*]] = arith.cmpi slt, %[[BEGIN]], %[[END]] : index
+// CHECK:         %[[UB:.*]] = arith.select %[[NONEMPTY]], %[[TEND]], %[[TBEGIN]] : index
+// CHECK:         scf.for %{{.*}} = %[[TBEGIN]] to %[[UB]] step
+// CHECK:           arith.cmpi slt, %{{.*}}, %[[L]] : index
+// CHECK:           scf.if
+// CHECK:             memref.load
+// CHECK:           scf.forall (%{{.*}}) in (32) {
+//                    softcap: tanh from exp2 (one division), times c·log2(e)
+// CHECK:               arith.fptosi
+// CHECK:               arith.divf
+// CHECK:               arith.negf
+// CHECK:               %[[TANH:.*]] = arith.select
+// CHECK:               %[[CAPPED:.*]] = arith.mulf %[[TANH]], %{{.*}} : f32
+//                    ALiBi
+// CHECK:               %[[DIST:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK:               %[[BIAS:.*]] = arith.mulf %[[NEGSLOPE]], %[[DIST]] : f32
+// CHECK:               arith.addf %[[CAPPED]], %[[BIAS]] : f32
+//                    the keep rules: j < keyEnd(row) and j >= firstKey(row)
+// CHECK:               arith.cmpi slt
+// CHECK:               arith.cmpi sle
+// CHECK:               arith.andi
+// CHECK:               arith.select
+// ALLOCS-LABEL: func.func @features
+// ALLOCS-COUNT-1: memref.alloc(
+// ALLOCS-NOT: memref.alloc(
+// ALLOCS-NOT: memref<?x?xf32
+func.func @features(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>, %v: tensor<2x2x?x16xf32>,
+                    %s: tensor<4xf32>, %len: tensor<2xi32>) -> tensor<2x4x?x16xf32> {
+  %o = attn.sdpa %q, %k, %v alibi(%s) key_lengths(%len)
+      {causal = #attn.causal<bottom_right>, window = #attn.window<left = 100>, softcap = 30.0 : f32}
+      : (tensor<2x4x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x16xf32>, tensor<4xf32>, tensor<2xi32>) -> tensor<2x4x?x16xf32>
+  return %o : tensor<2x4x?x16xf32>
+}

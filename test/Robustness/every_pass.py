@@ -8,7 +8,13 @@ never a crash (a signal or LLVM's crash banner) and never a hang (timeout).
 With --generate it first writes N random programs into D (random shapes:
 static, dynamic, 1, primes; random scale/causal/mask/dropout/layout/bias
 options; GQA; primitive chains in random legal and illegal orders) and
-checks them too.
+checks them too. The wave-2 features come in all three forms (sdpa, mha,
+primitive chain): softcap, sliding windows (random bounds, align agreeing
+with causal), ALiBi slopes [H] or [B,H], key lengths [B] i32/i64, attn.rope
+(both styles, R <= D, [T,R/2] or [B,T,R/2] tables; mha rope(...)). A few
+programs break a verifier rule on purpose (a window align against causal,
+a zero softcap, R > D, slopes of the wrong length): parse errors are runs
+too, and must end in a diagnostic like any other.
 """
 import argparse
 import os
@@ -45,6 +51,69 @@ def ty(shape, elt="f32"):
     return "tensor<" + "x".join("?" if d < 0 else str(d) for d in shape) + "x" + elt + ">"
 
 
+# Rarely, a feature breaks a verifier rule on purpose.
+P_INVALID = 0.03
+
+
+def random_softcap(rng):
+    if rng.random() < P_INVALID:
+        return "0.0"
+    return rng.choice(["50.0", "30.0", "1.0", "0.5", "1.0e30"])
+
+
+def random_window(rng, causal):
+    """A #attn.window: random bounds (each may be unbounded); `align` left
+    out, or that of `causal` (the op's causal kind, or None)."""
+    parts = []
+    for side in ("left", "right"):
+        if rng.random() < 0.7:
+            parts.append("%s = %d" % (side, rng.choice([0, 1, 2, 3, 7, 16, 127])))
+    kinds = ["top_left", "bottom_right"]
+    r = rng.random()
+    if causal is None and r < 0.5:
+        parts.append("align = %s" % rng.choice(kinds))
+    elif causal is not None and r < 0.3:
+        other = kinds[1 - kinds.index(causal)]
+        parts.append("align = %s" % (other if rng.random() < P_INVALID * 5 else causal))
+    rng.shuffle(parts)
+    return "#attn.window<%s>" % ", ".join(parts)
+
+
+def random_slopes(rng, b, h):
+    """ALiBi slopes [H] or [B,H] (f32)."""
+    if rng.random() < P_INVALID:
+        h = h + 1
+    return ty(rng.choice([[h], [b, h]]))
+
+
+def random_lengths(rng, b):
+    return ty([b], rng.choice(["i32", "i64"]))
+
+
+def random_tables(rng, t, d, b):
+    """cos/sin type for heads of dim `d` (static) over `t` positions: R/2 from
+    1 to D/2 (R > D, rarely), [T,R/2] or [B,T,R/2]."""
+    half = rng.randint(1, max(1, d // 2))
+    if rng.random() < P_INVALID:
+        half = d // 2 + 1
+    return ty(rng.choice([[t, half], [b, t, half]]))
+
+
+def random_features(rng, attrs, b, h, causal):
+    """Adds softcap/window to `attrs`; returns the optional (name, type)
+    operands: ALiBi slopes and key lengths."""
+    if rng.random() < 0.3:
+        attrs.append("softcap = %s : f32" % random_softcap(rng))
+    if rng.random() < 0.35:
+        attrs.append("window = %s" % random_window(rng, causal))
+    extra = []
+    if rng.random() < 0.3:
+        extra.append(("alibi", random_slopes(rng, b, h)))
+    if rng.random() < 0.3:
+        extra.append(("key_lengths", random_lengths(rng, b)))
+    return extra
+
+
 def random_sdpa(rng, name):
     b, tq, tk = dims(rng), dims(rng), dims(rng)
     hkv = rng.choice([1, 2, 3])
@@ -58,37 +127,95 @@ def random_sdpa(rng, name):
     attrs = []
     if rng.random() < 0.5:
         attrs.append("scale = %s : f32" % rng.choice(["0.125", "1.0", "3.5", "1.0e-3"]))
+    causal = None
     if rng.random() < 0.6:
-        attrs.append("causal = #attn.causal<%s>" % rng.choice(["top_left", "bottom_right"]))
+        causal = rng.choice(["top_left", "bottom_right"])
+        attrs.append("causal = #attn.causal<%s>" % causal)
     if rng.random() < 0.2:
         attrs.append("dropout_rate = 0.25 : f32")
         attrs.append("dropout_seed = %d : i64" % rng.randint(-5, 5))
+    extra = random_features(rng, attrs, b, h, causal)
     args = ["%%q: %s" % q, "%%k: %s" % k, "%%v: %s" % v]
     ops = ["%q", "%k", "%v"]
     types = [q, k, v]
+    body = []
+    # RoPE on Q and K before the sdpa (LLaMA): the tables' T is Tq for Q and
+    # Tk for K.
+    if d >= 2 and rng.random() < 0.25:
+        style = rng.choice(["", " {style = #attn.rope<rotate_half>}",
+                            " {style = #attn.rope<interleaved>}"])
+        for x, xt, t in (("q", q, tq), ("k", k, tk)):
+            tab = random_tables(rng, t, d, b)
+            args += ["%%cos_%s: %s" % (x, tab), "%%sin_%s: %s" % (x, tab)]
+            body.append("  %%r%s = attn.rope %%%s, %%cos_%s, %%sin_%s%s : %s, %s, %s"
+                        % (x, x, x, x, style, xt, tab, tab))
+            ops[ops.index("%" + x)] = "%r" + x
     if rng.random() < 0.5:
         mshape = rng.choice([[tq, tk], [b, 1, 1, tk], [1, h, tq, tk], [tk]])
         m = ty(mshape, rng.choice(["i1", elt]))
         args.append("%%m: %s" % m)
         ops.append("%m")
         types.append(m)
-    return ("func.func @%s(%s) -> %s {\n  %%o = attn.sdpa %s {%s} : (%s) -> %s\n"
-            "  return %%o : %s\n}\n" % (name, ", ".join(args), out, ", ".join(ops),
-                                         ", ".join(attrs), ", ".join(types), out, out))
+    operands = ", ".join(ops)
+    for kw, t in extra:
+        args.append("%%%s: %s" % (kw, t))
+        operands += " %s(%%%s)" % (kw, kw)
+        types.append(t)
+    body.append("  %%o = attn.sdpa %s {%s} : (%s) -> %s"
+                % (operands, ", ".join(attrs), ", ".join(types), out))
+    return ("func.func @%s(%s) -> %s {\n%s\n  return %%o : %s\n}\n"
+            % (name, ", ".join(args), out, "\n".join(body), out))
 
 
 def random_chain(rng, name):
     b, tq, tk, h, d = dims(rng), dims(rng), dims(rng), rng.choice([1, 2, 4]), rng.choice([4, 16])
     s = ty([b, h, tq, tk])
-    lines = ["  %%s0 = attn.scores %%q, %%k : (%s, %s) -> %s" % (ty([b, h, tq, d]), ty([b, h, tk, d]), s)]
+    qt, kt = ty([b, h, tq, d]), ty([b, h, tk, d])
+    lines, extra_args = [], []
+    q, k = "%q", "%k"
+    # RoPE on the query and key heads before the scores.
+    if rng.random() < 0.3:
+        style = rng.choice(["", " {style = #attn.rope<rotate_half>}",
+                            " {style = #attn.rope<interleaved>}"])
+        for x, xt, t in (("q", qt, tq), ("k", kt, tk)):
+            tab = random_tables(rng, t, d, b)
+            extra_args += ["%%cos_%s: %s" % (x, tab), "%%sin_%s: %s" % (x, tab)]
+            lines.append("  %%r%s = attn.rope %%%s, %%cos_%s, %%sin_%s%s : %s, %s, %s"
+                         % (x, x, x, x, style, xt, tab, tab))
+        q, k = "%rq", "%rk"
+    lines.append("  %%s0 = attn.scores %s, %s : (%s, %s) -> %s" % (q, k, qt, kt, s))
     cur = "%s0"
-    steps = rng.sample(["scale", "mask", "scale2", "maskadd"], rng.randint(0, 3))
+    steps = rng.sample(["scale", "mask", "scale2", "maskadd", "softcap", "maskfeat"],
+                       rng.randint(0, 4))
     for i, st in enumerate(steps):
         nxt = "%%s%d" % (i + 1)
         if st.startswith("scale"):
             lines.append("  %s = attn.scale %s {scale = %s : f32} : %s" % (nxt, cur, rng.choice(["0.5", "2.0"]), s))
         elif st == "mask":
             lines.append("  %s = attn.mask %s {causal = #attn.causal<top_left>} : %s" % (nxt, cur, s))
+        elif st == "softcap":
+            lines.append("  %s = attn.softcap %s {cap = %s : f32} : %s" % (nxt, cur, random_softcap(rng), s))
+        elif st == "maskfeat":
+            # ALiBi, key lengths, window, causal, an optional mask operand.
+            attrs, causal = [], None
+            if rng.random() < 0.5:
+                causal = rng.choice(["top_left", "bottom_right"])
+                attrs.append("causal = #attn.causal<%s>" % causal)
+            if rng.random() < 0.7:
+                attrs.append("window = %s" % random_window(rng, causal))
+            operands, mty = cur, ""
+            if rng.random() < 0.3:
+                operands += ", %madd"
+                mty = ", " + ty([tq, tk])
+            if rng.random() < 0.6:
+                sl = random_slopes(rng, b, h)
+                extra_args.append("%%slopes%d: %s" % (i, sl))
+                operands += " alibi(%%slopes%d : %s)" % (i, sl)
+            if rng.random() < 0.6:
+                ln = random_lengths(rng, b)
+                extra_args.append("%%len%d: %s" % (i, ln))
+                operands += " key_lengths(%%len%d : %s)" % (i, ln)
+            lines.append("  %s = attn.mask %s {%s} : %s%s" % (nxt, operands, ", ".join(attrs), s, mty))
         else:
             lines.append("  %s = attn.mask %s, %%madd : %s, %s" % (nxt, cur, s, ty([tq, tk])))
         cur = nxt
@@ -103,9 +230,9 @@ def random_chain(rng, name):
     ret = "%o" if rng.random() < 0.8 else "%o, %p"
     rtys = o if ret == "%o" else o + ", " + s
     lines.append("  return %s : %s" % (ret, rtys))
-    return ("func.func @%s(%%q: %s, %%k: %s, %%v: %s, %%madd: %s) -> (%s) {\n%s\n}\n"
-            % (name, ty([b, h, tq, d]), ty([b, h, tk, d]), ty([b, h, tk, d]), ty([tq, tk]),
-               rtys, "\n".join(lines)))
+    return ("func.func @%s(%%q: %s, %%k: %s, %%v: %s, %%madd: %s%s) -> (%s) {\n%s\n}\n"
+            % (name, qt, kt, ty([b, h, tk, d]), ty([tq, tk]),
+               "".join(", " + a for a in extra_args), rtys, "\n".join(lines)))
 
 
 def random_mha(rng, name):
@@ -121,12 +248,35 @@ def random_mha(rng, name):
     attrs = ["num_heads = %d : i64" % h, "num_kv_heads = %d : i64" % hkv]
     if in_out:
         attrs.append("layout = #attn.layout<in_out>")
+    causal = None
     if rng.random() < 0.5:
-        attrs.append("causal = #attn.causal<bottom_right>")
-    return ("func.func @%s(%%xq: %s, %%xkv: %s, %%wq: %s, %%wk: %s, %%wv: %s, %%wo: %s) -> %s {\n"
-            "  %%o = attn.mha %%xq, %%xkv, %%wq, %%wk, %%wv, %%wo {%s} : (%s) -> %s\n"
-            "  return %%o : %s\n}\n" % (name, xq, xkv, wq, wk, wv, wo, out, ", ".join(attrs),
-                                         ", ".join([xq, xkv, wq, wk, wv, wo]), out, out))
+        causal = rng.choice(["bottom_right", "bottom_right", "top_left"])
+        attrs.append("causal = #attn.causal<%s>" % causal)
+    extra = random_features(rng, attrs, b, h, causal)
+    # RoPE needs one position table for Q and K: self-attention lengths.
+    if rng.random() < 0.3:
+        tk = tq
+        xkv = ty([b, tk, ekv])
+        tab = random_tables(rng, tq, dh, b)
+        extra.append(("rope", tab))
+        if rng.random() < 0.6:
+            attrs.append("rope_style = #attn.rope<%s>" % rng.choice(["rotate_half", "interleaved"]))
+    if rng.random() < 0.2:
+        extra.insert(0, ("mask", ty(rng.choice([[b, 1, 1, tk], [tq, tk]]), "i1")))
+    args = [("xq", xq), ("xkv", xkv), ("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo)]
+    clauses = ""
+    for kw, t in extra:
+        if kw == "rope":
+            args += [("cos", t), ("sin", t)]
+            clauses += " rope(%cos, %sin)"
+        else:
+            args.append((kw, t))
+            clauses += " %s(%%%s)" % (kw, kw)
+    return ("func.func @%s(%s) -> %s {\n"
+            "  %%o = attn.mha %%xq, %%xkv, %%wq, %%wk, %%wv, %%wo%s {%s} : (%s) -> %s\n"
+            "  return %%o : %s\n}\n" % (name, ", ".join("%%%s: %s" % a for a in args), out,
+                                         clauses, ", ".join(attrs),
+                                         ", ".join(t for _, t in args), out, out))
 
 
 def generate(n, seed, out_dir):

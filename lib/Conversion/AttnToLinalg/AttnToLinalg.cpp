@@ -321,24 +321,53 @@ struct ScaleToLinalg : OpConversionPattern<ScaleOp> {
   }
 };
 
-/// y = x (+ m) | (keep ? x : -inf), then -inf where the causal rule masks.
+/// y = c · tanh(x / c)
+struct SoftcapToLinalg : OpConversionPattern<SoftcapOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SoftcapOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType ty = op.getType();
+    Type elt = ty.getElementType(), acc = computeType(elt);
+    double c = op.getCapAttr().getValueAsDouble();
+    Value y = elementwise(
+        rewriter, loc, a.getInput(), {}, {}, ty,
+        tensor::getMixedSizes(rewriter, loc, a.getInput()),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value cap = floatConst(b, l, acc, c);
+          Value x = castFloat(b, l, args[0], acc);
+          Value t = math::TanhOp::create(b, l, arith::DivFOp::create(b, l, x, cap));
+          return castFloat(b, l, arith::MulFOp::create(b, l, cap, t), elt);
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// z = x - slope[b,h]·|i + L - Tq - j| (+ m), then y = z where every keep
+/// rule holds and -inf elsewhere: j < L (key lengths), j <= d(i) (causal),
+/// d(i) - left <= j <= d(i) + right (window), m (i1 mask). L = len[b]
+/// clamped to [0, Tk] (Tk without key lengths); d(i) = i (top_left) or
+/// i + L - Tq (bottom_right), the causal kind's, else the window's align.
 struct MaskToLinalg : OpConversionPattern<MaskOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(MaskOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (op.getAlibiSlopes() || op.getKeyLengths() ||
-        (op.getWindowAttr() && !op.getWindowAttr().isUnbounded()))
-      return op.emitOpError("window, ALiBi and key lengths have no reference "
-                            "lowering yet");
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType ty = op.getType();
     Type elt = ty.getElementType(), acc = computeType(elt);
     Value in = a.getInput();
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, in);
+    AffineExpr db, dh;
+    bindDims(ctx, db, dh);
+    auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(4, 0, e, ctx); };
 
+    // Extra operands of the generic, each read in place through its map
+    // (nothing is broadcast into a tensor of its own).
     SmallVector<Value> extras;
     SmallVector<AffineMap> extraMaps;
+    std::optional<unsigned> maskArg, slopeArg, lengthArg;
     bool keepMask = false;
     if (Value m = a.getMask()) {
       // Right-aligned numpy broadcasting; a static 1 reads index 0.
@@ -346,40 +375,166 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
       SmallVector<AffineExpr> exprs;
       for (std::optional<unsigned> d : flash::maskOperandDims(mt))
         exprs.push_back(d ? getAffineDimExpr(*d, ctx) : getAffineConstantExpr(0, ctx));
+      maskArg = 1 + extras.size();
       extras.push_back(m);
-      extraMaps.push_back(AffineMap::get(4, 0, exprs, ctx));
+      extraMaps.push_back(map(exprs));
       keepMask = mt.getElementType().isInteger(1);
     }
-    // Causal limit: key j is visible from row i when j <= i + offset, with
-    // offset 0 (top_left) or Tk - Tq (bottom_right).
+    if (Value slopes = a.getAlibiSlopes()) {
+      slopeArg = 1 + extras.size();
+      extras.push_back(slopes);
+      extraMaps.push_back(tensorType(slopes).getRank() == 1 ? map({dh}) : map({db, dh}));
+    }
+    if (Value lengths = a.getKeyLengths()) {
+      lengthArg = 1 + extras.size();
+      extras.push_back(lengths);
+      extraMaps.push_back(map({db}));
+    }
+
     std::optional<CausalKind> causal;
     if (auto c = op.getCausalAttr())
       causal = c.getValue();
-    Value offset;
-    if (causal == CausalKind::bottom_right) {
-      Value tq = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[2]);
-      Value tk = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[3]);
-      offset = arith::SubIOp::create(rewriter, loc, tk, tq);
+    std::optional<int64_t> left, right;
+    std::optional<CausalKind> align;
+    if (WindowAttr w = op.getWindowAttr()) {
+      left = w.getLeft();
+      right = w.getRight();
+      align = w.getAlign();
     }
+    bool windowed = left || right;
+    bool topLeft = causal ? *causal == CausalKind::top_left
+                          : align == CausalKind::top_left;
+    bool needIndices = causal || windowed || slopeArg || lengthArg;
+    // The bottom-right diagonal i + L - Tq: ALiBi's origin, and d(i) unless
+    // top-left. Without key lengths L - Tq = Tk - Tq is computed once here.
+    bool needRel = slopeArg || ((causal || windowed) && !topLeft);
+    Value tq, tk, offset;
+    if (needIndices) {
+      tq = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[2]);
+      tk = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[3]);
+      if (needRel && !lengthArg)
+        offset = arith::SubIOp::create(rewriter, loc, tk, tq);
+    }
+
     Value y = elementwise(
         rewriter, loc, in, extras, extraMaps, ty, sizes,
         [&](OpBuilder &b, Location l, ValueRange args) {
+          using P = arith::CmpIPredicate;
           Value x = castFloat(b, l, args[0], acc);
           Value ninf = negInf(b, l, acc);
-          if (!extras.empty()) {
-            if (keepMask)
-              x = arith::SelectOp::create(b, l, args[1], x, ninf);
-            else
-              x = arith::AddFOp::create(b, l, x, castFloat(b, l, args[1], acc));
+          auto cidx = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(b, l, v).getResult();
+          };
+          Value masked; // i1: some keep rule fails
+          auto maskIf = [&](Value cond) {
+            masked = masked ? arith::OrIOp::create(b, l, masked, cond).getResult() : cond;
+          };
+          Value i, j, len, rel, diag, zero;
+          if (needIndices) {
+            if (slopeArg || lengthArg)
+              zero = cidx(0);
+            i = linalg::IndexOp::create(b, l, 2);
+            j = linalg::IndexOp::create(b, l, 3);
+            if (lengthArg) {
+              // L = clamp(len[b], 0, Tk): never a key past Tk.
+              Value n = arith::IndexCastOp::create(b, l, b.getIndexType(), args[*lengthArg]);
+              len = arith::MinSIOp::create(b, l, arith::MaxSIOp::create(b, l, n, zero), tk);
+            }
+            if (needRel)
+              rel = lengthArg ? arith::SubIOp::create(
+                                    b, l, arith::AddIOp::create(b, l, i, len), tq)
+                                    .getResult()
+                              : arith::AddIOp::create(b, l, i, offset).getResult();
+            diag = topLeft ? i : rel;
           }
-          if (causal) {
-            Value i = linalg::IndexOp::create(b, l, 2);
-            Value j = linalg::IndexOp::create(b, l, 3);
-            Value limit = offset ? arith::AddIOp::create(b, l, i, offset).getResult() : i;
-            Value masked = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, j, limit);
+          // Biases: ALiBi, then the additive mask.
+          if (slopeArg) {
+            Value dist = arith::SubIOp::create(b, l, rel, j);
+            Value neg = arith::SubIOp::create(b, l, zero, dist);
+            Value isNeg = arith::CmpIOp::create(b, l, P::slt, dist, zero);
+            Value absDist = arith::SelectOp::create(b, l, isNeg, neg, dist);
+            Value distF = arith::SIToFPOp::create(
+                b, l, acc, arith::IndexCastOp::create(b, l, b.getI64Type(), absDist));
+            Value slope = castFloat(b, l, args[*slopeArg], acc);
+            x = arith::SubFOp::create(b, l, x, arith::MulFOp::create(b, l, slope, distF));
+          }
+          if (maskArg && !keepMask)
+            x = arith::AddFOp::create(b, l, x, castFloat(b, l, args[*maskArg], acc));
+          // Keep rules.
+          if (lengthArg)
+            maskIf(arith::CmpIOp::create(b, l, P::sge, j, len));
+          if (causal)
+            maskIf(arith::CmpIOp::create(b, l, P::sgt, j, diag));
+          if (left)
+            maskIf(arith::CmpIOp::create(
+                b, l, P::slt, j, arith::SubIOp::create(b, l, diag, cidx(*left))));
+          if (right)
+            maskIf(arith::CmpIOp::create(
+                b, l, P::sgt, j, arith::AddIOp::create(b, l, diag, cidx(*right))));
+          if (maskArg && keepMask)
+            x = arith::SelectOp::create(b, l, args[*maskArg], x, ninf);
+          if (masked)
             x = arith::SelectOp::create(b, l, masked, ninf, x);
-          }
           return castFloat(b, l, x, elt);
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// y[b,h,t,e] = x[e]·c - x[e']·s (first of its pair) or x[e]·c + x[e']·s
+/// (second) for e < R, with e' the partner and c, s = cos/sin[(b,) t, k(e)];
+/// x[e] for e >= R. rotate_half: e' = (e + R/2) mod R, k = e mod R/2;
+/// interleaved: e' = e xor 1, k = e floordiv 2. The partner and the tables
+/// are read through affine maps of e mod R, which stay in bounds for the
+/// pass-through dims (whose reads are not used).
+struct RopeToLinalg : OpConversionPattern<RopeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(RopeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType ty = op.getType();
+    Type elt = ty.getElementType(), acc = computeType(elt);
+    RankedTensorType tableTy = tensorType(a.getCos());
+    int64_t half = tableTy.getShape().back(), r = 2 * half, d = ty.getDimSize(3);
+    bool interleaved = op.getStyle() == RopeStyle::interleaved;
+    AffineExpr db, dh, dt, de;
+    bindDims(ctx, db, dh, dt, de);
+    auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(4, 0, e, ctx); };
+    AffineExpr em = r == d ? de : de % r;
+    AffineExpr partner = interleaved ? em + 1 - (em % 2) * 2 : (em + half) % r;
+    AffineExpr k = interleaved ? em.floorDiv(2) : em % half;
+    AffineMap tableMap = tableTy.getRank() == 3 ? map({db, dt, k}) : map({dt, k});
+    Value x = a.getInput();
+    Value y = elementwise(
+        rewriter, loc, x, {x, a.getCos(), a.getSin()},
+        {map({db, dh, dt, partner}), tableMap, tableMap}, ty,
+        tensor::getMixedSizes(rewriter, loc, x),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          using P = arith::CmpIPredicate;
+          auto cidx = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(b, l, v).getResult();
+          };
+          Value xe = castFloat(b, l, args[0], acc);
+          Value xp = castFloat(b, l, args[1], acc);
+          Value c = castFloat(b, l, args[2], acc);
+          Value s = castFloat(b, l, args[3], acc);
+          Value e = linalg::IndexOp::create(b, l, 3);
+          Value first =
+              interleaved
+                  ? arith::CmpIOp::create(b, l, P::eq,
+                                          arith::AndIOp::create(b, l, e, cidx(1)), cidx(0))
+                  : arith::CmpIOp::create(b, l, P::slt, e, cidx(half));
+          Value xc = arith::MulFOp::create(b, l, xe, c);
+          Value ps = arith::MulFOp::create(b, l, xp, s);
+          Value rotated = arith::SelectOp::create(b, l, first,
+                                                  arith::SubFOp::create(b, l, xc, ps),
+                                                  arith::AddFOp::create(b, l, xc, ps));
+          if (r == d)
+            return castFloat(b, l, rotated, elt);
+          Value inRotary = arith::CmpIOp::create(b, l, P::slt, e, cidx(r));
+          return castFloat(b, l, arith::SelectOp::create(b, l, inRotary, rotated, xe), elt);
         });
     rewriter.replaceOp(op, y);
     return success();
@@ -569,6 +724,7 @@ struct ConvertAttnToLinalgPass
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<ProjectToLinalg, SplitHeadsToLinalg, MergeHeadsToLinalg,
-               ScoresToLinalg, WeightedSumToLinalg, ScaleToLinalg, MaskToLinalg,
-               SoftmaxToLinalg, DropoutToLinalg>(patterns.getContext());
+               ScoresToLinalg, WeightedSumToLinalg, ScaleToLinalg, SoftcapToLinalg,
+               MaskToLinalg, SoftmaxToLinalg, DropoutToLinalg, RopeToLinalg>(
+      patterns.getContext());
 }

@@ -97,11 +97,11 @@ func.func @weighted_sum(%p: tensor<1x4x3x5xf32>, %v: tensor<1x1x5x8xf32>) -> ten
 // CHECK: linalg.generic {indexing_maps = [{{.*}}, #[[M]], {{.*}}]{{.*}} ins(%[[S]], %[[K]] :
 // CHECK: ^bb0(%[[X:.*]]: f32, %[[KEEP:.*]]: i1, %{{.*}}: f32):
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[KEPT:.*]] = arith.select %[[KEEP]], %[[X]], %[[NINF]]
 // CHECK: %[[I:.*]] = linalg.index 2
 // CHECK: %[[J:.*]] = linalg.index 3
 // CHECK: %[[LIM:.*]] = arith.addi %[[I]], %[[OFF]]
 // CHECK: %[[MASKED:.*]] = arith.cmpi sgt, %[[J]], %[[LIM]]
+// CHECK: %[[KEPT:.*]] = arith.select %[[KEEP]], %[[X]], %[[NINF]]
 // CHECK: arith.select %[[MASKED]], %[[NINF]], %[[KEPT]]
 func.func @mask_bottom_right(%s: tensor<2x3x?x?xf32>, %m: tensor<?x?xi1>) -> tensor<2x3x?x?xf32> {
   %0 = attn.mask %s, %m {causal = #attn.causal<bottom_right>} : tensor<2x3x?x?xf32>, tensor<?x?xi1>
@@ -116,9 +116,9 @@ func.func @mask_bottom_right(%s: tensor<2x3x?x?xf32>, %m: tensor<?x?xi1>) -> ten
 // CHECK-LABEL: func.func @mask_top_left_additive
 // CHECK-NOT: arith.subi
 // CHECK: linalg.generic {indexing_maps = [{{.*}}, #[[M]], {{.*}}]
-// CHECK: arith.addf
 // CHECK: %[[I:.*]] = linalg.index 2
 // CHECK: %[[J:.*]] = linalg.index 3
+// CHECK: arith.addf
 // CHECK: arith.cmpi sgt, %[[J]], %[[I]]
 func.func @mask_top_left_additive(%s: tensor<2x3x5x7xf32>, %m: tensor<2x1x1x7xf32>) -> tensor<2x3x5x7xf32> {
   %0 = attn.mask %s, %m {causal = #attn.causal<top_left>} : tensor<2x3x5x7xf32>, tensor<2x1x1x7xf32>

@@ -1,0 +1,768 @@
+//===- FeatureGridTest.cpp - softcap, window, ALiBi, key lengths, RoPE ----===//
+//
+// The wave-2 attention features (DESIGN.md §7) through the reference, cpu
+// and gpu-schedule pipelines, against the double-precision reference
+// (test/unit/Reference), relative error <= 1e-4:
+//
+//   FeatureGrid    each feature × causal kind, with GQA or not, static or
+//                  dynamic shapes, T not a multiple of any tile, D 64/80/128
+//                  (a covering subset of the product, not all of it);
+//   FeatureEdges   the corner cases of each feature and one combination of
+//                  them all;
+//   FeatureOps     attn.softcap, attn.mask and attn.rope on their own
+//                  (reference pipeline), -inf positions included.
+//
+// Until the fused kernels take a feature, the cpu and gpu-schedule
+// pipelines lower a feature sdpa through the reference route; these tests
+// are then the kernels' tests as they land.
+//
+// Key lengths are i32 constants inside the generated function (the JIT's
+// inputs are floating point or i1).
+//
+//===----------------------------------------------------------------------===//
+#include "NumericsTest.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+using namespace attn;
+using namespace attn::testing;
+using runtime::DType;
+using runtime::Pipeline;
+
+namespace {
+constexpr double kTol = 1e-4;
+constexpr int64_t kDyn = -1;
+const double kPi = 3.14159265358979323846;
+
+const char *causalName(ref::Causal c) {
+  switch (c) {
+  case ref::Causal::None:
+    return "nocausal";
+  case ref::Causal::TopLeft:
+    return "topleft";
+  case ref::Causal::BottomRight:
+    return "bottomright";
+  }
+  return "";
+}
+
+std::string kindName(ref::Causal c) {
+  return c == ref::Causal::TopLeft ? "top_left" : "bottom_right";
+}
+
+struct RopeSpec {
+  int64_t half;            ///< R/2
+  ref::RopeStyle style;
+  bool perSequence = false; ///< [B,T,R/2] tables instead of [T,R/2]
+};
+
+enum class Slopes { None, PerHead, PerBatchHead };
+
+/// One sdpa with features (optionally behind attn.rope on Q and K).
+struct Spec {
+  int64_t h = 2, hkv = 2, d = 16, dv = 16;
+  bool dynamic = false; ///< B, Tq, Tk written as ?
+  ref::Causal causal = ref::Causal::None;
+  std::optional<float> scale, softcap;
+  std::optional<ref::Window> window;
+  bool printAlign = false; ///< write the window's align (no causal only)
+  Slopes slopes = Slopes::None;
+  double slopeMax = 0.5;                        ///< slopes uniform in [0, slopeMax]
+  std::optional<std::vector<int64_t>> lengths; ///< constant [B] i32
+  ref::Mask::Kind mask = ref::Mask::Kind::None;
+  std::optional<RopeSpec> rope;
+};
+
+struct Shape {
+  int64_t b, tq, tk;
+};
+
+std::string windowAttr(const Spec &s) {
+  std::vector<std::string> parts;
+  if (s.window->left)
+    parts.push_back("left = " + std::to_string(*s.window->left));
+  if (s.window->right)
+    parts.push_back("right = " + std::to_string(*s.window->right));
+  if (s.printAlign)
+    parts.push_back("align = " + kindName(s.window->align));
+  std::string out = "window = #attn.window<";
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += (i ? ", " : "") + parts[i];
+  return out + ">";
+}
+
+std::string floatAttr(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << std::scientific << v << " : f32";
+  return os.str();
+}
+
+/// The function @f for `s` at shape `shape` (its B, Tq, Tk become ? when
+/// the spec is dynamic). Arguments: q, k, v, [mask], [slopes],
+/// [cos_q, sin_q, cos_k, sin_k].
+std::string source(const Spec &s, const Shape &shape) {
+  int64_t b = s.dynamic ? kDyn : shape.b, tq = s.dynamic ? kDyn : shape.tq,
+          tk = s.dynamic ? kDyn : shape.tk;
+  std::string qT = tensorType({b, s.h, tq, s.d}), kT = tensorType({b, s.hkv, tk, s.d}),
+              vT = tensorType({b, s.hkv, tk, s.dv}), oT = tensorType({b, s.h, tq, s.dv});
+  std::vector<std::pair<std::string, std::string>> args{{"q", qT}, {"k", kT}, {"v", vT}};
+  std::string mT, sT, lT, tqT, tkT;
+  if (s.mask != ref::Mask::Kind::None) {
+    mT = tensorType({b, 1, tq, tk}, s.mask == ref::Mask::Kind::Keep ? "i1" : "f32");
+    args.push_back({"m", mT});
+  }
+  if (s.slopes != Slopes::None) {
+    sT = s.slopes == Slopes::PerHead ? tensorType({s.h}) : tensorType({b, s.h});
+    args.push_back({"slopes", sT});
+  }
+  if (s.rope) {
+    auto table = [&](int64_t t) {
+      return s.rope->perSequence ? tensorType({b, t, s.rope->half})
+                                 : tensorType({t, s.rope->half});
+    };
+    tqT = table(tq);
+    tkT = table(tk);
+    args.insert(args.end(), {{"cq", tqT}, {"sq", tqT}, {"ck", tkT}, {"sk", tkT}});
+  }
+  std::ostringstream src;
+  src << "func.func @f(";
+  for (size_t i = 0; i < args.size(); ++i)
+    src << (i ? ", " : "") << "%" << args[i].first << ": " << args[i].second;
+  src << ") -> " << oT << " {\n";
+  std::string q = "%q", k = "%k";
+  if (s.rope) {
+    std::string style = s.rope->style == ref::RopeStyle::Interleaved
+                            ? " {style = #attn.rope<interleaved>}"
+                            : "";
+    src << "  %qr = attn.rope %q, %cq, %sq" << style << " : " << qT << ", " << tqT
+        << ", " << tqT << "\n";
+    src << "  %kr = attn.rope %k, %ck, %sk" << style << " : " << kT << ", " << tkT
+        << ", " << tkT << "\n";
+    q = "%qr";
+    k = "%kr";
+  }
+  if (s.lengths) {
+    lT = tensorType({static_cast<int64_t>(s.lengths->size())}, "i32");
+    src << "  %len = arith.constant dense<[";
+    for (size_t i = 0; i < s.lengths->size(); ++i)
+      src << (i ? ", " : "") << (*s.lengths)[i];
+    src << "]> : " << lT << "\n";
+  }
+  std::vector<std::string> attrs;
+  if (s.scale)
+    attrs.push_back("scale = " + floatAttr(*s.scale));
+  if (s.causal != ref::Causal::None)
+    attrs.push_back("causal = #attn.causal<" + kindName(s.causal) + ">");
+  if (s.softcap)
+    attrs.push_back("softcap = " + floatAttr(*s.softcap));
+  if (s.window)
+    attrs.push_back(windowAttr(s));
+  src << "  %o = attn.sdpa " << q << ", " << k << ", %v" << (mT.empty() ? "" : ", %m")
+      << (sT.empty() ? "" : " alibi(%slopes)") << (lT.empty() ? "" : " key_lengths(%len)")
+      << " {";
+  for (size_t i = 0; i < attrs.size(); ++i)
+    src << (i ? ", " : "") << attrs[i];
+  src << "} : (" << qT << ", " << kT << ", " << vT << (mT.empty() ? "" : ", " + mT)
+      << (sT.empty() ? "" : ", " + sT) << (lT.empty() ? "" : ", " + lT) << ") -> " << oT
+      << "\n  return %o : " << oT << "\n}\n";
+  return src.str();
+}
+
+/// A random keep mask (about 3 in 4 kept) or additive mask in [-1, 1).
+ref::Mask randomMask(ref::Mask::Kind kind, std::vector<int64_t> shape, std::mt19937 &gen) {
+  ref::Mask m;
+  m.kind = kind;
+  m.values = ref::Tensor(std::move(shape));
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  for (double &x : m.values.data)
+    x = kind == ref::Mask::Kind::Keep ? (gen() % 4 != 0 ? 1.0 : 0.0)
+                                      : static_cast<float>(uni(gen));
+  return m;
+}
+
+/// cos/sin tables of random angles (a true rotation), rounded to f32.
+std::pair<ref::Tensor, ref::Tensor> ropeTables(std::vector<int64_t> shape, std::mt19937 &gen) {
+  ref::Tensor theta = randomTensor(shape, gen, -kPi, kPi);
+  ref::Tensor c(shape), s(shape);
+  for (size_t i = 0; i < theta.data.size(); ++i) {
+    c.data[i] = static_cast<float>(std::cos(theta.data[i]));
+    s.data[i] = static_cast<float>(std::sin(theta.data[i]));
+  }
+  return {c, s};
+}
+
+/// Inputs and the reference output of `s` at one shape.
+struct Instance {
+  std::vector<ref::Tensor> inputs;
+  std::vector<DType> dtypes;
+  ref::Tensor want;
+};
+
+Instance instance(const Spec &s, const Shape &sh, std::mt19937 &gen) {
+  Instance in;
+  auto add = [&](ref::Tensor t, DType dt = DType::F32) {
+    in.inputs.push_back(std::move(t));
+    in.dtypes.push_back(dt);
+  };
+  ref::Tensor q = randomTensor({sh.b, s.h, sh.tq, s.d}, gen),
+              k = randomTensor({sh.b, s.hkv, sh.tk, s.d}, gen),
+              v = randomTensor({sh.b, s.hkv, sh.tk, s.dv}, gen);
+  add(q);
+  add(k);
+  add(v);
+  ref::SdpaOptions o;
+  if (s.scale)
+    o.scale = *s.scale;
+  o.causal = s.causal;
+  if (s.softcap)
+    o.softcap = *s.softcap;
+  o.window = s.window;
+  ref::Mask m;
+  if (s.mask != ref::Mask::Kind::None) {
+    m = randomMask(s.mask, {sh.b, 1, sh.tq, sh.tk}, gen);
+    o.mask = &m;
+    add(m.values, s.mask == ref::Mask::Kind::Keep ? DType::Bool : DType::F32);
+  }
+  ref::Tensor slopes;
+  if (s.slopes != Slopes::None) {
+    slopes = randomTensor(s.slopes == Slopes::PerHead ? std::vector<int64_t>{s.h}
+                                                      : std::vector<int64_t>{sh.b, s.h},
+                          gen, 0.0, s.slopeMax);
+    o.alibiSlopes = &slopes;
+    add(slopes);
+  }
+  o.keyLengths = s.lengths;
+  if (s.rope) {
+    auto table = [&](int64_t t) {
+      return s.rope->perSequence ? std::vector<int64_t>{sh.b, t, s.rope->half}
+                                 : std::vector<int64_t>{t, s.rope->half};
+    };
+    auto [cq, sq] = ropeTables(table(sh.tq), gen);
+    auto [ck, sk] = ropeTables(table(sh.tk), gen);
+    for (auto *t : {&cq, &sq, &ck, &sk})
+      add(*t);
+    q = ref::rope(q, cq, sq, s.rope->style);
+    k = ref::rope(k, ck, sk, s.rope->style);
+  }
+  in.want = ref::sdpa(q, k, v, o);
+  return in;
+}
+
+/// Compiles `s` (once when dynamic, once per shape when static) through
+/// `pipeline` and compares every shape with the reference.
+void runSpec(const Spec &s, const std::vector<Shape> &shapes, Pipeline pipeline,
+             unsigned seed, double tol = kTol) {
+  std::mt19937 gen(seed);
+  std::unique_ptr<Jitted> jit;
+  for (const Shape &sh : shapes) {
+    SCOPED_TRACE("B=" + std::to_string(sh.b) + " Tq=" + std::to_string(sh.tq) +
+                 " Tk=" + std::to_string(sh.tk) + " " +
+                 runtime::pipelineName(pipeline).str());
+    if (!jit || !s.dynamic) {
+      jit = std::make_unique<Jitted>(source(s, sh), "f", pipeline);
+      ASSERT_TRUE(jit->ok());
+    }
+    Instance in = instance(s, sh, gen);
+    auto out = jit->run(in.inputs, in.dtypes);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_TRUE(allFinite(out[0])) << "rows without keys give zeros, not NaN";
+    EXPECT_LE(relativeError(out[0], in.want), tol);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The grid.
+//===----------------------------------------------------------------------===//
+
+enum class Feature { Softcap, Window, Alibi, KeyLengths, Rope };
+
+struct GridCase {
+  Feature feature;
+  ref::Causal causal;
+  int64_t h, hkv;
+  bool dynamic;
+  int64_t d;
+};
+
+/// The spec of a grid case: each feature with settings that change most
+/// rows, on its own (plus the causal kind).
+Spec gridSpec(const GridCase &c) {
+  Spec s;
+  s.h = c.h;
+  s.hkv = c.hkv;
+  s.d = s.dv = c.d;
+  s.dynamic = c.dynamic;
+  s.causal = c.causal;
+  switch (c.feature) {
+  case Feature::Softcap:
+    s.softcap = 0.75f; // scaled scores reach about ±1.5: most are capped
+    break;
+  case Feature::Window:
+    s.window = ref::Window{11, 5, ref::Causal::TopLeft};
+    // Without a causal kind, alternate the diagonal between top-left and
+    // the bottom-right default.
+    s.printAlign = c.causal == ref::Causal::None && !c.dynamic;
+    if (!s.printAlign)
+      s.window->align = ref::Causal::BottomRight;
+    break;
+  case Feature::Alibi:
+    s.slopes = c.dynamic ? Slopes::PerHead : Slopes::PerBatchHead;
+    break;
+  case Feature::KeyLengths:
+    s.lengths = std::vector<int64_t>{29, 51};
+    break;
+  case Feature::Rope:
+    // rotate_half over all of D, or interleaved over part of it.
+    s.rope = c.d == 80 ? RopeSpec{24, ref::RopeStyle::Interleaved, c.dynamic}
+                       : RopeSpec{c.d / 2, ref::RopeStyle::RotateHalf, false};
+    break;
+  }
+  return s;
+}
+
+/// Tq, Tk not multiples of any tile (tile-q 64, tile-k 64, the GPU's
+/// tiles, the 4-row block); a dynamic spec runs two shapes with one
+/// compilation. B = 2 throughout (the key lengths are [B]).
+std::vector<Shape> gridShapes(const GridCase &c) {
+  if (!c.dynamic)
+    return {{2, 37, 53}};
+  return {{2, 70, 53}, {2, 5, 131}};
+}
+
+std::string gridCaseName(const GridCase &c) {
+  const char *f[] = {"softcap", "window", "alibi", "keylengths", "rope"};
+  return std::string(f[int(c.feature)]) + "_" + causalName(c.causal) + "_H" +
+         std::to_string(c.h) + "_Hkv" + std::to_string(c.hkv) +
+         (c.dynamic ? "_dynamic" : "_static") + "_D" + std::to_string(c.d);
+}
+
+// gtest prints a failing case by its name, not its bytes.
+void PrintTo(const GridCase &c, std::ostream *os) { *os << gridCaseName(c); }
+
+class FeatureGrid : public ::testing::TestWithParam<GridCase> {};
+
+unsigned gridSeed(const GridCase &c) {
+  return 100 * int(c.feature) + 10 * int(c.causal) + c.h + c.hkv + c.d + c.dynamic;
+}
+
+TEST_P(FeatureGrid, ReferencePipelineMatchesReference) {
+  runSpec(gridSpec(GetParam()), gridShapes(GetParam()), Pipeline::Reference,
+          gridSeed(GetParam()));
+}
+
+TEST_P(FeatureGrid, CpuPipelineMatchesReference) {
+  runSpec(gridSpec(GetParam()), gridShapes(GetParam()), Pipeline::Cpu,
+          gridSeed(GetParam()));
+}
+
+TEST_P(FeatureGrid, GpuSchedulePipelineMatchesReference) {
+  runSpec(gridSpec(GetParam()), gridShapes(GetParam()), Pipeline::GpuSchedule,
+          gridSeed(GetParam()));
+}
+
+std::string gridName(const ::testing::TestParamInfo<GridCase> &info) {
+  return gridCaseName(info.param);
+}
+
+// Every feature meets every causal kind; across its three cases it sees GQA
+// and H = Hkv, static and dynamic shapes, and each D of 64, 80, 128.
+constexpr auto kNone = ref::Causal::None, kTopLeft = ref::Causal::TopLeft,
+               kBottomRight = ref::Causal::BottomRight;
+INSTANTIATE_TEST_SUITE_P(
+    Grid, FeatureGrid,
+    ::testing::Values(
+        // feature, causal, H, Hkv, dynamic, D
+        GridCase{Feature::Softcap, kNone, 4, 2, false, 64},
+        GridCase{Feature::Softcap, kTopLeft, 4, 4, true, 80},
+        GridCase{Feature::Softcap, kBottomRight, 4, 2, true, 128},
+        GridCase{Feature::Window, kNone, 4, 4, false, 80},
+        GridCase{Feature::Window, kNone, 4, 2, true, 64},
+        GridCase{Feature::Window, kTopLeft, 4, 2, false, 128},
+        GridCase{Feature::Window, kBottomRight, 4, 4, true, 64},
+        GridCase{Feature::Alibi, kNone, 4, 2, true, 128},
+        GridCase{Feature::Alibi, kTopLeft, 4, 4, false, 64},
+        GridCase{Feature::Alibi, kBottomRight, 4, 2, false, 80},
+        GridCase{Feature::KeyLengths, kNone, 4, 4, true, 64},
+        GridCase{Feature::KeyLengths, kTopLeft, 4, 2, false, 80},
+        GridCase{Feature::KeyLengths, kBottomRight, 4, 2, true, 128},
+        GridCase{Feature::Rope, kNone, 4, 2, false, 128},
+        GridCase{Feature::Rope, kTopLeft, 4, 4, true, 80},
+        GridCase{Feature::Rope, kBottomRight, 4, 2, true, 64}),
+    gridName);
+
+//===----------------------------------------------------------------------===//
+// Edge cases, each through the three pipelines.
+//===----------------------------------------------------------------------===//
+
+class FeatureEdges : public ::testing::TestWithParam<Pipeline> {};
+
+std::string pipelineTestName(const ::testing::TestParamInfo<Pipeline> &info) {
+  std::string n = runtime::pipelineName(info.param).str();
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
+}
+
+Spec small(ref::Causal causal = ref::Causal::None) {
+  Spec s;
+  s.h = 4;
+  s.hkv = 2;
+  s.d = s.dv = 16;
+  s.causal = causal;
+  return s;
+}
+
+TEST_P(FeatureEdges, WindowZeroAndUnboundedSides) {
+  // left = 0 (bottom-right default: keys from the diagonal on), right = 0
+  // top-left (the top-left causal mask), both 0 (the diagonal alone), both
+  // unbounded (no window).
+  struct W {
+    std::optional<int64_t> left, right;
+    ref::Causal align;
+    bool printAlign;
+  };
+  for (W w : {W{0, std::nullopt, ref::Causal::BottomRight, false},
+              W{std::nullopt, 0, ref::Causal::TopLeft, true},
+              W{0, 0, ref::Causal::BottomRight, true},
+              W{std::nullopt, std::nullopt, ref::Causal::BottomRight, false}}) {
+    SCOPED_TRACE(std::string("left ") + (w.left ? std::to_string(*w.left) : "-") +
+                 " right " + (w.right ? std::to_string(*w.right) : "-"));
+    Spec s = small();
+    s.window = ref::Window{w.left, w.right, w.align};
+    s.printAlign = w.printAlign;
+    runSpec(s, {{1, 13, 21}}, GetParam(), 1);
+  }
+}
+
+TEST_P(FeatureEdges, WindowExcludingEveryKeyOfSomeRowsGivesZeros) {
+  // Top-left window [i - 1, i] with Tq = 9 > Tk = 5: rows 6..8 see no key.
+  Spec s = small();
+  s.window = ref::Window{1, 0, ref::Causal::TopLeft};
+  s.printAlign = true;
+  std::mt19937 gen(2);
+  Shape sh{1, 9, 5};
+  Jitted j(source(s, sh), "f", GetParam());
+  ASSERT_TRUE(j.ok());
+  Instance in = instance(s, sh, gen);
+  auto out = j.run(in.inputs, in.dtypes);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], in.want), kTol);
+  for (int64_t h = 0; h < s.h; ++h)
+    for (int64_t i = 6; i < 9; ++i)
+      for (int64_t e = 0; e < s.dv; ++e)
+        ASSERT_EQ(out[0].at({0, h, i, e}), 0.0) << "h " << h << " row " << i;
+}
+
+TEST_P(FeatureEdges, KeyLengthZeroAndFull) {
+  // Batch row 0 has no keys (zeros), row 1 all Tk of them (no masking), with
+  // and without the bottom-right causal mask that the lengths move.
+  for (ref::Causal c : {ref::Causal::None, ref::Causal::BottomRight}) {
+    SCOPED_TRACE(causalName(c));
+    Spec s = small(c);
+    s.lengths = std::vector<int64_t>{0, 19};
+    std::mt19937 gen(3);
+    Shape sh{2, 7, 19};
+    Jitted j(source(s, sh), "f", GetParam());
+    ASSERT_TRUE(j.ok());
+    Instance in = instance(s, sh, gen);
+    auto out = j.run(in.inputs, in.dtypes);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_LE(relativeError(out[0], in.want), kTol);
+    for (int64_t h = 0; h < s.h; ++h)
+      for (int64_t i = 0; i < sh.tq; ++i)
+        ASSERT_EQ(out[0].at({0, h, i, 0}), 0.0);
+    // A full length is no length at all.
+    ref::SdpaOptions o;
+    o.causal = c;
+    ref::Tensor q({1, s.h, sh.tq, s.d}), k({1, s.hkv, sh.tk, s.d}), v({1, s.hkv, sh.tk, s.dv});
+    auto slice = [&](const ref::Tensor &t, ref::Tensor &into) {
+      std::copy(t.data.begin() + t.numel() / 2, t.data.end(), into.data.begin());
+    };
+    slice(in.inputs[0], q);
+    slice(in.inputs[1], k);
+    slice(in.inputs[2], v);
+    ref::Tensor plain = ref::sdpa(q, k, v, o);
+    ref::Tensor got({1, s.h, sh.tq, s.dv});
+    slice(out[0], got);
+    EXPECT_LE(relativeError(got, plain), kTol);
+  }
+}
+
+TEST_P(FeatureEdges, SoftcapTinyAndHuge) {
+  // 1e-3: every score is ±1e-3 (nearly uniform weights); 1e30: the
+  // identity up to rounding.
+  for (float cap : {1e-3f, 1e30f}) {
+    SCOPED_TRACE(cap);
+    Spec s = small(ref::Causal::TopLeft);
+    s.softcap = cap;
+    runSpec(s, {{2, 11, 17}}, GetParam(), 4);
+  }
+}
+
+TEST_P(FeatureEdges, AlibiSlopesZeroAndLarge) {
+  // Slopes 0 are no bias; slopes up to 4 make the weights nearly one-hot
+  // around the diagonal.
+  for (double slopeMax : {0.0, 4.0}) {
+    SCOPED_TRACE(slopeMax);
+    Spec s = small(ref::Causal::None);
+    s.slopes = Slopes::PerHead;
+    s.slopeMax = slopeMax;
+    runSpec(s, {{1, 6, 23}}, GetParam(), 5);
+  }
+}
+
+TEST_P(FeatureEdges, RopeShapesAndStyles) {
+  // R = D and R < D, both styles, T = 1, per-sequence tables.
+  struct R {
+    int64_t half;
+    ref::RopeStyle style;
+    bool perSequence;
+    Shape shape;
+  };
+  for (R r : {R{8, ref::RopeStyle::RotateHalf, false, {1, 9, 9}},
+              R{8, ref::RopeStyle::Interleaved, true, {2, 9, 12}},
+              R{3, ref::RopeStyle::RotateHalf, true, {2, 1, 5}},
+              R{5, ref::RopeStyle::Interleaved, false, {1, 1, 1}}}) {
+    SCOPED_TRACE("R/2 " + std::to_string(r.half) + " style " +
+                 std::to_string(int(r.style)) + " T " + std::to_string(r.shape.tq));
+    Spec s = small(ref::Causal::BottomRight);
+    s.rope = RopeSpec{r.half, r.style, r.perSequence};
+    runSpec(s, {r.shape}, GetParam(), 6);
+  }
+}
+
+TEST_P(FeatureEdges, EverythingAtOnce) {
+  // window + softcap + ALiBi + key lengths + i1 mask, with a bottom-right
+  // causal mask and GQA, dynamic shapes; then the same under top-left
+  // causal with an additive mask and static shapes.
+  Spec s = small(ref::Causal::BottomRight);
+  s.d = s.dv = 64;
+  s.dynamic = true;
+  s.softcap = 1.25f;
+  s.window = ref::Window{13, std::nullopt};
+  s.slopes = Slopes::PerBatchHead;
+  s.lengths = std::vector<int64_t>{40, 3};
+  s.mask = ref::Mask::Kind::Keep;
+  runSpec(s, {{2, 9, 41}, {2, 70, 45}}, GetParam(), 7);
+  s.causal = ref::Causal::TopLeft;
+  s.window = ref::Window{5, 7};
+  s.dynamic = false;
+  s.slopes = Slopes::PerHead;
+  s.mask = ref::Mask::Kind::Add;
+  s.scale = 0.3f;
+  runSpec(s, {{2, 33, 41}}, GetParam(), 8);
+}
+
+TEST_P(FeatureEdges, MhaWithRopeAndFeatures) {
+  // attn.mha: rope on the projected Q and K, GQA, bottom-right causal,
+  // window, softcap, ALiBi and key lengths.
+  const int64_t b = 2, t = 19, e = 32, h = 4, hkv = 2, d = 8;
+  std::mt19937 gen(9);
+  std::string xT = tensorType({b, t, e}), wqT = tensorType({h * d, e}),
+              wkT = tensorType({hkv * d, e}), woT = tensorType({e, h * d}),
+              sT = tensorType({h}), tT = tensorType({t, d / 2}), lT = tensorType({b}, "i32");
+  std::ostringstream src;
+  src << "func.func @f(%x: " << xT << ", %wq: " << wqT << ", %wk: " << wkT << ", %wv: " << wkT
+      << ", %wo: " << woT << ", %slopes: " << sT << ", %cos: " << tT << ", %sin: " << tT
+      << ") -> " << xT << " {\n"
+      << "  %len = arith.constant dense<[19, 11]> : " << lT << "\n"
+      << "  %o = attn.mha %x, %x, %wq, %wk, %wv, %wo alibi(%slopes) key_lengths(%len)"
+      << " rope(%cos, %sin) {num_heads = 4 : i64, num_kv_heads = 2 : i64,"
+      << " causal = #attn.causal<bottom_right>, window = #attn.window<left = 6>,"
+      << " softcap = 2.0 : f32, rope_style = #attn.rope<interleaved>} : (" << xT << ", " << xT
+      << ", " << wqT << ", " << wkT << ", " << wkT << ", " << woT << ", " << sT << ", " << lT
+      << ", " << tT << ", " << tT << ") -> " << xT << "\n  return %o : " << xT << "\n}\n";
+  Jitted j(src.str(), "f", GetParam());
+  ASSERT_TRUE(j.ok());
+  ref::Tensor x = randomTensor({b, t, e}, gen);
+  ref::MhaWeights w;
+  w.wq = randomTensor({h * d, e}, gen);
+  w.wk = randomTensor({hkv * d, e}, gen);
+  w.wv = randomTensor({hkv * d, e}, gen);
+  w.wo = randomTensor({e, h * d}, gen);
+  ref::Tensor slopes = randomTensor({h}, gen, 0.0, 0.5);
+  ref::RopeTables rope;
+  std::tie(rope.cos, rope.sin) = ropeTables({t, d / 2}, gen);
+  rope.style = ref::RopeStyle::Interleaved;
+  ref::SdpaOptions o;
+  o.causal = ref::Causal::BottomRight;
+  o.window = ref::Window{6, std::nullopt};
+  o.softcap = 2.0;
+  o.alibiSlopes = &slopes;
+  o.keyLengths = std::vector<int64_t>{19, 11};
+  auto out = j.run({x, w.wq, w.wk, w.wv, w.wo, slopes, rope.cos, rope.sin});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], ref::mha(x, x, w, h, hkv, o, &rope)), kTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pipelines, FeatureEdges,
+                         ::testing::Values(Pipeline::Reference, Pipeline::Cpu,
+                                           Pipeline::GpuSchedule),
+                         pipelineTestName);
+
+//===----------------------------------------------------------------------===//
+// The primitive ops alone, -inf positions compared exactly.
+//===----------------------------------------------------------------------===//
+
+TEST(FeatureOps, MaskVariantsMatchReference) {
+  // One function, one attn.mask per variant, on scores [2,3,5,8] with
+  // Tq = 5 < Tk = 8; lengths [6, 0] and [9, -3] (clamped to [8, 0]).
+  struct Variant {
+    const char *attrs, *operands;
+    ref::MaskOptions opts;
+  };
+  std::mt19937 gen(10);
+  ref::Tensor s = randomTensor({2, 3, 5, 8}, gen), slopes = randomTensor({3}, gen, 0, 1),
+              slopesBH = randomTensor({2, 3}, gen, 0, 1);
+  ref::Mask keep = randomMask(ref::Mask::Kind::Keep, {5, 8}, gen);
+  ref::Mask add = randomMask(ref::Mask::Kind::Add, {2, 1, 1, 8}, gen);
+  std::vector<int64_t> len{6, 0}, wild{9, -3};
+  using W = ref::Window;
+  auto mo = [](ref::Causal c, const ref::Mask *m, const ref::Tensor *sl,
+               std::optional<std::vector<int64_t>> l, std::optional<W> w) {
+    ref::MaskOptions o;
+    o.causal = c;
+    o.mask = m;
+    o.alibiSlopes = sl;
+    o.keyLengths = std::move(l);
+    o.window = w;
+    return o;
+  };
+  const auto TL = ref::Causal::TopLeft, BR = ref::Causal::BottomRight, N = ref::Causal::None;
+  std::vector<Variant> variants = {
+      {"{window = #attn.window<left = 2, right = 1>}", "", mo(N, nullptr, nullptr, {}, W{2, 1})},
+      {"{window = #attn.window<left = 2, right = 1, align = top_left>}", "",
+       mo(N, nullptr, nullptr, {}, W{2, 1, TL})},
+      {"{causal = #attn.causal<top_left>, window = #attn.window<left = 1>}", "",
+       mo(TL, nullptr, nullptr, {}, W{1, std::nullopt})},
+      {"{window = #attn.window<right = 0>}", "", mo(N, nullptr, nullptr, {}, W{std::nullopt, 0})},
+      {"", " alibi(%sl : tensor<3xf32>)", mo(N, nullptr, &slopes, {}, {})},
+      {"{causal = #attn.causal<top_left>}", " alibi(%slbh : tensor<2x3xf32>)",
+       mo(TL, nullptr, &slopesBH, {}, {})},
+      {"", " key_lengths(%len : tensor<2xi32>)", mo(N, nullptr, nullptr, len, {})},
+      {"{causal = #attn.causal<bottom_right>}", " key_lengths(%wild : tensor<2xi64>)",
+       mo(BR, nullptr, nullptr, wild, {})},
+      {"{causal = #attn.causal<bottom_right>, window = #attn.window<left = 2>}",
+       ", %keep alibi(%sl : tensor<3xf32>) key_lengths(%len : tensor<2xi32>)",
+       mo(BR, &keep, &slopes, len, W{2, std::nullopt})},
+      {"{window = #attn.window<left = 3, right = 0, align = top_left>}",
+       ", %add alibi(%slbh : tensor<2x3xf32>) key_lengths(%len : tensor<2xi32>)",
+       mo(N, &add, &slopesBH, len, W{3, 0, TL})},
+  };
+  std::ostringstream src;
+  std::string sT = "tensor<2x3x5x8xf32>";
+  src << "func.func @f(%s: " << sT
+      << ", %sl: tensor<3xf32>, %slbh: tensor<2x3xf32>, %keep: tensor<5x8xi1>, %add: "
+         "tensor<2x1x1x8xf32>) -> (";
+  for (size_t i = 0; i < variants.size(); ++i)
+    src << (i ? ", " : "") << sT;
+  src << ") {\n  %len = arith.constant dense<[6, 0]> : tensor<2xi32>\n"
+      << "  %wild = arith.constant dense<[9, -3]> : tensor<2xi64>\n";
+  for (size_t i = 0; i < variants.size(); ++i) {
+    std::string operands = variants[i].operands;
+    bool hasMask = operands.rfind(", %", 0) == 0;
+    std::string maskT = operands.find("%keep") != std::string::npos ? "tensor<5x8xi1>"
+                                                                      : "tensor<2x1x1x8xf32>";
+    src << "  %r" << i << " = attn.mask %s" << operands << " " << variants[i].attrs << " : "
+        << sT << (hasMask ? ", " + maskT : "") << "\n";
+  }
+  src << "  return ";
+  for (size_t i = 0; i < variants.size(); ++i)
+    src << (i ? ", " : "") << "%r" << i;
+  src << " : ";
+  for (size_t i = 0; i < variants.size(); ++i)
+    src << (i ? ", " : "") << sT;
+  src << "\n}\n";
+  Jitted j(src.str(), "f", Pipeline::Reference);
+  ASSERT_TRUE(j.ok());
+  auto out = j.run({s, slopes, slopesBH, keep.values, add.values},
+                   {DType::F32, DType::F32, DType::F32, DType::Bool, DType::F32});
+  ASSERT_EQ(out.size(), variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    SCOPED_TRACE(std::string(variants[i].attrs) + variants[i].operands);
+    ref::Tensor want = ref::mask(s, variants[i].opts);
+    for (size_t x = 0; x < want.data.size(); ++x)
+      if (std::isinf(want.data[x]))
+        ASSERT_EQ(out[i].data[x], want.data[x]) << "element " << x;
+      else
+        ASSERT_NEAR(out[i].data[x], want.data[x], 4e-6 * std::max(1.0, std::fabs(want.data[x])))
+            << "element " << x;
+  }
+}
+
+TEST(FeatureOps, SoftcapMatchesReference) {
+  const char *src = R"(
+func.func @f(%s: tensor<2x3x7x9xf32>) -> (tensor<2x3x7x9xf32>, tensor<2x3x7x9xf32>, tensor<2x3x7x9xf32>) {
+  %0 = attn.softcap %s {cap = 5.0e-1 : f32} : tensor<2x3x7x9xf32>
+  %1 = attn.softcap %s {cap = 1.0e-3 : f32} : tensor<2x3x7x9xf32>
+  %2 = attn.softcap %s {cap = 1.0e30 : f32} : tensor<2x3x7x9xf32>
+  return %0, %1, %2 : tensor<2x3x7x9xf32>, tensor<2x3x7x9xf32>, tensor<2x3x7x9xf32>
+})";
+  std::mt19937 gen(11);
+  ref::Tensor s = randomTensor({2, 3, 7, 9}, gen, -40, 40);
+  s.data[0] = 0.0;
+  s.data[1] = std::numeric_limits<double>::infinity();
+  s.data[2] = -std::numeric_limits<double>::infinity();
+  Jitted j(src, "f", Pipeline::Reference);
+  ASSERT_TRUE(j.ok());
+  auto out = j.run({s});
+  ASSERT_EQ(out.size(), 3u);
+  float caps[] = {0.5f, 1e-3f, 1e30f};
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(caps[i]);
+    ref::Tensor want = ref::softcap(s, caps[i]);
+    ASSERT_TRUE(allFinite(out[i]));
+    // Elementwise relative error: the values span ±cap.
+    for (size_t x = 0; x < want.data.size(); ++x)
+      ASSERT_LE(std::fabs(out[i].data[x] - want.data[x]), 1e-6 * std::fabs(want.data[x]))
+          << "element " << x << " of " << s.data[x];
+  }
+  // ±inf become ±cap (for a finite cap).
+  EXPECT_EQ(out[0].data[1], 0.5);
+  EXPECT_EQ(out[0].data[2], -0.5);
+}
+
+TEST(FeatureOps, RopeMatchesReferenceF32AndF16) {
+  // Partial interleaved rotation with per-sequence tables (f32 x), and a
+  // full rotate_half rotation of f16 x with f16 tables (computed in f32,
+  // rounded once).
+  const char *src = R"(
+func.func @f(%x: tensor<2x3x?x10xf32>, %c: tensor<2x?x3xf32>, %s: tensor<2x?x3xf32>,
+             %h: tensor<1x2x5x8xf16>, %ch: tensor<5x4xf16>, %sh: tensor<5x4xf16>)
+    -> (tensor<2x3x?x10xf32>, tensor<1x2x5x8xf16>) {
+  %0 = attn.rope %x, %c, %s {style = #attn.rope<interleaved>}
+      : tensor<2x3x?x10xf32>, tensor<2x?x3xf32>, tensor<2x?x3xf32>
+  %1 = attn.rope %h, %ch, %sh : tensor<1x2x5x8xf16>, tensor<5x4xf16>, tensor<5x4xf16>
+  return %0, %1 : tensor<2x3x?x10xf32>, tensor<1x2x5x8xf16>
+})";
+  std::mt19937 gen(12);
+  auto half = [](ref::Tensor t) {
+    for (double &v : t.data)
+      v = runtime::halfToFloat(runtime::floatToHalf(static_cast<float>(v)));
+    return t;
+  };
+  ref::Tensor x = randomTensor({2, 3, 7, 10}, gen);
+  auto [c, s] = ropeTables({2, 7, 3}, gen);
+  ref::Tensor h = half(randomTensor({1, 2, 5, 8}, gen));
+  auto [ch0, sh0] = ropeTables({5, 4}, gen);
+  ref::Tensor ch = half(ch0), sh = half(sh0);
+  Jitted j(src, "f", Pipeline::Reference);
+  ASSERT_TRUE(j.ok());
+  auto out = j.run({x, c, s, h, ch, sh},
+                   {DType::F32, DType::F32, DType::F32, DType::F16, DType::F16, DType::F16});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_LE(relativeError(out[0], ref::rope(x, c, s, ref::RopeStyle::Interleaved)), 1e-6);
+  // Dims 6..9 pass through bit for bit.
+  for (int64_t e = 6; e < 10; ++e)
+    EXPECT_EQ(out[0].at({1, 2, 4, e}), x.at({1, 2, 4, e}));
+  ref::Tensor want = ref::rope(h, ch, sh, ref::RopeStyle::RotateHalf);
+  EXPECT_LE(relativeError(out[1], want), 1e-3); // one f16 rounding
+  EXPECT_LE(relativeError(out[1], half(want)), 1e-6) << "rounded once, from f32";
+}
+} // namespace

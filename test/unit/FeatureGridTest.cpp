@@ -16,8 +16,9 @@
 // pipelines lower a feature sdpa through the reference route; these tests
 // are then the kernels' tests as they land.
 //
-// Key lengths are i32 constants inside the generated function (the JIT's
-// inputs are floating point or i1).
+// Key lengths reach the compiled function either as an i32/i64 input or as
+// a constant inside it; lengths outside [0, Tk] (which the tools reject
+// before a call) are clamped by the compiled code, as by the reference.
 //
 //===----------------------------------------------------------------------===//
 #include "NumericsTest.h"
@@ -75,6 +76,9 @@ struct Spec {
   Slopes slopes = Slopes::None;
   double slopeMax = 0.5;                        ///< slopes uniform in [0, slopeMax]
   std::optional<std::vector<int64_t>> lengths; ///< constant [B] i32
+  /// Key lengths as an input of this type (I32 or I64) instead of a
+  /// constant: `lengths` when given, else random in [0, Tk] per shape.
+  std::optional<DType> lengthsInput;
   ref::Mask::Kind mask = ref::Mask::Kind::None;
   std::optional<RopeSpec> rope;
 };
@@ -105,7 +109,7 @@ std::string floatAttr(double v) {
 }
 
 /// The function @f for `s` at shape `shape` (its B, Tq, Tk become ? when
-/// the spec is dynamic). Arguments: q, k, v, [mask], [slopes],
+/// the spec is dynamic). Arguments: q, k, v, [mask], [slopes], [len],
 /// [cos_q, sin_q, cos_k, sin_k].
 std::string source(const Spec &s, const Shape &shape) {
   int64_t b = s.dynamic ? kDyn : shape.b, tq = s.dynamic ? kDyn : shape.tq,
@@ -121,6 +125,10 @@ std::string source(const Spec &s, const Shape &shape) {
   if (s.slopes != Slopes::None) {
     sT = s.slopes == Slopes::PerHead ? tensorType({s.h}) : tensorType({b, s.h});
     args.push_back({"slopes", sT});
+  }
+  if (s.lengthsInput) {
+    lT = tensorType({b}, *s.lengthsInput == DType::I64 ? "i64" : "i32");
+    args.push_back({"len", lT});
   }
   if (s.rope) {
     auto table = [&](int64_t t) {
@@ -148,7 +156,7 @@ std::string source(const Spec &s, const Shape &shape) {
     q = "%qr";
     k = "%kr";
   }
-  if (s.lengths) {
+  if (s.lengths && !s.lengthsInput) {
     lT = tensorType({static_cast<int64_t>(s.lengths->size())}, "i32");
     src << "  %len = arith.constant dense<[";
     for (size_t i = 0; i < s.lengths->size(); ++i)
@@ -239,6 +247,17 @@ Instance instance(const Spec &s, const Shape &sh, std::mt19937 &gen) {
     add(slopes);
   }
   o.keyLengths = s.lengths;
+  if (s.lengthsInput) {
+    if (!o.keyLengths) {
+      o.keyLengths.emplace();
+      for (int64_t i = 0; i < sh.b; ++i)
+        o.keyLengths->push_back(static_cast<int64_t>(gen() % (sh.tk + 1)));
+    }
+    ref::Tensor len({sh.b});
+    for (int64_t i = 0; i < sh.b; ++i)
+      len.data[i] = static_cast<double>((*o.keyLengths)[i]);
+    add(len, *s.lengthsInput);
+  }
   if (s.rope) {
     auto table = [&](int64_t t) {
       return s.rope->perSequence ? std::vector<int64_t>{sh.b, t, s.rope->half}
@@ -316,7 +335,14 @@ Spec gridSpec(const GridCase &c) {
     s.slopes = c.dynamic ? Slopes::PerHead : Slopes::PerBatchHead;
     break;
   case Feature::KeyLengths:
-    s.lengths = std::vector<int64_t>{29, 51};
+    // A constant, an i32 input, random i64 inputs per shape.
+    if (c.causal == ref::Causal::None)
+      s.lengths = std::vector<int64_t>{29, 51};
+    else if (c.causal == ref::Causal::TopLeft) {
+      s.lengths = std::vector<int64_t>{37, 6};
+      s.lengthsInput = DType::I32;
+    } else
+      s.lengthsInput = DType::I64;
     break;
   case Feature::Rope:
     // rotate_half over all of D, or interleaved over part of it.
@@ -494,6 +520,36 @@ TEST_P(FeatureEdges, KeyLengthZeroAndFull) {
   }
 }
 
+TEST_P(FeatureEdges, OutOfRangeKeyLengthsAreClamped) {
+  // attn-run rejects these before a call; the compiled code itself clamps
+  // them to [0, Tk] and never reads past Tk: -5 is 0 (zeros), Tk + 7 is Tk.
+  for (DType dt : {DType::I32, DType::I64}) {
+    SCOPED_TRACE(dt == DType::I32 ? "i32" : "i64");
+    Spec s = small(ref::Causal::BottomRight);
+    s.dynamic = true;
+    s.window = ref::Window{4, std::nullopt};
+    s.lengthsInput = dt;
+    s.lengths = std::vector<int64_t>{-5, 30};
+    std::mt19937 gen(13);
+    Shape sh{2, 6, 23};
+    Jitted j(source(s, sh), "f", GetParam());
+    ASSERT_TRUE(j.ok());
+    Instance in = instance(s, sh, gen);
+    auto out = j.run(in.inputs, in.dtypes);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_LE(relativeError(out[0], in.want), kTol);
+    // The reference clamps too: the same as lengths {0, Tk}.
+    ref::SdpaOptions o;
+    o.causal = s.causal;
+    o.window = s.window;
+    o.keyLengths = std::vector<int64_t>{0, sh.tk};
+    EXPECT_EQ(relativeError(in.want, ref::sdpa(in.inputs[0], in.inputs[1], in.inputs[2], o)),
+              0.0);
+    for (int64_t h = 0; h < s.h; ++h)
+      ASSERT_EQ(out[0].at({0, h, 0, 0}), 0.0);
+  }
+}
+
 TEST_P(FeatureEdges, SoftcapTinyAndHuge) {
   // 1e-3: every score is ±1e-3 (nearly uniform weights); 1e30: the
   // identity up to rounding.
@@ -547,9 +603,11 @@ TEST_P(FeatureEdges, EverythingAtOnce) {
   s.softcap = 1.25f;
   s.window = ref::Window{13, std::nullopt};
   s.slopes = Slopes::PerBatchHead;
-  s.lengths = std::vector<int64_t>{40, 3};
+  s.lengthsInput = DType::I32; // random in [0, Tk] per shape
   s.mask = ref::Mask::Kind::Keep;
-  runSpec(s, {{2, 9, 41}, {2, 70, 45}}, GetParam(), 7);
+  runSpec(s, {{2, 9, 41}, {3, 70, 45}, {1, 1, 77}}, GetParam(), 7);
+  s.lengthsInput.reset();
+  s.lengths = std::vector<int64_t>{40, 3}; // a constant this time
   s.causal = ref::Causal::TopLeft;
   s.window = ref::Window{5, 7};
   s.dynamic = false;
@@ -569,9 +627,8 @@ TEST_P(FeatureEdges, MhaWithRopeAndFeatures) {
               sT = tensorType({h}), tT = tensorType({t, d / 2}), lT = tensorType({b}, "i32");
   std::ostringstream src;
   src << "func.func @f(%x: " << xT << ", %wq: " << wqT << ", %wk: " << wkT << ", %wv: " << wkT
-      << ", %wo: " << woT << ", %slopes: " << sT << ", %cos: " << tT << ", %sin: " << tT
-      << ") -> " << xT << " {\n"
-      << "  %len = arith.constant dense<[19, 11]> : " << lT << "\n"
+      << ", %wo: " << woT << ", %slopes: " << sT << ", %len: " << lT << ", %cos: " << tT
+      << ", %sin: " << tT << ") -> " << xT << " {\n"
       << "  %o = attn.mha %x, %x, %wq, %wk, %wv, %wo alibi(%slopes) key_lengths(%len)"
       << " rope(%cos, %sin) {num_heads = 4 : i64, num_kv_heads = 2 : i64,"
       << " causal = #attn.causal<bottom_right>, window = #attn.window<left = 6>,"
@@ -596,7 +653,11 @@ TEST_P(FeatureEdges, MhaWithRopeAndFeatures) {
   o.softcap = 2.0;
   o.alibiSlopes = &slopes;
   o.keyLengths = std::vector<int64_t>{19, 11};
-  auto out = j.run({x, w.wq, w.wk, w.wv, w.wo, slopes, rope.cos, rope.sin});
+  ref::Tensor len({b});
+  len.data = {19, 11};
+  auto out = j.run({x, w.wq, w.wk, w.wv, w.wo, slopes, len, rope.cos, rope.sin},
+                   {DType::F32, DType::F32, DType::F32, DType::F32, DType::F32, DType::F32,
+                    DType::I32, DType::F32, DType::F32});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_LE(relativeError(out[0], ref::mha(x, x, w, h, hkv, o, &rope)), kTol);
 }

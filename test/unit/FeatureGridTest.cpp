@@ -827,3 +827,46 @@ func.func @f(%x: tensor<2x3x?x10xf32>, %c: tensor<2x?x3xf32>, %s: tensor<2x?x3xf
   EXPECT_LE(relativeError(out[1], half(want)), 1e-6) << "rounded once, from f32";
 }
 } // namespace
+
+namespace {
+// f16 q, k, v with softcap, window, ALiBi and key lengths: every pipeline
+// computes in f32 and rounds to f16, so the result is within f16 rounding of
+// the reference (as ReferencePipeline.HalfPrecisionSdpa without features).
+TEST(FeatureOps, HalfPrecisionFeatureSdpa) {
+  const char *src = R"(
+func.func @f(%q: tensor<2x4x9x16xf16>, %k: tensor<2x2x21x16xf16>, %v: tensor<2x2x21x16xf16>,
+             %slopes: tensor<4xf32>, %len: tensor<2xi32>) -> tensor<2x4x9x16xf16> {
+  %o = attn.sdpa %q, %k, %v alibi(%slopes) key_lengths(%len)
+      {causal = #attn.causal<bottom_right>, window = #attn.window<left = 6>, softcap = 1.5 : f32}
+      : (tensor<2x4x9x16xf16>, tensor<2x2x21x16xf16>, tensor<2x2x21x16xf16>, tensor<4xf32>,
+         tensor<2xi32>) -> tensor<2x4x9x16xf16>
+  return %o : tensor<2x4x9x16xf16>
+})";
+  std::mt19937 gen(14);
+  auto half = [](ref::Tensor t) {
+    for (double &v : t.data)
+      v = runtime::halfToFloat(runtime::floatToHalf(static_cast<float>(v)));
+    return t;
+  };
+  ref::Tensor q = half(randomTensor({2, 4, 9, 16}, gen)), k = half(randomTensor({2, 2, 21, 16}, gen)),
+              v = half(randomTensor({2, 2, 21, 16}, gen)), slopes = randomTensor({4}, gen, 0, 0.5);
+  ref::Tensor len({2});
+  len.data = {14, 21};
+  ref::SdpaOptions o;
+  o.causal = ref::Causal::BottomRight;
+  o.window = ref::Window{6, std::nullopt};
+  o.softcap = 1.5;
+  o.alibiSlopes = &slopes;
+  o.keyLengths = std::vector<int64_t>{14, 21};
+  ref::Tensor want = ref::sdpa(q, k, v, o);
+  for (Pipeline p : {Pipeline::Reference, Pipeline::Cpu, Pipeline::GpuSchedule}) {
+    SCOPED_TRACE(runtime::pipelineName(p).str());
+    Jitted j(src, "f", p);
+    ASSERT_TRUE(j.ok());
+    auto out = j.run({q, k, v, slopes, len},
+                     {DType::F16, DType::F16, DType::F16, DType::F32, DType::I32});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_LE(relativeError(out[0], want), 4e-3);
+  }
+}
+} // namespace

@@ -27,7 +27,9 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
     | `scores` | `S[b,h,i,j] = Σ_d Q[b,h,i,d]·K[b,h floordiv G,j,d]`, `G = H/Hkv`: a `linalg.fill` of 0 and a 5-loop `linalg.generic` |
     | `weighted_sum` | `O[b,h,i,e] = Σ_j P[b,h,i,j]·V[b,h floordiv G,j,e]`, same form |
     | `scale` | elementwise `c·x` |
-    | `mask` | one elementwise `linalg.generic`: `select(keep, x, -inf)` or `x + m` (mask read through a broadcasting map: a static-1 dim reads index 0), then `-inf` where `j > i` (`top_left`) or `j > i + (Tk - Tq)` (`bottom_right`), using `linalg.index` |
+    | `softcap` | elementwise `c·tanh(x/c)` (`math.tanh`, in f32) |
+    | `mask` | one elementwise `linalg.generic`: the ALiBi bias `-slope·|i + L - Tq - j|` and an additive mask `x + m` first, then `-inf` where a keep rule fails: `select(keep, x, -inf)` for an i1 mask (mask read through a broadcasting map: a static-1 dim reads index 0), `j >= L` for key lengths (`L` = the length clamped to `[0, Tk]`), `j > d(i)` for causal and `j < d(i) - left` / `j > d(i) + right` for a window, with `d(i) = i` (`top_left`) or `i + L - Tq` (`bottom_right`), using `linalg.index` |
+    | `rope` | one elementwise `linalg.generic` over `[B,H,T,D]` reading the element, its rotation partner and the `cos`/`sin` entries through affine maps (dims `>= R` copied) |
     | `softmax` | three generics: the row max `m`; `s = Σ exp(x - m)`; `p = exp(x - m)/s`. Where `m = -inf` (the whole row is masked) the terms and the result are 0, not NaN |
     | `dropout` | one elementwise generic computing the generator of `attn.dropout` (see the op reference) from the element's row-major flat index |
 
@@ -233,6 +235,16 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     K/V head in place. No `Tq×Tk` buffer exists: the per-thread scratch is
     `O(tile-q·tile-k + tile-q·Dv + D·tile-k)`.
 
+    The attention variants are computed in the kernel, each rule once in
+    the shared FlashAttention core: `softcap` (`c·tanh(s/c)` on the score
+    registers, tanh built from the same `exp2`), ALiBi (`-slope·|i + L -
+    Tq - j|` added to the scores) and the keep rules. A sliding window and
+    key lengths bound the K/V tile loop of each Q tile: it runs from the
+    first tile holding a key visible to any of its rows to the last one, so
+    tiles outside the window (on both sides) and past a batch row's key
+    length are never loaded, and the work of a window of `W` keys is
+    `O(T·W)`. Key lengths are clamped to `[0, Tk]` in the kernel.
+
     Each f32 `attn.project` whose output width is a multiple of
     2 x vector-width (and with at most one dynamic leading dim) becomes a
     tiled matmul: W packed once as Wt[i][o], 4 rows x 2 vectors of outputs
@@ -285,8 +297,10 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     the CPU (`attn-emulate-gpu-schedule`) and maps to `gpu.launch` with
     `gpu.barrier` (`attn-map-schedule-to-gpu`). `tile-k` is halved until
     the workgroup buffers fit in 48 KiB of static shared memory. No `Tq×Tk`
-    buffer exists. Any other sdpa (dropout, dynamic head dims) is refused
-    with a diagnostic.
+    buffer exists. Softcap, ALiBi, sliding windows and key lengths follow
+    the same shared rules as the CPU kernel (window and key lengths bound
+    the K/V tile loop). Any other sdpa (dropout, dynamic head dims) is
+    refused with a diagnostic.
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",

@@ -82,12 +82,12 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
         %2 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg1 : tensor<?x4x?x?xf32>, tensor<?x1x1x?xi1>) outs(%1 : tensor<?x4x?x?xf32>) {
         ^bb0(%in: f32, %in_2: i1, %out: f32):
           %cst = arith.constant 0xFF800000 : f32
-          %3 = arith.select %in_2, %in, %cst : f32
-          %4 = linalg.index 2 : index
-          %5 = linalg.index 3 : index
-          %6 = arith.addi %4, %0 : index
-          %7 = arith.cmpi sgt, %5, %6 : index
-          %8 = arith.select %7, %cst, %3 : f32
+          %3 = linalg.index 2 : index
+          %4 = linalg.index 3 : index
+          %5 = arith.addi %3, %0 : index
+          %6 = arith.cmpi sgt, %4, %5 : index
+          %7 = arith.select %in_2, %in, %cst : f32
+          %8 = arith.select %6, %cst, %7 : f32
           linalg.yield %8 : f32
         } -> tensor<?x4x?x?xf32>
         return %2 : tensor<?x4x?x?xf32>

@@ -24,6 +24,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <sys/resource.h>
@@ -402,7 +403,16 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     return asCompileError(CompileErrorKind::JitFailed, tm.takeError());
   cf->cpu = (*tm)->getTargetCPU().str();
   cf->features = (*tm)->getTargetFeatureString().str();
-  auto transformer = makeOptimizingTransformer(options.optLevel, 0, tm->get());
+  auto optimize = makeOptimizingTransformer(options.optLevel, 0, tm->get());
+  // Divisions the kernels mark `arcp` (the softcap's tanh) may become a
+  // reciprocal estimate plus one Newton step (vrcp14ps: ~2^-28 relative)
+  // instead of a divide; divisions without the flag are untouched.
+  auto transformer = [optimize](llvm::Module *m) -> llvm::Error {
+    for (llvm::Function &f : *m)
+      if (!f.isDeclaration())
+        f.addFnAttr("reciprocal-estimates", "divf:1,vec-divf:1");
+    return optimize(m);
+  };
   ExecutionEngineOptions eo;
   eo.transformer = transformer;
   eo.jitCodeGenOptLevel = cgLevel;

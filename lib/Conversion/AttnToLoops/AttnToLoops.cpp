@@ -2,7 +2,7 @@
 //
 // One f32 attn.sdpa becomes one loop nest on buffers:
 //
-//   parallel (b, h, qTile):                      -- threads
+//   parallel (h/G, b, h%G, qTile):               -- threads
 //     Qs   = Q[b, h, qTile] · scale · log2(e)    -- packQueryTile
 //     m = -inf, l = 0, acc = 0
 //     for kTile in the tiles the Q tile sees:    -- tiles beyond the causal limit,
@@ -411,12 +411,17 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
     if (!ShapedType::isDynamic(staticTq) && staticTq < tiling.tileQ)
       tiling.tileQ = std::max<int64_t>(kRowBlock, llvm::alignTo(staticTq, kRowBlock));
 
-    // Work is parallel over (batch, head, Q tile).
+    // Work is parallel over (K/V head, batch, query head of the group, Q
+    // tile), query head h = kvHead·G + g. OpenMP hands each thread a
+    // contiguous range of that order: with the K/V head outermost every
+    // thread gets every batch row (rows of different key lengths, as in a
+    // padded decode, do not pile up on one thread), and the G query heads
+    // that read one K/V head run back to back (it is still in cache).
     Value numQTiles = e.ceilDiv(s.tq, tiling.tileQ);
     scf::ParallelOp::create(
-        rewriter, e.loc, ValueRange{e.idx(0), e.idx(0), e.idx(0)},
-        ValueRange{s.batch, e.idx(p.heads), numQTiles},
-        ValueRange{e.idx(1), e.idx(1), e.idx(1)},
+        rewriter, e.loc, ValueRange{e.idx(0), e.idx(0), e.idx(0), e.idx(0)},
+        ValueRange{e.idx(p.kvHeads), s.batch, e.idx(p.group), numQTiles},
+        ValueRange{e.idx(1), e.idx(1), e.idx(1), e.idx(1)},
         [&](OpBuilder &nb, Location, ValueRange ivs) {
           OpBuilder::InsertionGuard g(rewriter);
           rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -425,7 +430,8 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
           Block *body = rewriter.createBlock(&scope.getBodyRegion());
           rewriter.setInsertionPointToStart(body);
           FlashKernel kernel(e, p, s, tiling);
-          kernel.writeOutput(kernel.attend(ivs[0], ivs[1], ivs[2]));
+          Value head = e.add(e.mul(ivs[0], e.idx(p.group)), ivs[2]);
+          kernel.writeOutput(kernel.attend(/*batch=*/ivs[1], head, ivs[3]));
           memref::AllocaScopeReturnOp::create(rewriter, e.loc, ValueRange{});
         });
     rewriter.replaceOp(op, outputTensor(rewriter, p, s));

@@ -12,10 +12,13 @@
 // CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
 // CHECK-DAG: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x4x?x64xf32>
-// Parallel over (batch, head, Q tile).
+// Parallel over (K/V head, batch, query head of the group, Q tile): the
+// group's query heads run back to back, every thread sees every batch row.
 // CHECK: %[[NQT:.*]] = arith.ceildivsi %{{.*}}, %c64
-// CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[QT:.*]]) = (%c0, %c0, %c0) to (%{{.*}}, %c4, %[[NQT]])
+// CHECK: scf.parallel (%[[KVH:.*]], %[[B:.*]], %[[G:.*]], %[[QT:.*]]) = (%c0, %c0, %c0, %c0) to (%c2, %{{.*}}, %c2, %[[NQT]])
 // CHECK: memref.alloca_scope
+// CHECK: %[[H2:.*]] = arith.muli %[[KVH]], %c2
+// CHECK: %[[H:.*]] = arith.addi %[[H2]], %[[G]]
 // GQA: the key/value head is h / 2, read in place (no copy of K/V).
 // CHECK: %[[HKV:.*]] = arith.divui %[[H]], %c2
 // Per-tile scratch only: fixed tile sizes, never Tq x Tk.

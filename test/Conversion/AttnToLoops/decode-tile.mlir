@@ -4,7 +4,7 @@
 // to the 4-row microkernel block, not 64 padded rows: Qs is [4, D], the
 // scores [4, tile-k], the accumulator [4, Dv], and one Q tile per (b, h).
 // CHECK-LABEL: func.func @decode
-// CHECK: scf.parallel {{.*}} to (%{{.*}}, %c32{{.*}}, %{{.*}})
+// CHECK: scf.parallel {{.*}} to (%c8{{.*}}, %{{.*}}, %c4{{.*}}, %{{.*}})
 // CHECK: memref.alloca() : memref<4x128xf32>
 // CHECK: memref.alloca() : memref<128x64xf32>
 // CHECK: memref.alloca() : memref<64x128xf32>

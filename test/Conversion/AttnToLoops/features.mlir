@@ -80,7 +80,7 @@ func.func @window_causal(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>) -> 
 // CHECK-DAG: %[[LB:.*]] = bufferization.to_buffer %[[LEN]] read_only : tensor<2xi64> to memref<2xi64
 // CHECK-DAG: %[[TQ:.*]] = memref.dim %[[QB]], %c2
 // CHECK-DAG: %[[TK:.*]] = memref.dim %{{.*}}, %c2
-// CHECK: scf.parallel (%[[B:.*]], %{{.*}}, %{{.*}}) =
+// CHECK: scf.parallel (%{{.*}}, %[[B:.*]], %{{.*}}, %{{.*}}) =
 // CHECK: %[[LENB:.*]] = memref.load %[[LB]][%[[B]]] : memref<2xi64
 // CHECK: %[[LI:.*]] = arith.index_cast %[[LENB]] : i64 to index
 // CHECK: %[[LMIN:.*]] = arith.minsi %[[LI]], %[[TK]] : index
@@ -132,7 +132,8 @@ func.func @key_lengths_only(%q: tensor<2x4x1x16xf32>, %k: tensor<2x4x300x16xf32>
 // CHECK-DAG: %[[QUARTER:.*]] = arith.constant dense<2.500000e-01> : vector<8xf32>
 // CHECK-DAG: %[[NEGLOG2E:.*]] = arith.constant -1.44269502 : f32
 // CHECK-DAG: %[[SB:.*]] = bufferization.to_buffer %[[S]]
-// CHECK: scf.parallel (%{{.*}}, %[[H:.*]], %{{.*}}) =
+// CHECK: scf.parallel (%[[KVH:.*]], %{{.*}}, %[[G:.*]], %{{.*}}) =
+// CHECK: %[[H:.*]] = arith.addi %{{.*}}, %[[G]]
 // CHECK: %[[SLOPE:.*]] = memref.load %[[SB]][%[[H]]] : memref<4xf32
 // CHECK: %[[NEGSLOPE:.*]] = arith.mulf %[[SLOPE]], %[[NEGLOG2E]] : f32
 // CHECK: %[[ACC:.*]]:8 = scf.for
@@ -164,7 +165,8 @@ func.func @softcap_alibi(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %s:
 // [B,H] slopes are read at [b, h]; a top-left window (no causal) bounds
 // both ends of the tile loop with d(i) = i.
 // CHECK-LABEL: func.func @window_top_left_alibi_bh
-// CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[QT:.*]]) =
+// CHECK: scf.parallel (%[[KVH:.*]], %[[B:.*]], %[[G:.*]], %[[QT:.*]]) =
+// CHECK: %[[H:.*]] = arith.addi %{{.*}}, %[[G]]
 // CHECK: %[[Q0:.*]] = arith.muli %[[QT]], %c64
 // CHECK: memref.load %{{.*}}[%[[B]], %[[H]]] : memref<2x4xf32
 // CHECK: %[[F0:.*]] = arith.subi %[[Q0]], %c200 : index

@@ -2,7 +2,6 @@
 #include "FlashCore.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -176,7 +175,20 @@ Value FlashBuilder::exp2(Value x) {
 Value FlashBuilder::tanh(Value x) {
   Type t = x.getType();
   auto c = [&](double v) { return constantLike(t, v); };
-  Value ax = math::AbsFOp::create(b, loc, x);
+  // |x| and the sign by bit operations (no math-dialect call, which the GPU
+  // path would turn into a libdevice call).
+  Type it = b.getI32Type();
+  if (auto vt = dyn_cast<VectorType>(t))
+    it = VectorType::get(vt.getShape(), it);
+  auto bitsOf = [&](Value v) -> Value { return arith::BitcastOp::create(b, loc, it, v); };
+  auto ci = [&](uint32_t v) -> Value {
+    auto attr = b.getI32IntegerAttr(static_cast<int32_t>(v));
+    if (auto vt = dyn_cast<VectorType>(it))
+      return arith::ConstantOp::create(b, loc, vt, DenseElementsAttr::get(vt, attr));
+    return arith::ConstantOp::create(b, loc, attr);
+  };
+  Value xBits = bitsOf(x);
+  Value ax = arith::BitcastOp::create(b, loc, t, arith::AndIOp::create(b, loc, xBits, ci(0x7fffffffu)));
   // 1 - 2/(e^(2|x|) + 1): e^(2|x|) saturates at 2^127, so large |x| and inf
   // give exactly 1. The divisor is finite and >= 1: the division may be a
   // reciprocal estimate refined by Newton's method (`arcp`, `ninf`; the JIT
@@ -194,8 +206,9 @@ Value FlashBuilder::tanh(Value x) {
     poly = fma(poly, x2, c(k));
   Value small = fmul(ax, poly);
   Value r = select(cmpF(arith::CmpFPredicate::OLT, ax, c(0.25)), small, big);
-  // The sign of x (exactly odd; NaN stays NaN).
-  return math::CopySignOp::create(b, loc, r, x);
+  // The sign of x (r >= 0 or NaN): exactly odd; NaN stays NaN.
+  Value sign = arith::AndIOp::create(b, loc, xBits, ci(0x80000000u));
+  return arith::BitcastOp::create(b, loc, t, arith::OrIOp::create(b, loc, bitsOf(r), sign));
 }
 
 Value FlashBuilder::laneIndices() {

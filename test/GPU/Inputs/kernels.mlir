@@ -23,3 +23,14 @@ func.func @additive_mask_f16(%q: tensor<1x2x?x16xf16>, %k: tensor<1x2x?x16xf16>,
       : (tensor<1x2x?x16xf16>, tensor<1x2x?x16xf16>, tensor<1x2x?x24xf16>, tensor<?x?xf16>) -> tensor<1x2x?x24xf16>
   return %o : tensor<1x2x?x24xf16>
 }
+
+// The attention variants: softcap, ALiBi [B,H], a sliding window and key
+// lengths (bounding the K/V tile loop), GQA, dynamic lengths.
+func.func @features(%q: tensor<2x8x?x64xf32>, %k: tensor<2x2x?x64xf32>, %v: tensor<2x2x?x64xf32>,
+                    %slopes: tensor<2x8xf32>, %len: tensor<2xi32>) -> tensor<2x8x?x64xf32> {
+  %o = attn.sdpa %q, %k, %v alibi(%slopes) key_lengths(%len)
+      {causal = #attn.causal<bottom_right>, window = #attn.window<left = 100>, softcap = 30.0 : f32}
+      : (tensor<2x8x?x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32>, tensor<2x8xf32>, tensor<2xi32>)
+        -> tensor<2x8x?x64xf32>
+  return %o : tensor<2x8x?x64xf32>
+}

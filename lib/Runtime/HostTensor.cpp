@@ -159,12 +159,17 @@ HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
-float HostTensor::getAsFloat(int64_t flatIndex) const {
-  size_t size = dtypeSize(dtype);
+/// The byte offset of element `flatIndex` (row-major) of `t`.
+static size_t elementOffset(const HostTensor &t, int64_t flatIndex) {
+  size_t size = dtypeSize(t.dtype);
   assert(flatIndex >= 0 &&
-         static_cast<size_t>(flatIndex) * size + size <= bytes.size() &&
+         static_cast<size_t>(flatIndex) * size + size <= t.bytes.size() &&
          "flat index out of range");
-  const uint8_t *p = bytes.data() + static_cast<size_t>(flatIndex) * size;
+  return static_cast<size_t>(flatIndex) * size;
+}
+
+float HostTensor::getAsFloat(int64_t flatIndex) const {
+  const uint8_t *p = bytes.data() + elementOffset(*this, flatIndex);
   switch (dtype) {
   case DType::F32:
     return bit_cast<float>(support::endian::read32le(p));
@@ -180,11 +185,7 @@ float HostTensor::getAsFloat(int64_t flatIndex) const {
 }
 
 int64_t HostTensor::getAsInt(int64_t flatIndex) const {
-  size_t size = dtypeSize(dtype);
-  assert(flatIndex >= 0 &&
-         static_cast<size_t>(flatIndex) * size + size <= bytes.size() &&
-         "flat index out of range");
-  const uint8_t *p = bytes.data() + static_cast<size_t>(flatIndex) * size;
+  const uint8_t *p = bytes.data() + elementOffset(*this, flatIndex);
   switch (dtype) {
   case DType::I32:
     return static_cast<int32_t>(support::endian::read32le(p));
@@ -208,11 +209,7 @@ int64_t HostTensor::getAsInt(int64_t flatIndex) const {
 }
 
 void HostTensor::setFromFloat(int64_t flatIndex, float v) {
-  size_t size = dtypeSize(dtype);
-  assert(flatIndex >= 0 &&
-         static_cast<size_t>(flatIndex) * size + size <= bytes.size() &&
-         "flat index out of range");
-  uint8_t *p = bytes.data() + static_cast<size_t>(flatIndex) * size;
+  uint8_t *p = bytes.data() + elementOffset(*this, flatIndex);
   switch (dtype) {
   case DType::F32:
     support::endian::write32le(p, bit_cast<uint32_t>(v));

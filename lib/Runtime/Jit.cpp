@@ -136,11 +136,16 @@ static llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
   return spec;
 }
 
-llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
-                             llvm::ArrayRef<HostTensor> inputs) {
+static std::vector<std::vector<int64_t>> shapesOf(llvm::ArrayRef<HostTensor> inputs) {
   std::vector<std::vector<int64_t>> shapes;
   for (const HostTensor &t : inputs)
     shapes.push_back(t.shape);
+  return shapes;
+}
+
+llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
+                             llvm::ArrayRef<HostTensor> inputs) {
+  std::vector<std::vector<int64_t>> shapes = shapesOf(inputs);
   return checkInputShapes(module, entry, shapes, nullptr);
 }
 
@@ -255,9 +260,7 @@ keyLengthBounds(ModuleOp module, llvm::StringRef entry,
 
 llvm::Error checkInputValues(ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<HostTensor> inputs) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const HostTensor &t : inputs)
-    shapes.push_back(t.shape);
+  std::vector<std::vector<int64_t>> shapes = shapesOf(inputs);
   std::vector<std::optional<KeyLengthBound>> bounds =
       keyLengthBounds(module, entry, shapes);
   for (auto [i, bound] : llvm::enumerate(bounds)) {

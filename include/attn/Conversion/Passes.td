@@ -224,8 +224,8 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
 def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
   let summary = "Lower attn.sdpa to fused FlashAttention-2 loops and attn.project to tiled matmuls (CPU)";
   let description = [{
-    Each f32 `attn.sdpa` with static head dims and no dropout becomes one
-    fused loop nest on buffers: an `scf.parallel` over (batch, head, Q
+    Each `attn.sdpa` (f32, f16 or bf16 operands) with static head dims and
+    no dropout becomes one fused loop nest on buffers: an `scf.parallel` over (batch, head, Q
     tile), and inside it a loop over K/V tiles with the online softmax
     (running max, running sum, rescaled accumulator, one division at the
     end). `scale·log2(e)` is folded into Q and the exponentials are
@@ -233,7 +233,9 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     diagonal are never visited; only tiles crossing the diagonal, the last
     (partial) K tile and masked tiles pay for masking. GQA reads the shared
     K/V head in place. No `Tq×Tk` buffer exists: the per-thread scratch is
-    `O(tile-q·tile-k + tile-q·Dv + D·tile-k)`.
+    `O(tile-q·tile-k + tile-q·Dv + D·tile-k)`. f16 and bf16 operands are
+    converted to f32 as the tiles are packed (everything is computed in
+    f32) and the output is rounded once.
 
     The attention variants are computed in the kernel, each rule once in
     the shared FlashAttention core: `softcap` (`c·tanh(s/c)` on the score
@@ -250,8 +252,8 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     tiled matmul: W packed once as Wt[i][o], 4 rows x 2 vectors of outputs
     in registers, rows in parallel.
 
-    Any other `attn.sdpa` or `attn.project` (f16/bf16, dropout, dynamic head
-    dims, other widths) is left alone for the reference lowering.
+    Any other `attn.sdpa` (dropout, dynamic head dims) or `attn.project`
+    (f16/bf16, other widths) is left alone for the reference lowering.
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",

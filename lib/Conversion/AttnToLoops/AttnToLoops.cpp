@@ -126,7 +126,7 @@ private:
     if (n % w == 0) {
       Value c = scale ? e.splat(*scale) : Value();
       e.loop(e.idx(0), e.idx(n), w, [&](Value col) {
-        Value x = e.vload(src, {bIdx, head, row, col});
+        Value x = e.vloadF32(src, {bIdx, head, row, col});
         if (c)
           x = e.fmul(x, c);
         e.vstore(x, dst, {dstRow, col});
@@ -135,7 +135,7 @@ private:
     }
     Value c = scale ? e.f(*scale) : Value();
     e.loop(e.idx(0), e.idx(n), 1, [&](Value col) {
-      Value x = e.load(src, {bIdx, head, row, col});
+      Value x = e.loadF32(src, {bIdx, head, row, col});
       if (c)
         x = e.fmul(x, c);
       e.store(x, dst, {dstRow, col});
@@ -173,7 +173,7 @@ private:
     e.loop(e.idx(0), kRows, 1, [&](Value j) {
       Value row = e.add(k0, j);
       e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) {
-        e.store(e.load(s.k, {bIdx, hkv, row, d}), kt, {d, j});
+        e.store(e.loadF32(s.k, {bIdx, hkv, row, d}), kt, {d, j});
       });
       copyRow(s.v, hkv, row, p.dv, vt, j);
     });
@@ -270,7 +270,9 @@ private:
       e.loop(e.idx(0), kRows, 1, [&](Value j) {
         Value kj = e.add(k0, j);
         Value x = e.load(sp, {i, j});
-        Value m = e.load(s.mask, maskIndices(e, p.maskType, bIdx, hIdx, qClamped, kj));
+        Value m = p.maskKind == MaskKind::Keep
+                      ? e.load(s.mask, maskIndices(e, p.maskType, bIdx, hIdx, qClamped, kj))
+                      : e.loadF32(s.mask, maskIndices(e, p.maskType, bIdx, hIdx, qClamped, kj));
         if (p.maskKind == MaskKind::Keep)
           x = e.select(m, x, e.negInf());
         else
@@ -366,13 +368,13 @@ void FlashKernel::writeOutput(const TileState &state) {
       Value invV = e.bcast(inv);
       e.loop(e.idx(0), e.idx(p.dv), w, [&](Value c) {
         Value x = e.fmul(e.vload(state.acc, {i, c}), invV);
-        e.vstore(x, s.out, {bIdx, hIdx, row, c});
+        e.storeFromF32(x, s.out, {bIdx, hIdx, row, c});
       });
       return;
     }
     e.loop(e.idx(0), e.idx(p.dv), 1, [&](Value c) {
       Value x = e.fmul(e.load(state.acc, {i, c}), inv);
-      e.store(x, s.out, {bIdx, hIdx, row, c});
+      e.storeFromF32(x, s.out, {bIdx, hIdx, row, c});
     });
   });
 }
@@ -397,7 +399,7 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
   LogicalResult matchAndRewrite(SdpaOp op, PatternRewriter &rewriter) const override {
     std::string reason;
     FailureOr<SdpaProblem> problem =
-        SdpaProblem::analyze(op, KernelSupport{"CPU kernel"}, reason);
+        SdpaProblem::analyze(op, KernelSupport{"CPU kernel", /*lowPrecision=*/true}, reason);
     if (failed(problem))
       return rewriter.notifyMatchFailure(op, reason);
     const SdpaProblem &p = *problem;
@@ -587,7 +589,7 @@ struct ConvertAttnToLoopsPass
     getOperation()->walk([&](Operation *op) {
       if (auto sdpa = dyn_cast<SdpaOp>(op)) {
         std::string reason;
-        if (failed(SdpaProblem::analyze(sdpa, KernelSupport{"CPU kernel"}, reason)))
+        if (failed(SdpaProblem::analyze(sdpa, KernelSupport{"CPU kernel", /*lowPrecision=*/true}, reason)))
           sdpa.emitRemark() << "attn.sdpa not fused: " << reason << kCost;
       } else if (auto scores = dyn_cast<ScoresOp>(op)) {
         scores.emitRemark()

@@ -226,6 +226,28 @@ Value FlashBuilder::bcastI32(Value index) {
                                      arith::IndexCastOp::create(b, loc, i32, index));
 }
 
+Value FlashBuilder::vloadF32(Value m, ValueRange ivs) {
+  Type elt = cast<MemRefType>(m.getType()).getElementType();
+  if (elt.isF32())
+    return vload(m, ivs);
+  Value v = vector::LoadOp::create(b, loc, VectorType::get({width}, elt), m, ivs);
+  return arith::ExtFOp::create(b, loc, vec(), v);
+}
+
+void FlashBuilder::storeFromF32(Value v, Value m, ValueRange ivs) {
+  Type elt = cast<MemRefType>(m.getType()).getElementType();
+  if (!elt.isF32()) {
+    Type t = elt;
+    if (auto vt = dyn_cast<VectorType>(v.getType()))
+      t = VectorType::get(vt.getShape(), elt);
+    v = arith::TruncFOp::create(b, loc, t, v);
+  }
+  if (isa<VectorType>(v.getType()))
+    vector::StoreOp::create(b, loc, v, m, ivs);
+  else
+    memref::StoreOp::create(b, loc, v, m, ivs);
+}
+
 Value FlashBuilder::loadF32(Value m, ValueRange ivs) {
   Value v = load(m, ivs);
   if (v.getType() != f32())

@@ -193,6 +193,11 @@ struct FlashBuilder {
   Value vload(Value m, ValueRange ivs) {
     return vector::LoadOp::create(b, loc, vec(), m, ivs);
   }
+  /// A vector load of `m`'s element type (f32, f16, bf16) extended to f32.
+  Value vloadF32(Value m, ValueRange ivs);
+  /// Stores f32 `v` (scalar or vector) into `m`, rounded to its element
+  /// type (f16/bf16: round to nearest even).
+  void storeFromF32(Value v, Value m, ValueRange ivs);
   void vstore(Value v, Value m, ValueRange ivs) {
     vector::StoreOp::create(b, loc, v, m, ivs);
   }

@@ -109,18 +109,41 @@ func.func @keep_mask(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %m: ten
 
 // -----
 
-// Left alone for the reference lowering: f16, dropout, dynamic head dim.
+// Left alone for the reference lowering: dropout, dynamic head dim.
 // CHECK-LABEL: func.func @left_alone
-// CHECK: attn.sdpa {{.*}} -> tensor<1x2x8x16xf16>
 // CHECK: attn.sdpa {{.*}}dropout_rate
 // CHECK: attn.sdpa {{.*}} -> tensor<1x2x8x?xf32>
 // CHECK-NOT: scf.parallel
-func.func @left_alone(%h: tensor<1x2x8x16xf16>, %q: tensor<1x2x8x16xf32>, %d: tensor<1x2x8x?xf32>)
-    -> (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf32>, tensor<1x2x8x?xf32>) {
-  %0 = attn.sdpa %h, %h, %h : (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16>
+func.func @left_alone(%q: tensor<1x2x8x16xf32>, %d: tensor<1x2x8x?xf32>)
+    -> (tensor<1x2x8x16xf32>, tensor<1x2x8x?xf32>) {
   %1 = attn.sdpa %q, %q, %q {dropout_rate = 0.1 : f32} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   %2 = attn.sdpa %d, %d, %d {scale = 0.5 : f32} : (tensor<1x2x8x?xf32>, tensor<1x2x8x?xf32>, tensor<1x2x8x?xf32>) -> tensor<1x2x8x?xf32>
-  return %0, %1, %2 : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf32>, tensor<1x2x8x?xf32>
+  return %1, %2 : tensor<1x2x8x16xf32>, tensor<1x2x8x?xf32>
+}
+
+// -----
+
+// f16 and bf16: converted to f32 as the tiles are packed (vector loads of
+// the narrow type, then arith.extf), the output rounded once (arith.truncf);
+// the scratch and the arithmetic are f32.
+// CHECK-LABEL: func.func @half_and_bfloat
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x2x8x16xf16>
+// CHECK: scf.parallel
+// CHECK: vector.load %{{.*}} : memref<1x2x8x16xf16, {{.*}}>, vector<8xf16>
+// CHECK: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK: vector.store %{{.*}} : memref<1x2x8x16xf16>, vector<8xf16>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x2x8x16xbf16>
+// CHECK: scf.parallel
+// CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK-NOT: attn.sdpa
+func.func @half_and_bfloat(%h: tensor<1x2x8x16xf16>, %b: tensor<1x2x8x16xbf16>)
+    -> (tensor<1x2x8x16xf16>, tensor<1x2x8x16xbf16>) {
+  %0 = attn.sdpa %h, %h, %h {causal = #attn.causal<top_left>} : (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16>
+  %1 = attn.sdpa %b, %b, %b : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  return %0, %1 : tensor<1x2x8x16xf16>, tensor<1x2x8x16xbf16>
 }
 
 // -----

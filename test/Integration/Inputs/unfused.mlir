@@ -1,5 +1,5 @@
 // Functions the cpu pipeline leaves (partly) to the reference lowering:
-// dropout, f16, and a chain whose attention weights are also returned.
+// dropout and a chain whose weights are also returned (@half is fused).
 func.func @drop(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
   %o = attn.sdpa %q, %k, %v {dropout_rate = 0.1 : f32, dropout_seed = 3 : i64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
   return %o : tensor<1x2x8x8xf32>

@@ -53,8 +53,9 @@ private:
 
 /// Element types a kernel exchanges: float32, float16 (IEEE binary16, as
 /// uint16_t bits), bool (one byte, 0 or 1).
-/// I32/I64 carry key lengths.
-enum class ElementType { F32, F16, Bool, I32, I64 };
+/// I32/I64 carry key lengths. BF16 elements are the upper 16 bits of an
+/// IEEE binary32 (bfloat16).
+enum class ElementType { F32, F16, Bool, I32, I64, BF16 };
 
 /// A caller-owned tensor. `strides` are in elements, one per dim; empty
 /// means contiguous row-major. Inputs may have any non-negative strides

@@ -35,6 +35,8 @@ static rt::DType toDType(ElementType t) {
     return rt::DType::I32;
   case ElementType::I64:
     return rt::DType::I64;
+  case ElementType::BF16:
+    return rt::DType::BF16;
   }
   return rt::DType::F32;
 }
@@ -51,13 +53,15 @@ static ElementType fromDType(rt::DType t) {
     return ElementType::I32;
   case rt::DType::I64:
     return ElementType::I64;
+  case rt::DType::BF16:
+    return ElementType::BF16;
   }
   return ElementType::F32;
 }
 
 static bool validType(ElementType t) {
   return t == ElementType::F32 || t == ElementType::F16 || t == ElementType::Bool ||
-         t == ElementType::I32 || t == ElementType::I64;
+         t == ElementType::I32 || t == ElementType::I64 || t == ElementType::BF16;
 }
 
 static std::string shapeStr(const std::vector<int64_t> &shape) {
@@ -100,7 +104,9 @@ public:
       : ctx(mlir::MLIRContext::Threading::DISABLED), b(&ctx), loc(b.getUnknownLoc()) {
     ctx.loadDialect<mlir::attn::AttnDialect, mlir::func::FuncDialect>();
     module = mlir::ModuleOp::create(loc);
-    elt = type == ElementType::F16 ? mlir::Type(b.getF16Type()) : b.getF32Type();
+    elt = type == ElementType::F16    ? mlir::Type(b.getF16Type())
+          : type == ElementType::BF16 ? mlir::Type(b.getBF16Type())
+                                      : mlir::Type(b.getF32Type());
   }
 
   mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) {
@@ -214,8 +220,9 @@ static void setFeatureAttrs(const Spec &s, FunctionBuilder &fb, Op op) {
 }
 
 Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
-  if (s.type != ElementType::F32 && s.type != ElementType::F16)
-    return Status::error("SdpaSpec.type must be F32 or F16");
+  if (s.type != ElementType::F32 && s.type != ElementType::F16 &&
+      s.type != ElementType::BF16)
+    return Status::error("SdpaSpec.type must be F32, F16 or BF16");
   DimReader r;
   int64_t b = r.dim("batch", s.batch, true);
   int64_t h = r.dim("heads", s.heads, false);
@@ -265,8 +272,9 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
 }
 
 Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
-  if (s.type != ElementType::F32 && s.type != ElementType::F16)
-    return Status::error("MhaSpec.type must be F32 or F16");
+  if (s.type != ElementType::F32 && s.type != ElementType::F16 &&
+      s.type != ElementType::BF16)
+    return Status::error("MhaSpec.type must be F32, F16 or BF16");
   DimReader r;
   int64_t b = r.dim("batch", s.batch, true);
   int64_t tq = r.dim("queryLen", s.queryLen, true);

@@ -54,6 +54,8 @@ StringRef dtypeName(DType dtype) {
     return "int32";
   case DType::I64:
     return "int64";
+  case DType::BF16:
+    return "bfloat16";
   }
   return "unknown";
 }
@@ -70,6 +72,8 @@ size_t dtypeSize(DType dtype) {
     return 4;
   case DType::I64:
     return 8;
+  case DType::BF16:
+    return 2;
   }
   return 0;
 }
@@ -86,6 +90,8 @@ StringRef dtypeDescr(DType dtype) {
     return "<i4";
   case DType::I64:
     return "<i8";
+  case DType::BF16:
+    return "<f4"; // written as float32
   }
   return "";
 }
@@ -168,6 +174,20 @@ static size_t elementOffset(const HostTensor &t, int64_t flatIndex) {
   return static_cast<size_t>(flatIndex) * size;
 }
 
+float bfloat16ToFloat(uint16_t h) {
+  return bit_cast<float>(static_cast<uint32_t>(h) << 16);
+}
+
+uint16_t floatToBfloat16(float f) {
+  uint32_t bits = bit_cast<uint32_t>(f);
+  if (std::isnan(f))
+    return static_cast<uint16_t>((bits >> 16) | 0x40); // quiet NaN
+  // Round to nearest even on the 16 bits dropped (carries into the
+  // exponent: the largest finite values round to inf).
+  uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+
 float HostTensor::getAsFloat(int64_t flatIndex) const {
   const uint8_t *p = bytes.data() + elementOffset(*this, flatIndex);
   switch (dtype) {
@@ -180,6 +200,8 @@ float HostTensor::getAsFloat(int64_t flatIndex) const {
   case DType::I32:
   case DType::I64:
     return static_cast<float>(getAsInt(flatIndex));
+  case DType::BF16:
+    return bfloat16ToFloat(support::endian::read16le(p));
   }
   return 0.0f;
 }
@@ -194,7 +216,8 @@ int64_t HostTensor::getAsInt(int64_t flatIndex) const {
   case DType::Bool:
     return *p ? 1 : 0;
   case DType::F32:
-  case DType::F16: {
+  case DType::F16:
+  case DType::BF16: {
     float f = getAsFloat(flatIndex);
     if (std::isnan(f))
       return 0;
@@ -232,6 +255,9 @@ void HostTensor::setFromFloat(int64_t flatIndex, float v) {
     support::endian::write64le(p, static_cast<uint64_t>(i));
     return;
   }
+  case DType::BF16:
+    support::endian::write16le(p, floatToBfloat16(v));
+    return;
   }
 }
 
@@ -590,6 +616,15 @@ Expected<HostTensor> readNpy(const std::string &path) {
 //===----------------------------------------------------------------------===//
 
 Error writeNpy(const std::string &path, const HostTensor &t) {
+  // bfloat16 has no npy dtype: written as float32 (exactly: every bfloat16
+  // is a float32). An inconsistent tensor falls through to the checks below.
+  if (t.dtype == DType::BF16 && t.numel() >= 0 &&
+      t.bytes.size() == static_cast<size_t>(t.numel()) * 2) {
+    HostTensor widened = HostTensor::zeros(DType::F32, t.shape);
+    for (int64_t i = 0, n = t.numel(); i < n; ++i)
+      widened.setFromFloat(i, t.getAsFloat(i));
+    return writeNpy(path, widened);
+  }
   // Validate the tensor.
   const uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   uint64_t nbytes = dtypeSize(t.dtype);

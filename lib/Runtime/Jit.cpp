@@ -124,13 +124,15 @@ static llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
     spec.dtype = DType::F16;
   else if (e.isInteger(1))
     spec.dtype = DType::Bool;
+  else if (e.isBF16())
+    spec.dtype = DType::BF16;
   else if (e.isSignlessInteger(32))
     spec.dtype = DType::I32;
   else if (e.isSignlessInteger(64))
     spec.dtype = DType::I64;
   else
     return err(what + " has element type " + llvm::Twine(typeStr(e)) +
-               "; .npy exchange supports f32, f16, i1, i32 and i64");
+               "; .npy exchange supports f32, f16, bf16 (as float32), i1, i32 and i64");
   for (int64_t d : rt.getShape())
     spec.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
   return spec;

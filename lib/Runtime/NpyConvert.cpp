@@ -129,6 +129,9 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
   } else if (target && (*target == DType::F32 || *target == DType::F16) &&
              a.kind == NpyArray::Kind::Float && a.itemSize == 8) {
     out = target, convertValues = true;
+  } else if (target == DType::BF16 && a.kind == NpyArray::Kind::Float) {
+    // No npy dtype is bfloat16: any float array is rounded to it.
+    out = target, convertValues = true;
   } else if ((target == DType::Bool || target == DType::I32 ||
               target == DType::I64) &&
              (a.kind == NpyArray::Kind::Int || a.kind == NpyArray::Kind::UInt)) {
@@ -192,6 +195,10 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
         break;
       case DType::F16:
         support::endian::write16le(q, doubleToHalf(loadAsDouble(p, a.kind, a.itemSize)));
+        break;
+      case DType::BF16:
+        support::endian::write16le(
+            q, floatToBfloat16(doubleToFloat(loadAsDouble(p, a.kind, a.itemSize))));
         break;
       case DType::Bool: {
         uint8_t any = 0;

@@ -378,6 +378,56 @@ TEST(AttentionApi, HalfPrecisionKernel) {
   EXPECT_LT(relativeError(got, want), 2e-3); // f16 rounding of the output
 }
 
+/// bf16 through the fused CPU kernel (and the reference), against the
+/// double reference on the bf16-rounded inputs; GQA and a window.
+TEST(AttentionApi, Bfloat16Kernel) {
+  for (Target target : {Target::Cpu, Target::Reference}) {
+    SdpaSpec spec;
+    spec.heads = 4;
+    spec.kvHeads = 2;
+    spec.queryLen = 11;
+    spec.keyLen = 19;
+    spec.headDim = 32;
+    spec.type = ElementType::BF16;
+    spec.causal = Causal::BottomRight;
+    spec.windowLeft = 6;
+    CompileOptions o;
+    o.target = target;
+    auto kernel = compileOk(spec, o);
+    ASSERT_TRUE(kernel);
+    EXPECT_EQ(kernel->inputs()[0].str(), "bfloat16[1,4,11,32]");
+    std::mt19937 gen(10);
+    std::vector<ref::Tensor> in;
+    std::vector<std::vector<uint16_t>> bf(3);
+    std::vector<TensorRef> refs;
+    std::vector<std::vector<int64_t>> shapes = {{1, 4, 11, 32}, {1, 2, 19, 32}, {1, 2, 19, 32}};
+    for (int i = 0; i < 3; ++i) {
+      ref::Tensor t = randomTensor(shapes[i], gen);
+      for (double &x : t.data) {
+        bf[i].push_back(runtime::floatToBfloat16(float(x)));
+        x = runtime::bfloat16ToFloat(bf[i].back()); // the reference sees bf16 values
+      }
+      in.push_back(t);
+      refs.push_back(TensorRef{ElementType::BF16, bf[i].data(), t.shape, {}});
+    }
+    std::vector<uint16_t> out(4 * 11 * 32);
+    Status s = kernel->call(refs, {TensorRef{ElementType::BF16, out.data(), {1, 4, 11, 32}, {}}});
+    ASSERT_TRUE(s.ok()) << s.message();
+    ref::Tensor got({1, 4, 11, 32});
+    for (size_t i = 0; i < out.size(); ++i)
+      got.data[i] = runtime::bfloat16ToFloat(out[i]);
+    ref::SdpaOptions ro;
+    ro.causal = ref::Causal::BottomRight;
+    ref::Window w;
+    w.left = 6;
+    ro.window = w;
+    ref::Tensor want = ref::sdpa(in[0], in[1], in[2], ro);
+    // bf16 has 8 significant bits: the output rounding alone is 2^-9.
+    double tol = target == Target::Cpu ? 4e-3 : 3e-2; // the reference rounds between ops
+    EXPECT_LT(relativeError(got, want), tol) << (target == Target::Cpu ? "cpu" : "reference");
+  }
+}
+
 TEST(AttentionApi, CompileFromIrText) {
   const char *ir = R"mlir(
     func.func @f(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>,
@@ -620,7 +670,7 @@ TEST(AttentionApiCompileErrors, BadSpecs) {
   EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "does not parse or verify");
   s = {};
   s.type = ElementType::Bool;
-  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32 or F16");
+  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32, F16 or BF16");
   s = {};
   s.mask = MaskKind::Keep;
   s.maskShape = {1, 1, 1, 1, 1};
@@ -635,7 +685,7 @@ TEST(AttentionApiCompileErrors, BadSpecs) {
                "SdpaSpec.windowLeft/windowRight must be >= 0 or -1 (unbounded), got -1, -3");
   s = {};
   s.type = ElementType::I32;
-  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32 or F16");
+  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32, F16 or BF16");
   MhaSpec m;
   m.embedDim = 30;
   m.numHeads = 4;

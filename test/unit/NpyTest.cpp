@@ -811,6 +811,53 @@ TEST_F(NpyTest, IntegerMasksToBool) {
   EXPECT_EQ(kept->dtype, DType::F32);
 }
 
+TEST(HostTensorTest, Bfloat16RoundsToNearestEven) {
+  EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+  EXPECT_EQ(bfloat16ToFloat(0x3f80), 1.0f);
+  // 1 + 2^-8 is half-way between 1 and 1 + 2^-7: to even (1).
+  EXPECT_EQ(floatToBfloat16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);
+  // 1 + 3·2^-8 is half-way between 1 + 2^-7 and 1 + 2^-6: to even (0x3f82).
+  EXPECT_EQ(floatToBfloat16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  // Just above half-way rounds up.
+  EXPECT_EQ(floatToBfloat16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)), 0x3f81);
+  EXPECT_EQ(floatToBfloat16(-2.5f), 0xc020);
+  EXPECT_EQ(floatToBfloat16(std::numeric_limits<float>::infinity()), 0x7f80);
+  EXPECT_EQ(floatToBfloat16(std::numeric_limits<float>::max()), 0x7f80); // rounds to inf
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(std::nanf("")))));
+  // A NaN whose payload sits only in the dropped bits stays a NaN.
+  uint32_t lowNan = 0x7f800001;
+  float f;
+  std::memcpy(&f, &lowNan, 4);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(f))));
+  HostTensor t = HostTensor::zeros(DType::BF16, {2});
+  t.setFromFloat(1, 3.140625f);
+  EXPECT_EQ(t.getAsFloat(1), 3.140625f);
+  EXPECT_EQ(dtypeName(DType::BF16), "bfloat16");
+  EXPECT_EQ(dtypeSize(DType::BF16), 2u);
+}
+
+TEST_F(NpyTest, Bfloat16FromFloatArraysAndWrittenAsFloat32) {
+  llvm::Expected<NpyArray> a = readNpyArray(
+      writeFile("f.npy", npyFile(f32Dict("(3,)"), f32le(1.0f) + f32le(1.00390625f) + f32le(-0.1f))));
+  ASSERT_TRUE(static_cast<bool>(a));
+  std::vector<std::string> notes;
+  llvm::Expected<HostTensor> t = toHostTensor(*a, "x", DType::BF16, true, &notes);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->dtype, DType::BF16);
+  EXPECT_EQ(t->getAsFloat(0), 1.0f);
+  EXPECT_EQ(t->getAsFloat(1), 1.0f); // 1 + 2^-8: half-way, to even
+  EXPECT_EQ(t->getAsFloat(2), bfloat16ToFloat(floatToBfloat16(-0.1f)));
+  EXPECT_EQ(notes, std::vector<std::string>{"converted float32 to bfloat16"});
+  // Written as float32, exactly.
+  std::string p = pathOf("out.npy");
+  ASSERT_FALSE(writeNpy(p, *t));
+  llvm::Expected<HostTensor> back = readNpy(p);
+  ASSERT_TRUE(static_cast<bool>(back));
+  EXPECT_EQ(back->dtype, DType::F32);
+  for (int64_t i = 0; i < 3; ++i)
+    EXPECT_EQ(back->getAsFloat(i), t->getAsFloat(i));
+}
+
 TEST_F(NpyTest, IntegersToInt32AndInt64) {
   // int64 [0, 5, -1, 4096] (NumPy's default integer) for an int32 argument:
   // converted exactly; a value that does not fit is an error naming it.

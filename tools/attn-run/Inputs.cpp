@@ -30,6 +30,8 @@ std::optional<rt::DType> dtypeOf(Type t) {
     return rt::DType::F16;
   if (e.isInteger(1))
     return rt::DType::Bool;
+  if (e.isBF16())
+    return rt::DType::BF16;
   if (e.isSignlessInteger(32))
     return rt::DType::I32;
   if (e.isSignlessInteger(64))

@@ -234,6 +234,8 @@ static std::pair<double, double> defaultTolerances(rt::DType d) {
     return {1e-5, 1e-4};
   case rt::DType::F16:
     return {1e-3, 1e-3};
+  case rt::DType::BF16:
+    return {1e-2, 1e-2};
   case rt::DType::Bool:
   case rt::DType::I32:
   case rt::DType::I64:

@@ -27,14 +27,17 @@ namespace attn::runtime {
 
 /// Element types. npy descr: F32 '<f4', F16 '<f2', Bool '|b1', I32 '<i4',
 /// I64 '<i8' (on a little-endian host '=f4', '=i4', ... are accepted as
-/// well). The integer types carry index-like operands (key lengths).
-enum class DType { F32, F16, Bool, I32, I64 };
+/// well). The integer types carry index-like operands (key lengths). BF16
+/// has no npy dtype: it is read from float arrays (rounded) and written as
+/// float32.
+enum class DType { F32, F16, Bool, I32, I64, BF16 };
 
-/// "float32", "float16", "bool", "int32", "int64".
+/// "float32", "float16", "bool", "int32", "int64", "bfloat16".
 llvm::StringRef dtypeName(DType dtype);
-/// 4, 2, 1, 4, 8.
+/// 4, 2, 1, 4, 8, 2.
 size_t dtypeSize(DType dtype);
-/// The npy descr written for a dtype: "<f4", "<f2", "|b1", "<i4", "<i8".
+/// The npy descr written for a dtype: "<f4", "<f2", "|b1", "<i4", "<i8";
+/// "<f4" for BF16 (written as float32).
 llvm::StringRef dtypeDescr(DType dtype);
 
 /// A dense tensor in C (row-major) order; `bytes` holds the elements little
@@ -60,6 +63,10 @@ struct HostTensor {
 /// gives inf, NaN stays NaN (quiet), denormals are exact both ways.
 float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);
+/// bfloat16 <-> binary32. floatToBfloat16 rounds to nearest even; NaN stays
+/// a (quiet) NaN.
+float bfloat16ToFloat(uint16_t h);
+uint16_t floatToBfloat16(float f);
 
 /// Reads a .npy file (version 1.0, 2.0 or 3.0; C order; dtype float32,
 /// float16 or bool, little endian). Errors are one line: "<path>: <problem>".

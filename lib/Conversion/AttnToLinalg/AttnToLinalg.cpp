@@ -299,24 +299,33 @@ struct WeightedSumToLinalg : OpConversionPattern<WeightedSumOp> {
   }
 };
 
+/// Replaces the same-shape op `op` (input `input`) by one elementwise
+/// generic computing `fn(x)` in the compute type (f32 for f16/bf16), the
+/// result rounded back to the element type.
+static void replaceByUnary(Operation *op, Value input, ConversionPatternRewriter &rewriter,
+                           function_ref<Value(OpBuilder &, Location, Value, Type)> fn) {
+  Location loc = op->getLoc();
+  auto ty = cast<RankedTensorType>(op->getResult(0).getType());
+  Type elt = ty.getElementType(), acc = computeType(elt);
+  Value y = elementwise(rewriter, loc, input, {}, {}, ty,
+                        tensor::getMixedSizes(rewriter, loc, input),
+                        [&](OpBuilder &b, Location l, ValueRange args) {
+                          Value x = castFloat(b, l, args[0], acc);
+                          return castFloat(b, l, fn(b, l, x, acc), elt);
+                        });
+  rewriter.replaceOp(op, y);
+}
+
 /// y = c · x
 struct ScaleToLinalg : OpConversionPattern<ScaleOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(ScaleOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    RankedTensorType ty = op.getType();
-    Type elt = ty.getElementType(), acc = computeType(elt);
     double c = op.getScaleAttr().getValueAsDouble();
-    Value y = elementwise(
-        rewriter, loc, a.getInput(), {}, {}, ty,
-        tensor::getMixedSizes(rewriter, loc, a.getInput()),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value x = castFloat(b, l, args[0], acc);
-          Value prod = arith::MulFOp::create(b, l, x, floatConst(b, l, acc, c));
-          return castFloat(b, l, prod, elt);
-        });
-    rewriter.replaceOp(op, y);
+    replaceByUnary(op, a.getInput(), rewriter,
+                   [&](OpBuilder &b, Location l, Value x, Type acc) -> Value {
+                     return arith::MulFOp::create(b, l, x, floatConst(b, l, acc, c));
+                   });
     return success();
   }
 };
@@ -326,20 +335,13 @@ struct SoftcapToLinalg : OpConversionPattern<SoftcapOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(SoftcapOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    RankedTensorType ty = op.getType();
-    Type elt = ty.getElementType(), acc = computeType(elt);
     double c = op.getCapAttr().getValueAsDouble();
-    Value y = elementwise(
-        rewriter, loc, a.getInput(), {}, {}, ty,
-        tensor::getMixedSizes(rewriter, loc, a.getInput()),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value cap = floatConst(b, l, acc, c);
-          Value x = castFloat(b, l, args[0], acc);
-          Value t = math::TanhOp::create(b, l, arith::DivFOp::create(b, l, x, cap));
-          return castFloat(b, l, arith::MulFOp::create(b, l, cap, t), elt);
-        });
-    rewriter.replaceOp(op, y);
+    replaceByUnary(op, a.getInput(), rewriter,
+                   [&](OpBuilder &b, Location l, Value x, Type acc) -> Value {
+                     Value cap = floatConst(b, l, acc, c);
+                     Value t = math::TanhOp::create(b, l, arith::DivFOp::create(b, l, x, cap));
+                     return arith::MulFOp::create(b, l, cap, t);
+                   });
     return success();
   }
 };

@@ -11,8 +11,8 @@
 // CHECK: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<2x3x?x5xf16>
 // CHECK-NOT: tensor.empty
 // CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<2x3x?x5xf16>) outs(%[[E]] : tensor<2x3x?x5xf16>)
-// CHECK: %[[CAP:.*]] = arith.constant 5.000000e+01 : f32
 // CHECK: %[[X:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK: %[[CAP:.*]] = arith.constant 5.000000e+01 : f32
 // CHECK: %[[Q:.*]] = arith.divf %[[X]], %[[CAP]] : f32
 // CHECK: %[[T:.*]] = math.tanh %[[Q]] : f32
 // CHECK: %[[Y:.*]] = arith.mulf %[[CAP]], %[[T]] : f32

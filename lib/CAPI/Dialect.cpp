@@ -43,6 +43,11 @@ static CausalKindAttr causalAttr(MLIRContext *c, int kind) {
   }
 }
 
+/// The C enum value of a causal kind.
+static AttnCausal toAttnCausal(CausalKind kind) {
+  return kind == CausalKind::top_left ? AttnCausalTopLeft : AttnCausalBottomRight;
+}
+
 /// #attn.layout for a raw AttnWeightLayout value; null if out of range.
 static WeightLayoutAttr layoutAttr(MLIRContext *c, int layout) {
   c->getOrLoadDialect<AttnDialect>();
@@ -102,10 +107,7 @@ bool attnAttributeIsACausal(MlirAttribute attr) {
 
 AttnCausal attnCausalAttrGetValue(MlirAttribute attr) {
   auto a = dyn_cast_or_null<CausalKindAttr>(unwrap(attr));
-  if (!a)
-    return AttnCausalNone;
-  return a.getValue() == CausalKind::top_left ? AttnCausalTopLeft
-                                              : AttnCausalBottomRight;
+  return a ? toAttnCausal(a.getValue()) : AttnCausalNone;
 }
 
 MlirAttribute attnLayoutAttrGet(MlirContext ctx, AttnWeightLayout layout) {
@@ -146,10 +148,7 @@ int64_t attnWindowAttrGetRight(MlirAttribute attr) {
 
 AttnCausal attnWindowAttrGetAlign(MlirAttribute attr) {
   auto a = dyn_cast_or_null<WindowAttr>(unwrap(attr));
-  if (!a || !a.getAlign())
-    return AttnCausalNone;
-  return *a.getAlign() == CausalKind::top_left ? AttnCausalTopLeft
-                                               : AttnCausalBottomRight;
+  return a && a.getAlign() ? toAttnCausal(*a.getAlign()) : AttnCausalNone;
 }
 
 MlirAttribute attnRopeAttrGet(MlirContext ctx, AttnRopeStyle style) {
@@ -240,8 +239,9 @@ static Value valueOrNull(MlirValue v) {
   return mlirValueIsNull(v) ? Value() : unwrap(v);
 }
 
-AttnSdpaOptions attnSdpaOptionsGetDefault(void) {
-  AttnSdpaOptions o{};
+/// "Not given" for the fields AttnSdpaOptions and AttnMhaOptions share.
+template <typename Options>
+static void setCommonDefaults(Options &o) {
   o.scale = 0.0f;
   o.causal = AttnCausalNone;
   o.dropoutRate = 0.0f;
@@ -250,6 +250,11 @@ AttnSdpaOptions attnSdpaOptionsGetDefault(void) {
   o.windowLeft = -1;
   o.windowRight = -1;
   o.windowAlign = AttnCausalNone;
+}
+
+AttnSdpaOptions attnSdpaOptionsGetDefault(void) {
+  AttnSdpaOptions o{};
+  setCommonDefaults(o);
   return o;
 }
 
@@ -302,14 +307,7 @@ AttnMhaOptions attnMhaOptionsGetDefault(int64_t numHeads) {
   o.numHeads = numHeads;
   o.numKvHeads = 0;
   o.layout = AttnWeightLayoutOutIn;
-  o.scale = 0.0f;
-  o.causal = AttnCausalNone;
-  o.dropoutRate = 0.0f;
-  o.dropoutSeed = 0;
-  o.softcap = 0.0f;
-  o.windowLeft = -1;
-  o.windowRight = -1;
-  o.windowAlign = AttnCausalNone;
+  setCommonDefaults(o);
   o.ropeStyle = AttnRopeStyleNone;
   return o;
 }

@@ -513,9 +513,10 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
         !s.ok())
       return s;
 
-  // Do the call-time sizes fit together? Decided once per shape combination.
-  std::vector<std::vector<int64_t>> resultShapes;
-  std::vector<std::optional<rt::KeyLengthBound>> keyBounds;
+  // Do the call-time sizes fit together? Decided once per shape combination;
+  // the entries of `checked` are never removed, so the one found stays valid
+  // after the lock is released.
+  const Impl::ShapeCheck *check;
   {
     std::lock_guard<std::mutex> lock(im.mutex);
     auto it = im.checked.find(shapes);
@@ -530,9 +531,10 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
     }
     if (!it->second.error.empty())
       return Status::error(it->second.error);
-    resultShapes = it->second.resultShapes;
-    keyBounds = it->second.keyBounds;
+    check = &it->second;
   }
+  const std::vector<std::vector<int64_t>> &resultShapes = check->resultShapes;
+  const std::vector<std::optional<rt::KeyLengthBound>> &keyBounds = check->keyBounds;
   // Key lengths must lie in [0, Tk] (the kernels clamp; a caller's length
   // outside the range is an error, not a silently different result).
   for (size_t i = 0; i < keyBounds.size() && i < inputs.size(); ++i) {
@@ -545,12 +547,8 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       int64_t len = t.type == ElementType::I32
                         ? static_cast<const int32_t *>(t.data)[k * stride]
                         : static_cast<const int64_t *>(t.data)[k * stride];
-      if (len < 0 || len > keyBounds[i]->keyLen)
-        return Status::error("input #" + std::to_string(i) + " (key lengths) element " +
-                             std::to_string(k) + " is " + std::to_string(len) +
-                             ", outside [0, Tk = " +
-                             std::to_string(keyBounds[i]->keyLen) + "] of '" +
-                             keyBounds[i]->op + "'");
+      if (std::string problem = keyBounds[i]->check(k, len); !problem.empty())
+        return Status::error("input #" + std::to_string(i) + " (key lengths) " + problem);
     }
   }
   for (size_t i = 0; i < resultShapes.size() && i < outputs.size(); ++i)

@@ -260,6 +260,13 @@ keyLengthBounds(ModuleOp module, llvm::StringRef entry,
   return bounds;
 }
 
+std::string KeyLengthBound::check(int64_t element, int64_t len) const {
+  if (len >= 0 && len <= keyLen)
+    return "";
+  return "element " + std::to_string(element) + " is " + std::to_string(len) +
+         ", outside [0, Tk = " + std::to_string(keyLen) + "] of '" + op + "'";
+}
+
 llvm::Error checkInputValues(ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<HostTensor> inputs) {
   std::vector<std::vector<int64_t>> shapes = shapesOf(inputs);
@@ -269,15 +276,9 @@ llvm::Error checkInputValues(ModuleOp module, llvm::StringRef entry,
     if (!bound)
       continue;
     const HostTensor &t = inputs[i];
-    for (int64_t k = 0, n = t.numel(); k < n; ++k) {
-      int64_t len = t.getAsInt(k);
-      if (len >= 0 && len <= bound->keyLen)
-        continue;
-      return err("key lengths (argument #" + llvm::Twine(i) + ") element " +
-                 llvm::Twine(k) + " is " + llvm::Twine(len) +
-                 ", outside [0, Tk = " + llvm::Twine(bound->keyLen) + "] of '" +
-                 bound->op + "'");
-    }
+    for (int64_t k = 0, n = t.numel(); k < n; ++k)
+      if (std::string problem = bound->check(k, t.getAsInt(k)); !problem.empty())
+        return err("key lengths (argument #" + llvm::Twine(i) + ") " + problem);
   }
   return llvm::Error::success();
 }

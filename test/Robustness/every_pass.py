@@ -99,6 +99,21 @@ def random_tables(rng, t, d, b):
     return ty(rng.choice([[t, half], [b, t, half]]))
 
 
+def random_rope(rng, heads, b, d):
+    """attn.rope on each of `heads` ((name, type, T) of Q and/or K), with one
+    random style: the tables' arguments and the rope lines, each result
+    named %r<name>."""
+    style = rng.choice(["", " {style = #attn.rope<rotate_half>}",
+                        " {style = #attn.rope<interleaved>}"])
+    args, lines = [], []
+    for x, xt, t in heads:
+        tab = random_tables(rng, t, d, b)
+        args += ["%%cos_%s: %s" % (x, tab), "%%sin_%s: %s" % (x, tab)]
+        lines.append("  %%r%s = attn.rope %%%s, %%cos_%s, %%sin_%s%s : %s, %s, %s"
+                     % (x, x, x, x, style, xt, tab, tab))
+    return args, lines
+
+
 def random_features(rng, attrs, b, h, causal):
     """Adds softcap/window to `attrs`; returns the optional (name, type)
     operands: ALiBi slopes and key lengths."""
@@ -142,13 +157,10 @@ def random_sdpa(rng, name):
     # RoPE on Q and K before the sdpa (LLaMA): the tables' T is Tq for Q and
     # Tk for K.
     if d >= 2 and rng.random() < 0.25:
-        style = rng.choice(["", " {style = #attn.rope<rotate_half>}",
-                            " {style = #attn.rope<interleaved>}"])
-        for x, xt, t in (("q", q, tq), ("k", k, tk)):
-            tab = random_tables(rng, t, d, b)
-            args += ["%%cos_%s: %s" % (x, tab), "%%sin_%s: %s" % (x, tab)]
-            body.append("  %%r%s = attn.rope %%%s, %%cos_%s, %%sin_%s%s : %s, %s, %s"
-                        % (x, x, x, x, style, xt, tab, tab))
+        rope_args, rope_lines = random_rope(rng, (("q", q, tq), ("k", k, tk)), b, d)
+        args += rope_args
+        body += rope_lines
+        for x in ("q", "k"):
             ops[ops.index("%" + x)] = "%r" + x
     if rng.random() < 0.5:
         mshape = rng.choice([[tq, tk], [b, 1, 1, tk], [1, h, tq, tk], [tk]])
@@ -175,13 +187,9 @@ def random_chain(rng, name):
     q, k = "%q", "%k"
     # RoPE on the query and key heads before the scores.
     if rng.random() < 0.3:
-        style = rng.choice(["", " {style = #attn.rope<rotate_half>}",
-                            " {style = #attn.rope<interleaved>}"])
-        for x, xt, t in (("q", qt, tq), ("k", kt, tk)):
-            tab = random_tables(rng, t, d, b)
-            extra_args += ["%%cos_%s: %s" % (x, tab), "%%sin_%s: %s" % (x, tab)]
-            lines.append("  %%r%s = attn.rope %%%s, %%cos_%s, %%sin_%s%s : %s, %s, %s"
-                         % (x, x, x, x, style, xt, tab, tab))
+        rope_args, rope_lines = random_rope(rng, (("q", qt, tq), ("k", kt, tk)), b, d)
+        extra_args += rope_args
+        lines += rope_lines
         q, k = "%rq", "%rk"
     lines.append("  %%s0 = attn.scores %s, %s : (%s, %s) -> %s" % (q, k, qt, kt, s))
     cur = "%s0"

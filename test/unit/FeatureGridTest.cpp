@@ -296,6 +296,19 @@ void runSpec(const Spec &s, const std::vector<Shape> &shapes, Pipeline pipeline,
   }
 }
 
+/// Compiles `s` at shape `sh` through `pipeline`, runs it on a random
+/// instance from `gen` and checks the one result against the reference;
+/// `in` and `out` receive the instance and the results.
+void runChecked(const Spec &s, const Shape &sh, Pipeline pipeline, std::mt19937 &gen,
+                Instance &in, std::vector<ref::Tensor> &out) {
+  Jitted j(source(s, sh), "f", pipeline);
+  ASSERT_TRUE(j.ok());
+  in = instance(s, sh, gen);
+  out = j.run(in.inputs, in.dtypes);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_LE(relativeError(out[0], in.want), kTol);
+}
+
 //===----------------------------------------------------------------------===//
 // The grid.
 //===----------------------------------------------------------------------===//
@@ -473,12 +486,9 @@ TEST_P(FeatureEdges, WindowExcludingEveryKeyOfSomeRowsGivesZeros) {
   s.printAlign = true;
   std::mt19937 gen(2);
   Shape sh{1, 9, 5};
-  Jitted j(source(s, sh), "f", GetParam());
-  ASSERT_TRUE(j.ok());
-  Instance in = instance(s, sh, gen);
-  auto out = j.run(in.inputs, in.dtypes);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_LE(relativeError(out[0], in.want), kTol);
+  Instance in;
+  std::vector<ref::Tensor> out;
+  ASSERT_NO_FATAL_FAILURE(runChecked(s, sh, GetParam(), gen, in, out));
   for (int64_t h = 0; h < s.h; ++h)
     for (int64_t i = 6; i < 9; ++i)
       for (int64_t e = 0; e < s.dv; ++e)
@@ -494,12 +504,9 @@ TEST_P(FeatureEdges, KeyLengthZeroAndFull) {
     s.lengths = std::vector<int64_t>{0, 19};
     std::mt19937 gen(3);
     Shape sh{2, 7, 19};
-    Jitted j(source(s, sh), "f", GetParam());
-    ASSERT_TRUE(j.ok());
-    Instance in = instance(s, sh, gen);
-    auto out = j.run(in.inputs, in.dtypes);
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_LE(relativeError(out[0], in.want), kTol);
+    Instance in;
+    std::vector<ref::Tensor> out;
+    ASSERT_NO_FATAL_FAILURE(runChecked(s, sh, GetParam(), gen, in, out));
     for (int64_t h = 0; h < s.h; ++h)
       for (int64_t i = 0; i < sh.tq; ++i)
         ASSERT_EQ(out[0].at({0, h, i, 0}), 0.0);
@@ -532,12 +539,9 @@ TEST_P(FeatureEdges, OutOfRangeKeyLengthsAreClamped) {
     s.lengths = std::vector<int64_t>{-5, 30};
     std::mt19937 gen(13);
     Shape sh{2, 6, 23};
-    Jitted j(source(s, sh), "f", GetParam());
-    ASSERT_TRUE(j.ok());
-    Instance in = instance(s, sh, gen);
-    auto out = j.run(in.inputs, in.dtypes);
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_LE(relativeError(out[0], in.want), kTol);
+    Instance in;
+    std::vector<ref::Tensor> out;
+    ASSERT_NO_FATAL_FAILURE(runChecked(s, sh, GetParam(), gen, in, out));
     // The reference clamps too: the same as lengths {0, Tk}.
     ref::SdpaOptions o;
     o.causal = s.causal;

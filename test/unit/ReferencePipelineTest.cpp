@@ -742,8 +742,9 @@ func.func @f(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x
     for (size_t i = 0; i < want.data.size(); ++i) {
       double a = out[0].data[i], b = want.data[i];
       ASSERT_EQ(std::isnan(a), std::isnan(b)) << "element " << i << ": " << a << " vs " << b;
-      if (std::isinf(b))
+      if (std::isinf(b)) {
         ASSERT_EQ(a, b) << "element " << i;
+      }
     }
     EXPECT_LE(relativeError(out[0], want), 1e-3);
   }

@@ -80,15 +80,13 @@ keyLengthValues(Value lengths, llvm::ArrayRef<rt::HostTensor> args) {
 static double visiblePairs(double batch, double tq, double tk, const Visibility &v) {
   using mlir::attn::CausalKind;
   std::optional<int64_t> left, right;
-  std::optional<CausalKind> align;
-  if (v.window && !v.window.isUnbounded()) {
+  if (v.window) {
     left = v.window.getLeft();
     right = v.window.getRight();
-    align = v.window.getAlign();
   }
   if (!v.causal && !left && !right && !v.keyLengths)
     return batch * tq * tk;
-  CausalKind diagonal = v.causal ? *v.causal : align.value_or(CausalKind::bottom_right);
+  CausalKind diagonal = mlir::attn::keepRuleDiagonal(v.causal, v.window);
   if (v.causal)
     right = right ? std::min<int64_t>(*right, 0) : 0;
   double total = 0;

@@ -25,6 +25,11 @@ namespace mlir::attn {
 /// Dialect-prefixed discardable attributes (`foo.bar`) are allowed.
 LogicalResult verifyNoUnknownAttributes(Operation *op);
 
+/// The diagonal d(i) the causal and window keep rules of an op measure
+/// from: the causal kind when the op has one, else the window's align, else
+/// bottom_right (FlashAttention's convention).
+CausalKind keepRuleDiagonal(std::optional<CausalKind> causal, WindowAttr window);
+
 /// Op trait of every attn op: verifyNoUnknownAttributes.
 template <typename ConcreteType>
 class StrictAttributes : public OpTrait::TraitBase<ConcreteType, StrictAttributes> {

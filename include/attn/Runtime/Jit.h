@@ -56,6 +56,11 @@ llvm::Error checkInputShapes(mlir::ModuleOp module, llvm::StringRef entry,
 struct KeyLengthBound {
   int64_t keyLen;
   std::string op;
+
+  /// Empty when `len` lies in [0, keyLen]; otherwise the problem, e.g.
+  /// "element 1 is 6, outside [0, Tk = 5] of 'attn.sdpa'" (the caller
+  /// prefixes the input's name).
+  std::string check(int64_t element, int64_t len) const;
 };
 
 /// For each argument of `entry`, given the inputs' shapes: when the argument

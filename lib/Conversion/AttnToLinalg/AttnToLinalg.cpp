@@ -397,15 +397,13 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
     if (auto c = op.getCausalAttr())
       causal = c.getValue();
     std::optional<int64_t> left, right;
-    std::optional<CausalKind> align;
     if (WindowAttr w = op.getWindowAttr()) {
       left = w.getLeft();
       right = w.getRight();
-      align = w.getAlign();
     }
     bool windowed = left || right;
-    bool topLeft = causal ? *causal == CausalKind::top_left
-                          : align == CausalKind::top_left;
+    bool topLeft =
+        keepRuleDiagonal(causal, op.getWindowAttr()) == CausalKind::top_left;
     bool needIndices = causal || windowed || slopeArg || lengthArg;
     // The bottom-right diagonal i + L - Tq: ALiBi's origin, and d(i) unless
     // top-left. Without key lengths L - Tq = Tk - Tq is computed once here.

@@ -53,11 +53,8 @@ FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
       p.windowLeft = *l;
     if (std::optional<int64_t> r = w.getRight(); r && *r < kFar)
       p.windowRight = *r;
-    if (w.getAlign())
-      p.diagonal = *w.getAlign();
   }
-  if (p.causal)
-    p.diagonal = *p.causal;
+  p.diagonal = keepRuleDiagonal(p.causal, op.getWindowAttr());
   if (FloatAttr c = op.getSoftcapAttr())
     p.softcap = c.getValueAsDouble();
   if (Value s = op.getAlibiSlopes())

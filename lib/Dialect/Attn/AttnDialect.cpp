@@ -45,7 +45,7 @@ Attribute WindowAttr::parse(AsmParser &p, Type) {
       std::optional<int64_t> &slot = key == "left" ? left : right;
       if (slot)
         return p.emitError(keyLoc) << "window bound '" << key << "' given twice";
-      int64_t v;
+      int64_t v = 0;
       if (p.parseInteger(v))
         return failure();
       slot = v;
@@ -85,6 +85,15 @@ void WindowAttr::print(AsmPrinter &p) const {
   if (getAlign())
     parts.push_back(("align = " + stringifyCausalKind(*getAlign())).str());
   p << "<" << llvm::join(parts, ", ") << ">";
+}
+
+CausalKind mlir::attn::keepRuleDiagonal(std::optional<CausalKind> causal,
+                                        WindowAttr window) {
+  if (causal)
+    return *causal;
+  if (window && window.getAlign())
+    return *window.getAlign();
+  return CausalKind::bottom_right;
 }
 
 LogicalResult WindowAttr::verify(function_ref<InFlightDiagnostic()> emitError,

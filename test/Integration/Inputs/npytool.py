@@ -105,6 +105,15 @@ def read(path):
     return list(h["shape"]), list(vals)
 
 
+def typed(dtype, vals):
+    """`vals` as the Python values write() packs for `dtype`."""
+    if dtype == "b1":
+        return [bool(v) for v in vals]
+    if dtype[0] in "iu":
+        return [int(v) for v in vals]
+    return vals
+
+
 def make(args):
     shape = [int(s) for s in args.shape.split(",")] if args.shape else []
     n = numel(shape)
@@ -129,11 +138,7 @@ def make(args):
     else:
         rng = random.Random(int(args.fill.split(":")[1]))
         vals = [rng.uniform(-1, 1) for _ in range(n)]
-    if args.dtype == "b1":
-        vals = [bool(v) for v in vals]
-    elif args.dtype[0] in "iu":
-        vals = [int(v) for v in vals]
-    write(args.out, args.dtype, shape, vals, big_endian=args.big_endian,
+    write(args.out, args.dtype, shape, typed(args.dtype, vals), big_endian=args.big_endian,
           fortran=args.fortran)
 
 
@@ -154,11 +159,7 @@ def npz(args):
 
 def convert(args):
     shape, vals = read(args.inp)
-    if args.dtype == "b1":
-        vals = [bool(v) for v in vals]
-    elif args.dtype[0] in "iu":
-        vals = [int(v) for v in vals]
-    write(args.out, args.dtype, shape, vals, big_endian=args.big_endian,
+    write(args.out, args.dtype, shape, typed(args.dtype, vals), big_endian=args.big_endian,
           fortran=args.fortran)
 
 

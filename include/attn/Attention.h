@@ -190,6 +190,12 @@ public:
   Status call(const std::vector<TensorRef> &inputs,
               const std::vector<TensorRef> &outputs) const;
 
+  /// The shapes of the outputs a call with inputs of these shapes would
+  /// write (dynamic result dims resolved), after the same shape checks as
+  /// call(); for callers that allocate the outputs. Thread-safe.
+  Status resultShapes(const std::vector<std::vector<int64_t>> &inputShapes,
+                      std::vector<std::vector<int64_t>> &shapes) const;
+
 private:
   Kernel();
   struct Impl;

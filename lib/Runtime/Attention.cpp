@@ -363,6 +363,22 @@ struct Kernel::Impl {
   };
   mutable std::mutex mutex;
   mutable std::map<std::vector<std::vector<int64_t>>, ShapeCheck> checked;
+
+  /// The (cached) check of one input-shape combination; entries of
+  /// `checked` are never removed, so the one returned stays valid.
+  const ShapeCheck &checkShapes(const std::vector<std::vector<int64_t>> &shapes) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = checked.find(shapes);
+    if (it == checked.end()) {
+      ShapeCheck c;
+      if (llvm::Error e = rt::checkInputShapes(*module, entry, shapes, &c.resultShapes))
+        c.error = llvm::toString(std::move(e));
+      else
+        c.keyBounds = rt::keyLengthBounds(*module, entry, shapes);
+      it = checked.emplace(shapes, std::move(c)).first;
+    }
+    return it->second;
+  }
 };
 
 Kernel::Kernel() : impl(std::make_unique<Impl>()) {}
@@ -492,6 +508,30 @@ static bool isRowMajor(const TensorRef &t) {
   return true;
 }
 
+Status Kernel::resultShapes(const std::vector<std::vector<int64_t>> &inputShapes,
+                            std::vector<std::vector<int64_t>> &shapes) const {
+  const Impl &im = *impl;
+  shapes.clear();
+  if (inputShapes.size() != im.inputs.size())
+    return Status::error("the kernel takes " + std::to_string(im.inputs.size()) +
+                         " inputs, got " + std::to_string(inputShapes.size()));
+  static char noData; // checkRef wants a pointer; nothing is read
+  for (size_t i = 0; i < inputShapes.size(); ++i) {
+    TensorRef shapeOnly{im.inputs[i].type, &noData, inputShapes[i], {}};
+    if (Status s = checkRef(shapeOnly, im.inputs[i], "input #" + std::to_string(i),
+                            false);
+        !s.ok())
+      return s;
+  }
+  const Impl::ShapeCheck &check = im.checkShapes(inputShapes);
+  if (!check.error.empty())
+    return Status::error(check.error);
+  if (check.resultShapes.size() != im.outputs.size())
+    return Status::error("the result shapes are not known before the call");
+  shapes = check.resultShapes;
+  return Status();
+}
+
 Status Kernel::call(const std::vector<TensorRef> &inputs,
                     const std::vector<TensorRef> &outputs) const {
   const Impl &im = *impl;
@@ -513,26 +553,10 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
         !s.ok())
       return s;
 
-  // Do the call-time sizes fit together? Decided once per shape combination;
-  // the entries of `checked` are never removed, so the one found stays valid
-  // after the lock is released.
-  const Impl::ShapeCheck *check;
-  {
-    std::lock_guard<std::mutex> lock(im.mutex);
-    auto it = im.checked.find(shapes);
-    if (it == im.checked.end()) {
-      Impl::ShapeCheck c;
-      if (llvm::Error e = rt::checkInputShapes(*im.module, im.entry, shapes,
-                                               &c.resultShapes))
-        c.error = llvm::toString(std::move(e));
-      else
-        c.keyBounds = rt::keyLengthBounds(*im.module, im.entry, shapes);
-      it = im.checked.emplace(shapes, std::move(c)).first;
-    }
-    if (!it->second.error.empty())
-      return Status::error(it->second.error);
-    check = &it->second;
-  }
+  // Do the call-time sizes fit together? Decided once per shape combination.
+  const Impl::ShapeCheck *check = &im.checkShapes(shapes);
+  if (!check->error.empty())
+    return Status::error(check->error);
   const std::vector<std::vector<int64_t>> &resultShapes = check->resultShapes;
   const std::vector<std::optional<rt::KeyLengthBound>> &keyBounds = check->keyBounds;
   // Key lengths must lie in [0, Tk] (the kernels clamp; a caller's length

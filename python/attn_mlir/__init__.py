@@ -1,0 +1,36 @@
+"""attn_mlir: attention compiled by attn-mlir, called from Python.
+
+    import attn_mlir
+    out = attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+- ``scaled_dot_product_attention``: torch.nn.functional's function on NumPy
+  arrays and CPU torch tensors (float32, float16; bfloat16 for torch), plus
+  attn's variants (bottom-right causal, sliding windows, softcap, ALiBi,
+  key lengths); kernels compiled once per configuration and cached.
+- ``MultiheadAttention.from_torch(module)``: an nn.MultiheadAttention's
+  forward, compiled.
+- ``compile(mlir_text)``: attn IR -> a callable on arrays.
+- ``AttnError``: what every failure of the compiler or the runtime raises,
+  with its message.
+
+See docs/python.md.
+"""
+
+from ._attn_mlir import AttnError
+from ._cache import CACHE as _CACHE
+from .functional import scaled_dot_product_attention
+from .ir import CompiledFunction, compile
+from .modules import MultiheadAttention
+
+__all__ = ["AttnError", "CompiledFunction", "MultiheadAttention", "cache_info",
+           "clear_cache", "compile", "scaled_dot_product_attention"]
+
+
+def cache_info():
+    """{'kernels': compiled kernels held, 'hits': ..., 'misses': ...}."""
+    return _CACHE.info()
+
+
+def clear_cache():
+    """Drops every cached kernel (the ones still referenced stay alive)."""
+    _CACHE.clear()

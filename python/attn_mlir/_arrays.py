@@ -1,0 +1,109 @@
+"""NumPy arrays and torch tensors as buffers for the native kernels.
+
+Every operand becomes a NumPy array that shares memory with what the caller
+passed (no copy) whenever that is possible:
+
+- a NumPy array is used as it is (any non-negative strides: the runtime reads
+  strided inputs through their strides, packing them into a scratch copy per
+  call); negative or unaligned strides are copied first;
+- a CPU torch tensor is viewed with ``tensor.detach().numpy()``; bfloat16,
+  which NumPy lacks, travels as its 16-bit patterns
+  (``tensor.view(torch.int16)``), which is exactly attn's BF16 layout;
+- anything else NumPy can read (lists, scalars) goes through
+  ``numpy.asarray``.
+
+Outputs are allocated as the kind of the query: a NumPy array, or a torch
+tensor of the query's dtype.
+"""
+
+import sys
+
+import numpy as np
+
+# Element type names shared with the native module.
+_NUMPY_TYPES = {
+    np.dtype(np.float32): "float32",
+    np.dtype(np.float16): "float16",
+    np.dtype(np.bool_): "bool",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.int64): "int64",
+}
+_NUMPY_OF = {v: k for k, v in _NUMPY_TYPES.items()}
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def is_torch(x):
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def dtype_name(x):
+    """'float32', 'float16', 'bfloat16', 'bool', 'int32', 'int64', or the
+    array's own dtype name for anything else (which the callers refuse)."""
+    if is_torch(x):
+        return str(x.dtype).replace("torch.", "")
+    return _NUMPY_TYPES.get(np.asarray(x).dtype, str(np.asarray(x).dtype))
+
+
+def shape_of(x):
+    return tuple(int(d) for d in x.shape)
+
+
+def as_buffer(x, what):
+    """A NumPy array sharing memory with `x` where possible (see above)."""
+    if is_torch(x):
+        torch = _torch()
+        if x.device.type != "cpu":
+            raise ValueError(
+                "attn_mlir: %s is on %s; attn_mlir runs on the CPU (move it with .cpu())"
+                % (what, x.device))
+        if x.is_sparse:
+            raise TypeError("attn_mlir: %s is a sparse tensor; pass a dense one" % what)
+        x = x.detach()
+        if x.is_conj() or x.is_neg():
+            x = x.resolve_conj().resolve_neg()
+        if x.dtype == torch.bfloat16:
+            if x.dim() == 0:
+                x = x.reshape(1)
+                arr = x.view(torch.int16).numpy().reshape(())
+            else:
+                arr = x.view(torch.int16).numpy()
+        else:
+            arr = x.numpy()
+    else:
+        arr = np.asarray(x)
+    if any(s < 0 or s % arr.itemsize for s in arr.strides):
+        arr = np.ascontiguousarray(arr)
+    return arr
+
+
+def cast(x, name, what):
+    """`x` as element type `name` (a copy when it differs), same kind."""
+    if dtype_name(x) == name:
+        return x
+    if is_torch(x):
+        torch = _torch()
+        return x.detach().to(getattr(torch, name))
+    if name == "bfloat16":
+        raise TypeError("attn_mlir: %s: NumPy has no bfloat16; pass torch tensors" % what)
+    return np.asarray(x).astype(_NUMPY_OF[name])
+
+
+def empty_like_kind(ref, shape, name):
+    """A new output of `shape` and element type `name`, of the kind of `ref`
+    (torch or NumPy), and the NumPy view the kernel writes into."""
+    if is_torch(ref):
+        torch = _torch()
+        out = torch.empty(shape, dtype=getattr(torch, name))
+        if name == "bfloat16":
+            view = out.view(torch.int16).numpy() if len(shape) else None
+            if view is None:
+                out1 = out.reshape(1)
+                view = out1.view(torch.int16).numpy().reshape(())
+            return out, view
+        return out, out.numpy()
+    out = np.empty(shape, dtype=_NUMPY_OF[name])
+    return out, out

@@ -1,0 +1,248 @@
+"""attn_mlir.scaled_dot_product_attention: PyTorch's function, compiled.
+
+The arguments and their meaning are those of
+``torch.nn.functional.scaled_dot_product_attention`` (PyTorch 2.5's
+signature); the keyword-only arguments after ``*`` are attn's attention
+variants, which torch has no argument for. Each call is one ``attn.sdpa``
+compiled by attn-mlir (attn/Attention.h's SdpaSpec) and cached: the key is
+(head counts, head dims, element type, mask kind and broadcast pattern,
+causal kind, scale, variants, pipeline); batch and both sequence lengths are
+dynamic, so one kernel serves every batch size and length.
+"""
+
+import math
+
+import numpy as np
+
+from . import _arrays
+from ._cache import CACHE
+
+_FLOAT_TYPES = ("float32", "float16", "bfloat16")
+
+
+def _fail(exc, msg):
+    raise exc("attn_mlir.scaled_dot_product_attention: " + msg)
+
+
+def _split(shape, name):
+    """[*lead, H, L, E] -> (lead, H, L, E); rank 3 is [H, L, E] (torch reads
+    dim -3 as the heads for enable_gqa), rank 2 is [L, E]."""
+    if len(shape) < 2:
+        _fail(ValueError, "%s must have rank >= 2 ([..., L, E]), got shape %s"
+              % (name, list(shape)))
+    if len(shape) == 2:
+        return (), 1, shape[0], shape[1]
+    return tuple(shape[:-3]), shape[-3], shape[-2], shape[-1]
+
+
+def _causal_kind(is_causal, causal):
+    if causal not in (None, "top_left", "bottom_right"):
+        _fail(ValueError, "causal must be None, 'top_left' or 'bottom_right', got %r"
+              % (causal,))
+    if is_causal and causal == "bottom_right":
+        _fail(ValueError, "is_causal=True is top_left; it contradicts causal='bottom_right'")
+    if is_causal:
+        return "top_left"
+    return causal or "none"
+
+
+def _window(window):
+    """None | left | (left, right), None on a side = unbounded -> (l, r), -1
+    = unbounded."""
+    if window is None:
+        return -1, -1
+    if isinstance(window, (tuple, list)):
+        if len(window) != 2:
+            _fail(ValueError, "window must be an int (left) or a pair (left, right), got %r"
+                  % (window,))
+        left, right = window
+    else:
+        left, right = window, None
+    out = []
+    for side, v in (("left", left), ("right", right)):
+        if v is None:
+            out.append(-1)
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            _fail(ValueError, "window %s must be None (unbounded) or an int >= 0, got %r"
+                  % (side, v))
+        out.append(int(v))
+    if out == [-1, -1]:
+        _fail(ValueError, "window=(None, None) is no window; pass window=None")
+    return tuple(out)
+
+
+def _mask_operand(mask, dtype, lead, h, l, s):
+    """The mask as a 4-D [B', H', L', S'] buffer broadcastable to [B, H, L, S]
+    (dims of size 1 kept, never expanded), its kind and the spec's mask shape
+    (1 where broadcast, H for heads, -1 for the dynamic dims)."""
+    mname = _arrays.dtype_name(mask)
+    if mname == "bool":
+        mkind = "keep"
+    elif mname in ("float32", "float16", "bfloat16", "float64"):
+        mkind = "additive"
+        if mname != dtype:
+            mask = _arrays.cast(mask, dtype, "attn_mask")
+    else:
+        _fail(TypeError, "attn_mask must be bool (True = take part) or a float added "
+              "to the scores, got %s" % mname)
+    arr = _arrays.as_buffer(mask, "attn_mask")
+    target = tuple(lead) + (h, l, s)
+    if arr.ndim > len(target):
+        _fail(ValueError, "attn_mask of shape %s has more dims than the scores %s"
+              % (list(arr.shape), list(target)))
+    shape = (1,) * (len(target) - arr.ndim) + arr.shape
+    for d, (m, t) in enumerate(zip(shape, target)):
+        if m != 1 and m != t:
+            _fail(ValueError, "attn_mask of shape %s does not broadcast to the scores %s "
+                  "(dim %d is %d, expected 1 or %d)"
+                  % (list(mask.shape), list(target), d, m, t))
+    arr = arr.reshape(shape)
+    nlead = len(lead)
+    mlead = shape[:nlead]
+    if all(m == 1 for m in mlead):
+        arr4 = arr.reshape((1,) + shape[nlead:])
+    else:
+        b = int(np.prod(lead))
+        arr4 = np.broadcast_to(arr, tuple(lead) + shape[nlead:]).reshape((b,) + shape[nlead:])
+    spec = [1 if arr4.shape[0] == 1 else -1,
+            1 if arr4.shape[1] == 1 else h,
+            1 if arr4.shape[2] == 1 else -1,
+            1 if arr4.shape[3] == 1 else -1]
+    return arr4, mkind, spec
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False, *,
+                                 causal=None, window=None, softcap=None,
+                                 alibi_slopes=None, key_lengths=None,
+                                 dropout_seed=None, pipeline="cpu"):
+    """softmax(mask(scale * query @ key^T)) @ value, as
+    ``torch.nn.functional.scaled_dot_product_attention``.
+
+    query [..., H, L, E], key [..., Hkv, S, E], value [..., Hkv, S, Ev]
+    (rank 2 is [L, E]; leading dims must be equal); NumPy arrays or CPU torch
+    tensors of one dtype, float32 or float16 (bfloat16: torch only). Returns
+    [..., H, L, Ev] of the query's kind and dtype.
+
+    attn_mask: bool (True = take part) or float (added to the scaled
+    scores), broadcastable to [..., H, L, S]. is_causal: top-left causal.
+    scale: None = 1/sqrt(E). enable_gqa: allow Hkv < H (H % Hkv == 0).
+
+    Beyond torch: causal='top_left' | 'bottom_right' (the last query sees
+    the last key); window=left or (left, right) (a sliding window, None =
+    unbounded side, measured from the causal diagonal); softcap=c
+    (c * tanh(s / c) on the scaled scores); alibi_slopes [H] (float32);
+    key_lengths [B] (ints: keys at or past key_lengths[b] take no part);
+    dropout_seed (required with dropout_p > 0: attn's counter-based dropout,
+    a different random stream from torch's); pipeline='cpu' (fused) or
+    'reference' (unfused).
+
+    A row whose keys are all masked gives 0 (torch 1.13's math gives NaN).
+    """
+    names = [_arrays.dtype_name(x) for x in (query, key, value)]
+    if names[0] not in _FLOAT_TYPES:
+        _fail(TypeError, "query has dtype %s; attn_mlir takes float32, float16 or "
+              "bfloat16" % names[0])
+    if names[1] != names[0] or names[2] != names[0]:
+        _fail(TypeError, "query, key and value must have one dtype, got %s, %s, %s"
+              % tuple(names))
+    dtype = names[0]
+    qs, ks, vs = (_arrays.shape_of(x) for x in (query, key, value))
+    if not (len(qs) == len(ks) == len(vs)):
+        _fail(ValueError, "query, key and value must have one rank, got shapes %s, %s, %s"
+              % (list(qs), list(ks), list(vs)))
+    lead, h, l, e = _split(qs, "query")
+    klead, hkv, s, ek = _split(ks, "key")
+    vlead, hv, sv, ev = _split(vs, "value")
+    if klead != lead or vlead != lead:
+        _fail(ValueError, "query, key and value must have the same leading (batch) dims, "
+              "got shapes %s, %s, %s" % (list(qs), list(ks), list(vs)))
+    if ek != e:
+        _fail(ValueError, "key head dim (dim -1) is %d, expected %d (the query's)"
+              % (ek, e))
+    if hv != hkv or sv != s:
+        _fail(ValueError, "value shape %s does not match key shape %s in heads (dim -3) "
+              "and length (dim -2)" % (list(vs), list(ks)))
+    if hkv != h:
+        if not enable_gqa:
+            _fail(ValueError, "query has %d heads, key and value %d; pass enable_gqa=True "
+                  "for grouped-query attention" % (h, hkv))
+        if h % hkv != 0:
+            _fail(ValueError, "query heads %d are not a multiple of key/value heads %d"
+                  % (h, hkv))
+    if dropout_p is None or not 0.0 <= float(dropout_p) < 1.0:
+        _fail(ValueError, "dropout_p must be in [0, 1), got %r" % (dropout_p,))
+    dropout_p = float(dropout_p)
+    if dropout_p > 0 and dropout_seed is None:
+        _fail(ValueError, "dropout_p=%g needs dropout_seed=N: attn compiles the seed of "
+              "its counter-based dropout into the kernel (a different random stream "
+              "from torch's). For inference pass dropout_p=0.0" % dropout_p)
+    if scale is None:
+        scale_v = 0.0
+    else:
+        scale_v = float(scale)
+        if scale_v == 0.0 or not math.isfinite(scale_v):
+            _fail(ValueError, "scale must be a finite non-zero number or None "
+                  "(1/sqrt(E)), got %r" % (scale,))
+    causal_kind = _causal_kind(bool(is_causal), causal)
+    wl, wr = _window(window)
+    if softcap is not None:
+        softcap = float(softcap)
+        if not (softcap > 0 and math.isfinite(softcap)):
+            _fail(ValueError, "softcap must be a positive number or None, got %r"
+                  % (softcap,))
+    else:
+        softcap = 0.0
+    b = int(np.prod(lead)) if lead else 1
+
+    q = _arrays.as_buffer(query, "query").reshape(b, h, l, e)
+    k = _arrays.as_buffer(key, "key").reshape(b, hkv, s, e)
+    v = _arrays.as_buffer(value, "value").reshape(b, hkv, s, ev)
+    inputs = [q, k, v]
+    mask_kind, mask_spec = "none", []
+    if attn_mask is not None:
+        marr, mask_kind, mask_spec = _mask_operand(attn_mask, dtype, lead, h, l, s)
+        inputs.append(marr)
+    if alibi_slopes is not None:
+        slopes = _arrays.as_buffer(_arrays.cast(alibi_slopes, "float32", "alibi_slopes")
+                                   if _arrays.dtype_name(alibi_slopes) != "float32"
+                                   else alibi_slopes, "alibi_slopes")
+        if slopes.shape != (h,):
+            _fail(ValueError, "alibi_slopes must have shape [%d] (one per query head), got %s"
+                  % (h, list(slopes.shape)))
+        inputs.append(slopes)
+    if key_lengths is not None:
+        lens = np.asarray(_arrays.as_buffer(key_lengths, "key_lengths"))
+        if lens.dtype.kind not in "iu":
+            _fail(TypeError, "key_lengths must be integers, got %s" % lens.dtype)
+        if lens.size != b or (lens.ndim > 1 and lens.shape != tuple(lead)):
+            _fail(ValueError, "key_lengths must have %d entries (one per batch %s), got "
+                  "shape %s" % (b, list(lead), list(lens.shape)))
+        if lens.dtype != np.int32:
+            if lens.size and (lens.min() < 0 or lens.max() > s):
+                bad = int(np.argmax((lens.reshape(-1) < 0) | (lens.reshape(-1) > s)))
+                _fail(ValueError, "key_lengths[%d] = %d is outside [0, %d]"
+                      % (bad, int(lens.reshape(-1)[bad]), s))
+            lens = lens.astype(np.int32)
+        inputs.append(lens.reshape(b))
+
+    key_ = ("sdpa", dtype, h, hkv, e, ev, causal_kind, scale_v, mask_kind,
+            tuple(mask_spec), dropout_p, dropout_seed, softcap, wl, wr,
+            alibi_slopes is not None, key_lengths is not None, pipeline)
+
+    def make_text():
+        from . import _attn_mlir
+        return _attn_mlir.sdpa_mlir(
+            batch=-1, heads=h, kv_heads=hkv, query_len=-1, key_len=-1, head_dim=e,
+            value_dim=ev, type=dtype, causal=causal_kind, scale=scale_v,
+            mask=mask_kind, mask_shape=mask_spec, dropout_rate=dropout_p,
+            dropout_seed=int(dropout_seed or 0), softcap=softcap, window_left=wl,
+            window_right=wr, alibi=alibi_slopes is not None,
+            key_lengths=key_lengths is not None)
+
+    kernel = CACHE.get(key_, make_text, "sdpa", pipeline)
+    out, view = _arrays.empty_like_kind(query, tuple(lead) + (h, l, ev) if len(qs) > 2
+                                        else (l, ev), dtype)
+    kernel.call(inputs, [view.reshape(b, h, l, ev)])
+    return out

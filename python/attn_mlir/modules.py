@@ -1,0 +1,5 @@
+"""attn_mlir.MultiheadAttention (filled in below)."""
+
+
+class MultiheadAttention:
+    pass

@@ -1,0 +1,353 @@
+//===- AttnModule.cpp - attn_mlir._attn_mlir: attn::Kernel for Python -----===//
+//
+// The thin native layer of the attn_mlir package: attn::Kernel (compile once,
+// call many times, attn/Attention.h) over Python buffers. Everything about
+// NumPy/torch conversion, argument defaults and caching lives in the Python
+// files of the package; this file only
+//   - builds SdpaSpec / MhaSpec / CompileOptions from keyword arguments,
+//   - compiles (the GIL released) and turns a failed attn::Status into
+//     attn_mlir.AttnError with the runtime's message,
+//   - calls a kernel on objects with the buffer protocol (NumPy arrays),
+//     strides in bytes turned into elements, the GIL released while the
+//     compiled code runs.
+//
+// It is compiled with exceptions and RTTI (pybind11 needs both); the runtime
+// it links (AttnRuntime) is not, and throws nothing: every error comes back
+// as an attn::Status.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Attention.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+/// The exception type every failed attn::Status becomes (set in the module
+/// init; attn_mlir re-exports it).
+PyObject *attnError = nullptr;
+
+[[noreturn]] void raise(const attn::Status &s) {
+  PyErr_SetString(attnError, s.message().c_str());
+  throw py::error_already_set();
+}
+
+void check(const attn::Status &s) {
+  if (!s.ok())
+    raise(s);
+}
+
+/// Element types by name, as the Python side spells them.
+attn::ElementType elementType(const std::string &name) {
+  if (name == "float32")
+    return attn::ElementType::F32;
+  if (name == "float16")
+    return attn::ElementType::F16;
+  if (name == "bfloat16")
+    return attn::ElementType::BF16;
+  if (name == "bool")
+    return attn::ElementType::Bool;
+  if (name == "int32")
+    return attn::ElementType::I32;
+  if (name == "int64")
+    return attn::ElementType::I64;
+  throw py::type_error("attn_mlir: unknown element type '" + name +
+                       "' (float32, float16, bfloat16, bool, int32, int64)");
+}
+
+const char *elementTypeName(attn::ElementType t) {
+  switch (t) {
+  case attn::ElementType::F32:
+    return "float32";
+  case attn::ElementType::F16:
+    return "float16";
+  case attn::ElementType::BF16:
+    return "bfloat16";
+  case attn::ElementType::Bool:
+    return "bool";
+  case attn::ElementType::I32:
+    return "int32";
+  case attn::ElementType::I64:
+    return "int64";
+  }
+  return "?";
+}
+
+size_t elementSize(attn::ElementType t) {
+  switch (t) {
+  case attn::ElementType::F32:
+  case attn::ElementType::I32:
+    return 4;
+  case attn::ElementType::F16:
+  case attn::ElementType::BF16:
+    return 2;
+  case attn::ElementType::Bool:
+    return 1;
+  case attn::ElementType::I64:
+    return 8;
+  }
+  return 0;
+}
+
+attn::Causal causalKind(const std::string &name) {
+  if (name.empty() || name == "none")
+    return attn::Causal::None;
+  if (name == "top_left")
+    return attn::Causal::TopLeft;
+  if (name == "bottom_right")
+    return attn::Causal::BottomRight;
+  throw py::value_error("attn_mlir: causal must be None, 'top_left' or "
+                        "'bottom_right', got '" + name + "'");
+}
+
+attn::MaskKind maskKind(const std::string &name) {
+  if (name.empty() || name == "none")
+    return attn::MaskKind::None;
+  if (name == "keep")
+    return attn::MaskKind::Keep;
+  if (name == "additive")
+    return attn::MaskKind::Additive;
+  throw py::value_error("attn_mlir: mask must be None, 'keep' or 'additive', got '" +
+                        name + "'");
+}
+
+attn::CompileOptions compileOptions(const std::string &target, int64_t threads,
+                                    std::optional<int64_t> tileQ,
+                                    std::optional<int64_t> tileK, unsigned optLevel) {
+  attn::CompileOptions o;
+  if (target == "cpu")
+    o.target = attn::Target::Cpu;
+  else if (target == "reference")
+    o.target = attn::Target::Reference;
+  else
+    throw py::value_error("attn_mlir: pipeline must be 'cpu' or 'reference', got '" +
+                          target + "'");
+  o.threads = threads;
+  o.tileQ = tileQ;
+  o.tileK = tileK;
+  o.optLevel = optLevel;
+  return o;
+}
+
+/// A compiled attn::Kernel, shared by every Python object that refers to it.
+class PyKernel {
+public:
+  explicit PyKernel(std::unique_ptr<attn::Kernel> k) : kernel(std::move(k)) {}
+
+  /// [(dtype name, shape with -1 for dynamic dims)] of the inputs / outputs.
+  static py::list infos(const std::vector<attn::TensorInfo> &v) {
+    py::list out;
+    for (const attn::TensorInfo &t : v)
+      out.append(py::make_tuple(elementTypeName(t.type), py::tuple(py::cast(t.shape))));
+    return out;
+  }
+  py::list inputs() const { return infos(kernel->inputs()); }
+  py::list outputs() const { return infos(kernel->outputs()); }
+  std::string mlir() const { return kernel->mlir(); }
+  std::string signature() const {
+    std::string s = "(";
+    for (size_t i = 0; i < kernel->inputs().size(); ++i)
+      s += (i ? ", " : "") + kernel->inputs()[i].str();
+    s += ") -> (";
+    for (size_t i = 0; i < kernel->outputs().size(); ++i)
+      s += (i ? ", " : "") + kernel->outputs()[i].str();
+    return s + ")";
+  }
+
+  /// The output shapes for inputs of these shapes (after call()'s checks).
+  std::vector<std::vector<int64_t>>
+  resultShapes(const std::vector<std::vector<int64_t>> &inputShapes) const {
+    std::vector<std::vector<int64_t>> shapes;
+    check(kernel->resultShapes(inputShapes, shapes));
+    return shapes;
+  }
+
+  /// Runs the kernel on buffers. Each argument is an object with the buffer
+  /// protocol whose element size matches the kernel's element type at that
+  /// position (bfloat16 travels as 16-bit integers); outputs must be
+  /// writable. Strides may be anything the runtime accepts (non-negative
+  /// multiples of the element size; inputs may repeat elements).
+  void call(const std::vector<py::buffer> &ins, const std::vector<py::buffer> &outs) const {
+    // The buffer views stay alive (and the objects pinned) until we return.
+    std::vector<py::buffer_info> inInfo, outInfo;
+    std::vector<attn::TensorRef> inRefs, outRefs;
+    auto convert = [&](const py::buffer &b, const attn::TensorInfo *want, bool writable,
+                       const std::string &what, std::vector<py::buffer_info> &keep,
+                       std::vector<attn::TensorRef> &refs) {
+      keep.push_back(b.request(writable));
+      const py::buffer_info &info = keep.back();
+      attn::TensorRef ref;
+      ref.type = want ? want->type : attn::ElementType::F32;
+      size_t size = elementSize(ref.type);
+      if (static_cast<size_t>(info.itemsize) != size)
+        throw py::type_error("attn_mlir: " + what + ": elements of " +
+                             std::to_string(info.itemsize) + " bytes, the kernel takes " +
+                             elementTypeName(ref.type) + " (" + std::to_string(size) +
+                             " bytes)");
+      ref.data = info.ptr;
+      ref.shape.assign(info.shape.begin(), info.shape.end());
+      for (py::ssize_t st : info.strides) {
+        if (st < 0 || st % static_cast<py::ssize_t>(size) != 0)
+          throw py::value_error("attn_mlir: " + what + ": byte stride " +
+                                std::to_string(st) +
+                                " is negative or not a multiple of the element size");
+        ref.strides.push_back(st / static_cast<py::ssize_t>(size));
+      }
+      refs.push_back(std::move(ref));
+    };
+    const auto &kin = kernel->inputs();
+    const auto &kout = kernel->outputs();
+    for (size_t i = 0; i < ins.size(); ++i)
+      convert(ins[i], i < kin.size() ? &kin[i] : nullptr, false,
+              "input #" + std::to_string(i), inInfo, inRefs);
+    for (size_t i = 0; i < outs.size(); ++i)
+      convert(outs[i], i < kout.size() ? &kout[i] : nullptr, true,
+              "output #" + std::to_string(i), outInfo, outRefs);
+    attn::Status s;
+    {
+      py::gil_scoped_release release;
+      s = kernel->call(inRefs, outRefs);
+    }
+    check(s);
+  }
+
+private:
+  std::unique_ptr<attn::Kernel> kernel;
+};
+
+std::shared_ptr<PyKernel> compileText(const std::string &text, const std::string &entry,
+                                      const std::string &target, int64_t threads,
+                                      std::optional<int64_t> tileQ,
+                                      std::optional<int64_t> tileK, unsigned optLevel) {
+  attn::CompileOptions o = compileOptions(target, threads, tileQ, tileK, optLevel);
+  std::unique_ptr<attn::Kernel> k;
+  attn::Status s;
+  {
+    py::gil_scoped_release release;
+    s = attn::Kernel::compile(text, entry, o, k);
+  }
+  check(s);
+  return std::make_shared<PyKernel>(std::move(k));
+}
+
+attn::SdpaSpec sdpaSpec(int64_t batch, int64_t heads, int64_t kvHeads, int64_t queryLen,
+                        int64_t keyLen, int64_t headDim, int64_t valueDim,
+                        const std::string &type, const std::string &causal, double scale,
+                        const std::string &mask, const std::vector<int64_t> &maskShape,
+                        double dropoutRate, int64_t dropoutSeed, double softcap,
+                        int64_t windowLeft, int64_t windowRight, bool alibi,
+                        bool keyLengths) {
+  attn::SdpaSpec s;
+  s.batch = batch;
+  s.heads = heads;
+  s.kvHeads = kvHeads;
+  s.queryLen = queryLen;
+  s.keyLen = keyLen;
+  s.headDim = headDim;
+  s.valueDim = valueDim;
+  s.type = elementType(type);
+  s.causal = causalKind(causal);
+  s.scale = scale;
+  s.mask = maskKind(mask);
+  s.maskShape = maskShape;
+  s.dropoutRate = dropoutRate;
+  s.dropoutSeed = dropoutSeed;
+  s.softcap = softcap;
+  s.windowLeft = windowLeft;
+  s.windowRight = windowRight;
+  s.alibi = alibi;
+  s.keyLengths = keyLengths;
+  return s;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_attn_mlir, m) {
+  m.doc() = "attn-mlir's compile-and-call runtime (attn/Attention.h); use the "
+            "attn_mlir package, not this module";
+  static py::exception<std::runtime_error> error(m, "AttnError", PyExc_RuntimeError);
+  attnError = error.ptr();
+
+  py::class_<PyKernel, std::shared_ptr<PyKernel>>(m, "Kernel")
+      .def_property_readonly("inputs", &PyKernel::inputs)
+      .def_property_readonly("outputs", &PyKernel::outputs)
+      .def_property_readonly("mlir", &PyKernel::mlir)
+      .def_property_readonly("signature", &PyKernel::signature)
+      .def("result_shapes", &PyKernel::resultShapes, py::arg("input_shapes"))
+      .def("call", &PyKernel::call, py::arg("inputs"), py::arg("outputs"));
+
+  m.def("compile", &compileText, py::arg("text"), py::arg("entry"),
+        py::arg("target") = "cpu", py::arg("threads") = 0,
+        py::arg("tile_q") = py::none(), py::arg("tile_k") = py::none(),
+        py::arg("opt_level") = 3);
+
+  m.def(
+      "sdpa_mlir",
+      [](int64_t batch, int64_t heads, int64_t kvHeads, int64_t queryLen, int64_t keyLen,
+         int64_t headDim, int64_t valueDim, const std::string &type,
+         const std::string &causal, double scale, const std::string &mask,
+         const std::vector<int64_t> &maskShape, double dropoutRate, int64_t dropoutSeed,
+         double softcap, int64_t windowLeft, int64_t windowRight, bool alibi,
+         bool keyLengths) {
+        attn::SdpaSpec s = sdpaSpec(batch, heads, kvHeads, queryLen, keyLen, headDim,
+                                    valueDim, type, causal, scale, mask, maskShape,
+                                    dropoutRate, dropoutSeed, softcap, windowLeft,
+                                    windowRight, alibi, keyLengths);
+        std::string text;
+        check(attn::sdpaToMlir(s, text));
+        return text;
+      },
+      py::kw_only(), py::arg("batch"), py::arg("heads"), py::arg("kv_heads"),
+      py::arg("query_len"), py::arg("key_len"), py::arg("head_dim"),
+      py::arg("value_dim"), py::arg("type"), py::arg("causal"), py::arg("scale"),
+      py::arg("mask"), py::arg("mask_shape"), py::arg("dropout_rate"),
+      py::arg("dropout_seed"), py::arg("softcap"), py::arg("window_left"),
+      py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"));
+
+  m.def(
+      "mha_mlir",
+      [](int64_t batch, int64_t queryLen, int64_t keyLen, int64_t embedDim,
+         int64_t kvEmbedDim, int64_t numHeads, int64_t numKvHeads, int64_t headDim,
+         int64_t outDim, bool bias, const std::string &type, const std::string &causal,
+         double scale, const std::string &mask, const std::vector<int64_t> &maskShape,
+         double softcap, int64_t windowLeft, int64_t windowRight, bool alibi,
+         bool keyLengths) {
+        attn::MhaSpec s;
+        s.batch = batch;
+        s.queryLen = queryLen;
+        s.keyLen = keyLen;
+        s.embedDim = embedDim;
+        s.kvEmbedDim = kvEmbedDim;
+        s.numHeads = numHeads;
+        s.numKvHeads = numKvHeads;
+        s.headDim = headDim;
+        s.outDim = outDim;
+        s.bias = bias;
+        s.type = elementType(type);
+        s.causal = causalKind(causal);
+        s.scale = scale;
+        s.mask = maskKind(mask);
+        s.maskShape = maskShape;
+        s.softcap = softcap;
+        s.windowLeft = windowLeft;
+        s.windowRight = windowRight;
+        s.alibi = alibi;
+        s.keyLengths = keyLengths;
+        std::string text;
+        check(attn::mhaToMlir(s, text));
+        return text;
+      },
+      py::kw_only(), py::arg("batch"), py::arg("query_len"), py::arg("key_len"),
+      py::arg("embed_dim"), py::arg("kv_embed_dim"), py::arg("num_heads"),
+      py::arg("num_kv_heads"), py::arg("head_dim"), py::arg("out_dim"), py::arg("bias"),
+      py::arg("type"), py::arg("causal"), py::arg("scale"), py::arg("mask"),
+      py::arg("mask_shape"), py::arg("softcap"), py::arg("window_left"),
+      py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"));
+}

@@ -1,0 +1,64 @@
+"""Expected values for the attn_mlir tests, from PyTorch's plain ops in
+float64: softmax(mask(scale * q @ k^T)) @ v with GQA by repeat_interleave.
+Nothing here calls attn_mlir. PyTorch 1.13 has no
+F.scaled_dot_product_attention; this is its math path, written out.
+
+A row whose keys are all masked is NaN in torch's softmax; attn gives 0
+there, and so does this reference (`zero_empty_rows`), so that tests can
+compare whole outputs; tests that care check those rows on their own.
+"""
+
+import torch
+
+
+def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
+         window=None, alibi=None, key_lengths=None, zero_empty_rows=True):
+    """q [B,H,L,E], k/v [B,Hkv,S,*]; keep: bool broadcastable to [B,H,L,S]
+    (True = take part); add: float added to the scaled scores; causal:
+    'top_left' | 'bottom_right'; window (left, right) with None = unbounded,
+    on the causal diagonal (bottom-right without causal); alibi [H];
+    key_lengths [B]. Returns float64 [B,H,L,Ev]."""
+    q, k, v = (t.detach().to(torch.float64) for t in (q, k, v))
+    b, h, l, e = q.shape
+    hkv, s = k.shape[1], k.shape[2]
+    if hkv != h:
+        k = k.repeat_interleave(h // hkv, dim=1)
+        v = v.repeat_interleave(h // hkv, dim=1)
+    sc = (q @ k.transpose(-2, -1)) * (e ** -0.5 if scale is None else scale)
+    if softcap is not None:
+        sc = torch.tanh(sc / softcap) * softcap
+    i = torch.arange(l)[:, None]
+    j = torch.arange(s)[None, :]
+    # The diagonal per batch: bottom-right measures from the key length.
+    tk = torch.full((b,), s) if key_lengths is None else torch.as_tensor(key_lengths)
+    diag_br = i[None] + (tk[:, None, None] - l)           # [B, L, 1]
+    diag = i[None].expand(b, l, 1) if causal == "top_left" else diag_br
+    if alibi is not None:
+        dist = (diag[:, None] - j[None, None]).abs().to(torch.float64)  # [B,1,L,S]
+        sc = sc - torch.as_tensor(alibi, dtype=torch.float64)[None, :, None, None] * dist
+    if add is not None:
+        sc = sc + add.detach().to(torch.float64)
+    kept = torch.ones(b, 1, l, s, dtype=torch.bool)
+    if causal is not None:
+        kept = kept & (j[None, None] <= diag[:, None])
+    if window is not None:
+        left, right = window
+        if left is not None:
+            kept = kept & (j[None, None] >= diag[:, None] - left)
+        if right is not None:
+            kept = kept & (j[None, None] <= diag[:, None] + right)
+    if key_lengths is not None:
+        kept = kept & (j[None, None] < tk[:, None, None, None])
+    if keep is not None:
+        kept = kept & keep
+    sc = sc.masked_fill(~kept, float("-inf"))
+    p = torch.softmax(sc, dim=-1)
+    if zero_empty_rows:
+        p = torch.nan_to_num(p, nan=0.0)
+    return p @ v
+
+
+def max_err(got, want):
+    got = torch.as_tensor(got).to(torch.float64) if not isinstance(got, torch.Tensor) \
+        else got.detach().to(torch.float64)
+    return (got - want).abs().max().item()

@@ -1,0 +1,165 @@
+"""attn_mlir.compile: attn IR text -> a callable on arrays; its errors.
+The NumPy-only tests check against a NumPy float64 softmax; the others
+against PyTorch's plain ops (attn_ref)."""
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import attn_mlir
+
+SRC = os.environ.get("ATTN_SRC_ROOT",
+                     os.path.join(os.path.dirname(__file__), "..", ".."))
+
+DYNAMIC = """
+func.func @attend(%q: tensor<?x4x?x32xf32>, %k: tensor<?x4x?x32xf32>,
+                  %v: tensor<?x4x?x32xf32>) -> tensor<?x4x?x32xf32> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
+      : (tensor<?x4x?x32xf32>, tensor<?x4x?x32xf32>, tensor<?x4x?x32xf32>)
+        -> tensor<?x4x?x32xf32>
+  return %o : tensor<?x4x?x32xf32>
+}
+"""
+
+
+def np_sdpa(q, k, v, causal=None):
+    """float64 NumPy: softmax(q k^T / sqrt(E) [causal]) v."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    l, t = s.shape[-2:]
+    if causal:
+        off = 0 if causal == "top_left" else t - l
+        s = np.where(np.arange(t)[None, :] <= np.arange(l)[:, None] + off, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def rand(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def test_dynamic_shapes_numpy():
+    f = attn_mlir.compile(DYNAMIC)
+    assert f.entry == "attend"
+    assert f.inputs == [("float32", (-1, 4, -1, 32))] * 3
+    assert f.signature == ("(float32[?,4,?,32], float32[?,4,?,32], float32[?,4,?,32]) "
+                           "-> (float32[?,4,?,32])")
+    for b, l, s in [(1, 1, 9), (2, 17, 40), (3, 64, 64)]:
+        q, k, v = rand(b, 4, l, 32, seed=1), rand(b, 4, s, 32, seed=2), rand(b, 4, s, 32, seed=3)
+        out = f(q, k, v)
+        assert isinstance(out, np.ndarray) and out.shape == (b, 4, l, 32)
+        assert np.abs(out - np_sdpa(q, k, v, "bottom_right")).max() < 2e-6
+
+
+def test_examples_file_and_reference_pipeline():
+    with open(os.path.join(SRC, "examples", "causal_sdpa.mlir")) as fh:
+        text = fh.read()
+    q, k, v = (rand(1, 12, 256, 64, seed=i) for i in range(3))
+    want = np_sdpa(q, k, v, "top_left")
+    for pipeline in ("cpu", "reference"):
+        out = attn_mlir.compile(text, pipeline=pipeline)(q, k, v)
+        assert np.abs(out - want).max() < 2e-6, pipeline
+
+
+def test_cpu_options():
+    f = attn_mlir.compile(DYNAMIC, threads=2, tile_q=16, tile_k=32)
+    q, k, v = rand(2, 4, 50, 32, seed=4), rand(2, 4, 70, 32, seed=5), rand(2, 4, 70, 32, seed=6)
+    assert np.abs(f(q, k, v) - np_sdpa(q, k, v, "bottom_right")).max() < 2e-6
+    with pytest.raises(attn_mlir.AttnError, match="tile"):
+        attn_mlir.compile(DYNAMIC, tile_q=0)
+
+
+def test_entry_selection():
+    two = DYNAMIC + DYNAMIC.replace("@attend", "@other").replace("bottom_right", "top_left")
+    with pytest.raises(ValueError, match="2 functions"):
+        attn_mlir.compile(two)
+    with pytest.raises(ValueError, match="no func.func"):
+        attn_mlir.compile("module {}")
+    f = attn_mlir.compile(two, entry="other")
+    q, k, v = (rand(1, 4, 8, 32, seed=i) for i in range(3))
+    assert np.abs(f(q, k, v) - np_sdpa(q, k, v, "top_left")).max() < 2e-6
+    with pytest.raises(attn_mlir.AttnError, match="nope"):
+        attn_mlir.compile(two, entry="nope")
+
+
+def test_verifier_errors_are_exceptions():
+    bad = """
+func.func @f(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+             %v: tensor<1x2x9x16xf32>) -> tensor<1x2x8x16xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>,
+                               tensor<1x2x9x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+"""
+    with pytest.raises(attn_mlir.AttnError) as e:
+        attn_mlir.compile(bad)
+    msg = str(e.value)
+    assert "does not parse or verify" in msg
+    assert "operand 'value' length (dim 2) is 9, expected 8" in msg
+    with pytest.raises(attn_mlir.AttnError, match="parse"):
+        attn_mlir.compile("func.func @f( {")
+    with pytest.raises(TypeError, match="str"):
+        attn_mlir.compile(b"func.func")
+
+
+def test_call_errors_are_exceptions():
+    f = attn_mlir.compile(DYNAMIC)
+    q, k = rand(1, 4, 8, 32), rand(1, 4, 9, 32)
+    with pytest.raises(attn_mlir.AttnError, match="length"):
+        f(q, k, rand(1, 4, 10, 32))          # k and v lengths differ
+    with pytest.raises(attn_mlir.AttnError, match="does not match"):
+        f(q, rand(1, 3, 9, 32), rand(1, 3, 9, 32))  # 3 heads, the IR says 4
+    with pytest.raises(attn_mlir.AttnError, match="rank"):
+        f(q, k[0], k)
+    with pytest.raises(TypeError, match="float64, expected float32"):
+        f(q.astype(np.float64), k, k)
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        f(q, k)
+
+
+def test_threads_share_one_function():
+    f = attn_mlir.compile(DYNAMIC)
+    cases = [(rand(1 + i % 2, 4, 5 + 7 * i, 32, seed=i), rand(1 + i % 2, 4, 11 * i + 5, 32, seed=i + 50),
+              rand(1 + i % 2, 4, 11 * i + 5, 32, seed=i + 99)) for i in range(6)]
+    wants = [np_sdpa(*c, "bottom_right") for c in cases]
+    errors = []
+
+    def worker(i):
+        try:
+            for _ in range(4):
+                assert np.abs(f(*cases[i]) - wants[i]).max() < 2e-6
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_torch_tensors_and_masks():
+    torch = pytest.importorskip("torch")
+    import attn_ref
+    text = """
+func.func @masked(%q: tensor<2x4x?x32xf16>, %k: tensor<2x4x?x32xf16>,
+                  %v: tensor<2x4x?x32xf16>, %m: tensor<2x1x1x?xi1>) -> tensor<2x4x?x32xf16> {
+  %o = attn.sdpa %q, %k, %v, %m
+      : (tensor<2x4x?x32xf16>, tensor<2x4x?x32xf16>, tensor<2x4x?x32xf16>, tensor<2x1x1x?xi1>)
+        -> tensor<2x4x?x32xf16>
+  return %o : tensor<2x4x?x32xf16>
+}
+"""
+    f = attn_mlir.compile(text)
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(2, 4, 10, 32, generator=g).half()
+    k = torch.randn(2, 4, 30, 32, generator=g).half()
+    v = torch.randn(2, 4, 30, 32, generator=g).half()
+    m = torch.rand(2, 1, 1, 30, generator=g) < 0.6
+    m[..., 0] = True
+    out = f(q, k, v, m)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float16
+    assert attn_ref.max_err(out, attn_ref.sdpa(q, k, v, keep=m)) < 2e-3

@@ -1,0 +1,354 @@
+"""attn_mlir.scaled_dot_product_attention against PyTorch's plain ops in
+float64 (attn_ref.sdpa), on torch tensors and NumPy arrays."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import attn_mlir
+
+torch = pytest.importorskip("torch")
+import attn_ref  # noqa: E402
+
+sdpa = attn_mlir.scaled_dot_product_attention
+
+# Max |attn - float64 torch| per dtype, for O(1) inputs: f32 accumulates in
+# f32; f16/bf16 round inputs and the output once (the f64 reference sees
+# the same rounded inputs).
+TOL = {torch.float32: 2e-6, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+ERRORS = {}  # the largest error seen per dtype, printed at the end
+
+
+def check(got, want, dtype=torch.float32, tol=None):
+    err = attn_ref.max_err(got, want)
+    key = str(dtype).replace("torch.", "")
+    ERRORS[key] = max(ERRORS.get(key, 0.0), err)
+    assert err <= (tol or TOL[dtype]), "max error %g" % err
+    return err
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_errors():
+    yield
+    print("\nmax |attn - torch(float64)| by dtype: " +
+          ", ".join("%s %.3g" % kv for kv in sorted(ERRORS.items())))
+
+
+def rand(*shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(dtype)
+
+
+def qkv(b=2, h=4, l=33, s=47, e=32, hkv=None, ev=None, dtype=torch.float32, seed=0):
+    hkv = hkv or h
+    return (rand(b, h, l, e, dtype=dtype, seed=seed),
+            rand(b, hkv, s, e, dtype=dtype, seed=seed + 1),
+            rand(b, hkv, s, ev or e, dtype=dtype, seed=seed + 2))
+
+
+# --- dtypes, kinds, shapes ---------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [None, "top_left", "bottom_right"])
+def test_dtypes_and_causal_kinds(dtype, causal):
+    q, k, v = qkv(dtype=dtype, l=40, s=64)
+    out = sdpa(q, k, v, causal=causal)
+    assert isinstance(out, torch.Tensor) and out.dtype == dtype
+    assert out.shape == (2, 4, 40, 32)
+    check(out, attn_ref.sdpa(q, k, v, causal=causal), dtype)
+
+
+def test_is_causal_is_top_left():
+    q, k, v = qkv(l=50, s=30)  # L > S: top-left rows all see key 0
+    check(sdpa(q, k, v, is_causal=True), attn_ref.sdpa(q, k, v, causal="top_left"))
+    with pytest.raises(ValueError, match="contradicts"):
+        sdpa(q, k, v, is_causal=True, causal="bottom_right")
+
+
+def test_numpy_in_numpy_out():
+    q, k, v = (t.numpy() for t in qkv(l=17, s=9))
+    out = sdpa(q, k, v)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    check(out, attn_ref.sdpa(*(torch.from_numpy(t) for t in (q, k, v))))
+    q16, k16, v16 = (t.astype(np.float16) for t in (q, k, v))
+    out16 = sdpa(q16, k16, v16, is_causal=True)
+    assert out16.dtype == np.float16
+    check(out16, attn_ref.sdpa(*(torch.from_numpy(t) for t in (q16, k16, v16)),
+                               causal="top_left"), torch.float16)
+
+
+@pytest.mark.parametrize("ev", [16, 48])
+def test_value_dim_differs(ev):
+    q, k, v = qkv(ev=ev)
+    out = sdpa(q, k, v)
+    assert out.shape[-1] == ev
+    check(out, attn_ref.sdpa(q, k, v))
+
+
+def test_scale():
+    q, k, v = qkv()
+    check(sdpa(q, k, v, scale=0.3), attn_ref.sdpa(q, k, v, scale=0.3))
+    with pytest.raises(ValueError, match="scale"):
+        sdpa(q, k, v, scale=0.0)
+
+
+def test_gqa():
+    q, k, v = qkv(h=8, hkv=2)
+    check(sdpa(q, k, v, enable_gqa=True), attn_ref.sdpa(q, k, v))
+    check(sdpa(q, k, v, enable_gqa=True, causal="bottom_right"),
+          attn_ref.sdpa(q, k, v, causal="bottom_right"))
+    with pytest.raises(ValueError, match="enable_gqa=True"):
+        sdpa(q, k, v)
+    q3, k3, v3 = qkv(h=6, hkv=4)
+    with pytest.raises(ValueError, match="not a multiple"):
+        sdpa(q3, k3, v3, enable_gqa=True)
+
+
+@pytest.mark.parametrize("rank", [2, 3, 5])
+def test_other_ranks(rank):
+    # rank 2: [L, E]; rank 3: [H, L, E] (dim -3 is the heads, as torch's
+    # enable_gqa reads it); rank 5: [N, M, H, L, E], leading dims flattened.
+    shapes = {2: [(12, 16), (20, 16)], 3: [(4, 12, 16), (2, 20, 16)],
+              5: [(2, 3, 4, 12, 16), (2, 3, 2, 20, 16)]}[rank]
+    q = rand(*shapes[0])
+    k = rand(*shapes[1], seed=1)
+    v = rand(*shapes[1], seed=2)
+    out = sdpa(q, k, v, enable_gqa=True, is_causal=True)
+    assert out.shape == q.shape
+    lead = q.shape[:-3] if rank > 3 else ()
+    q4, k4, v4 = (t.reshape(-1, *(t.shape[-3:] if t.dim() >= 3 else (1,) + t.shape))
+                  for t in (q, k, v))
+    want = attn_ref.sdpa(q4, k4, v4, causal="top_left").reshape(*lead, *out.shape[-3:]) \
+        if rank > 2 else attn_ref.sdpa(q4, k4, v4, causal="top_left").reshape(out.shape)
+    check(out, want)
+
+
+# --- masks -------------------------------------------------------------------
+
+def keep_mask(shape, seed, p=0.7):
+    g = torch.Generator().manual_seed(seed)
+    m = torch.rand(*shape, generator=g) < p
+    m[..., 0] = True  # no fully masked rows here
+    return m
+
+
+@pytest.mark.parametrize("shape", [(33, 47), (2, 1, 1, 47), (2, 4, 33, 47),
+                                   (1, 4, 33, 1), (4, 1, 47)])
+def test_bool_mask_true_takes_part(shape):
+    q, k, v = qkv()
+    m = keep_mask(shape, seed=len(shape))
+    if shape == (1, 4, 33, 1):
+        m[:] = True
+    check(sdpa(q, k, v, attn_mask=m), attn_ref.sdpa(q, k, v, keep=m))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(33, 47), (2, 4, 33, 47), (2, 1, 33, 47)])
+def test_float_mask_is_added(dtype, shape):
+    q, k, v = qkv(dtype=dtype)
+    add = rand(*shape, seed=9)
+    add[..., 3] = float("-inf")
+    out = sdpa(q, k, v, attn_mask=add.to(dtype))
+    check(out, attn_ref.sdpa(q, k, v, add=add.to(dtype)), dtype)
+
+
+def test_float_mask_of_another_dtype_is_converted():
+    q, k, v = qkv(dtype=torch.float16)
+    add = rand(33, 47, seed=3).double().numpy()  # float64 NumPy with f16 torch inputs
+    check(sdpa(q, k, v, attn_mask=add),
+          attn_ref.sdpa(q, k, v, add=torch.from_numpy(add).half()), torch.float16)
+
+
+def test_mask_and_causal_together():
+    # torch refuses attn_mask with is_causal; attn keeps both (AND of the two)
+    q, k, v = qkv(l=20, s=20)
+    m = keep_mask((20, 20), seed=4)
+    check(sdpa(q, k, v, attn_mask=m, is_causal=True),
+          attn_ref.sdpa(q, k, v, keep=m, causal="top_left"))
+
+
+def test_fully_masked_rows_are_zero():
+    q, k, v = qkv(l=8, s=8)
+    m = torch.ones(8, 8, dtype=torch.bool)
+    m[2] = False
+    out = sdpa(q, k, v, attn_mask=m)
+    assert torch.all(out[:, :, 2] == 0)
+    want = attn_ref.sdpa(q, k, v, keep=m, zero_empty_rows=False)
+    assert torch.isnan(want[:, :, 2]).all()  # torch 1.13's math gives NaN there
+    check(out[:, :, [0, 1, 3, 4, 5, 6, 7]], want[:, :, [0, 1, 3, 4, 5, 6, 7]])
+
+
+def test_bad_masks():
+    q, k, v = qkv()
+    with pytest.raises(ValueError, match="does not broadcast"):
+        sdpa(q, k, v, attn_mask=torch.ones(33, 46, dtype=torch.bool))
+    with pytest.raises(ValueError, match="more dims"):
+        sdpa(q, k, v, attn_mask=torch.ones(1, 2, 4, 33, 47, dtype=torch.bool))
+    with pytest.raises(TypeError, match="attn_mask must be bool"):
+        sdpa(q, k, v, attn_mask=torch.ones(33, 47, dtype=torch.int32))
+
+
+# --- attn's variants ---------------------------------------------------------
+
+@pytest.mark.parametrize("causal,window", [(None, (5, 3)), ("bottom_right", 7),
+                                           ("top_left", (4, None)), (None, (None, 0))])
+def test_window(causal, window):
+    q, k, v = qkv(l=30, s=40)
+    w = window if isinstance(window, tuple) else (window, None)
+    check(sdpa(q, k, v, causal=causal, window=window),
+          attn_ref.sdpa(q, k, v, causal=causal, window=w))
+
+
+def test_softcap_and_alibi():
+    q, k, v = qkv(l=20, s=28)
+    q = q * 4
+    check(sdpa(q, k, v, softcap=5.0), attn_ref.sdpa(q, k, v, softcap=5.0), tol=5e-6)
+    slopes = torch.tensor([2 ** -(i + 1) for i in range(4)])
+    check(sdpa(q, k, v, alibi_slopes=slopes, causal="bottom_right"),
+          attn_ref.sdpa(q, k, v, alibi=slopes, causal="bottom_right"), tol=5e-6)
+    check(sdpa(q, k, v, alibi_slopes=slopes.numpy().astype(np.float64)),
+          attn_ref.sdpa(q, k, v, alibi=slopes), tol=5e-6)
+    with pytest.raises(ValueError, match="alibi_slopes must have shape"):
+        sdpa(q, k, v, alibi_slopes=slopes[:3])
+    with pytest.raises(ValueError, match="softcap"):
+        sdpa(q, k, v, softcap=-1.0)
+
+
+def test_key_lengths():
+    q, k, v = qkv(b=3, l=4, s=50)
+    lens = [50, 17, 0]
+    out = sdpa(q, k, v, key_lengths=torch.tensor(lens), causal="bottom_right")
+    check(out, attn_ref.sdpa(q, k, v, key_lengths=lens, causal="bottom_right"))
+    assert torch.all(out[2] == 0)  # no key at all: zeros
+    out = sdpa(q, k, v, key_lengths=np.array(lens, dtype=np.int32))
+    check(out, attn_ref.sdpa(q, k, v, key_lengths=lens))
+    with pytest.raises(ValueError, match=r"key_lengths\[1\] = 51 is outside \[0, 50\]"):
+        sdpa(q, k, v, key_lengths=[50, 51, 3])
+    # int32 lengths go to the runtime as they are; its check and message
+    with pytest.raises(attn_mlir.AttnError, match="key lengths"):
+        sdpa(q, k, v, key_lengths=np.array([50, 51, 3], dtype=np.int32))
+    with pytest.raises(ValueError, match="3 entries"):
+        sdpa(q, k, v, key_lengths=[1, 2])
+
+
+# --- inputs: strides, kinds, dtypes -----------------------------------------
+
+def test_non_contiguous_inputs_are_read_through_strides():
+    # [B, L, H, E] storage viewed as [B, H, L, E] (a transpose, no copy)
+    g = torch.Generator().manual_seed(5)
+    qb = torch.randn(2, 33, 4, 32, generator=g)
+    kb = torch.randn(2, 47, 4, 32, generator=g)
+    vb = torch.randn(2, 47, 4, 32, generator=g)
+    q, k, v = qb.transpose(1, 2), kb.transpose(1, 2), vb.transpose(1, 2)
+    assert not q.is_contiguous()
+    check(sdpa(q, k, v, is_causal=True), attn_ref.sdpa(q, k, v, causal="top_left"))
+    for dtype in (torch.float16, torch.bfloat16):
+        qh, kh, vh = (t.to(dtype) for t in (qb, kb, vb))
+        qh, kh, vh = qh.transpose(1, 2), kh.transpose(1, 2), vh.transpose(1, 2)
+        check(sdpa(qh, kh, vh), attn_ref.sdpa(qh, kh, vh), dtype)
+    # NumPy: negative strides (reversed keys) are copied first
+    qn, kn, vn = (t.contiguous().numpy() for t in (q, k, v))
+    kr, vr = kn[:, :, ::-1], vn[:, :, ::-1]
+    check(sdpa(qn, kr, vr), attn_ref.sdpa(q, torch.from_numpy(kr.copy()),
+                                          torch.from_numpy(vr.copy())))
+    # stride-0 broadcast (expand) of the keys over the batch
+    k1, v1 = k[:1].expand(2, -1, -1, -1), v[:1].expand(2, -1, -1, -1)
+    check(sdpa(q, k1, v1), attn_ref.sdpa(q, k1, v1))
+
+
+def test_requires_grad_and_output_kind():
+    q, k, v = (t.requires_grad_() for t in qkv())
+    out = sdpa(q, k, v)
+    assert not out.requires_grad  # no autograd: the kernels are forward only
+    check(out, attn_ref.sdpa(q, k, v))
+
+
+def test_bad_dtypes_and_shapes():
+    q, k, v = qkv()
+    with pytest.raises(TypeError, match="one dtype"):
+        sdpa(q, k.half(), v)
+    with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
+        sdpa(q.double(), k.double(), v.double())
+    with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
+        sdpa(q.to(torch.int32), k.to(torch.int32), v.to(torch.int32))
+    with pytest.raises(ValueError, match="key head dim"):
+        sdpa(q, k[..., :16], v)
+    with pytest.raises(ValueError, match="does not match key shape"):
+        sdpa(q, k, v[:, :, :10])
+    with pytest.raises(ValueError, match="leading"):
+        sdpa(q, k[:1], v[:1])
+    with pytest.raises(ValueError, match="one rank"):
+        sdpa(q, k[0], v[0])
+    with pytest.raises(ValueError, match="rank >= 2"):
+        sdpa(q[0, 0, 0], k[0, 0, 0], v[0, 0, 0])
+    with pytest.raises(ValueError, match="causal must be"):
+        sdpa(q, k, v, causal="top-left")
+    with pytest.raises(ValueError, match="window"):
+        sdpa(q, k, v, window=(1, 2, 3))
+
+
+def test_dropout():
+    q, k, v = qkv(l=16, s=64)
+    with pytest.raises(ValueError, match="dropout_seed"):
+        sdpa(q, k, v, dropout_p=0.1)
+    with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\)"):
+        sdpa(q, k, v, dropout_p=1.0, dropout_seed=1)
+    a = sdpa(q, k, v, dropout_p=0.25, dropout_seed=7)
+    b = sdpa(q, k, v, dropout_p=0.25, dropout_seed=7)
+    c = sdpa(q, k, v, dropout_p=0.25, dropout_seed=8)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    # with value = 1 each output element is (sum of the kept weights) / 0.75:
+    # mean 1 over many rows, and about a quarter of the weights dropped
+    ones = torch.ones(2, 4, 64, 32)
+    o = sdpa(q, k, ones, dropout_p=0.25, dropout_seed=3)[..., 0]
+    assert abs(o.mean().item() - 1.0) < 0.05
+    assert (o != 1).float().mean() > 0.9
+
+
+# --- one kernel, many shapes and threads ------------------------------------
+
+def test_one_kernel_serves_every_batch_and_length():
+    attn_mlir.clear_cache()
+    for b, l, s in [(1, 1, 1), (3, 17, 130), (2, 64, 64), (1, 200, 33)]:
+        q, k, v = qkv(b=b, l=l, s=s, seed=b + l)
+        check(sdpa(q, k, v, causal="bottom_right"),
+              attn_ref.sdpa(q, k, v, causal="bottom_right"))
+    info = attn_mlir.cache_info()
+    assert info["kernels"] == 1 and info["misses"] == 1 and info["hits"] == 3
+
+
+def test_many_threads_one_kernel():
+    attn_mlir.clear_cache()
+    cases = [qkv(b=1 + i % 3, l=1 + 13 * i, s=5 + 29 * i, seed=i) for i in range(8)]
+    wants = [attn_ref.sdpa(q, k, v, causal="bottom_right") for q, k, v in cases]
+    errors, results = [], {}
+    start = threading.Barrier(8)
+
+    def worker(i):
+        try:
+            start.wait()
+            for _ in range(5):
+                q, k, v = cases[i]
+                results[i] = sdpa(q, k, v, causal="bottom_right")
+                assert attn_ref.max_err(results[i], wants[i]) <= TOL[torch.float32]
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i in range(8):
+        check(results[i], wants[i])
+    assert attn_mlir.cache_info()["kernels"] == 1
+
+
+def test_reference_pipeline():
+    q, k, v = qkv()
+    check(sdpa(q, k, v, is_causal=True, pipeline="reference"),
+          attn_ref.sdpa(q, k, v, causal="top_left"))
+    with pytest.raises(ValueError, match="pipeline"):
+        sdpa(q, k, v, pipeline="gpu")

@@ -9,7 +9,9 @@ LLVM_PREFIX=/usr/lib/llvm-22
 
 PACKAGES=(g++ cmake ninja-build python3
           libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-          libomp-22-dev googletest libgtest-dev)
+          libomp-22-dev googletest libgtest-dev
+          # the attn_mlir Python package (python/) and its tests
+          pybind11-dev python3-dev python3-numpy python3-pytest)
 
 source "$ROOT/scripts/install-packages.sh"
 install_missing setup "${PACKAGES[@]}"

@@ -8,7 +8,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
 # What the test suite uses beyond the build: PyTorch and NumPy from Debian
 # (torch 1.13) run the docs/pytorch.md recipes against attn-run
-# (test/Docs/pytorch-recipes.test; skipped where they are missing).
+# (test/Docs/pytorch-recipes.test) and are the expected values of the
+# attn_mlir Python package's tests (test/Python, ctest -R python-); the
+# tests that need them skip where they are missing.
 if [ "${ATTN_TEST_TORCH:-1}" != 0 ]; then
   source "$ROOT/scripts/install-packages.sh"
   install_missing test python3-torch python3-numpy

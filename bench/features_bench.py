@@ -27,31 +27,26 @@ Plain Python 3, no packages.
 import argparse
 import json
 import os
-import platform
 import random
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
-    return p.stdout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_bench import ROOT, cpu_model, run  # noqa: E402  (one runner, one CPU name)
 
 
 def tensor(shape, elt="f32"):
     return "tensor<%sx%s>" % ("x".join(str(d) for d in shape), elt)
 
 
-def sdpa_program(b, h, hkv, tq, tk, d, causal, attrs=None, slopes=None, lengths=None):
+def sdpa_program(b, h, hkv, tq, tk, d, causal, attrs=None, slopes=None, lengths=None,
+                 elt="f32"):
     """One @f(q, k, v) with an attn.sdpa; ALiBi slopes and key lengths are
-    constants in the body."""
-    qt, kt, ot = tensor([b, h, tq, d]), tensor([b, hkv, tk, d]), tensor([b, h, tq, d])
+    constants in the body. `elt`: the element type of q, k, v and the result
+    (f32, f16, bf16)."""
+    qt, kt, ot = (tensor([b, h, tq, d], elt), tensor([b, hkv, tk, d], elt),
+                  tensor([b, h, tq, d], elt))
     body, operands, types = [], "", [qt, kt, kt]
     if slopes is not None:
         st = tensor([h])
@@ -89,7 +84,7 @@ class Runner:
                "--random-inputs", "--seed=1", "--repeat=%d" % self.repeat, "--json",
                "--quiet"]
         if self.threads:
-            cmd.append("--threads=%d" % self.threads)
+            cmd.append("--num-threads=%d" % self.threads)
         r = json.loads(run(cmd))
         self.cpu = r.get("cpu", "?")
         row = {"case": label, "median_ms": r["median_ms"],
@@ -220,7 +215,7 @@ def main():
     peak = fma_peak(a.build, a.threads)
     res = {"command": "python3 bench/features_bench.py " + " ".join(sys.argv[1:]),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-           "cpu": platform.processor() or platform.machine(), "threads": a.threads,
+           "cpu": cpu_model(), "threads": a.threads,
            "peak": peak, "peak_gflops": peak.get("gflops", 0.0)}
     with tempfile.TemporaryDirectory() as work:
         r = Runner(a.build, a.repeat, a.threads, work)

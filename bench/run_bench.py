@@ -203,6 +203,19 @@ def parse_args():
     return args
 
 
+def cpu_model():
+    """The CPU's model name (/proc/cpuinfo, as lscpu shows it), else
+    Python's guess."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def fresh_out_dir():
     base = os.path.join(ROOT, "bench", "runs", time.strftime("%Y%m%d-%H%M%S"))
     path, n = base, 1
@@ -287,15 +300,7 @@ def main():
             full = find("cpu", r["T"], False)
             r["causal_speedup"] = (full["median_ms"] / r["median_ms"]) if r["causal"] else None
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_model()
     result = {"started": started, "host": platform.node() or "this machine", "cpu": cpu,
               "cores": cores, "fma_peak_gflops": peak,
               "fma_peak_1thread_gflops": peak1, "B": B, "H": H, "D": D,

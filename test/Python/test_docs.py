@@ -1,0 +1,47 @@
+"""Runs every ```python block of docs/python.md in order, in one namespace,
+as a reader would; a block followed by "prints" and a plain ``` block must
+print exactly that."""
+
+import contextlib
+import io
+import os
+import re
+
+import pytest
+
+SRC = os.environ.get("ATTN_SRC_ROOT",
+                     os.path.join(os.path.dirname(__file__), "..", ".."))
+FENCE = re.compile(r"^```([A-Za-z0-9_-]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+
+
+def blocks():
+    with open(os.path.join(SRC, "docs", "python.md")) as f:
+        text = f.read()
+    found = list(FENCE.finditer(text))
+    out = []
+    for i, m in enumerate(found):
+        if m.group(1) != "python":
+            continue
+        expected = None
+        if i + 1 < len(found) and found[i + 1].group(1) == "":
+            between = text[m.end():found[i + 1].start()].strip()
+            if between == "prints":
+                expected = found[i + 1].group(2)
+        line = text.count("\n", 0, m.start()) + 1
+        out.append((line, m.group(2), expected))
+    return out
+
+
+def test_python_md_blocks_run():
+    pytest.importorskip("torch")
+    runs = blocks()
+    assert len(runs) >= 8, "docs/python.md lost its examples"
+    namespace = {"__name__": "docs_python_md"}
+    for line, code, expected in runs:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            exec(compile(code, "docs/python.md:%d" % line, "exec"), namespace)
+        if expected is not None:
+            assert buf.getvalue() == expected, \
+                "docs/python.md:%d prints\n%s\nnot\n%s" % (line, buf.getvalue(), expected)
+        print(buf.getvalue(), end="")

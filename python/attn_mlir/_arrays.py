@@ -35,6 +35,22 @@ def _torch():
     return sys.modules.get("torch")
 
 
+class _TorchTypes(dict):
+    """torch dtype -> name, filled on first use (torch is never imported
+    here: a torch tensor means torch is loaded)."""
+
+    def get(self, dtype):
+        if not self:
+            torch = _torch()
+            self.update({torch.float32: "float32", torch.float16: "float16",
+                         torch.bfloat16: "bfloat16", torch.bool: "bool",
+                         torch.int32: "int32", torch.int64: "int64"})
+        return dict.get(self, dtype)
+
+
+_TORCH_TYPES = _TorchTypes()
+
+
 def is_torch(x):
     torch = _torch()
     return torch is not None and isinstance(x, torch.Tensor)
@@ -44,8 +60,11 @@ def dtype_name(x):
     """'float32', 'float16', 'bfloat16', 'bool', 'int32', 'int64', or the
     array's own dtype name for anything else (which the callers refuse)."""
     if is_torch(x):
-        return str(x.dtype).replace("torch.", "")
-    return _NUMPY_TYPES.get(np.asarray(x).dtype, str(np.asarray(x).dtype))
+        name = _TORCH_TYPES.get(x.dtype)
+        return name if name else str(x.dtype).replace("torch.", "")
+    dt = x.dtype if isinstance(x, np.ndarray) else np.asarray(x).dtype
+    name = _NUMPY_TYPES.get(dt)
+    return name if name else str(dt)
 
 
 def shape_of(x):

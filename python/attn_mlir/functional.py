@@ -103,7 +103,7 @@ def _mask_operand(mask, dtype, lead, h, l, s):
     if all(m == 1 for m in mlead):
         arr4 = arr.reshape((1,) + shape[nlead:])
     else:
-        b = int(np.prod(lead))
+        b = math.prod(lead)
         arr4 = np.broadcast_to(arr, tuple(lead) + shape[nlead:]).reshape((b,) + shape[nlead:])
     spec = [1 if arr4.shape[0] == 1 else -1,
             1 if arr4.shape[1] == 1 else h,
@@ -194,7 +194,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                   % (softcap,))
     else:
         softcap = 0.0
-    b = int(np.prod(lead)) if lead else 1
+    b = math.prod(lead)
 
     q = _arrays.as_buffer(query, "query").reshape(b, h, l, e)
     k = _arrays.as_buffer(key, "key").reshape(b, hkv, s, e)

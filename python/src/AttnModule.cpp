@@ -22,6 +22,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -169,6 +170,29 @@ public:
     return shapes;
   }
 
+  /// Runs the kernel on buffers `repeat` times from C++ (the GIL released)
+  /// and returns the seconds of each call as attn::Kernel::call measures
+  /// them: the C++ API's cost without Python's (bench/python_bench.py).
+  std::vector<double> timeCalls(const std::vector<py::buffer> &ins,
+                                const std::vector<py::buffer> &outs, int repeat) const {
+    std::vector<py::buffer_info> keep;
+    std::vector<attn::TensorRef> inRefs, outRefs;
+    prepare(ins, outs, keep, inRefs, outRefs);
+    std::vector<double> seconds;
+    attn::Status s;
+    {
+      py::gil_scoped_release release;
+      for (int i = 0; i < repeat && s.ok(); ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        s = kernel->call(inRefs, outRefs);
+        seconds.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+    }
+    check(s);
+    return seconds;
+  }
+
   /// Runs the kernel on buffers. Each argument is an object with the buffer
   /// protocol whose element size matches the kernel's element type at that
   /// position (bfloat16 travels as 16-bit integers); outputs must be
@@ -176,11 +200,27 @@ public:
   /// multiples of the element size; inputs may repeat elements).
   void call(const std::vector<py::buffer> &ins, const std::vector<py::buffer> &outs) const {
     // The buffer views stay alive (and the objects pinned) until we return.
-    std::vector<py::buffer_info> inInfo, outInfo;
+    std::vector<py::buffer_info> keep;
     std::vector<attn::TensorRef> inRefs, outRefs;
+    prepare(ins, outs, keep, inRefs, outRefs);
+    attn::Status s;
+    {
+      py::gil_scoped_release release;
+      s = kernel->call(inRefs, outRefs);
+    }
+    check(s);
+  }
+
+private:
+  /// Buffers -> TensorRefs: the element size must match the kernel's
+  /// element type at that position (bfloat16 travels as 16-bit integers);
+  /// byte strides become element strides; outputs must be writable.
+  void prepare(const std::vector<py::buffer> &ins, const std::vector<py::buffer> &outs,
+               std::vector<py::buffer_info> &keep, std::vector<attn::TensorRef> &inRefs,
+               std::vector<attn::TensorRef> &outRefs) const {
+    keep.reserve(ins.size() + outs.size());
     auto convert = [&](const py::buffer &b, const attn::TensorInfo *want, bool writable,
-                       const std::string &what, std::vector<py::buffer_info> &keep,
-                       std::vector<attn::TensorRef> &refs) {
+                       const std::string &what, std::vector<attn::TensorRef> &refs) {
       keep.push_back(b.request(writable));
       const py::buffer_info &info = keep.back();
       attn::TensorRef ref;
@@ -206,19 +246,12 @@ public:
     const auto &kout = kernel->outputs();
     for (size_t i = 0; i < ins.size(); ++i)
       convert(ins[i], i < kin.size() ? &kin[i] : nullptr, false,
-              "input #" + std::to_string(i), inInfo, inRefs);
+              "input #" + std::to_string(i), inRefs);
     for (size_t i = 0; i < outs.size(); ++i)
       convert(outs[i], i < kout.size() ? &kout[i] : nullptr, true,
-              "output #" + std::to_string(i), outInfo, outRefs);
-    attn::Status s;
-    {
-      py::gil_scoped_release release;
-      s = kernel->call(inRefs, outRefs);
-    }
-    check(s);
+              "output #" + std::to_string(i), outRefs);
   }
 
-private:
   std::unique_ptr<attn::Kernel> kernel;
 };
 
@@ -281,7 +314,9 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def_property_readonly("mlir", &PyKernel::mlir)
       .def_property_readonly("signature", &PyKernel::signature)
       .def("result_shapes", &PyKernel::resultShapes, py::arg("input_shapes"))
-      .def("call", &PyKernel::call, py::arg("inputs"), py::arg("outputs"));
+      .def("call", &PyKernel::call, py::arg("inputs"), py::arg("outputs"))
+      .def("time_calls", &PyKernel::timeCalls, py::arg("inputs"), py::arg("outputs"),
+           py::arg("repeat"));
 
   m.def("compile", &compileText, py::arg("text"), py::arg("entry"),
         py::arg("target") = "cpu", py::arg("threads") = 0,

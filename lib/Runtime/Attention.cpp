@@ -13,6 +13,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -580,6 +581,14 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       return Status::error("output #" + std::to_string(i) + ": shape " +
                            shapeStr(outputs[i].shape) + ", the result is " +
                            shapeStr(resultShapes[i]) + " for these inputs");
+
+  // Nothing to write (a batch or length of 0): the compiled code is not run;
+  // the CPU kernels divide their work by such sizes (SIGFPE with batch 0).
+  if (!outputs.empty() && resultShapes.size() == outputs.size() &&
+      std::all_of(outputs.begin(), outputs.end(), [](const TensorRef &o) {
+        return std::find(o.shape.begin(), o.shape.end(), 0) != o.shape.end();
+      }))
+    return Status();
 
   // Contiguous inputs are passed as they are; others are packed.
   std::vector<std::vector<uint8_t>> scratch(inputs.size());

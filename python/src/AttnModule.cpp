@@ -233,6 +233,12 @@ private:
                              " bytes)");
       ref.data = info.ptr;
       ref.shape.assign(info.shape.begin(), info.shape.end());
+      // An empty array's strides (NumPy gives 0s) say nothing: leave it
+      // row-major.
+      if (info.size == 0) {
+        refs.push_back(std::move(ref));
+        return;
+      }
       for (py::ssize_t st : info.strides) {
         if (st < 0 || st % static_cast<py::ssize_t>(size) != 0)
           throw py::value_error("attn_mlir: " + what + ": byte stride " +

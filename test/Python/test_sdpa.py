@@ -257,6 +257,18 @@ def test_non_contiguous_inputs_are_read_through_strides():
     check(sdpa(q, k1, v1), attn_ref.sdpa(q, k1, v1))
 
 
+@pytest.mark.parametrize("b,l,s", [(0, 3, 5), (1, 0, 5), (2, 3, 0), (0, 0, 0)])
+def test_empty_sizes(b, l, s):
+    # nothing to compute: an empty result (the kernel is not run); no keys:
+    # every row fully masked, zeros
+    q, k, v = qkv(b=b, l=l, s=s)
+    out = sdpa(q, k, v)
+    assert out.shape == (b, 4, l, 32)
+    assert torch.all(out == 0)
+    out = sdpa(q.numpy(), k.numpy(), v.numpy(), is_causal=True)
+    assert out.shape == (b, 4, l, 32)
+
+
 def test_requires_grad_and_output_kind():
     q, k, v = (t.requires_grad_() for t in qkv())
     out = sdpa(q, k, v)

@@ -358,6 +358,30 @@ def test_many_threads_one_kernel():
     assert attn_mlir.cache_info()["kernels"] == 1
 
 
+def test_gil_is_released_while_a_kernel_runs():
+    # While one thread runs a ~0.1 s kernel, Python code in another keeps
+    # running (with the GIL held it would make no progress meanwhile).
+    import time
+    q, k, v = qkv(b=1, h=8, l=1024, s=1024, e=64)
+    sdpa(q, k, v)  # compile first
+    done = threading.Event()
+    ticks = []
+
+    def spin():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+
+    t = threading.Thread(target=spin)
+    t.start()
+    t0 = time.perf_counter()
+    sdpa(q, k, v)
+    t1 = time.perf_counter()
+    done.set()
+    t.join()
+    during = [x for x in ticks if t0 < x < t1]
+    assert len(during) > 100, (len(during), t1 - t0)
+
+
 def test_reference_pipeline():
     q, k, v = qkv()
     check(sdpa(q, k, v, is_causal=True, pipeline="reference"),

@@ -610,6 +610,42 @@ TEST_F(CallErrors, OutputShapeMustBeTheResults) {
                "output #0: shape [1,2,5,8], the result is [1,2,4,8]");
 }
 
+// Kernel::resultShapes: the output shapes for given input shapes (dynamic
+// dims resolved), after call()'s checks, with call()'s messages.
+TEST_F(CallErrors, ResultShapes) {
+  std::vector<std::vector<int64_t>> shapes;
+  Status s = kernel->resultShapes({{1, 2, 4, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}}, shapes);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(shapes, (std::vector<std::vector<int64_t>>{{1, 2, 4, 8}}));
+  EXPECT_ERROR(kernel->resultShapes({{1, 2, 4, 8}, {1, 2, 5, 8}, {1, 2, 6, 8}}, shapes),
+               "operand 'value' length (dim 2) is 6, expected 5");
+  EXPECT_ERROR(kernel->resultShapes({{1, 3, 4, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}}, shapes),
+               "input #0: shape [1,3,4,8] does not match float32[1,2,?,8] at dim 1");
+  EXPECT_ERROR(kernel->resultShapes({{1, 2, 4, 8}}, shapes), "takes 3 inputs, got 1");
+}
+
+// Empty outputs (a length of 0): nothing to compute, the compiled code is
+// not run, the call succeeds.
+TEST_F(CallErrors, EmptyOutputIsNotComputed) {
+  Status s = callWith({view(a, {1, 2, 0, 8}), view(b, {1, 2, 5, 8}), view(c, {1, 2, 5, 8})},
+                      {view(o, {1, 2, 0, 8})});
+  EXPECT_TRUE(s.ok()) << s.message();
+  // A batch of 0 (the CPU kernel divided by it: SIGFPE before).
+  SdpaSpec spec;
+  spec.batch = -1;
+  spec.heads = 2;
+  spec.headDim = 8;
+  std::unique_ptr<Kernel> dynBatch = compileOk(spec);
+  ASSERT_TRUE(dynBatch);
+  s = dynBatch->call({view(a, {0, 2, 1, 8}), view(b, {0, 2, 1, 8}), view(c, {0, 2, 1, 8})},
+                     {view(o, {0, 2, 1, 8})});
+  EXPECT_TRUE(s.ok()) << s.message();
+  // Its checks still run.
+  EXPECT_ERROR(callWith({view(a, {1, 2, 0, 8}), view(b, {1, 2, 5, 8}), view(c, {1, 2, 6, 8})},
+                        {view(o, {1, 2, 0, 8})}),
+               "operand 'value' length (dim 2) is 6, expected 5");
+}
+
 TEST_F(CallErrors, PointersAndStrides) {
   TensorRef null{ElementType::F32, nullptr, {1, 2, 4, 8}, {}};
   EXPECT_ERROR(callWith({null, view(b, {1, 2, 4, 8}), view(c, {1, 2, 4, 8})},

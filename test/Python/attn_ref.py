@@ -34,7 +34,9 @@ def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
     diag_br = i[None] + (tk[:, None, None] - l)           # [B, L, 1]
     diag = i[None].expand(b, l, 1) if causal == "top_left" else diag_br
     if alibi is not None:
-        dist = (diag[:, None] - j[None, None]).abs().to(torch.float64)  # [B,1,L,S]
+        # ALiBi measures from the query's position in the sequence, the
+        # bottom-right diagonal, whatever the causal kind (docs/pytorch.md).
+        dist = (diag_br[:, None] - j[None, None]).abs().to(torch.float64)  # [B,1,L,S]
         sc = sc - torch.as_tensor(alibi, dtype=torch.float64)[None, :, None, None] * dist
     if add is not None:
         sc = sc + add.detach().to(torch.float64)

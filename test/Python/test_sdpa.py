@@ -215,6 +215,58 @@ def test_softcap_and_alibi():
         sdpa(q, k, v, softcap=-1.0)
 
 
+def test_alibi_measures_from_the_bottom_right_diagonal():
+    # With top-left causal and L > S the two diagonals give different
+    # distances; ALiBi uses the query's position in the sequence, i + S - L.
+    q, k, v = qkv(l=12, s=7)
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625])
+    for causal in (None, "top_left", "bottom_right"):
+        check(sdpa(q, k, v, alibi_slopes=slopes, causal=causal),
+              attn_ref.sdpa(q, k, v, alibi=slopes, causal=causal), tol=5e-6)
+
+
+def test_random_configurations():
+    # Seeded draws over dtype, shapes, GQA, causal kind, mask kind and shape,
+    # window, softcap, ALiBi, key lengths and scale, each against attn_ref.
+    import random
+    rng = random.Random(2024)
+    tol = {torch.float32: 1e-5, torch.float16: 4e-3, torch.bfloat16: 3e-2}
+    for it in range(30):
+        dt = rng.choice(list(tol))
+        b, hkv = rng.randint(1, 3), rng.choice([1, 2])
+        h = hkv * rng.choice([1, 2, 3])
+        l, s = rng.randint(1, 70), rng.randint(1, 90)
+        e = rng.choice([8, 16, 32, 64, 80])
+        ev = rng.choice([e, 16])
+        causal = rng.choice([None, "top_left", "bottom_right"])
+        g = torch.Generator().manual_seed(it)
+        q = torch.randn(b, h, l, e, generator=g).to(dt)
+        k = torch.randn(b, hkv, s, e, generator=g).to(dt)
+        v = torch.randn(b, hkv, s, ev, generator=g).to(dt)
+        kw, rk = {}, {}
+        mask = rng.choice([None, "bool", "float"])
+        if mask:
+            shape = rng.choice([(l, s), (b, 1, 1, s), (b, h, l, s), (1, h, 1, s), (h, l, s)])
+            if mask == "bool":
+                kw["attn_mask"] = rk["keep"] = torch.rand(*shape, generator=g) < 0.7
+            else:
+                kw["attn_mask"] = rk["add"] = torch.randn(*shape, generator=g).to(dt)
+        if rng.random() < 0.3:
+            w = (rng.choice([None, 0, 3, 10]), rng.choice([None, 0, 5]))
+            if w != (None, None):
+                kw["window"] = rk["window"] = w
+        if rng.random() < 0.3:
+            kw["softcap"] = rk["softcap"] = rng.choice([5.0, 30.0])
+        if rng.random() < 0.3:
+            kw["alibi_slopes"] = rk["alibi"] = torch.rand(h, generator=g) * 0.5
+        if rng.random() < 0.3:
+            kw["key_lengths"] = rk["key_lengths"] = [rng.randint(0, s) for _ in range(b)]
+        if rng.random() < 0.3:
+            kw["scale"] = rk["scale"] = rng.choice([0.1, 0.5])
+        out = sdpa(q, k, v, causal=causal, enable_gqa=True, **kw)
+        check(out, attn_ref.sdpa(q, k, v, causal=causal, **rk), dt, tol=tol[dt])
+
+
 def test_key_lengths():
     q, k, v = qkv(b=3, l=4, s=50)
     lens = [50, 17, 0]

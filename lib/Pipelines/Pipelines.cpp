@@ -76,6 +76,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   tiling.tileK = options.tileK;
   tiling.vectorWidth = options.vectorWidth;
   tiling.reportUnfused = options.reportUnfused;
+  tiling.minWorkItems = options.minWorkItems;
   pm.addPass(createConvertAttnToLoops(tiling));
   // What the fused lowering left (projections, f16/bf16, dropout) takes the
   // reference route.

@@ -35,6 +35,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <thread>
 
 using namespace mlir;
 
@@ -358,9 +359,12 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       cpu.vectorWidth = options.vectorWidth.value_or(width);
       cf->usedTiling = {int64_t(cpu.tileQ), int64_t(cpu.tileK), int64_t(cpu.vectorWidth)};
       cpu.threads = options.threads;
+      // Split the keys (flash-decoding) when there are fewer than two work
+      // items per thread.
+      cpu.minWorkItems = options.minWorkItems.value_or(2 * workerThreads(options.threads));
       cpu.reportUnfused = true;
       std::string bad = mlir::attn::checkAttnToLoopsOptions(
-          {cpu.tileQ, cpu.tileK, cpu.vectorWidth});
+          {cpu.tileQ, cpu.tileK, cpu.vectorWidth, /*reportUnfused=*/true, cpu.minWorkItems});
       if (!bad.empty())
         return compileError(CompileErrorKind::BadOption, bad);
       mlir::attn::buildCpuPipeline(pm, cpu);
@@ -524,6 +528,18 @@ static std::vector<int64_t> descriptorFor(const void *data,
   return d;
 }
 
+
+int64_t workerThreads(int64_t requested) {
+  if (requested > 0)
+    return requested;
+  if (const char *env = std::getenv("OMP_NUM_THREADS")) {
+    char *end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && n > 0)
+      return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 int64_t hostVectorWidth() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();

@@ -80,7 +80,9 @@ struct Spec {
   /// constant: `lengths` when given, else random in [0, Tk] per shape.
   std::optional<DType> lengthsInput;
   ref::Mask::Kind mask = ref::Mask::Kind::None;
+  bool maskPerHead = false; ///< mask [B,H,Tq,Tk] instead of [B,1,Tq,Tk]
   std::optional<RopeSpec> rope;
+  DType dtype = DType::F32; ///< of q, k, v and the output
 };
 
 struct Shape {
@@ -114,12 +116,16 @@ std::string floatAttr(double v) {
 std::string source(const Spec &s, const Shape &shape) {
   int64_t b = s.dynamic ? kDyn : shape.b, tq = s.dynamic ? kDyn : shape.tq,
           tk = s.dynamic ? kDyn : shape.tk;
-  std::string qT = tensorType({b, s.h, tq, s.d}), kT = tensorType({b, s.hkv, tk, s.d}),
-              vT = tensorType({b, s.hkv, tk, s.dv}), oT = tensorType({b, s.h, tq, s.dv});
+  std::string elt = s.dtype == DType::F16 ? "f16" : s.dtype == DType::BF16 ? "bf16" : "f32";
+  std::string qT = tensorType({b, s.h, tq, s.d}, elt),
+              kT = tensorType({b, s.hkv, tk, s.d}, elt),
+              vT = tensorType({b, s.hkv, tk, s.dv}, elt),
+              oT = tensorType({b, s.h, tq, s.dv}, elt);
   std::vector<std::pair<std::string, std::string>> args{{"q", qT}, {"k", kT}, {"v", vT}};
   std::string mT, sT, lT, tqT, tkT;
   if (s.mask != ref::Mask::Kind::None) {
-    mT = tensorType({b, 1, tq, tk}, s.mask == ref::Mask::Kind::Keep ? "i1" : "f32");
+    mT = tensorType({b, s.maskPerHead ? s.h : 1, tq, tk},
+                    s.mask == ref::Mask::Kind::Keep ? "i1" : "f32");
     args.push_back({"m", mT});
   }
   if (s.slopes != Slopes::None) {
@@ -206,6 +212,15 @@ std::pair<ref::Tensor, ref::Tensor> ropeTables(std::vector<int64_t> shape, std::
   return {c, s};
 }
 
+/// Rounds every element of `t` to `dtype` (F16, BF16; F32: to float).
+void roundTo(ref::Tensor &t, DType dtype) {
+  auto h = runtime::HostTensor::zeros(dtype, t.shape);
+  for (int64_t i = 0; i < h.numel(); ++i) {
+    h.setFromFloat(i, static_cast<float>(t.data[i]));
+    t.data[i] = h.getAsFloat(i);
+  }
+}
+
 /// Inputs and the reference output of `s` at one shape.
 struct Instance {
   std::vector<ref::Tensor> inputs;
@@ -222,9 +237,12 @@ Instance instance(const Spec &s, const Shape &sh, std::mt19937 &gen) {
   ref::Tensor q = randomTensor({sh.b, s.h, sh.tq, s.d}, gen),
               k = randomTensor({sh.b, s.hkv, sh.tk, s.d}, gen),
               v = randomTensor({sh.b, s.hkv, sh.tk, s.dv}, gen);
-  add(q);
-  add(k);
-  add(v);
+  // f16/bf16 operands: the reference sees the rounded values the kernel
+  // gets.
+  for (ref::Tensor *x : {&q, &k, &v}) {
+    roundTo(*x, s.dtype);
+    add(*x, s.dtype);
+  }
   ref::SdpaOptions o;
   if (s.scale)
     o.scale = *s.scale;
@@ -234,7 +252,7 @@ Instance instance(const Spec &s, const Shape &sh, std::mt19937 &gen) {
   o.window = s.window;
   ref::Mask m;
   if (s.mask != ref::Mask::Kind::None) {
-    m = randomMask(s.mask, {sh.b, 1, sh.tq, sh.tk}, gen);
+    m = randomMask(s.mask, {sh.b, s.maskPerHead ? s.h : 1, sh.tq, sh.tk}, gen);
     o.mask = &m;
     add(m.values, s.mask == ref::Mask::Kind::Keep ? DType::Bool : DType::F32);
   }
@@ -277,7 +295,7 @@ Instance instance(const Spec &s, const Shape &sh, std::mt19937 &gen) {
 /// Compiles `s` (once when dynamic, once per shape when static) through
 /// `pipeline` and compares every shape with the reference.
 void runSpec(const Spec &s, const std::vector<Shape> &shapes, Pipeline pipeline,
-             unsigned seed, double tol = kTol) {
+             unsigned seed, double tol = kTol, const runtime::JitOptions &options = {}) {
   std::mt19937 gen(seed);
   std::unique_ptr<Jitted> jit;
   for (const Shape &sh : shapes) {
@@ -285,7 +303,7 @@ void runSpec(const Spec &s, const std::vector<Shape> &shapes, Pipeline pipeline,
                  " Tk=" + std::to_string(sh.tk) + " " +
                  runtime::pipelineName(pipeline).str());
     if (!jit || !s.dynamic) {
-      jit = std::make_unique<Jitted>(source(s, sh), "f", pipeline);
+      jit = std::make_unique<Jitted>(source(s, sh), "f", pipeline, options);
       ASSERT_TRUE(jit->ok());
     }
     Instance in = instance(s, sh, gen);
@@ -873,4 +891,119 @@ func.func @f(%q: tensor<2x4x9x16xf16>, %k: tensor<2x2x21x16xf16>, %v: tensor<2x2
     EXPECT_LE(relativeError(out[0], want), 4e-3);
   }
 }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Decode and short queries on the cpu kernel (issue 13): a static Tq below
+// tile-q puts the G·Tq rows of a GQA group in one tile (row r is query
+// r mod Tq of head kvHead·G + r / Tq), and with fewer work items than
+// min-work-items each tile's keys are split across threads and the splits'
+// (m, l, acc) merged. Tq ∈ {1, 2, 7}, Tk up to 4099 (not a multiple of the
+// 64-key tile or of the 4-tile split), G ∈ {1, 4, 8}, both causal kinds,
+// splits that leave some empty (top-left rows see only their first keys),
+// 8 and 16 lanes, the per-row head of masks, ALiBi slopes and the output,
+// f16/bf16 operands; against the double reference.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct DecodeCase {
+  int64_t tq, tk, h, hkv;
+  ref::Causal causal;
+  bool split;          ///< min-work-items 4096: as many splits as allowed
+  int64_t vectorWidth; ///< 8 or 16 lanes
+  int64_t d = 64;
+  DType dtype = DType::F32;
+  std::string feature = ""; ///< "", mask, additive, alibi, lengths, window, softcap
+};
+
+std::string decodeName(const DecodeCase &c) {
+  std::string dt = c.dtype == DType::F16 ? "_f16" : c.dtype == DType::BF16 ? "_bf16" : "";
+  return "Tq" + std::to_string(c.tq) + "_Tk" + std::to_string(c.tk) + "_H" +
+         std::to_string(c.h) + "_Hkv" + std::to_string(c.hkv) + "_" + causalName(c.causal) +
+         (c.split ? "_split" : "_nosplit") + "_w" + std::to_string(c.vectorWidth) + "_D" +
+         std::to_string(c.d) + dt + (c.feature.empty() ? "" : "_" + c.feature);
+}
+
+void PrintTo(const DecodeCase &c, std::ostream *os) { *os << decodeName(c); }
+
+class DecodeGrid : public ::testing::TestWithParam<DecodeCase> {};
+
+TEST_P(DecodeGrid, CpuKernelMatchesReference) {
+  const DecodeCase &c = GetParam();
+  Spec s;
+  s.h = c.h;
+  s.hkv = c.hkv;
+  s.d = c.d;
+  s.dv = c.d == 64 ? 48 : c.d; // Dv != D, not a multiple of 16 lanes
+  s.causal = c.causal;
+  s.dtype = c.dtype;
+  if (c.feature == "mask" || c.feature == "additive") {
+    s.mask = c.feature == "mask" ? ref::Mask::Kind::Keep : ref::Mask::Kind::Add;
+    s.maskPerHead = true;
+  } else if (c.feature == "alibi") {
+    s.slopes = Slopes::PerBatchHead;
+  } else if (c.feature == "lengths") {
+    s.lengthsInput = DType::I32;
+  } else if (c.feature == "window") {
+    s.window = ref::Window{700, 3, ref::Causal::BottomRight};
+  } else if (c.feature == "softcap") {
+    s.softcap = 0.75f;
+  }
+  runtime::JitOptions options;
+  options.vectorWidth = c.vectorWidth;
+  options.minWorkItems = c.split ? 4096 : 0;
+  double tol = c.dtype == DType::F16 ? 2e-3 : c.dtype == DType::BF16 ? 1.6e-2 : kTol;
+  runSpec(s, {{2, c.tq, c.tk}}, Pipeline::Cpu,
+          static_cast<unsigned>(c.tq * 7 + c.tk + c.h * 3 + int(c.causal)), tol, options);
+}
+
+std::string decodeParamName(const ::testing::TestParamInfo<DecodeCase> &info) {
+  return decodeName(info.param);
+}
+
+constexpr auto kDecNone = ref::Causal::None, kDecTopLeft = ref::Causal::TopLeft,
+               kDecBottomRight = ref::Causal::BottomRight;
+INSTANTIATE_TEST_SUITE_P(
+    Decode, DecodeGrid,
+    ::testing::Values(
+        // tq, tk, h, hkv, causal, split, lanes[, d, dtype, feature]
+        DecodeCase{1, 4099, 8, 2, kDecBottomRight, true, 16},
+        DecodeCase{1, 4099, 8, 1, kDecNone, true, 8},
+        DecodeCase{1, 1, 8, 2, kDecBottomRight, true, 16},
+        DecodeCase{1, 65, 4, 4, kDecTopLeft, true, 16},
+        DecodeCase{2, 4099, 8, 1, kDecTopLeft, true, 16}, // most splits empty
+        DecodeCase{2, 300, 8, 2, kDecBottomRight, false, 8},
+        DecodeCase{2, 1000, 4, 4, kDecNone, true, 16},
+        DecodeCase{7, 4099, 8, 2, kDecBottomRight, true, 8},
+        DecodeCase{7, 65, 8, 1, kDecTopLeft, false, 16},  // 56 rows: one tile
+        DecodeCase{7, 1000, 8, 1, kDecNone, true, 16, 80}, // D 80: K element-wise
+        DecodeCase{1, 2048, 8, 2, kDecBottomRight, true, 16, 64, DType::F16},
+        DecodeCase{7, 700, 8, 2, kDecTopLeft, true, 8, 64, DType::BF16},
+        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "mask"},
+        DecodeCase{7, 1500, 8, 2, kDecNone, true, 16, 64, DType::F32, "additive"},
+        DecodeCase{2, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "alibi"},
+        DecodeCase{1, 2500, 8, 1, kDecBottomRight, true, 16, 64, DType::F32, "lengths"},
+        DecodeCase{7, 2500, 8, 2, kDecNone, true, 8, 64, DType::F32, "window"},
+        DecodeCase{2, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap"}),
+    decodeParamName);
+
+/// Prefill shapes through the same kernel with 16 lanes (8-row register
+/// blocks, keys transposed in registers) and a split forced on a few
+/// tiles: Tq, Tk not multiples of any tile.
+TEST(DecodeGrid, PrefillWithSixteenLanesAndSplits) {
+  Spec s;
+  s.h = 4;
+  s.hkv = 2;
+  s.d = s.dv = 32;
+  s.causal = ref::Causal::TopLeft;
+  runtime::JitOptions options;
+  options.vectorWidth = 16;
+  options.minWorkItems = 4096;
+  runSpec(s, {{2, 130, 1100}}, Pipeline::Cpu, 7, kTol, options);
+  options.minWorkItems = 0;
+  s.causal = ref::Causal::BottomRight;
+  runSpec(s, {{2, 130, 1100}}, Pipeline::Cpu, 8, kTol, options);
+}
+
 } // namespace

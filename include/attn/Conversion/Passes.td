@@ -237,6 +237,22 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     converted to f32 as the tiles are packed (everything is computed in
     f32) and the output is rounded once.
 
+    Register blocking follows `vector-width`: at 16 lanes (AVX-512, 32
+    vector registers) the two microkernels keep 8 rows x 2 vectors of
+    accumulators, at 8 lanes (AVX2, 16 registers) 4 rows x 2. K tiles are
+    transposed w x w at a time in registers (w·log2 w shuffles per block)
+    when D and tile-k are multiples of the width.
+
+    Decode and short queries: when the static Tq is below `tile-q`, a Q tile
+    holds the `G·Tq` rows of the G query heads that share one K/V head (GQA
+    group), rounded up to the row block, so every K/V tile is read once per
+    group. When there are fewer work items (K/V head x batch x [query head]
+    x Q tile) than `min-work-items`, each tile's keys are split into runs of
+    at least 4 K/V tiles that run in parallel (flash-decoding): each split
+    keeps its (m, l, acc), and a second parallel loop merges them with the
+    online-softmax rule; the split states are the only heap scratch,
+    `splits x items x tile-q x (Dv + 2)` floats.
+
     The attention variants are computed in the kernel, each rule once in
     the shared FlashAttention core: `softcap` (`c·tanh(s/c)` on the score
     registers, tanh built from the same `exp2`), ALiBi (`-slope·|i + L -
@@ -261,10 +277,14 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
            "Keys per tile (a multiple of 2 x vector-width)">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
-           "f32 lanes per vector (8 for AVX2)">,
+           "f32 lanes per vector (8 for AVX2, 16 for AVX-512)">,
     Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
            "Emit a remark at each attn.sdpa (and each primitive chain) left "
-           "to the unfused reference lowering, with the reason">
+           "to the unfused reference lowering, with the reason">,
+    Option<"minWorkItems", "min-work-items", "int64_t", /*default=*/"0",
+           "Split the keys of each Q tile across threads when an sdpa has "
+           "fewer work items than this (0 or 1: never split; attn-run and "
+           "the compile-and-call API use 2 x threads)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

@@ -34,6 +34,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width", llvm::cl::desc("f32 lanes per vector"),
       llvm::cl::init(ConvertAttnToLoopsOptions().vectorWidth)};
+  PassOptions::Option<int64_t> minWorkItems{
+      *this, "min-work-items",
+      llvm::cl::desc("Split each Q tile's keys across threads below this many "
+                     "work items (0: never)"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().minWorkItems)};
   PassOptions::Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Worker threads (0: one per core, or OMP_NUM_THREADS)"),

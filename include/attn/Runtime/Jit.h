@@ -81,6 +81,10 @@ llvm::Error checkInputValues(mlir::ModuleOp module, llvm::StringRef entry,
 /// uses: 16 with AVX-512F, 8 otherwise (AVX2, or any other host).
 int64_t hostVectorWidth();
 
+/// The worker threads a cpu kernel runs on: `requested` when positive, else
+/// OMP_NUM_THREADS when set, else one per hardware thread.
+int64_t workerThreads(int64_t requested);
+
 /// Peak resident set size of this process (VmHWM, since the last reset of
 /// the mark), in MiB; -1 where /proc is unavailable.
 double peakRssMiB();
@@ -106,6 +110,10 @@ struct JitOptions {
   std::optional<int64_t> vectorWidth;
   /// cpu: worker threads (0: one per core or OMP_NUM_THREADS).
   int64_t threads = 0;
+  /// cpu: split each Q tile's keys across threads when an sdpa has fewer
+  /// work items than this (convert-attn-to-loops' min-work-items); unset:
+  /// twice the worker threads.
+  std::optional<int64_t> minWorkItems;
   /// attn-gpu-pipeline: the target chip (empty: the device's, e.g. sm_90)
   /// and what the gpu.binary holds (isa: PTX, JIT-compiled by the driver).
   std::string gpuChip;

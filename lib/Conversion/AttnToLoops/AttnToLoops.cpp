@@ -44,51 +44,94 @@ namespace {
 
 using namespace mlir::attn::flash;
 
-constexpr int64_t kRowBlock = 4; // rows per microkernel register block
+constexpr int64_t kRowBlock = 4; // rows per register block (16-register ISAs)
+/// Fewest K/V tiles a key split runs: fewer and the merge costs more than
+/// the parallelism gains.
+constexpr int64_t kMinTilesPerSplit = 4;
 
-/// The FlashAttention-2 loop nest of one (b, h, Q tile): attend() runs the
-/// online softmax over the visible K/V tiles and returns the tile's state
-/// (m, l, acc); writeOutput() normalises it into O. A caller that merges
-/// partial states (split-K, ring attention) takes the state instead.
+/// The rows of one Q tile and the (query head, query row) each stands for.
+/// Per-head tiles hold rows r0 .. r0 + count of one head h (row r is query
+/// r). Grouped tiles (a static Tq below tile-q: decode) number the G·Tq rows
+/// of the G query heads that read K/V head `kvHead`, row r being query
+/// r mod Tq of head kvHead·G + r / Tq: each K/V tile is then loaded and
+/// transposed once for the whole group instead of once per query head.
+struct TileRows {
+  bool grouped = false;
+  Value kvHead, head; ///< head: per-head tiles only
+  Value r0, count;    ///< first row, valid rows (<= tile-q)
+  Value total;        ///< rows in the row space: Tq, or G·Tq
+};
+
+/// The FlashAttention-2 loop nest of one Q tile: attend() runs the online
+/// softmax over the visible K/V tiles (or one split of them) and returns
+/// the tile's state (m, l, acc); writeOutput() normalises a state into O.
+/// The key-split path stores the states and merges them (mergeSplits).
 class FlashKernel {
 public:
   FlashKernel(FlashBuilder &e, const SdpaProblem &p, const SdpaBuffers &s,
               const ConvertAttnToLoopsOptions &t)
       : e(e), p(p), s(s), t(t),
-        dvPadded((p.dv + t.vectorWidth - 1) / t.vectorWidth * t.vectorWidth) {}
+        dvPadded((p.dv + t.vectorWidth - 1) / t.vectorWidth * t.vectorWidth),
+        // 32 vector registers (AVX-512) hold 8 rows × 2 vectors of
+        // accumulators; 16 (AVX2) hold 4 rows × 2.
+        rowBlock(t.vectorWidth >= 16 && t.tileQ % (2 * kRowBlock) == 0 ? 2 * kRowBlock
+                                                                       : kRowBlock) {}
 
-  /// Q tile `qTile` of (b, h) against every key it sees.
-  TileState attend(Value bIdx, Value hIdx, Value qTile) {
+  /// The tile's rows against the keys they see, or against split `split`
+  /// of `splits` (contiguous runs of the visible K/V tiles).
+  TileState attend(Value bIdx, const TileRows &rows, Value split = {}, Value splits = {}) {
     this->bIdx = bIdx;
-    this->hIdx = hIdx;
-    hkv = e.div(hIdx, e.idx(p.group));
-    q0 = e.mul(qTile, e.idx(t.tileQ));
-    qRows = e.minI(e.idx(t.tileQ), e.sub(s.tq, q0));
+    this->rows = rows;
+    hkv = rows.kvHead;
     keys.emplace(e, p, s, bIdx);
-    if (p.hasAlibi())
-      alibi.emplace(e, p, s, *keys, bIdx, hIdx);
+    // One head per tile: its ALiBi slope is read once; grouped tiles read
+    // each row's.
+    tileAlibi.reset();
+    if (p.hasAlibi() && !rows.grouped)
+      tileAlibi.emplace(e, p, s, *keys, bIdx, rows.head);
 
     allocateScratch();
     packQueryTile();
     initRunningState();
     // Only the K/V tiles holding a key some row of this Q tile sees.
-    KeyVisibility::Range tiles = keys->tileRange(
-        [&] { return q0; }, [&] { return e.add(q0, qRows); }, t.tileK);
+    QueryRange q = queryRange();
+    KeyVisibility::Range tiles =
+        keys->tileRange([&] { return q.begin; }, [&] { return q.end; }, t.tileK);
+    if (split) {
+      Value chunk = e.ceilDiv(e.sub(tiles.end, tiles.begin), splits);
+      Value first = e.minI(e.add(tiles.begin, e.mul(split, chunk)), tiles.end);
+      tiles = {first, e.minI(e.add(first, chunk), tiles.end)};
+    }
     e.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
       Value k0 = e.mul(kTile, e.idx(t.tileK));
       // Keys past L (the key length, else Tk) are neither read nor kept.
       Value kRows = e.minI(e.idx(t.tileK), e.sub(keys->keyCount(), k0));
       packKeyValueTile(k0, kRows);
       computeScores(k0);
-      maskTile(k0, kRows);
+      maskTile(q, k0, kRows);
       onlineSoftmax();
       accumulateValues();
     });
     return TileState{mRow, lRow, acc};
   }
 
-  /// O[b, h, q0 + i, c] = acc[i][c] / l_i, and 0 for a row that saw no key.
-  void writeOutput(const TileState &state);
+  /// O[b, h, q, c] = acc[i][c] / l_i for each valid row i (h, q its head
+  /// and query), and 0 for a row that saw no key.
+  void writeOutput(Value bIdx, const TileRows &rows, const TileState &state);
+
+  /// The scratch a split's state is kept in between the two parallel loops:
+  /// m and l [slots·tile-q], acc [slots·tile-q, Dv padded].
+  struct SplitStates {
+    Value m, l, acc;
+  };
+  /// Copies the valid rows of `state` into slot `slot` of `states`.
+  void storeSplit(const TileState &state, const SplitStates &states, Value slot);
+  /// Merges the `splits` states in slots firstSlot .. + splits (the online
+  /// softmax merge rule of TileState) and writes the output rows.
+  void mergeSplits(Value bIdx, const TileRows &rows, const SplitStates &states,
+                   Value firstSlot, Value splits);
+
+  int64_t paddedDv() const { return dvPadded; }
 
 private:
   FlashBuilder &e;
@@ -96,14 +139,44 @@ private:
   const SdpaBuffers &s;
   const ConvertAttnToLoopsOptions &t;
   std::optional<KeyVisibility> keys; // per batch row
-  std::optional<AlibiBias> alibi;    // per (batch row, head)
+  std::optional<AlibiBias> tileAlibi; // per-head tiles: the tile's head
   int64_t dvPadded;
-  Value bIdx, hIdx, hkv, q0, qRows;
+  int64_t rowBlock;
+  TileRows rows;
+  Value bIdx, hkv;
   Value qs, kt, vt, sp, acc, mRow, lRow, alphaRow;
 
+  /// Row i of the tile, clamped to the last row of the row space (padding
+  /// rows repeat it: their rules and mask are a real row's).
+  Value rowAt(Value i) {
+    return e.minI(e.add(rows.r0, i), e.sub(rows.total, e.idx(1)));
+  }
+  Value headOf(Value r) {
+    if (!rows.grouped)
+      return rows.head;
+    return e.add(e.mul(rows.kvHead, e.idx(p.group)), e.div(r, s.tq));
+  }
+  Value queryOf(Value r) { return rows.grouped ? e.rem(r, s.tq) : r; }
+
+  /// The query positions the tile's rows cover, [begin, end): a grouped
+  /// tile that crosses from one head into the next covers [0, Tq).
+  struct QueryRange {
+    Value begin, end;
+  };
+  QueryRange queryRange() {
+    Value last = e.sub(e.add(rows.r0, rows.count), e.idx(1));
+    if (!rows.grouped)
+      return {rows.r0, e.add(last, e.idx(1))};
+    Value crosses = e.cmpI(arith::CmpIPredicate::ne, e.div(rows.r0, s.tq), e.div(last, s.tq));
+    return {e.select(crosses, e.idx(0), e.rem(rows.r0, s.tq)),
+            e.select(crosses, s.tq, e.add(e.rem(last, s.tq), e.idx(1)))};
+  }
+
+  /// Stack scratch on a cache-line boundary (a vector load straddling two
+  /// lines costs two).
   Value scratch(ArrayRef<int64_t> shape) {
-    return memref::AllocaOp::create(e.b, e.loc,
-                                    MemRefType::get(shape, e.f32()));
+    return memref::AllocaOp::create(e.b, e.loc, MemRefType::get(shape, e.f32()),
+                                    ValueRange{}, e.b.getI64IntegerAttr(64));
   }
 
   void allocateScratch() {
@@ -149,12 +222,14 @@ private:
     });
   }
 
-  /// Qs[i][d] = Q[b, h, q0 + i, d] · scale · log2(e), zero past Tq.
+  /// Qs[i][d] = Q[b, h_i, q_i, d] · scale · log2(e), zero past the valid
+  /// rows.
   void packQueryTile() {
-    e.loop(e.idx(0), qRows, 1, [&](Value i) {
-      copyRow(s.q, hIdx, e.add(q0, i), p.d, qs, i, p.scaleLog2);
+    e.loop(e.idx(0), rows.count, 1, [&](Value i) {
+      Value r = e.add(rows.r0, i);
+      copyRow(s.q, headOf(r), queryOf(r), p.d, qs, i, p.scaleLog2);
     });
-    zeroRows(qs, qRows, t.tileQ, p.d);
+    zeroRows(qs, rows.count, t.tileQ, p.d);
   }
 
   /// m = -inf, l = 0, acc = 0.
@@ -168,20 +243,43 @@ private:
   }
 
   /// Kt[d][j] = K[b, h/G, k0 + j, d] and Vt[j][c] = V[b, h/G, k0 + j, c],
-  /// zero past Tk (and past Dv). Only a partial last tile pays for zeroing.
+  /// V zero past the tile's keys (and past Dv). K is transposed a w × w
+  /// block at a time in registers when D and tile-k allow (rows past the
+  /// tile's keys repeat its last key: the keep rules hide those columns),
+  /// element by element otherwise (zero past the keys).
   void packKeyValueTile(Value k0, Value kRows) {
+    int64_t w = t.vectorWidth;
+    bool blocked = p.d % w == 0 && t.tileK % w == 0 && llvm::isPowerOf2_64(w);
+    if (blocked) {
+      Value lastKey = e.add(k0, e.sub(kRows, e.idx(1)));
+      e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
+        SmallVector<Value> keyRows;
+        for (int64_t x = 0; x < w; ++x)
+          keyRows.push_back(e.minI(e.add(k0, e.add(j, e.idx(x))), lastKey));
+        e.loop(e.idx(0), e.idx(p.d), w, [&](Value d) {
+          SmallVector<Value> block;
+          for (int64_t x = 0; x < w; ++x)
+            block.push_back(e.vloadF32(s.k, {bIdx, hkv, keyRows[x], d}));
+          transposeInRegisters(block);
+          for (int64_t x = 0; x < w; ++x)
+            e.vstore(block[x], kt, {e.add(d, e.idx(x)), j});
+        });
+      });
+    }
     e.loop(e.idx(0), kRows, 1, [&](Value j) {
       Value row = e.add(k0, j);
-      e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) {
-        e.store(e.loadF32(s.k, {bIdx, hkv, row, d}), kt, {d, j});
-      });
+      if (!blocked)
+        e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) {
+          e.store(e.loadF32(s.k, {bIdx, hkv, row, d}), kt, {d, j});
+        });
       copyRow(s.v, hkv, row, p.dv, vt, j);
     });
     Value partial = e.lt(kRows, e.idx(t.tileK));
     e.ifThen(partial, [&] {
-      e.loop(kRows, e.idx(t.tileK), 1, [&](Value j) {
-        e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) { e.store(e.f(0.0), kt, {d, j}); });
-      });
+      if (!blocked)
+        e.loop(kRows, e.idx(t.tileK), 1, [&](Value j) {
+          e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) { e.store(e.f(0.0), kt, {d, j}); });
+        });
       zeroRows(vt, kRows, t.tileK, dvPadded);
     });
     if (dvPadded != p.dv) {
@@ -193,33 +291,66 @@ private:
     }
   }
 
-  /// S[i][j] = Σ_d Qs[i][d] · Kt[d][j]: 4 rows × 2 vectors of keys held in
-  /// registers, one broadcast FMA per (row, vector) and d; then, still in
-  /// registers, the softcap and the ALiBi bias.
+  /// Transposes the w × w block held as w vectors (w a power of two) with
+  /// w·log2(w) two-input shuffles: for each bit h of the index, rows i and
+  /// i + h (bit h clear in i) swap the lanes where the row's and the
+  /// lane's bit h differ, which moves element (i, j) to (j, i) once every
+  /// bit is done.
+  void transposeInRegisters(SmallVector<Value> &block) {
+    int64_t w = static_cast<int64_t>(block.size());
+    for (int64_t h = w / 2; h >= 1; h /= 2) {
+      SmallVector<int64_t> low, high; // lanes of shuffle(a, b): b's are w + j
+      for (int64_t j = 0; j < w; ++j) {
+        bool set = (j & h) != 0;
+        low.push_back(set ? w + j - h : j);
+        high.push_back(set ? w + j : j + h);
+      }
+      for (int64_t i = 0; i < w; ++i) {
+        if (i & h)
+          continue;
+        Value a = block[i], b = block[i + h];
+        block[i] = vector::ShuffleOp::create(e.b, e.loc, a, b, low);
+        block[i + h] = vector::ShuffleOp::create(e.b, e.loc, a, b, high);
+      }
+    }
+  }
+
+  /// S[i][j] = Σ_d Qs[i][d] · Kt[d][j]: rowBlock rows × 2 vectors of keys
+  /// held in registers, one broadcast FMA per (row, vector) and d; then,
+  /// still in registers, the softcap and the ALiBi bias.
   void computeScores(Value k0) {
     int64_t w = t.vectorWidth;
-    e.loop(e.idx(0), e.idx(t.tileQ), kRowBlock, [&](Value i) {
+    e.loop(e.idx(0), e.idx(t.tileQ), rowBlock, [&](Value i) {
       e.loop(e.idx(0), e.idx(t.tileK), 2 * w, [&](Value j) {
         Value j1 = e.add(j, e.idx(w));
-        SmallVector<Value> init(2 * kRowBlock, e.splat(0.0));
+        SmallVector<Value> init(2 * rowBlock, e.splat(0.0));
         SmallVector<Value> sums =
             e.loopCarry(e.idx(0), e.idx(p.d), 1, init, [&](Value d, ValueRange a) {
               Value k0v = e.vload(kt, {d, j}), k1v = e.vload(kt, {d, j1});
               SmallVector<Value> next;
-              for (int64_t r = 0; r < kRowBlock; ++r) {
+              for (int64_t r = 0; r < rowBlock; ++r) {
                 Value qb = e.bcast(e.load(qs, {e.add(i, e.idx(r)), d}));
                 next.push_back(e.fma(qb, k0v, a[2 * r]));
                 next.push_back(e.fma(qb, k1v, a[2 * r + 1]));
               }
               return next;
             });
-        for (int64_t r = 0; r < kRowBlock; ++r) {
+        for (int64_t r = 0; r < rowBlock; ++r) {
           Value row = e.add(i, e.idx(r));
           Value cols[2] = {j, j1};
+          std::optional<AlibiBias> rowAlibi;
+          AlibiBias *alibi = tileAlibi ? &*tileAlibi : nullptr;
+          Value rowQ;
+          if (p.hasAlibi()) {
+            Value tileRow = rowAt(row);
+            rowQ = queryOf(tileRow);
+            if (!alibi)
+              alibi = &rowAlibi.emplace(e, p, s, *keys, bIdx, headOf(tileRow));
+          }
           for (int64_t v = 0; v < 2; ++v) {
             Value x = softcapScores(e, p, sums[2 * r + v]);
             if (alibi)
-              x = e.fadd(x, alibi->atLanes(e.add(q0, row), e.add(k0, cols[v])));
+              x = e.fadd(x, alibi->atLanes(rowQ, e.add(k0, cols[v])));
             e.vstore(x, sp, {row, cols[v]});
           }
         }
@@ -232,19 +363,19 @@ private:
   /// interval [firstKey, keyEnd) (key length, causal, window). Only a tile
   /// that some row does not see whole pays for the keep rules, in vectors
   /// (lane key index against the row's interval).
-  void maskTile(Value k0, Value kRows) {
+  void maskTile(const QueryRange &q, Value k0, Value kRows) {
     // The operand mask first (so a -inf of the keep rules is never added
     // to), then the keep rules.
     if (s.mask)
       applyMaskOperand(k0, kRows);
     int64_t w = t.vectorWidth;
-    Value need = e.notI(keys->allVisible(q0, [&] { return e.add(q0, qRows); }, k0, t.tileK));
+    Value need = e.notI(keys->allVisible(q.begin, [&] { return q.end; }, k0, t.tileK));
     e.ifThen(need, [&] {
       Value iota = e.laneIndices();
       Value ninf = e.splat(-INFINITY);
       e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
         // The row's visible keys relative to k0: [lo, hi].
-        Value row = e.add(q0, i);
+        Value row = queryOf(rowAt(i));
         Value hiV = e.bcastI32(e.sub(e.minI(keys->keyEnd(row), e.add(k0, kRows)),
                                      e.add(k0, e.idx(1))));
         Value loV = p.windowLeft ? e.bcastI32(e.sub(keys->firstKey(row), k0)) : Value();
@@ -266,18 +397,18 @@ private:
   /// false, for the valid keys of the tile.
   void applyMaskOperand(Value k0, Value kRows) {
     e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
-      Value qClamped = e.minI(e.add(q0, i), e.sub(s.tq, e.idx(1)));
+      Value r = rowAt(i);
+      Value h = headOf(r), qi = queryOf(r);
       e.loop(e.idx(0), kRows, 1, [&](Value j) {
         Value kj = e.add(k0, j);
         Value x = e.load(sp, {i, j});
         Value m = p.maskKind == MaskKind::Keep
-                      ? e.load(s.mask, maskIndices(e, p.maskType, bIdx, hIdx, qClamped, kj))
-                      : e.loadF32(s.mask, maskIndices(e, p.maskType, bIdx, hIdx, qClamped, kj));
+                      ? e.load(s.mask, maskIndices(e, p.maskType, bIdx, h, qi, kj))
+                      : e.loadF32(s.mask, maskIndices(e, p.maskType, bIdx, h, qi, kj));
         if (p.maskKind == MaskKind::Keep)
           x = e.select(m, x, e.negInf());
         else
-          x = e.fadd(x,
-                                    e.fmul(m, e.f(kLog2E)));
+          x = e.fadd(x, e.fmul(m, e.f(kLog2E)));
         e.store(x, sp, {i, j});
       });
     });
@@ -290,11 +421,9 @@ private:
     e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
       SmallVector<Value> mx = e.loopCarry(
           e.idx(0), e.idx(t.tileK), w, {e.splat(-INFINITY)}, [&](Value j, ValueRange a) {
-            return SmallVector<Value>{
-                e.fmax(a[0], e.vload(sp, {i, j}))};
+            return SmallVector<Value>{e.fmaxFast(e.vload(sp, {i, j}), a[0])};
           });
-      Value tileMax = vector::ReductionOp::create(e.b, e.loc, vector::CombiningKind::MAXIMUMF,
-                                                  mx[0]);
+      Value tileMax = e.maxLanes(mx[0]);
       Value mOld = e.load(mRow, {i});
       Value mNew = e.fmax(mOld, tileMax);
       // While a row has seen only -inf, subtract 0 instead (exp2 gives 0).
@@ -308,8 +437,7 @@ private:
             e.vstore(p, sp, {i, j});
             return SmallVector<Value>{e.fadd(a[0], p)};
           });
-      Value rowSum =
-          vector::ReductionOp::create(e.b, e.loc, vector::CombiningKind::ADD, sum[0]);
+      Value rowSum = e.sumLanes(sum[0]);
       Value alpha = e.exp2(e.fsub(mOld, mSafe));
       Value lNew = arith::AddFOp::create(
           e.b, e.loc, e.fmul(e.load(lRow, {i}), alpha), rowSum);
@@ -319,23 +447,22 @@ private:
     });
   }
 
-  /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: 4 rows × 1 or 2
-  /// vectors of columns in registers.
+  /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: rowBlock rows × 1
+  /// or 2 vectors of columns in registers.
   void accumulateValues() {
     int64_t w = t.vectorWidth;
     int64_t cols = dvPadded % (2 * w) == 0 ? 2 : 1;
-    e.loop(e.idx(0), e.idx(t.tileQ), kRowBlock, [&](Value i) {
+    e.loop(e.idx(0), e.idx(t.tileQ), rowBlock, [&](Value i) {
       e.loop(e.idx(0), e.idx(dvPadded), cols * w, [&](Value c) {
         SmallVector<Value> init;
         SmallVector<Value> colIdx;
         for (int64_t v = 0; v < cols; ++v)
           colIdx.push_back(e.add(c, e.idx(v * w)));
-        for (int64_t r = 0; r < kRowBlock; ++r) {
+        for (int64_t r = 0; r < rowBlock; ++r) {
           Value row = e.add(i, e.idx(r));
           Value alpha = e.bcast(e.load(alphaRow, {row}));
           for (int64_t v = 0; v < cols; ++v)
-            init.push_back(e.fmul(e.vload(acc, {row, colIdx[v]}),
-                                                 alpha));
+            init.push_back(e.fmul(e.vload(acc, {row, colIdx[v]}), alpha));
         }
         SmallVector<Value> sums = e.loopCarry(
             e.idx(0), e.idx(t.tileK), 1, init, [&](Value j, ValueRange a) {
@@ -343,14 +470,14 @@ private:
               for (int64_t v = 0; v < cols; ++v)
                 vv.push_back(e.vload(vt, {j, colIdx[v]}));
               SmallVector<Value> next;
-              for (int64_t r = 0; r < kRowBlock; ++r) {
+              for (int64_t r = 0; r < rowBlock; ++r) {
                 Value pb = e.bcast(e.load(sp, {e.add(i, e.idx(r)), j}));
                 for (int64_t v = 0; v < cols; ++v)
                   next.push_back(e.fma(pb, vv[v], a[r * cols + v]));
               }
               return next;
             });
-        for (int64_t r = 0; r < kRowBlock; ++r)
+        for (int64_t r = 0; r < rowBlock; ++r)
           for (int64_t v = 0; v < cols; ++v)
             e.vstore(sums[r * cols + v], acc, {e.add(i, e.idx(r)), colIdx[v]});
       });
@@ -358,25 +485,74 @@ private:
   }
 };
 
-void FlashKernel::writeOutput(const TileState &state) {
+void FlashKernel::writeOutput(Value bIdx, const TileRows &rows, const TileState &state) {
+  this->rows = rows;
   int64_t w = t.vectorWidth;
-  e.loop(e.idx(0), qRows, 1, [&](Value i) {
+  e.loop(e.idx(0), rows.count, 1, [&](Value i) {
     Value l = e.load(state.l, {i});
     Value inv = e.inverseRowSum(l);
-    Value row = e.add(q0, i);
+    Value r = e.add(rows.r0, i);
+    Value h = headOf(r), row = queryOf(r);
     if (p.dv % w == 0) {
       Value invV = e.bcast(inv);
       e.loop(e.idx(0), e.idx(p.dv), w, [&](Value c) {
         Value x = e.fmul(e.vload(state.acc, {i, c}), invV);
-        e.storeFromF32(x, s.out, {bIdx, hIdx, row, c});
+        e.storeFromF32(x, s.out, {bIdx, h, row, c});
       });
       return;
     }
     e.loop(e.idx(0), e.idx(p.dv), 1, [&](Value c) {
       Value x = e.fmul(e.load(state.acc, {i, c}), inv);
-      e.storeFromF32(x, s.out, {bIdx, hIdx, row, c});
+      e.storeFromF32(x, s.out, {bIdx, h, row, c});
     });
   });
+}
+
+void FlashKernel::storeSplit(const TileState &state, const SplitStates &states, Value slot) {
+  Value base = e.mul(slot, e.idx(t.tileQ));
+  e.loop(e.idx(0), rows.count, 1, [&](Value i) {
+    Value at = e.add(base, i);
+    e.store(e.load(state.m, {i}), states.m, {at});
+    e.store(e.load(state.l, {i}), states.l, {at});
+    e.loop(e.idx(0), e.idx(dvPadded), t.vectorWidth, [&](Value c) {
+      e.vstore(e.vload(state.acc, {i, c}), states.acc, {at, c});
+    });
+  });
+}
+
+void FlashKernel::mergeSplits(Value bIdx, const TileRows &rows, const SplitStates &states,
+                              Value firstSlot, Value splits) {
+  this->rows = rows;
+  Value l = scratch({t.tileQ});
+  Value merged = scratch({t.tileQ, dvPadded});
+  Value base = e.mul(firstSlot, e.idx(t.tileQ));
+  Value stride = e.idx(t.tileQ);
+  e.loop(e.idx(0), rows.count, 1, [&](Value i) {
+    auto at = [&](Value split) { return e.add(e.add(base, e.mul(split, stride)), i); };
+    // m = max_s m_s; each split weighs 2^(m_s - m) (0 for a split that
+    // saw no key; m = -inf when none did: subtract 0 instead).
+    SmallVector<Value> mx = e.loopCarry(
+        e.idx(0), splits, 1, {e.negInf()}, [&](Value k, ValueRange a) {
+          return SmallVector<Value>{e.fmax(a[0], e.load(states.m, {at(k)}))};
+        });
+    Value noneVisible = e.cmpF(arith::CmpFPredicate::OEQ, mx[0], e.negInf());
+    Value mSafe = e.select(noneVisible, e.f(0.0), mx[0]);
+    auto weight = [&](Value k) { return e.exp2(e.fsub(e.load(states.m, {at(k)}), mSafe)); };
+    SmallVector<Value> sum = e.loopCarry(
+        e.idx(0), splits, 1, {e.f(0.0)}, [&](Value k, ValueRange a) {
+          return SmallVector<Value>{e.fma(weight(k), e.load(states.l, {at(k)}), a[0])};
+        });
+    e.store(sum[0], l, {i});
+    e.loop(e.idx(0), e.idx(dvPadded), t.vectorWidth, [&](Value c) {
+      SmallVector<Value> v = e.loopCarry(
+          e.idx(0), splits, 1, {e.splat(0.0)}, [&](Value k, ValueRange a) {
+            return SmallVector<Value>{
+                e.fma(e.bcast(weight(k)), e.vload(states.acc, {at(k), c}), a[0])};
+          });
+      e.vstore(v[0], merged, {i, c});
+    });
+  });
+  writeOutput(bIdx, rows, TileState{Value(), l, merged});
 }
 
 /// A strided memref type for reading a tensor in place: any offset and
@@ -405,37 +581,106 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
     const SdpaProblem &p = *problem;
     FlashBuilder e{rewriter, op.getLoc(), tiling.vectorWidth};
     SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer);
-    // A static Tq below tile-q (decode: Tq = 1) gets a Q tile of its own
-    // size, rounded up to the microkernel's row block, instead of computing
-    // tile-q padded rows.
+    // A static Tq below tile-q (decode: Tq = 1) groups the tile's rows over
+    // the G query heads of a K/V head: G·Tq rows, rounded up to the
+    // microkernel's row block (at most tile-q), instead of tile-q padded
+    // rows per query head.
     ConvertAttnToLoopsOptions tiling = this->tiling;
     int64_t staticTq = p.queryType.getDimSize(2);
-    if (!ShapedType::isDynamic(staticTq) && staticTq < tiling.tileQ)
-      tiling.tileQ = std::max<int64_t>(kRowBlock, llvm::alignTo(staticTq, kRowBlock));
+    bool grouped = !ShapedType::isDynamic(staticTq) && staticTq < tiling.tileQ;
+    if (grouped)
+      tiling.tileQ = std::min<int64_t>(
+          tiling.tileQ,
+          std::max<int64_t>(kRowBlock, llvm::alignTo(p.group * staticTq, kRowBlock)));
+    int64_t headsPerItem = grouped ? 1 : p.group;
+    Value rowSpace = grouped ? e.idx(p.group * staticTq) : s.tq;
+    Value numTiles = e.ceilDiv(rowSpace, tiling.tileQ);
 
-    // Work is parallel over (K/V head, batch, query head of the group, Q
-    // tile), query head h = kvHead·G + g. OpenMP hands each thread a
-    // contiguous range of that order: with the K/V head outermost every
-    // thread gets every batch row (rows of different key lengths, as in a
-    // padded decode, do not pile up on one thread), and the G query heads
-    // that read one K/V head run back to back (it is still in cache).
-    Value numQTiles = e.ceilDiv(s.tq, tiling.tileQ);
-    scf::ParallelOp::create(
-        rewriter, e.loc, ValueRange{e.idx(0), e.idx(0), e.idx(0), e.idx(0)},
-        ValueRange{e.idx(p.kvHeads), s.batch, e.idx(p.group), numQTiles},
-        ValueRange{e.idx(1), e.idx(1), e.idx(1), e.idx(1)},
-        [&](OpBuilder &nb, Location, ValueRange ivs) {
-          OpBuilder::InsertionGuard g(rewriter);
-          rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          // Each iteration's scratch lives in its own stack scope.
-          auto scope = memref::AllocaScopeOp::create(rewriter, e.loc, TypeRange{});
-          Block *body = rewriter.createBlock(&scope.getBodyRegion());
-          rewriter.setInsertionPointToStart(body);
-          FlashKernel kernel(e, p, s, tiling);
-          Value head = e.add(e.mul(ivs[0], e.idx(p.group)), ivs[2]);
-          kernel.writeOutput(kernel.attend(/*batch=*/ivs[1], head, ivs[3]));
-          memref::AllocaScopeReturnOp::create(rewriter, e.loc, ValueRange{});
-        });
+    // Work is parallel over (K/V head, batch, query head of the group — for
+    // per-head tiles —, Q tile, key split), query head h = kvHead·G + g.
+    // OpenMP hands each thread a contiguous range of that order: with the
+    // K/V head outermost every thread gets every batch row (rows of
+    // different key lengths, as in a padded decode, do not pile up on one
+    // thread), and the tiles that read one K/V head run back to back (it is
+    // still in cache).
+    auto tileRows = [&](Value kvHead, Value g, Value tile) {
+      TileRows rows;
+      rows.grouped = grouped;
+      rows.kvHead = kvHead;
+      if (!grouped)
+        rows.head = e.add(e.mul(kvHead, e.idx(p.group)), g);
+      rows.total = rowSpace;
+      rows.r0 = e.mul(tile, e.idx(tiling.tileQ));
+      rows.count = e.minI(e.idx(tiling.tileQ), e.sub(rowSpace, rows.r0));
+      return rows;
+    };
+    // Each iteration's scratch lives in its own stack scope.
+    auto parallel = [&](ValueRange upper, function_ref<void(ValueRange)> body) {
+      SmallVector<Value> zeros(upper.size(), e.idx(0)), ones(upper.size(), e.idx(1));
+      scf::ParallelOp::create(
+          rewriter, e.loc, zeros, upper, ones, [&](OpBuilder &nb, Location, ValueRange ivs) {
+            OpBuilder::InsertionGuard g(rewriter);
+            rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            auto scope = memref::AllocaScopeOp::create(rewriter, e.loc, TypeRange{});
+            rewriter.setInsertionPointToStart(rewriter.createBlock(&scope.getBodyRegion()));
+            body(ivs);
+            memref::AllocaScopeReturnOp::create(rewriter, e.loc, ValueRange{});
+          });
+    };
+    SmallVector<Value> upper{e.idx(p.kvHeads), s.batch, e.idx(headsPerItem), numTiles};
+    if (tiling.minWorkItems <= 1) {
+      parallel(upper, [&](ValueRange ivs) {
+        FlashKernel kernel(e, p, s, tiling);
+        TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
+        kernel.writeOutput(ivs[1], rows, kernel.attend(/*batch=*/ivs[1], rows));
+      });
+      rewriter.replaceOp(op, outputTensor(rewriter, p, s));
+      return success();
+    }
+
+    // With fewer work items than min-work-items, each tile's keys are split
+    // into runs of at least kMinTilesPerSplit K/V tiles (flash-decoding):
+    // the splits' states are kept, then merged by a second parallel loop.
+    Value items = e.mul(e.mul(e.idx(p.kvHeads * headsPerItem), s.batch), numTiles);
+    Value wanted = e.ceilDiv(e.idx(tiling.minWorkItems), items);
+    Value most = e.maxI(e.idx(1), e.ceilDiv(s.tk, tiling.tileK * kMinTilesPerSplit));
+    Value splits = e.maxI(e.idx(1), e.minI(wanted, most));
+    Value split = e.gt(splits, e.idx(1));
+    // The split states: none unless the keys are split.
+    Value slots = e.select(split, e.mul(items, splits), e.idx(0));
+    int64_t dvPadded = llvm::alignTo(p.dv, tiling.vectorWidth);
+    auto stateBuffer = [&](ArrayRef<int64_t> shape) -> Value {
+      return memref::AllocOp::create(rewriter, e.loc, MemRefType::get(shape, e.f32()),
+                                     ValueRange{e.mul(slots, e.idx(tiling.tileQ))},
+                                     rewriter.getI64IntegerAttr(64));
+    };
+    FlashKernel::SplitStates states{stateBuffer({ShapedType::kDynamic}),
+                                    stateBuffer({ShapedType::kDynamic}),
+                                    stateBuffer({ShapedType::kDynamic, dvPadded})};
+    // (((kvHead·B + b)·heads per item + g)·tiles + tile): the item's index.
+    auto itemIndex = [&](ValueRange ivs) {
+      Value x = e.add(e.mul(ivs[0], s.batch), ivs[1]);
+      x = e.add(e.mul(x, e.idx(headsPerItem)), ivs[2]);
+      return e.add(e.mul(x, numTiles), ivs[3]);
+    };
+    SmallVector<Value> upperSplit(upper);
+    upperSplit.push_back(splits);
+    parallel(upperSplit, [&](ValueRange ivs) {
+      FlashKernel kernel(e, p, s, tiling);
+      TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
+      TileState state = kernel.attend(/*batch=*/ivs[1], rows, ivs[4], splits);
+      e.ifThenElse(
+          split,
+          [&] { kernel.storeSplit(state, states, e.add(e.mul(itemIndex(ivs), splits), ivs[4])); },
+          [&] { kernel.writeOutput(ivs[1], rows, state); });
+    });
+    e.ifThen(split, [&] {
+      parallel(upper, [&](ValueRange ivs) {
+        FlashKernel kernel(e, p, s, tiling);
+        kernel.mergeSplits(ivs[1], tileRows(ivs[0], ivs[2], ivs[3]), states,
+                           e.mul(itemIndex(ivs), splits), splits);
+      });
+    });
     rewriter.replaceOp(op, outputTensor(rewriter, p, s));
     return success();
   }
@@ -566,7 +811,7 @@ struct ConvertAttnToLoopsPass
     : mlir::attn::impl::ConvertAttnToLoopsBase<ConvertAttnToLoopsPass> {
   using ConvertAttnToLoopsBase::ConvertAttnToLoopsBase;
   void runOnOperation() override {
-    ConvertAttnToLoopsOptions options{tileQ, tileK, vectorWidth, reportUnfused};
+    ConvertAttnToLoopsOptions options{tileQ, tileK, vectorWidth, reportUnfused, minWorkItems};
     if (std::string bad = checkAttnToLoopsOptions(options); !bad.empty()) {
       getOperation()->emitError() << bad;
       return signalPassFailure();
@@ -604,6 +849,9 @@ struct ConvertAttnToLoopsPass
 } // namespace
 
 std::string mlir::attn::checkAttnToLoopsOptions(const ConvertAttnToLoopsOptions &o) {
+  if (o.minWorkItems < 0)
+    return "convert-attn-to-loops: min-work-items must be >= 0, got " +
+           std::to_string(o.minWorkItems);
   if (o.tileQ > 0 && o.tileQ % kRowBlock == 0 && o.vectorWidth > 0 && o.tileK > 0 &&
       o.tileK % (2 * o.vectorWidth) == 0)
     return {};

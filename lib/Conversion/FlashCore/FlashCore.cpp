@@ -208,6 +208,18 @@ Value FlashBuilder::tanh(Value x) {
   return arith::BitcastOp::create(b, loc, t, arith::OrIOp::create(b, loc, bitsOf(r), sign));
 }
 
+Value FlashBuilder::combineLanes(Value v, function_ref<Value(Value, Value)> combine) {
+  int64_t n = cast<VectorType>(v.getType()).getNumElements();
+  for (int64_t half = n / 2; half >= 1; half /= 2) {
+    // Lanes [half, 2·half) onto [0, half); the other lanes are don't-care.
+    SmallVector<int64_t> mask;
+    for (int64_t i = 0; i < n; ++i)
+      mask.push_back(i < half ? i + half : i);
+    v = combine(v, vector::ShuffleOp::create(b, loc, v, v, mask));
+  }
+  return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
+}
+
 Value FlashBuilder::laneIndices() {
   auto vt = VectorType::get({width}, b.getI32Type());
   SmallVector<int32_t> lanes;
@@ -283,6 +295,16 @@ void FlashBuilder::ifThen(Value cond, function_ref<void()> body) {
     body();
     scf::YieldOp::create(b, loc);
   });
+}
+
+void FlashBuilder::ifThenElse(Value cond, function_ref<void()> then,
+                              function_ref<void()> otherwise) {
+  auto op = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElse=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(op.thenBlock()->getTerminator());
+  then();
+  b.setInsertionPoint(op.elseBlock()->getTerminator());
+  otherwise();
 }
 
 Value FlashBuilder::ifElse(Value cond, Type type, function_ref<Value()> then,

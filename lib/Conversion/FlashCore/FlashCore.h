@@ -132,9 +132,8 @@ struct FlashBuilder {
     return arith::XOrIOp::create(b, loc, x,
                                  arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
   }
-  Value ceilDiv(Value x, int64_t d) {
-    return arith::CeilDivSIOp::create(b, loc, x, idx(d));
-  }
+  Value ceilDiv(Value x, Value d) { return arith::CeilDivSIOp::create(b, loc, x, d); }
+  Value ceilDiv(Value x, int64_t d) { return ceilDiv(x, idx(d)); }
 
   // Float constants and arithmetic (scalar or vector operands).
   Value f(double v) {
@@ -149,6 +148,23 @@ struct FlashBuilder {
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value fdiv(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
   Value fmax(Value x, Value y) { return arith::MaximumFOp::create(b, loc, x, y); }
+  /// x > y ? x : y: one max instruction on x86 (fmax's NaN and signed-zero
+  /// rules cost four). A NaN operand may or may not come through; callers
+  /// use it where a NaN reaches the result by another path (the softmax:
+  /// exp2 of a NaN score is NaN).
+  Value fmaxFast(Value x, Value y) {
+    return select(cmpF(arith::CmpFPredicate::OGT, x, y), x, y);
+  }
+  /// The sum / fmaxFast of the lanes of vector `v` as a tree of
+  /// log2(width) shuffle-and-combine steps (vector.reduction without
+  /// reassociation is a serial chain of width adds).
+  Value sumLanes(Value v) {
+    return combineLanes(v, [&](Value x, Value y) { return fadd(x, y); });
+  }
+  Value maxLanes(Value v) {
+    return combineLanes(v, [&](Value x, Value y) { return fmaxFast(x, y); });
+  }
+  Value combineLanes(Value v, function_ref<Value(Value, Value)> combine);
   Value cmpF(arith::CmpFPredicate p, Value x, Value y) {
     return arith::CmpFOp::create(b, loc, p, x, y);
   }
@@ -210,6 +226,8 @@ struct FlashBuilder {
                                function_ref<SmallVector<Value>(Value, ValueRange)> body);
   /// if (cond) body()
   void ifThen(Value cond, function_ref<void()> body);
+  /// if (cond) then() else otherwise()
+  void ifThenElse(Value cond, function_ref<void()> then, function_ref<void()> otherwise);
   /// cond ? then() : otherwise(), each yielding one value.
   Value ifElse(Value cond, Type type, function_ref<Value()> then,
                function_ref<Value()> otherwise);

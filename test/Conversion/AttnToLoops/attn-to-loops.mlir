@@ -19,19 +19,19 @@
 // CHECK: memref.alloca_scope
 // CHECK: %[[H2:.*]] = arith.muli %[[KVH]], %c2
 // CHECK: %[[H:.*]] = arith.addi %[[H2]], %[[G]]
-// GQA: the key/value head is h / 2, read in place (no copy of K/V).
-// CHECK: %[[HKV:.*]] = arith.divui %[[H]], %c2
-// Per-tile scratch only: fixed tile sizes, never Tq x Tk.
-// CHECK-COUNT-5: memref.alloca() : memref<64x64xf32>
-// CHECK-COUNT-3: memref.alloca() : memref<64xf32>
+// Per-tile scratch only, on cache lines: fixed tile sizes, never Tq x Tk.
+// CHECK-COUNT-5: memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK-COUNT-3: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
 // CHECK: arith.mulf %{{.*}}, %[[QSCALE]] : vector<8xf32>
 // Causal: only K tiles below min(Tk, q0 + rows) are visited.
 // CHECK: %[[KEND:.*]] = arith.maxsi %[[LIMIT:.*]], %c0 : index
 // CHECK: %[[NKT:.*]] = arith.ceildivsi %[[KEND]], %c64
 // CHECK: scf.for %{{.*}} = %c0 to %[[NKT]] step %c1
-// Pack K transposed and V, from head HKV.
-// CHECK: memref.load %[[KB]][%[[B]], %[[HKV]], %{{.*}}, %{{.*}}]
-// CHECK: vector.load %[[VB]][%[[B]], %[[HKV]], %{{.*}}, %{{.*}}] : {{.*}}, vector<8xf32>
+// GQA: K and V are read in place from K/V head KVH (no copy of K/V). K is
+// transposed 8 x 8 in registers: 8 row loads, 3 x 8 shuffles.
+// CHECK-COUNT-8: vector.load %[[KB]][%[[B]], %[[KVH]], %{{.*}}, %{{.*}}] : {{.*}}, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: vector.load %[[VB]][%[[B]], %[[KVH]], %{{.*}}, %{{.*}}] : {{.*}}, vector<8xf32>
 // S = Q·Kᵀ: 4 rows x 2 vectors of FMAs carried in registers over d.
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
@@ -41,12 +41,18 @@
 // CHECK: scf.if
 // CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
-// Online softmax: running max, exp2 polynomial, running sum.
-// CHECK: arith.maximumf {{.*}} : vector<8xf32>
-// CHECK: vector.reduction <maximumf>
+// Online softmax: running max (one compare-select per vector, lanes
+// combined by a 3-step shuffle tree), exp2 polynomial, running sum (the
+// same tree).
+// CHECK: arith.cmpf ogt, {{.*}} : vector<8xf32>
+// CHECK: arith.select {{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK: vector.shuffle {{.*}} [4, 5, 6, 7, 4, 5, 6, 7]
+// CHECK: vector.shuffle {{.*}} [2, 3, 2, 3, 4, 5, 6, 7]
+// CHECK: vector.shuffle {{.*}} [1, 1, 2, 3, 4, 5, 6, 7]
 // CHECK: arith.fptosi {{.*}} : vector<8xf32> to vector<8xi32>
 // CHECK: arith.bitcast {{.*}} : vector<8xi32> to vector<8xf32>
-// CHECK: vector.reduction <add>
+// CHECK: vector.shuffle {{.*}} [4, 5, 6, 7, 4, 5, 6, 7]
+// CHECK: arith.addf {{.*}} : vector<8xf32>
 // acc = α·acc + P·V.
 // CHECK: arith.mulf {{.*}} : vector<8xf32>
 // CHECK: vector.fma
@@ -57,7 +63,7 @@
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // TILES-LABEL: func.func @causal_gqa
 // TILES: arith.ceildivsi %{{.*}}, %c32
-// TILES-COUNT-5: memref.alloca() : memref<32x{{32|64}}xf32>
+// TILES-COUNT-5: memref.alloca() {alignment = 64 : i64} : memref<32x{{32|64}}xf32>
 func.func @causal_gqa(%q: tensor<?x4x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>) -> tensor<?x4x?x64xf32> {
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
       : (tensor<?x4x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x4x?x64xf32>

@@ -1,15 +1,51 @@
 // RUN: attn-opt %s -convert-attn-to-loops -split-input-file | FileCheck %s
+// RUN: attn-opt %s -convert-attn-to-loops="min-work-items=64" -split-input-file | FileCheck %s --check-prefix=SPLIT
+// RUN: attn-opt %s -convert-attn-to-loops="vector-width=16 tile-k=64" -split-input-file | FileCheck %s --check-prefix=W16
 
-// A static Tq below tile-q (decode) gets a Q tile of its own size rounded up
-// to the 4-row microkernel block, not 64 padded rows: Qs is [4, D], the
-// scores [4, tile-k], the accumulator [4, Dv], and one Q tile per (b, h).
+// A static Tq below tile-q (decode) groups the G·Tq rows of the query heads
+// that share one K/V head into one tile (G = 4, Tq = 1: 4 rows), so each
+// K/V tile is loaded and transposed once per group: Qs is [4, D], the
+// scores [4, tile-k], the accumulator [4, Dv], and the parallel loop runs
+// over (K/V head, batch, 1, Q tiles = 1).
+// Row r of the tile is query r mod Tq of head kvHead·G + r / Tq.
 // CHECK-LABEL: func.func @decode
-// CHECK: scf.parallel {{.*}} to (%c8{{.*}}, %{{.*}}, %c4{{.*}}, %{{.*}})
-// CHECK: memref.alloca() : memref<4x128xf32>
-// CHECK: memref.alloca() : memref<128x64xf32>
-// CHECK: memref.alloca() : memref<64x128xf32>
-// CHECK: memref.alloca() : memref<4x64xf32>
-// CHECK: memref.alloca() : memref<4x128xf32>
+// CHECK: scf.parallel (%[[KVH:.*]], %[[B:.*]], %{{.*}}, %{{.*}}) = (%c0, %c0, %c0, %c0) to (%c8, %c1, %c1, %c1)
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<128x64xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<64x128xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
+// Q rows: head kvHead·4 + r / 1 (= r), query r mod 1 (= 0).
+// CHECK: %[[R:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[G4:.*]] = arith.muli %[[KVH]], %c4
+// CHECK: %[[HEAD:.*]] = arith.addi %[[G4]], %[[R]]
+// CHECK: vector.load %{{.*}}[%[[B]], %[[HEAD]], %c0, %{{.*}}]
+// No key split without min-work-items: no heap scratch but the output.
+// CHECK-NOT: memref.alloc(
+// CHECK: return
+//
+// With min-work-items = 64 (8 work items here), the keys of each tile are
+// split into at most ceil(Tk / (4 tiles of 64)) runs: a fifth parallel
+// dim; each split's (m, l, acc) is stored, then a second parallel loop
+// merges them (max of m, 2^(m_s - m) weights) and writes O.
+// SPLIT-LABEL: func.func @decode
+// Splits = clamp(ceil(64 / 8 items) = 8, 1, ceil(Tk / 256)).
+// SPLIT: %[[MOST:.*]] = arith.ceildivsi %{{.*}}, %c256 : index
+// SPLIT: %[[MOST1:.*]] = arith.maxsi %[[MOST]], %c1 : index
+// SPLIT: %[[S8:.*]] = arith.minsi %[[MOST1]], %c8 : index
+// SPLIT: %[[S:.*]] = arith.maxsi %[[S8]], %c1 : index
+// SPLIT: %[[ON:.*]] = arith.cmpi sgt, %[[S]], %c1 : index
+// SPLIT: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?xf32>
+// SPLIT: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?xf32>
+// SPLIT: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x128xf32>
+// SPLIT: scf.parallel ({{.*}}) = (%c0, %c0, %c0, %c0, %c0) to (%c8, %c1, %c1, %c1, %[[S]])
+// SPLIT: %[[CHUNK:.*]] = arith.ceildivsi %{{.*}}, %[[S]] : index
+// SPLIT: scf.if %[[ON]] {
+// SPLIT: } else {
+// SPLIT: scf.if %[[ON]] {
+// SPLIT-NEXT: scf.parallel ({{.*}}) = (%c0, %c0, %c0, %c0) to (%c8, %c1, %c1, %c1)
+// SPLIT: arith.cmpf oeq, %{{.*}}, %cst{{.*}} : f32
+// SPLIT: vector.fma
 func.func @decode(%q: tensor<1x32x1x128xf32>, %k: tensor<1x8x?x128xf32>,
                   %v: tensor<1x8x?x128xf32>) -> tensor<1x32x1x128xf32> {
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
@@ -19,11 +55,11 @@ func.func @decode(%q: tensor<1x32x1x128xf32>, %k: tensor<1x8x?x128xf32>,
 
 // -----
 
-// Tq = 10 rounds up to 12; a dynamic Tq keeps tile-q (64).
+// G·Tq = 1·10 rounds up to 12 rows; a dynamic Tq keeps tile-q (64) per head.
 // CHECK-LABEL: func.func @short
-// CHECK: memref.alloca() : memref<12x16xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<12x16xf32>
 // CHECK-LABEL: func.func @dynamic
-// CHECK: memref.alloca() : memref<64x16xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<64x16xf32>
 func.func @short(%q: tensor<2x2x10x16xf32>, %k: tensor<2x2x40x16xf32>,
                  %v: tensor<2x2x40x16xf32>) -> tensor<2x2x10x16xf32> {
   %o = attn.sdpa %q, %k, %v
@@ -35,4 +71,20 @@ func.func @dynamic(%q: tensor<2x2x?x16xf32>, %k: tensor<2x2x40x16xf32>,
   %o = attn.sdpa %q, %k, %v
       : (tensor<2x2x?x16xf32>, tensor<2x2x40x16xf32>, tensor<2x2x40x16xf32>) -> tensor<2x2x?x16xf32>
   return %o : tensor<2x2x?x16xf32>
+}
+
+// -----
+
+// 16 lanes (AVX-512: 32 registers): 8 rows x 2 vectors of score
+// accumulators, K transposed 16 x 16 in registers (4 x 16 shuffles).
+// W16-LABEL: func.func @prefill
+// W16-COUNT-16: vector.load %{{.*}} : memref<1x2x256x64xf32, {{.*}}>, vector<16xf32>
+// W16-COUNT-64: vector.shuffle
+// W16: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// W16-COUNT-16: vector.fma
+func.func @prefill(%q: tensor<1x2x256x64xf32>, %k: tensor<1x2x256x64xf32>,
+                   %v: tensor<1x2x256x64xf32>) -> tensor<1x2x256x64xf32> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>) -> tensor<1x2x256x64xf32>
+  return %o : tensor<1x2x256x64xf32>
 }

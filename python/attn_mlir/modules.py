@@ -202,9 +202,9 @@ class MultiheadAttention:
         bias = self._b[0] is not None
         fused = key is value and self.kdim == self.vdim
         # The batch is static: with batch and both lengths dynamic the CPU
-        # pipeline's attn.mha runs ~15x slower (GPT-2 small block, B 1, T 128:
-        # 440 ms against 26 ms with a static batch), so one kernel per batch
-        # size, any lengths.
+        # pipeline's attn.mha ran 8-15x slower (GPT-2 small block, B 1, T 128:
+        # 236-440 ms against 26-33 ms with a static batch), so one kernel per
+        # batch size, any lengths.
         key_ = ("mha", fused, self.dtype, b, self.embed_dim, self.num_heads, self.kdim,
                 self.vdim, bias, causal, mkind, tuple(mspec), self.pipeline)
         if fused:

@@ -10,6 +10,8 @@
 - ``MultiheadAttention.from_torch(module)``: an nn.MultiheadAttention's
   forward, compiled.
 - ``compile(mlir_text)``: attn IR -> a callable on arrays.
+- ``hf_attention_forward``: the same, with Hugging Face transformers'
+  attention-function signature (for ``AttentionInterface.register``).
 - ``AttnError``: what every failure of the compiler or the runtime raises,
   with its message.
 
@@ -18,12 +20,13 @@ See docs/python.md.
 
 from ._attn_mlir import AttnError
 from ._cache import CACHE as _CACHE
-from .functional import scaled_dot_product_attention
+from .functional import hf_attention_forward, scaled_dot_product_attention
 from .ir import CompiledFunction, compile
 from .modules import MultiheadAttention
 
 __all__ = ["AttnError", "CompiledFunction", "MultiheadAttention", "cache_info",
-           "clear_cache", "compile", "scaled_dot_product_attention"]
+           "clear_cache", "compile", "hf_attention_forward",
+           "scaled_dot_product_attention"]
 
 
 def cache_info():

@@ -246,3 +246,37 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                         else (l, ev), dtype)
     kernel.call(inputs, [view.reshape(b, h, l, ev)])
     return out
+
+
+def hf_attention_forward(module, query, key, value, attention_mask, dropout=0.0,
+                         scaling=None, is_causal=None, softcap=None, **kwargs):
+    """Hugging Face transformers' attention-function signature (what
+    ``transformers.AttentionInterface`` holds, like its ``sdpa``), computed
+    by scaled_dot_product_attention:
+
+        from transformers import AttentionInterface
+        AttentionInterface.register("attn_mlir", attn_mlir.hf_attention_forward)
+        model = AutoModelForCausalLM.from_pretrained(..., attn_implementation="attn_mlir")
+
+    query [B, H, L, D], key/value [B, Hkv, S, D] (GQA without repeat_kv);
+    attention_mask: None, or a 4-D bool (True = attend) / float (added) mask,
+    cut to S keys as transformers' sdpa does; is_causal=None: causal when
+    L > 1, there is no mask and ``module.is_causal`` is not False;
+    ``softcap`` (Gemma 2's attn_logit_softcapping) is applied; other keyword
+    arguments (sliding_window, already in the mask) are ignored. Returns
+    (output [B, L, H, Dv], None), as transformers' functions do. dropout must
+    be 0 (inference)."""
+    if dropout:
+        _fail(ValueError, "hf_attention_forward is for inference: dropout=%r (put the "
+              "model in eval mode)" % (dropout,))
+    if attention_mask is not None and len(_arrays.shape_of(attention_mask)) == 4:
+        attention_mask = attention_mask[:, :, :, : _arrays.shape_of(key)[-2]]
+    if is_causal is None:
+        is_causal = (_arrays.shape_of(query)[-2] > 1 and attention_mask is None
+                     and getattr(module, "is_causal", True))
+    out = scaled_dot_product_attention(
+        query, key, value, attn_mask=attention_mask, is_causal=bool(is_causal),
+        scale=scaling, enable_gqa=True, softcap=softcap)
+    if _arrays.is_torch(out):
+        return out.transpose(1, 2).contiguous(), None
+    return np.ascontiguousarray(np.swapaxes(out, 1, 2)), None

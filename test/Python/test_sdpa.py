@@ -434,6 +434,31 @@ def test_gil_is_released_while_a_kernel_runs():
     assert len(during) > 100, (len(during), t1 - t0)
 
 
+def test_hf_attention_forward():
+    # transformers' attention-function convention: [B, L, H, D] out, GQA
+    # without repeat_kv, a 4-D mask cut to S keys, is_causal=None decided
+    # from the module, Gemma 2's softcap.
+    from types import SimpleNamespace
+    q, k, v = qkv(h=8, hkv=2, l=20, s=20)
+    module = SimpleNamespace(is_causal=True, num_key_value_groups=4)
+    out, w = attn_mlir.hf_attention_forward(module, q, k, v, None, scaling=0.2)
+    assert w is None and out.shape == (2, 20, 8, 32)
+    check(out.transpose(1, 2), attn_ref.sdpa(q, k, v, causal="top_left", scale=0.2))
+    keep = torch.ones(2, 1, 20, 30, dtype=torch.bool).tril()   # longer than S: cut
+    keep[1, :, :, 15:] = False
+    keep[..., 0] = True
+    out, _ = attn_mlir.hf_attention_forward(module, q, k, v, keep, softcap=3.0)
+    check(out.transpose(1, 2), attn_ref.sdpa(q, k, v, keep=keep[..., :20], softcap=3.0),
+          tol=5e-6)
+    add = torch.zeros(2, 1, 20, 20).masked_fill(~keep[..., :20], float("-inf"))
+    out2, _ = attn_mlir.hf_attention_forward(SimpleNamespace(is_causal=False), q, k, v, add)
+    check(out2.transpose(1, 2), attn_ref.sdpa(q, k, v, add=add))
+    out3, _ = attn_mlir.hf_attention_forward(SimpleNamespace(is_causal=False), q, k, v, None)
+    check(out3.transpose(1, 2), attn_ref.sdpa(q, k, v))
+    with pytest.raises(ValueError, match="inference"):
+        attn_mlir.hf_attention_forward(module, q, k, v, None, dropout=0.1)
+
+
 def test_reference_pipeline():
     q, k, v = qkv()
     check(sdpa(q, k, v, is_causal=True, pipeline="reference"),

@@ -1,8 +1,9 @@
 """Runs pytest on test files of test/Python for ctest (test/CMakeLists.txt):
 run_pytest.py FILE... with PYTHONPATH naming build/python. Exits 77 (ctest:
 skipped) when this python lacks pytest or NumPy, which scripts/setup.sh
-installs (python3-pytest, python3-numpy); torch is optional: the tests that
-need it skip themselves."""
+installs (python3-pytest, python3-numpy), and when every test of the files
+skipped itself (torch is optional: the files that need it skip without
+it)."""
 
 import importlib.util
 import os
@@ -19,4 +20,7 @@ import pytest  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
 args = ["-q", "-rs", "-p", "no:cacheprovider", "--rootdir", here]
-sys.exit(pytest.main(args + [os.path.join(here, f) for f in sys.argv[1:]]))
+rc = pytest.main(args + [os.path.join(here, f) for f in sys.argv[1:]])
+# 5: nothing collected, as when a file that needs torch skips itself whole
+# (pytest.importorskip at module level): ctest's "skipped", not a failure.
+sys.exit(77 if rc == pytest.ExitCode.NO_TESTS_COLLECTED else int(rc))

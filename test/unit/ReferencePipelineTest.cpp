@@ -787,4 +787,37 @@ func.func @f(%x: tensor<3x7x40xf32>, %w: tensor<48x40xf32>, %b: tensor<48xf32>, 
   EXPECT_LE(relativeError(out[2], ref::project(x2, w, &b, ref::Layout::OutIn)), 1e-5);
   EXPECT_LE(relativeError(out[3], ref::project(x2, w12, nullptr, ref::Layout::OutIn)), 1e-5);
 }
+
+// The packed-panel projection at 8 and 16 lanes: 300 rows (three 128-row
+// chunks, the last partial, not a multiple of the row block), out_in
+// weights whose In is a multiple of the width (blocks transposed in
+// registers) or not (In = 40 at 16 lanes: element-wise packing), in_out
+// weights (rows copied), with and without bias.
+TEST(CpuPipeline, TiledProjectionsAtBothWidths) {
+  const char *src = R"(
+func.func @f(%x: tensor<2x150x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>,
+             %wt: tensor<64x96xf32>, %x40: tensor<300x40xf32>, %w40: tensor<32x40xf32>)
+    -> (tensor<2x150x64xf32>, tensor<2x150x96xf32>, tensor<300x32xf32>) {
+  %0 = attn.project %x, %w, %b : (tensor<2x150x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x150x64xf32>
+  %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<2x150x64xf32>, tensor<64x96xf32>) -> tensor<2x150x96xf32>
+  %2 = attn.project %x40, %w40 : (tensor<300x40xf32>, tensor<32x40xf32>) -> tensor<300x32xf32>
+  return %0, %1, %2 : tensor<2x150x64xf32>, tensor<2x150x96xf32>, tensor<300x32xf32>
+})";
+  for (int64_t width : {8, 16}) {
+    SCOPED_TRACE("vector-width " + std::to_string(width));
+    std::mt19937 gen(29 + width);
+    runtime::JitOptions options;
+    options.vectorWidth = width;
+    Jitted j(src, "f", Pipeline::Cpu, options);
+    ASSERT_TRUE(j.ok());
+    auto x = randomTensor({2, 150, 64}, gen), w = randomTensor({64, 64}, gen),
+         b = randomTensor({64}, gen), wt = randomTensor({64, 96}, gen),
+         x40 = randomTensor({300, 40}, gen), w40 = randomTensor({32, 40}, gen);
+    auto out = j.run({x, w, b, wt, x40, w40});
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_LE(relativeError(out[0], ref::project(x, w, &b, ref::Layout::OutIn)), 1e-5);
+    EXPECT_LE(relativeError(out[1], ref::project(x, wt, nullptr, ref::Layout::InOut)), 1e-5);
+    EXPECT_LE(relativeError(out[2], ref::project(x40, w40, nullptr, ref::Layout::OutIn)), 1e-5);
+  }
+}
 } // namespace

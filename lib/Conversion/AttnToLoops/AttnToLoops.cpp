@@ -48,6 +48,40 @@ constexpr int64_t kRowBlock = 4; // rows per register block (16-register ISAs)
 /// Fewest K/V tiles a key split runs: fewer and the merge costs more than
 /// the parallelism gains.
 constexpr int64_t kMinTilesPerSplit = 4;
+/// Rows of x a projection works through per chunk (a multiple of every
+/// row block).
+constexpr int64_t kProjectRows = 128;
+
+/// Transposes the w × w block held as w vectors (w a power of two) with
+/// w·log2(w) two-input shuffles: for each bit h of the index, rows i and
+/// i + h (bit h clear in i) swap the lanes where the row's and the lane's
+/// bit h differ, which moves element (i, j) to (j, i) once every bit is
+/// done.
+void transposeInRegisters(FlashBuilder &e, SmallVector<Value> &block) {
+  int64_t w = static_cast<int64_t>(block.size());
+  for (int64_t h = w / 2; h >= 1; h /= 2) {
+    SmallVector<int64_t> low, high; // lanes of shuffle(a, b): b's are w + j
+    for (int64_t j = 0; j < w; ++j) {
+      bool set = (j & h) != 0;
+      low.push_back(set ? w + j - h : j);
+      high.push_back(set ? w + j : j + h);
+    }
+    for (int64_t i = 0; i < w; ++i) {
+      if (i & h)
+        continue;
+      Value a = block[i], b = block[i + h];
+      block[i] = vector::ShuffleOp::create(e.b, e.loc, a, b, low);
+      block[i + h] = vector::ShuffleOp::create(e.b, e.loc, a, b, high);
+    }
+  }
+}
+
+/// Rows per register block of the microkernels: 8 rows × 2 vectors of
+/// accumulators fit 32 vector registers (16 lanes: AVX-512), 4 × 2 fit 16
+/// (8 lanes: AVX2).
+int64_t rowBlockFor(int64_t vectorWidth) {
+  return vectorWidth >= 16 ? 2 * kRowBlock : kRowBlock;
+}
 
 /// The rows of one Q tile and the (query head, query row) each stands for.
 /// Per-head tiles hold rows r0 .. r0 + count of one head h (row r is query
@@ -72,10 +106,8 @@ public:
               const ConvertAttnToLoopsOptions &t)
       : e(e), p(p), s(s), t(t),
         dvPadded((p.dv + t.vectorWidth - 1) / t.vectorWidth * t.vectorWidth),
-        // 32 vector registers (AVX-512) hold 8 rows × 2 vectors of
-        // accumulators; 16 (AVX2) hold 4 rows × 2.
-        rowBlock(t.vectorWidth >= 16 && t.tileQ % (2 * kRowBlock) == 0 ? 2 * kRowBlock
-                                                                       : kRowBlock) {}
+        rowBlock(t.tileQ % rowBlockFor(t.vectorWidth) == 0 ? rowBlockFor(t.vectorWidth)
+                                                           : kRowBlock) {}
 
   /// The tile's rows against the keys they see, or against split `split`
   /// of `splits` (contiguous runs of the visible K/V tiles).
@@ -260,7 +292,7 @@ private:
           SmallVector<Value> block;
           for (int64_t x = 0; x < w; ++x)
             block.push_back(e.vloadF32(s.k, {bIdx, hkv, keyRows[x], d}));
-          transposeInRegisters(block);
+          transposeInRegisters(e, block);
           for (int64_t x = 0; x < w; ++x)
             e.vstore(block[x], kt, {e.add(d, e.idx(x)), j});
         });
@@ -288,30 +320,6 @@ private:
         e.loop(e.idx(p.dv), e.idx(dvPadded), 1,
                [&](Value c) { e.store(e.f(0.0), vt, {j, c}); });
       });
-    }
-  }
-
-  /// Transposes the w × w block held as w vectors (w a power of two) with
-  /// w·log2(w) two-input shuffles: for each bit h of the index, rows i and
-  /// i + h (bit h clear in i) swap the lanes where the row's and the
-  /// lane's bit h differ, which moves element (i, j) to (j, i) once every
-  /// bit is done.
-  void transposeInRegisters(SmallVector<Value> &block) {
-    int64_t w = static_cast<int64_t>(block.size());
-    for (int64_t h = w / 2; h >= 1; h /= 2) {
-      SmallVector<int64_t> low, high; // lanes of shuffle(a, b): b's are w + j
-      for (int64_t j = 0; j < w; ++j) {
-        bool set = (j & h) != 0;
-        low.push_back(set ? w + j - h : j);
-        high.push_back(set ? w + j : j + h);
-      }
-      for (int64_t i = 0; i < w; ++i) {
-        if (i & h)
-          continue;
-        Value a = block[i], b = block[i + h];
-        block[i] = vector::ShuffleOp::create(e.b, e.loc, a, b, low);
-        block[i + h] = vector::ShuffleOp::create(e.b, e.loc, a, b, high);
-      }
     }
   }
 
@@ -689,9 +697,14 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
 };
 
 /// y[r, o] = b[o] + Σ_i x[r, i] · W[o, i] (W[i, o] for in_out) as a tiled
-/// loop nest: W is packed once as Wt[i][o] (contiguous along o), then each
-/// block of 4 rows × 16 outputs keeps 8 vector accumulators in registers
-/// over i. Rows are spread over threads.
+/// loop nest. W is packed once per call into panels of 2 vectors of outputs,
+/// Wp[p][i][0..2w) = W[p·2w + j][i] — w × w blocks transposed in registers
+/// for out_in, rows copied for in_out — panels in parallel. Then, in
+/// parallel over (panel, block of rows), each block of 8 rows (16 lanes;
+/// 4 rows with 8 lanes) × 2 vectors of outputs keeps its accumulators in
+/// registers over i, starting from the bias. Panels outermost: a thread
+/// works through its panels one at a time, each (In·2w floats) staying in
+/// cache while every block of rows streams past it.
 struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
   ProjectToTiledLoops(MLIRContext *ctx, ConvertAttnToLoopsOptions tiling)
       : OpRewritePattern(ctx), tiling(tiling) {}
@@ -734,62 +747,105 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     Value xb = buffer(x), wb = buffer(op.getWeight());
     Value bb = op.getBias() ? buffer(op.getBias()) : Value();
     Value rows = memref::DimOp::create(rewriter, loc, xb, 0);
-    bool outIn = op.getLayout() == WeightLayout::out_in;
 
-    // Wt[i][o] = W[o][i] (or W[i][o]); bias as a vector row.
-    Value wt = memref::AllocOp::create(rewriter, loc, MemRefType::get({in, out}, e.f32()),
-                                       ValueRange{}, rewriter.getI64IntegerAttr(64));
-    e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
-      e.loop(e.idx(0), e.idx(out), 1, [&](Value o) {
-        Value v = outIn ? e.load(wb, {o, i}) : e.load(wb, {i, o});
-        e.store(v, wt, {i, o});
-      });
-    });
+    bool outIn = op.getLayout() == WeightLayout::out_in;
+    int64_t panel = 2 * w, panels = out / panel;
+    int64_t rowBlock = rowBlockFor(w);
+
+    // Wp[p][i][j] = W[p·2w + j][i] (out_in) or W[i][p·2w + j] (in_out).
+    Value wp = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get({panels, in, panel}, e.f32()), ValueRange{},
+        rewriter.getI64IntegerAttr(64));
+    bool blocked = outIn && in % w == 0 && llvm::isPowerOf2_64(w);
+    scf::ParallelOp::create(
+        rewriter, loc, ValueRange{e.idx(0)}, ValueRange{e.idx(panels)}, ValueRange{e.idx(1)},
+        [&](OpBuilder &nb, Location, ValueRange ivs) {
+          OpBuilder::InsertionGuard g(rewriter);
+          rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value p = ivs[0];
+          Value o0 = e.mul(p, e.idx(panel));
+          if (!outIn) {
+            e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
+              for (int64_t h = 0; h < 2; ++h)
+                e.vstore(e.vload(wb, {i, e.add(o0, e.idx(h * w))}), wp,
+                         {p, i, e.idx(h * w)});
+            });
+            return;
+          }
+          if (!blocked) {
+            e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
+              e.loop(e.idx(0), e.idx(panel), 1, [&](Value j) {
+                e.store(e.load(wb, {e.add(o0, j), i}), wp, {p, i, j});
+              });
+            });
+            return;
+          }
+          e.loop(e.idx(0), e.idx(in), w, [&](Value i) {
+            for (int64_t h = 0; h < 2; ++h) {
+              SmallVector<Value> block;
+              for (int64_t x = 0; x < w; ++x)
+                block.push_back(e.vload(wb, {e.add(o0, e.idx(h * w + x)), i}));
+              transposeInRegisters(e, block);
+              for (int64_t x = 0; x < w; ++x)
+                e.vstore(block[x], wp, {p, e.add(i, e.idx(x)), e.idx(h * w)});
+            }
+          });
+        });
+
     auto outBufT = MemRefType::get({rowsT.getDimSize(0), out}, e.f32());
     SmallVector<Value> dyn;
     if (outBufT.isDynamicDim(0))
       dyn.push_back(rows);
     Value y = memref::AllocOp::create(rewriter, loc, outBufT, dyn,
                                       rewriter.getI64IntegerAttr(64));
-    Value numBlocks = e.ceilDiv(rows, kRowBlock);
+    // Rows in chunks of kProjectRows (the chunk of x, kProjectRows·In
+    // floats, stays in cache while a thread goes through its panels), then
+    // panels, then blocks of rows within the chunk.
+    int64_t chunkBlocks = kProjectRows / rowBlock;
+    Value numChunks = e.ceilDiv(rows, kProjectRows);
+    Value numBlocks = e.ceilDiv(rows, rowBlock);
+    // y[block rows, panel p] = bias + x[block rows] · Wp[p].
+    auto projectBlock = [&](Value p, Value block) {
+      Value o = e.mul(p, e.idx(panel)), o1 = e.add(o, e.idx(w));
+      Value r0 = e.mul(block, e.idx(rowBlock));
+      Value lastRow = e.sub(rows, e.idx(1));
+      SmallVector<Value> rowIdx;
+      for (int64_t r = 0; r < rowBlock; ++r)
+        rowIdx.push_back(e.minI(e.add(r0, e.idx(r)), lastRow));
+      Value init0 = bb ? e.vload(bb, {o}) : e.splat(0.0);
+      Value init1 = bb ? e.vload(bb, {o1}) : e.splat(0.0);
+      SmallVector<Value> init;
+      for (int64_t r = 0; r < rowBlock; ++r) {
+        init.push_back(init0);
+        init.push_back(init1);
+      }
+      SmallVector<Value> sums =
+          e.loopCarry(e.idx(0), e.idx(in), 1, init, [&](Value i, ValueRange a) {
+            Value w0 = e.vload(wp, {p, i, e.idx(0)}), w1 = e.vload(wp, {p, i, e.idx(w)});
+            SmallVector<Value> next;
+            for (int64_t r = 0; r < rowBlock; ++r) {
+              Value xr = e.bcast(e.load(xb, {rowIdx[r], i}));
+              next.push_back(e.fma(xr, w0, a[2 * r]));
+              next.push_back(e.fma(xr, w1, a[2 * r + 1]));
+            }
+            return next;
+          });
+      for (int64_t r = 0; r < rowBlock; ++r) {
+        Value row = e.add(r0, e.idx(r));
+        e.ifThen(e.lt(row, rows), [&] {
+          e.vstore(sums[2 * r], y, {row, o});
+          e.vstore(sums[2 * r + 1], y, {row, o1});
+        });
+      }
+    };
     scf::ParallelOp::create(
-        rewriter, loc, ValueRange{e.idx(0)}, ValueRange{numBlocks}, ValueRange{e.idx(1)},
-        [&](OpBuilder &nb, Location, ValueRange ivs) {
+        rewriter, loc, ValueRange{e.idx(0), e.idx(0), e.idx(0)},
+        ValueRange{numChunks, e.idx(panels), e.idx(chunkBlocks)},
+        ValueRange{e.idx(1), e.idx(1), e.idx(1)}, [&](OpBuilder &nb, Location, ValueRange ivs) {
           OpBuilder::InsertionGuard g(rewriter);
           rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value r0 = e.mul(ivs[0], e.idx(kRowBlock));
-          Value lastRow = e.sub(rows, e.idx(1));
-          SmallVector<Value> rowIdx;
-          for (int64_t r = 0; r < kRowBlock; ++r)
-            rowIdx.push_back(e.minI(e.add(r0, e.idx(r)), lastRow));
-          e.loop(e.idx(0), e.idx(out), 2 * w, [&](Value o) {
-            Value o1 = e.add(o, e.idx(w));
-            Value init0 = bb ? e.vload(bb, {o}) : e.splat(0.0);
-            Value init1 = bb ? e.vload(bb, {o1}) : e.splat(0.0);
-            SmallVector<Value> init;
-            for (int64_t r = 0; r < kRowBlock; ++r) {
-              init.push_back(init0);
-              init.push_back(init1);
-            }
-            SmallVector<Value> sums = e.loopCarry(
-                e.idx(0), e.idx(in), 1, init, [&](Value i, ValueRange a) {
-                  Value w0 = e.vload(wt, {i, o}), w1 = e.vload(wt, {i, o1});
-                  SmallVector<Value> next;
-                  for (int64_t r = 0; r < kRowBlock; ++r) {
-                    Value xr = e.bcast(e.load(xb, {rowIdx[r], i}));
-                    next.push_back(e.fma(xr, w0, a[2 * r]));
-                    next.push_back(e.fma(xr, w1, a[2 * r + 1]));
-                  }
-                  return next;
-                });
-            for (int64_t r = 0; r < kRowBlock; ++r) {
-              Value row = e.add(r0, e.idx(r));
-              e.ifThen(e.lt(row, rows), [&] {
-                e.vstore(sums[2 * r], y, {row, o});
-                e.vstore(sums[2 * r + 1], y, {row, o1});
-              });
-            }
-          });
+          Value block = e.add(e.mul(ivs[0], e.idx(chunkBlocks)), ivs[2]);
+          e.ifThen(e.lt(block, numBlocks), [&] { projectBlock(ivs[1], block); });
         });
     Value result = bufferization::ToTensorOp::create(
         rewriter, loc, RankedTensorType::get(outBufT.getShape(), e.f32()), y,

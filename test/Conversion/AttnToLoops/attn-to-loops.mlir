@@ -154,13 +154,20 @@ func.func @half_and_bfloat(%h: tensor<1x2x8x16xf16>, %b: tensor<1x2x8x16xbf16>)
 
 // -----
 
-// attn.project: W packed once as Wt[i][o], then 4 rows x 16 outputs of
-// vector accumulators over i, rows in parallel; leading dims collapsed and
-// expanded back.
+// attn.project: W (out_in) packed once into panels of 2 vectors of
+// outputs, Wp[p][i][0..16) = W[16p + j][i], 8 x 8 blocks transposed in
+// registers, panels in parallel; then, in parallel over (chunk of 128 rows,
+// panel, block of 4 rows), 4 rows x 16 outputs of vector accumulators over
+// i starting from the bias; leading dims collapsed and expanded back.
 // CHECK-LABEL: func.func @project
 // CHECK: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<2x?x64xf32> into tensor<?x64xf32>
-// CHECK: %[[WT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x32xf32>
-// CHECK: scf.parallel
+// CHECK: %[[WP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x64x16xf32>
+// CHECK: scf.parallel (%[[P:.*]]) = (%c0) to (%c2)
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<32x64xf32, {{.*}}>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[WP]][%[[P]], %{{.*}}, %c{{0|8}}]
+// CHECK: %[[CHUNKS:.*]] = arith.ceildivsi %{{.*}}, %c128
+// CHECK: scf.parallel ({{.*}}) = (%c0, %c0, %c0) to (%[[CHUNKS]], %c2, %c32)
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-COUNT-8: vector.fma
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [2, %{{.*}}, 32] : tensor<?x32xf32> into tensor<2x?x32xf32>

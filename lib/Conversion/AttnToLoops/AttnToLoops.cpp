@@ -650,7 +650,8 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
     // into runs of at least kMinTilesPerSplit K/V tiles (flash-decoding):
     // the splits' states are kept, then merged by a second parallel loop.
     Value items = e.mul(e.mul(e.idx(p.kvHeads * headsPerItem), s.batch), numTiles);
-    Value wanted = e.ceilDiv(e.idx(tiling.minWorkItems), items);
+    // (No work item — B = 0 or Tq = 0 — must not divide by zero.)
+    Value wanted = e.ceilDiv(e.idx(tiling.minWorkItems), e.maxI(items, e.idx(1)));
     Value most = e.maxI(e.idx(1), e.ceilDiv(s.tk, tiling.tileK * kMinTilesPerSplit));
     Value splits = e.maxI(e.idx(1), e.minI(wanted, most));
     Value split = e.gt(splits, e.idx(1));

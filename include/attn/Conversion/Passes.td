@@ -265,8 +265,10 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
 
     Each f32 `attn.project` whose output width is a multiple of
     2 x vector-width (and with at most one dynamic leading dim) becomes a
-    tiled matmul: W packed once as Wt[i][o], 4 rows x 2 vectors of outputs
-    in registers, rows in parallel.
+    tiled matmul: W packed once per call into panels of 2 vectors of
+    outputs (w x w blocks transposed in registers), then 8 (16 lanes) or 4
+    rows x 2 vectors of outputs in registers, parallel over (chunk of 128
+    rows, panel, block of rows).
 
     Any other `attn.sdpa` (dropout, dynamic head dims) or `attn.project`
     (f16/bf16, other widths) is left alone for the reference lowering.

@@ -1,0 +1,4 @@
+func.func @f(%q: tensor<1x12x2048x64xf32>, %k: tensor<1x12x2048x64xf32>, %v: tensor<1x12x2048x64xf32>) -> tensor<1x12x2048x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x12x2048x64xf32>, tensor<1x12x2048x64xf32>, tensor<1x12x2048x64xf32>) -> tensor<1x12x2048x64xf32>
+  return %o : tensor<1x12x2048x64xf32>
+}

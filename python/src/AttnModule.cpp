@@ -276,6 +276,24 @@ std::shared_ptr<PyKernel> compileText(const std::string &text, const std::string
   return std::make_shared<PyKernel>(std::move(k));
 }
 
+/// The options SdpaSpec and MhaSpec share, from the Python-side values.
+template <typename Spec>
+void setSharedOptions(Spec &s, const std::string &type, const std::string &causal,
+                      double scale, const std::string &mask,
+                      const std::vector<int64_t> &maskShape, double softcap, int64_t windowLeft,
+                      int64_t windowRight, bool alibi, bool keyLengths) {
+  s.type = elementType(type);
+  s.causal = causalKind(causal);
+  s.scale = scale;
+  s.mask = maskKind(mask);
+  s.maskShape = maskShape;
+  s.softcap = softcap;
+  s.windowLeft = windowLeft;
+  s.windowRight = windowRight;
+  s.alibi = alibi;
+  s.keyLengths = keyLengths;
+}
+
 attn::SdpaSpec sdpaSpec(int64_t batch, int64_t heads, int64_t kvHeads, int64_t queryLen,
                         int64_t keyLen, int64_t headDim, int64_t valueDim,
                         const std::string &type, const std::string &causal, double scale,
@@ -291,18 +309,10 @@ attn::SdpaSpec sdpaSpec(int64_t batch, int64_t heads, int64_t kvHeads, int64_t q
   s.keyLen = keyLen;
   s.headDim = headDim;
   s.valueDim = valueDim;
-  s.type = elementType(type);
-  s.causal = causalKind(causal);
-  s.scale = scale;
-  s.mask = maskKind(mask);
-  s.maskShape = maskShape;
+  setSharedOptions(s, type, causal, scale, mask, maskShape, softcap, windowLeft, windowRight,
+                   alibi, keyLengths);
   s.dropoutRate = dropoutRate;
   s.dropoutSeed = dropoutSeed;
-  s.softcap = softcap;
-  s.windowLeft = windowLeft;
-  s.windowRight = windowRight;
-  s.alibi = alibi;
-  s.keyLengths = keyLengths;
   return s;
 }
 
@@ -371,16 +381,8 @@ PYBIND11_MODULE(_attn_mlir, m) {
         s.headDim = headDim;
         s.outDim = outDim;
         s.bias = bias;
-        s.type = elementType(type);
-        s.causal = causalKind(causal);
-        s.scale = scale;
-        s.mask = maskKind(mask);
-        s.maskShape = maskShape;
-        s.softcap = softcap;
-        s.windowLeft = windowLeft;
-        s.windowRight = windowRight;
-        s.alibi = alibi;
-        s.keyLengths = keyLengths;
+        setSharedOptions(s, type, causal, scale, mask, maskShape, softcap, windowLeft,
+                         windowRight, alibi, keyLengths);
         std::string text;
         check(attn::mhaToMlir(s, text));
         return text;

@@ -820,4 +820,35 @@ func.func @f(%x: tensor<2x150x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>
     EXPECT_LE(relativeError(out[2], ref::project(x40, w40, nullptr, ref::Layout::OutIn)), 1e-5);
   }
 }
+
+// f16 and bf16 projections through the same kernel: x, W and the bias
+// converted to f32 while packed or loaded, f32 accumulation, the output
+// rounded once; against the reference on the rounded inputs.
+TEST(CpuPipeline, TiledProjectionsHalfPrecision) {
+  for (auto [dtype, elt, tol] : {std::tuple{DType::F16, "f16", 2e-3},
+                                 std::tuple{DType::BF16, "bf16", 1.6e-2}}) {
+    SCOPED_TRACE(elt);
+    std::string e = elt;
+    std::string src = "func.func @f(%x: tensor<3x50x64x" + e + ">, %w: tensor<96x64x" + e +
+                      ">, %b: tensor<96x" + e + ">) -> tensor<3x50x96x" + e +
+                      "> {\n  %0 = attn.project %x, %w, %b : (tensor<3x50x64x" + e +
+                      ">, tensor<96x64x" + e + ">, tensor<96x" + e + ">) -> tensor<3x50x96x" +
+                      e + ">\n  return %0 : tensor<3x50x96x" + e + ">\n}\n";
+    std::mt19937 gen(31);
+    Jitted j(src, "f", Pipeline::Cpu);
+    ASSERT_TRUE(j.ok());
+    auto x = randomTensor({3, 50, 64}, gen), w = randomTensor({96, 64}, gen),
+         b = randomTensor({96}, gen);
+    for (ref::Tensor *t : {&x, &w, &b}) {
+      auto h = runtime::HostTensor::zeros(dtype, t->shape);
+      for (int64_t i = 0; i < h.numel(); ++i) {
+        h.setFromFloat(i, static_cast<float>(t->data[i]));
+        t->data[i] = h.getAsFloat(i);
+      }
+    }
+    auto out = j.run({x, w, b}, {dtype, dtype, dtype});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_LE(relativeError(out[0], ref::project(x, w, &b, ref::Layout::OutIn)), tol);
+  }
+}
 } // namespace

@@ -263,7 +263,8 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     length are never loaded, and the work of a window of `W` keys is
     `O(T·W)`. Key lengths are clamped to `[0, Tk]` in the kernel.
 
-    Each f32 `attn.project` whose output width is a multiple of
+    Each f32, f16 or bf16 `attn.project` (computed in f32, output rounded
+    once) whose output width is a multiple of
     2 x vector-width (and with at most one dynamic leading dim) becomes a
     tiled matmul: W packed once per call into panels of 2 vectors of
     outputs (w x w blocks transposed in registers), then 8 (16 lanes) or 4
@@ -271,7 +272,7 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     rows, panel, block of rows).
 
     Any other `attn.sdpa` (dropout, dynamic head dims) or `attn.project`
-    (f16/bf16, other widths) is left alone for the reference lowering.
+    (other widths) is left alone for the reference lowering.
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",

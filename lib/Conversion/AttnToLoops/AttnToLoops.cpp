@@ -716,8 +716,9 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     int64_t w = tiling.vectorWidth;
     int64_t rank = xT.getRank();
     int64_t in = xT.getDimSize(rank - 1), out = resT.getDimSize(rank - 1);
-    if (!xT.getElementType().isF32())
-      return rewriter.notifyMatchFailure(op, "only f32 is tiled");
+    Type elt = xT.getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+      return rewriter.notifyMatchFailure(op, "only f32, f16 and bf16 are tiled");
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out) || out % (2 * w) != 0)
       return rewriter.notifyMatchFailure(op, "widths must be static, Out a multiple of 2 vectors");
     // Collapsing two or more dynamic leading dims crashes MLIR 22's
@@ -768,7 +769,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
           if (!outIn) {
             e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
               for (int64_t h = 0; h < 2; ++h)
-                e.vstore(e.vload(wb, {i, e.add(o0, e.idx(h * w))}), wp,
+                e.vstore(e.vloadF32(wb, {i, e.add(o0, e.idx(h * w))}), wp,
                          {p, i, e.idx(h * w)});
             });
             return;
@@ -776,7 +777,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
           if (!blocked) {
             e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
               e.loop(e.idx(0), e.idx(panel), 1, [&](Value j) {
-                e.store(e.load(wb, {e.add(o0, j), i}), wp, {p, i, j});
+                e.store(e.loadF32(wb, {e.add(o0, j), i}), wp, {p, i, j});
               });
             });
             return;
@@ -785,7 +786,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
             for (int64_t h = 0; h < 2; ++h) {
               SmallVector<Value> block;
               for (int64_t x = 0; x < w; ++x)
-                block.push_back(e.vload(wb, {e.add(o0, e.idx(h * w + x)), i}));
+                block.push_back(e.vloadF32(wb, {e.add(o0, e.idx(h * w + x)), i}));
               transposeInRegisters(e, block);
               for (int64_t x = 0; x < w; ++x)
                 e.vstore(block[x], wp, {p, e.add(i, e.idx(x)), e.idx(h * w)});
@@ -793,7 +794,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
           });
         });
 
-    auto outBufT = MemRefType::get({rowsT.getDimSize(0), out}, e.f32());
+    auto outBufT = MemRefType::get({rowsT.getDimSize(0), out}, elt);
     SmallVector<Value> dyn;
     if (outBufT.isDynamicDim(0))
       dyn.push_back(rows);
@@ -813,8 +814,8 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
       SmallVector<Value> rowIdx;
       for (int64_t r = 0; r < rowBlock; ++r)
         rowIdx.push_back(e.minI(e.add(r0, e.idx(r)), lastRow));
-      Value init0 = bb ? e.vload(bb, {o}) : e.splat(0.0);
-      Value init1 = bb ? e.vload(bb, {o1}) : e.splat(0.0);
+      Value init0 = bb ? e.vloadF32(bb, {o}) : e.splat(0.0);
+      Value init1 = bb ? e.vloadF32(bb, {o1}) : e.splat(0.0);
       SmallVector<Value> init;
       for (int64_t r = 0; r < rowBlock; ++r) {
         init.push_back(init0);
@@ -825,7 +826,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
             Value w0 = e.vload(wp, {p, i, e.idx(0)}), w1 = e.vload(wp, {p, i, e.idx(w)});
             SmallVector<Value> next;
             for (int64_t r = 0; r < rowBlock; ++r) {
-              Value xr = e.bcast(e.load(xb, {rowIdx[r], i}));
+              Value xr = e.bcast(e.loadF32(xb, {rowIdx[r], i}));
               next.push_back(e.fma(xr, w0, a[2 * r]));
               next.push_back(e.fma(xr, w1, a[2 * r + 1]));
             }
@@ -834,8 +835,8 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
       for (int64_t r = 0; r < rowBlock; ++r) {
         Value row = e.add(r0, e.idx(r));
         e.ifThen(e.lt(row, rows), [&] {
-          e.vstore(sums[2 * r], y, {row, o});
-          e.vstore(sums[2 * r + 1], y, {row, o1});
+          e.storeFromF32(sums[2 * r], y, {row, o});
+          e.storeFromF32(sums[2 * r + 1], y, {row, o1});
         });
       }
     };
@@ -849,7 +850,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
           e.ifThen(e.lt(block, numBlocks), [&] { projectBlock(ivs[1], block); });
         });
     Value result = bufferization::ToTensorOp::create(
-        rewriter, loc, RankedTensorType::get(outBufT.getShape(), e.f32()), y,
+        rewriter, loc, RankedTensorType::get(outBufT.getShape(), elt), y,
         /*restrict=*/true, /*writable=*/true);
     if (rank != 2) {
       ReifiedRankedShapedTypeDims dims;

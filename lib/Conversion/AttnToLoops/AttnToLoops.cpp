@@ -52,13 +52,17 @@ constexpr int64_t kMinTilesPerSplit = 4;
 /// row block).
 constexpr int64_t kProjectRows = 128;
 
-/// Transposes the w × w block held as w vectors (w a power of two) with
-/// w·log2(w) two-input shuffles: for each bit h of the index, rows i and
-/// i + h (bit h clear in i) swap the lanes where the row's and the lane's
-/// bit h differ, which moves element (i, j) to (j, i) once every bit is
-/// done.
-void transposeInRegisters(FlashBuilder &e, SmallVector<Value> &block) {
-  int64_t w = static_cast<int64_t>(block.size());
+/// Transposes a w × w block (w = e.width, a power of two) in registers:
+/// store(x, column x) for the w vectors load(0 .. w-1), with w·log2(w)
+/// two-input shuffles: for each bit h of the index, rows i and i + h (bit
+/// h clear in i) swap the lanes where the row's and the lane's bit h
+/// differ, which moves element (i, j) to (j, i) once every bit is done.
+void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
+                    function_ref<void(int64_t, Value)> store) {
+  int64_t w = e.width;
+  SmallVector<Value> block;
+  for (int64_t x = 0; x < w; ++x)
+    block.push_back(load(x));
   for (int64_t h = w / 2; h >= 1; h /= 2) {
     SmallVector<int64_t> low, high; // lanes of shuffle(a, b): b's are w + j
     for (int64_t j = 0; j < w; ++j) {
@@ -74,6 +78,8 @@ void transposeInRegisters(FlashBuilder &e, SmallVector<Value> &block) {
       block[i + h] = vector::ShuffleOp::create(e.b, e.loc, a, b, high);
     }
   }
+  for (int64_t x = 0; x < w; ++x)
+    store(x, block[x]);
 }
 
 /// Rows per register block of the microkernels: 8 rows × 2 vectors of
@@ -81,6 +87,31 @@ void transposeInRegisters(FlashBuilder &e, SmallVector<Value> &block) {
 /// (8 lanes: AVX2).
 int64_t rowBlockFor(int64_t vectorWidth) {
   return vectorWidth >= 16 ? 2 * kRowBlock : kRowBlock;
+}
+
+/// scf.parallel over [0, upper) (step 1), body(ivs) emitted inside it;
+/// with `stackScope`, inside a memref.alloca_scope, so that each
+/// iteration's stack scratch is its own.
+void parallelLoop(FlashBuilder &e, ValueRange upper, bool stackScope,
+                  function_ref<void(ValueRange)> body) {
+  SmallVector<Value> zeros(upper.size(), e.idx(0)), ones(upper.size(), e.idx(1));
+  scf::ParallelOp::create(
+      e.b, e.loc, zeros, upper, ones, [&](OpBuilder &nb, Location, ValueRange ivs) {
+        OpBuilder::InsertionGuard g(e.b);
+        e.b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        if (!stackScope)
+          return body(ivs);
+        auto scope = memref::AllocaScopeOp::create(e.b, e.loc, TypeRange{});
+        e.b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+        body(ivs);
+        memref::AllocaScopeReturnOp::create(e.b, e.loc, ValueRange{});
+      });
+}
+
+/// Dv rounded up to whole vectors: the width of the accumulators and of the
+/// split states.
+int64_t paddedDv(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t) {
+  return llvm::alignTo(p.dv, t.vectorWidth);
 }
 
 /// The rows of one Q tile and the (query head, query row) each stands for.
@@ -105,7 +136,7 @@ public:
   FlashKernel(FlashBuilder &e, const SdpaProblem &p, const SdpaBuffers &s,
               const ConvertAttnToLoopsOptions &t)
       : e(e), p(p), s(s), t(t),
-        dvPadded((p.dv + t.vectorWidth - 1) / t.vectorWidth * t.vectorWidth),
+        dvPadded(paddedDv(p, t)),
         rowBlock(t.tileQ % rowBlockFor(t.vectorWidth) == 0 ? rowBlockFor(t.vectorWidth)
                                                            : kRowBlock) {}
 
@@ -162,8 +193,6 @@ public:
   /// softmax merge rule of TileState) and writes the output rows.
   void mergeSplits(Value bIdx, const TileRows &rows, const SplitStates &states,
                    Value firstSlot, Value splits);
-
-  int64_t paddedDv() const { return dvPadded; }
 
 private:
   FlashBuilder &e;
@@ -289,12 +318,9 @@ private:
         for (int64_t x = 0; x < w; ++x)
           keyRows.push_back(e.minI(e.add(k0, e.add(j, e.idx(x))), lastKey));
         e.loop(e.idx(0), e.idx(p.d), w, [&](Value d) {
-          SmallVector<Value> block;
-          for (int64_t x = 0; x < w; ++x)
-            block.push_back(e.vloadF32(s.k, {bIdx, hkv, keyRows[x], d}));
-          transposeInRegisters(e, block);
-          for (int64_t x = 0; x < w; ++x)
-            e.vstore(block[x], kt, {e.add(d, e.idx(x)), j});
+          transposeBlock(
+              e, [&](int64_t x) { return e.vloadF32(s.k, {bIdx, hkv, keyRows[x], d}); },
+              [&](int64_t x, Value v) { e.vstore(v, kt, {e.add(d, e.idx(x)), j}); });
         });
       });
     }
@@ -545,19 +571,18 @@ void FlashKernel::mergeSplits(Value bIdx, const TileRows &rows, const SplitState
         });
     Value noneVisible = e.cmpF(arith::CmpFPredicate::OEQ, mx[0], e.negInf());
     Value mSafe = e.select(noneVisible, e.f(0.0), mx[0]);
-    auto weight = [&](Value k) { return e.exp2(e.fsub(e.load(states.m, {at(k)}), mSafe)); };
-    SmallVector<Value> sum = e.loopCarry(
-        e.idx(0), splits, 1, {e.f(0.0)}, [&](Value k, ValueRange a) {
-          return SmallVector<Value>{e.fma(weight(k), e.load(states.l, {at(k)}), a[0])};
-        });
-    e.store(sum[0], l, {i});
-    e.loop(e.idx(0), e.idx(dvPadded), t.vectorWidth, [&](Value c) {
-      SmallVector<Value> v = e.loopCarry(
-          e.idx(0), splits, 1, {e.splat(0.0)}, [&](Value k, ValueRange a) {
-            return SmallVector<Value>{
-                e.fma(e.bcast(weight(k)), e.vload(states.acc, {at(k), c}), a[0])};
-          });
-      e.vstore(v[0], merged, {i, c});
+    // One weight per split, applied to its l and its accumulator row.
+    e.store(e.f(0.0), l, {i});
+    e.loop(e.idx(0), e.idx(dvPadded), t.vectorWidth,
+           [&](Value c) { e.vstore(e.splat(0.0), merged, {i, c}); });
+    e.loop(e.idx(0), splits, 1, [&](Value k) {
+      Value weight = e.exp2(e.fsub(e.load(states.m, {at(k)}), mSafe));
+      e.store(e.fma(weight, e.load(states.l, {at(k)}), e.load(l, {i})), l, {i});
+      Value weightV = e.bcast(weight);
+      e.loop(e.idx(0), e.idx(dvPadded), t.vectorWidth, [&](Value c) {
+        e.vstore(e.fma(weightV, e.vload(states.acc, {at(k), c}), e.vload(merged, {i, c})),
+                 merged, {i, c});
+      });
     });
   });
   writeOutput(bIdx, rows, TileState{Value(), l, merged});
@@ -622,22 +647,9 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
       rows.count = e.minI(e.idx(tiling.tileQ), e.sub(rowSpace, rows.r0));
       return rows;
     };
-    // Each iteration's scratch lives in its own stack scope.
-    auto parallel = [&](ValueRange upper, function_ref<void(ValueRange)> body) {
-      SmallVector<Value> zeros(upper.size(), e.idx(0)), ones(upper.size(), e.idx(1));
-      scf::ParallelOp::create(
-          rewriter, e.loc, zeros, upper, ones, [&](OpBuilder &nb, Location, ValueRange ivs) {
-            OpBuilder::InsertionGuard g(rewriter);
-            rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-            auto scope = memref::AllocaScopeOp::create(rewriter, e.loc, TypeRange{});
-            rewriter.setInsertionPointToStart(rewriter.createBlock(&scope.getBodyRegion()));
-            body(ivs);
-            memref::AllocaScopeReturnOp::create(rewriter, e.loc, ValueRange{});
-          });
-    };
     SmallVector<Value> upper{e.idx(p.kvHeads), s.batch, e.idx(headsPerItem), numTiles};
     if (tiling.minWorkItems <= 1) {
-      parallel(upper, [&](ValueRange ivs) {
+      parallelLoop(e, upper, /*stackScope=*/true, [&](ValueRange ivs) {
         FlashKernel kernel(e, p, s, tiling);
         TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
         kernel.writeOutput(ivs[1], rows, kernel.attend(/*batch=*/ivs[1], rows));
@@ -657,7 +669,6 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
     Value split = e.gt(splits, e.idx(1));
     // The split states: none unless the keys are split.
     Value slots = e.select(split, e.mul(items, splits), e.idx(0));
-    int64_t dvPadded = llvm::alignTo(p.dv, tiling.vectorWidth);
     auto stateBuffer = [&](ArrayRef<int64_t> shape) -> Value {
       return memref::AllocOp::create(rewriter, e.loc, MemRefType::get(shape, e.f32()),
                                      ValueRange{e.mul(slots, e.idx(tiling.tileQ))},
@@ -665,7 +676,7 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
     };
     FlashKernel::SplitStates states{stateBuffer({ShapedType::kDynamic}),
                                     stateBuffer({ShapedType::kDynamic}),
-                                    stateBuffer({ShapedType::kDynamic, dvPadded})};
+                                    stateBuffer({ShapedType::kDynamic, paddedDv(p, tiling)})};
     // (((kvHead·B + b)·heads per item + g)·tiles + tile): the item's index.
     auto itemIndex = [&](ValueRange ivs) {
       Value x = e.add(e.mul(ivs[0], s.batch), ivs[1]);
@@ -674,7 +685,7 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
     };
     SmallVector<Value> upperSplit(upper);
     upperSplit.push_back(splits);
-    parallel(upperSplit, [&](ValueRange ivs) {
+    parallelLoop(e, upperSplit, /*stackScope=*/true, [&](ValueRange ivs) {
       FlashKernel kernel(e, p, s, tiling);
       TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
       TileState state = kernel.attend(/*batch=*/ivs[1], rows, ivs[4], splits);
@@ -684,7 +695,7 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
           [&] { kernel.writeOutput(ivs[1], rows, state); });
     });
     e.ifThen(split, [&] {
-      parallel(upper, [&](ValueRange ivs) {
+      parallelLoop(e, upper, /*stackScope=*/true, [&](ValueRange ivs) {
         FlashKernel kernel(e, p, s, tiling);
         kernel.mergeSplits(ivs[1], tileRows(ivs[0], ivs[2], ivs[3]), states,
                            e.mul(itemIndex(ivs), splits), splits);
@@ -759,11 +770,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
         rewriter, loc, MemRefType::get({panels, in, panel}, e.f32()), ValueRange{},
         rewriter.getI64IntegerAttr(64));
     bool blocked = outIn && in % w == 0 && llvm::isPowerOf2_64(w);
-    scf::ParallelOp::create(
-        rewriter, loc, ValueRange{e.idx(0)}, ValueRange{e.idx(panels)}, ValueRange{e.idx(1)},
-        [&](OpBuilder &nb, Location, ValueRange ivs) {
-          OpBuilder::InsertionGuard g(rewriter);
-          rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    parallelLoop(e, {e.idx(panels)}, /*stackScope=*/false, [&](ValueRange ivs) {
           Value p = ivs[0];
           Value o0 = e.mul(p, e.idx(panel));
           if (!outIn) {
@@ -783,14 +790,12 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
             return;
           }
           e.loop(e.idx(0), e.idx(in), w, [&](Value i) {
-            for (int64_t h = 0; h < 2; ++h) {
-              SmallVector<Value> block;
-              for (int64_t x = 0; x < w; ++x)
-                block.push_back(e.vloadF32(wb, {e.add(o0, e.idx(h * w + x)), i}));
-              transposeInRegisters(e, block);
-              for (int64_t x = 0; x < w; ++x)
-                e.vstore(block[x], wp, {p, e.add(i, e.idx(x)), e.idx(h * w)});
-            }
+            for (int64_t h = 0; h < 2; ++h)
+              transposeBlock(
+                  e, [&](int64_t x) { return e.vloadF32(wb, {e.add(o0, e.idx(h * w + x)), i}); },
+                  [&](int64_t x, Value v) {
+                    e.vstore(v, wp, {p, e.add(i, e.idx(x)), e.idx(h * w)});
+                  });
           });
         });
 
@@ -840,12 +845,9 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
         });
       }
     };
-    scf::ParallelOp::create(
-        rewriter, loc, ValueRange{e.idx(0), e.idx(0), e.idx(0)},
-        ValueRange{numChunks, e.idx(panels), e.idx(chunkBlocks)},
-        ValueRange{e.idx(1), e.idx(1), e.idx(1)}, [&](OpBuilder &nb, Location, ValueRange ivs) {
-          OpBuilder::InsertionGuard g(rewriter);
-          rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    parallelLoop(
+        e, {numChunks, e.idx(panels), e.idx(chunkBlocks)}, /*stackScope=*/false,
+        [&](ValueRange ivs) {
           Value block = e.add(e.mul(ivs[0], e.idx(chunkBlocks)), ivs[2]);
           e.ifThen(e.lt(block, numBlocks), [&] { projectBlock(ivs[1], block); });
         });

@@ -212,15 +212,6 @@ std::pair<ref::Tensor, ref::Tensor> ropeTables(std::vector<int64_t> shape, std::
   return {c, s};
 }
 
-/// Rounds every element of `t` to `dtype` (F16, BF16; F32: to float).
-void roundTo(ref::Tensor &t, DType dtype) {
-  auto h = runtime::HostTensor::zeros(dtype, t.shape);
-  for (int64_t i = 0; i < h.numel(); ++i) {
-    h.setFromFloat(i, static_cast<float>(t.data[i]));
-    t.data[i] = h.getAsFloat(i);
-  }
-}
-
 /// Inputs and the reference output of `s` at one shape.
 struct Instance {
   std::vector<ref::Tensor> inputs;

@@ -76,6 +76,14 @@ std::vector<ref::Tensor> Jitted::run(const std::vector<ref::Tensor> &inputs,
   return out;
 }
 
+void attn::testing::roundTo(ref::Tensor &t, runtime::DType dtype) {
+  auto h = runtime::HostTensor::zeros(dtype, t.shape);
+  for (int64_t i = 0; i < h.numel(); ++i) {
+    h.setFromFloat(i, static_cast<float>(t.data[i]));
+    t.data[i] = h.getAsFloat(i);
+  }
+}
+
 ref::Tensor attn::testing::randomTensor(std::vector<int64_t> shape,
                                         std::mt19937 &gen, double lo, double hi) {
   std::uniform_real_distribution<double> uni(lo, hi);

@@ -45,6 +45,11 @@ private:
 ref::Tensor randomTensor(std::vector<int64_t> shape, std::mt19937 &gen,
                          double lo = -1.0, double hi = 1.0);
 
+/// Rounds every element of `t` to `dtype` (F16, BF16; F32: to float), as
+/// Jitted::run converts it: a reference computed on the result sees the
+/// values the compiled code gets.
+void roundTo(ref::Tensor &t, runtime::DType dtype);
+
 /// max |a - b| / max |b|; NaN or inf where only one side has it is an
 /// infinite error, and where both agree it is no error.
 double relativeError(const ref::Tensor &got, const ref::Tensor &want);

@@ -653,16 +653,9 @@ func.func @f(%q: tensor<2x4x33x16xf32>, %k: tensor<2x2x45x16xf32>, %v: tensor<2x
 } // namespace
 
 namespace {
-/// Rounds every value to the nearest f16, as the JIT's f16 inputs will be.
-ref::Tensor roundToHalf(ref::Tensor t) {
-  for (double &x : t.data)
-    x = runtime::halfToFloat(runtime::floatToHalf(static_cast<float>(x)));
-  return t;
-}
-
-// f16 in, f16 out: the lowering computes in f32 and rounds once per op, so
-// the result is within f16 rounding (2^-11 relative) of the reference, in
-// both pipelines (the CPU pipeline takes the reference route for f16).
+// f16 in, f16 out: the lowerings compute in f32 and round once per op (the
+// fused CPU and GPU kernels once at the end), so the result is within f16
+// rounding (2^-11 relative) of the reference in every pipeline.
 TEST(ReferencePipeline, HalfPrecisionSdpa) {
   std::mt19937 gen(21);
   const char *src = R"(
@@ -671,9 +664,10 @@ func.func @f(%q: tensor<1x2x9x16xf16>, %k: tensor<1x2x13x16xf16>, %v: tensor<1x2
       : (tensor<1x2x9x16xf16>, tensor<1x2x13x16xf16>, tensor<1x2x13x16xf16>) -> tensor<1x2x9x16xf16>
   return %o : tensor<1x2x9x16xf16>
 })";
-  auto q = roundToHalf(randomTensor({1, 2, 9, 16}, gen)),
-       k = roundToHalf(randomTensor({1, 2, 13, 16}, gen)),
-       v = roundToHalf(randomTensor({1, 2, 13, 16}, gen));
+  auto q = randomTensor({1, 2, 9, 16}, gen), k = randomTensor({1, 2, 13, 16}, gen),
+       v = randomTensor({1, 2, 13, 16}, gen);
+  for (ref::Tensor *x : {&q, &k, &v})
+    roundTo(*x, DType::F16);
   ref::SdpaOptions o;
   o.causal = ref::Causal::BottomRight;
   ref::Tensor want = ref::sdpa(q, k, v, o);
@@ -839,13 +833,8 @@ TEST(CpuPipeline, TiledProjectionsHalfPrecision) {
     ASSERT_TRUE(j.ok());
     auto x = randomTensor({3, 50, 64}, gen), w = randomTensor({96, 64}, gen),
          b = randomTensor({96}, gen);
-    for (ref::Tensor *t : {&x, &w, &b}) {
-      auto h = runtime::HostTensor::zeros(dtype, t->shape);
-      for (int64_t i = 0; i < h.numel(); ++i) {
-        h.setFromFloat(i, static_cast<float>(t->data[i]));
-        t->data[i] = h.getAsFloat(i);
-      }
-    }
+    for (ref::Tensor *t : {&x, &w, &b})
+      roundTo(*t, dtype);
     auto out = j.run({x, w, b}, {dtype, dtype, dtype});
     ASSERT_EQ(out.size(), 1u);
     EXPECT_LE(relativeError(out[0], ref::project(x, w, &b, ref::Layout::OutIn)), tol);

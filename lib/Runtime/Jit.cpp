@@ -27,6 +27,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <dlfcn.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -532,10 +533,13 @@ static std::vector<int64_t> descriptorFor(const void *data,
 int64_t workerThreads(int64_t requested) {
   if (requested > 0)
     return requested;
+  // The OpenMP runtime's own answer once it is loaded (the JIT loads it).
+  using MaxThreads = int (*)();
+  if (auto f = reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads")))
+    return f();
   if (const char *env = std::getenv("OMP_NUM_THREADS")) {
-    char *end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (end != env && n > 0)
+    int64_t n;
+    if (!llvm::StringRef(env).split(',').first.trim().getAsInteger(10, n) && n > 0)
       return n;
   }
   return std::max(1u, std::thread::hardware_concurrency());

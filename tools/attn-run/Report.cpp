@@ -21,9 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 
-#include <dlfcn.h>
 
 using namespace mlir;
 
@@ -328,17 +326,7 @@ std::optional<int64_t> threadsUsed(rt::Pipeline p, int64_t numThreads) {
     return 1;
   if (p == rt::Pipeline::Gpu)
     return std::nullopt;
-  if (p == rt::Pipeline::Cpu && numThreads > 0)
-    return numThreads;
-  using MaxThreads = int (*)();
-  if (auto f = reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads")))
-    return f();
-  if (const char *env = std::getenv("OMP_NUM_THREADS")) {
-    int64_t n;
-    if (!llvm::StringRef(env).split(',').first.trim().getAsInteger(10, n) && n > 0)
-      return n;
-  }
-  return std::max(1u, std::thread::hardware_concurrency());
+  return rt::workerThreads(p == rt::Pipeline::Cpu ? numThreads : 0);
 }
 
 /// The widest vector ISA the target features enable.

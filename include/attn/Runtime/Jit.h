@@ -82,7 +82,8 @@ llvm::Error checkInputValues(mlir::ModuleOp module, llvm::StringRef entry,
 int64_t hostVectorWidth();
 
 /// The worker threads a cpu kernel runs on: `requested` when positive, else
-/// OMP_NUM_THREADS when set, else one per hardware thread.
+/// omp_get_max_threads() where the OpenMP runtime is loaded, else the first
+/// number of OMP_NUM_THREADS, else one per hardware thread.
 int64_t workerThreads(int64_t requested);
 
 /// Peak resident set size of this process (VmHWM, since the last reset of

@@ -82,6 +82,28 @@ void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
     store(x, block[x]);
 }
 
+/// The register-blocked loop every microkernel here is: for k in [0, n),
+/// load `cols` vectors b_v = loadB(k, v), then for each of `rows` rows
+/// acc[r·cols + v] += broadcast(loadA(r, k)) · b_v. Returns the `rows·cols`
+/// accumulators, started from `init`.
+SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols, Value n,
+                                     ValueRange init,
+                                     function_ref<Value(Value, int64_t)> loadB,
+                                     function_ref<Value(int64_t, Value)> loadA) {
+  return e.loopCarry(e.idx(0), n, 1, init, [&](Value k, ValueRange a) {
+    SmallVector<Value> b;
+    for (int64_t v = 0; v < cols; ++v)
+      b.push_back(loadB(k, v));
+    SmallVector<Value> next;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value x = e.bcast(loadA(r, k));
+      for (int64_t v = 0; v < cols; ++v)
+        next.push_back(e.fma(x, b[v], a[r * cols + v]));
+    }
+    return next;
+  });
+}
+
 /// Rows per register block of the microkernels: 8 rows × 2 vectors of
 /// accumulators fit 32 vector registers (16 lanes: AVX-512), 4 × 2 fit 16
 /// (8 lanes: AVX2).
@@ -358,20 +380,13 @@ private:
       e.loop(e.idx(0), e.idx(t.tileK), 2 * w, [&](Value j) {
         Value j1 = e.add(j, e.idx(w));
         SmallVector<Value> init(2 * rowBlock, e.splat(0.0));
-        SmallVector<Value> sums =
-            e.loopCarry(e.idx(0), e.idx(p.d), 1, init, [&](Value d, ValueRange a) {
-              Value k0v = e.vload(kt, {d, j}), k1v = e.vload(kt, {d, j1});
-              SmallVector<Value> next;
-              for (int64_t r = 0; r < rowBlock; ++r) {
-                Value qb = e.bcast(e.load(qs, {e.add(i, e.idx(r)), d}));
-                next.push_back(e.fma(qb, k0v, a[2 * r]));
-                next.push_back(e.fma(qb, k1v, a[2 * r + 1]));
-              }
-              return next;
-            });
+        Value cols[2] = {j, j1};
+        SmallVector<Value> sums = broadcastFmaBlock(
+            e, rowBlock, 2, e.idx(p.d), init,
+            [&](Value d, int64_t v) { return e.vload(kt, {d, cols[v]}); },
+            [&](int64_t r, Value d) { return e.load(qs, {e.add(i, e.idx(r)), d}); });
         for (int64_t r = 0; r < rowBlock; ++r) {
           Value row = e.add(i, e.idx(r));
-          Value cols[2] = {j, j1};
           std::optional<AlibiBias> rowAlibi;
           AlibiBias *alibi = tileAlibi ? &*tileAlibi : nullptr;
           Value rowQ;
@@ -498,19 +513,10 @@ private:
           for (int64_t v = 0; v < cols; ++v)
             init.push_back(e.fmul(e.vload(acc, {row, colIdx[v]}), alpha));
         }
-        SmallVector<Value> sums = e.loopCarry(
-            e.idx(0), e.idx(t.tileK), 1, init, [&](Value j, ValueRange a) {
-              SmallVector<Value> vv;
-              for (int64_t v = 0; v < cols; ++v)
-                vv.push_back(e.vload(vt, {j, colIdx[v]}));
-              SmallVector<Value> next;
-              for (int64_t r = 0; r < rowBlock; ++r) {
-                Value pb = e.bcast(e.load(sp, {e.add(i, e.idx(r)), j}));
-                for (int64_t v = 0; v < cols; ++v)
-                  next.push_back(e.fma(pb, vv[v], a[r * cols + v]));
-              }
-              return next;
-            });
+        SmallVector<Value> sums = broadcastFmaBlock(
+            e, rowBlock, cols, e.idx(t.tileK), init,
+            [&](Value j, int64_t v) { return e.vload(vt, {j, colIdx[v]}); },
+            [&](int64_t r, Value j) { return e.load(sp, {e.add(i, e.idx(r)), j}); });
         for (int64_t r = 0; r < rowBlock; ++r)
           for (int64_t v = 0; v < cols; ++v)
             e.vstore(sums[r * cols + v], acc, {e.add(i, e.idx(r)), colIdx[v]});
@@ -826,17 +832,10 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
         init.push_back(init0);
         init.push_back(init1);
       }
-      SmallVector<Value> sums =
-          e.loopCarry(e.idx(0), e.idx(in), 1, init, [&](Value i, ValueRange a) {
-            Value w0 = e.vload(wp, {p, i, e.idx(0)}), w1 = e.vload(wp, {p, i, e.idx(w)});
-            SmallVector<Value> next;
-            for (int64_t r = 0; r < rowBlock; ++r) {
-              Value xr = e.bcast(e.loadF32(xb, {rowIdx[r], i}));
-              next.push_back(e.fma(xr, w0, a[2 * r]));
-              next.push_back(e.fma(xr, w1, a[2 * r + 1]));
-            }
-            return next;
-          });
+      SmallVector<Value> sums = broadcastFmaBlock(
+          e, rowBlock, 2, e.idx(in), init,
+          [&](Value i, int64_t v) { return e.vload(wp, {p, i, e.idx(v * w)}); },
+          [&](int64_t r, Value i) { return e.loadF32(xb, {rowIdx[r], i}); });
       for (int64_t r = 0; r < rowBlock; ++r) {
         Value row = e.add(r0, e.idx(r));
         e.ifThen(e.lt(row, rows), [&] {

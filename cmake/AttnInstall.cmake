@@ -1,7 +1,8 @@
 # Install rules and the exported CMake package:
 #   cmake --install build --prefix P
 # gives P/include/{attn,attn-c} (with the generated .h.inc files),
-# P/lib/libAttn*.a, P/bin/{attn-opt,attn-run} and
+# P/lib/libAttn*.a, P/lib/libattn_aot.so, P/bin/{attn-opt,attn-run,attn-aot}
+# and
 # P/lib/cmake/AttnMLIR/AttnMLIRConfig.cmake.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -20,6 +21,8 @@ set(ATTN_EXPORTED_LIBS
   AttnToGpu:ToGpu
   AttnConversion:Conversion
   AttnPipelines:Pipelines
+  AttnAotRuntime:AotRuntime
+  attn_aot:Aot
   AttnRuntime:Runtime
   AttnCAPI:CAPI)
 set(ATTN_INSTALL_TARGETS)
@@ -37,7 +40,7 @@ install(TARGETS ${ATTN_INSTALL_TARGETS}
   EXPORT AttnMLIRTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(TARGETS attn-opt attn-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS attn-opt attn-run attn-aot RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/attn
                   ${PROJECT_SOURCE_DIR}/include/attn-c

@@ -28,7 +28,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "attn-capi-test", "llvm-objdump"]
+tools = ["attn-opt", "attn-run", "attn-aot", "attn-capi-test", "llvm-objdump", "llvm-readelf", "llvm-nm"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The ASan+UBSan build (scripts/sanitize.sh): ASan reserves terabytes of
@@ -54,6 +54,9 @@ except OSError:
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", "/usr/local/cuda/bin/ptxas"))
+if os.path.exists("/usr/local/cuda/bin/cuobjdump"):
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", "/usr/local/cuda/bin/cuobjdump"))
 
 # A CUDA driver (a machine with an NVIDIA GPU).
 try:

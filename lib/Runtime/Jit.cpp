@@ -5,7 +5,10 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/CudaRuntime.h"
 
-#include "GuardedAlloc.h"
+#include "attn/Runtime/GuardedAlloc.h"
+#include "attn/Runtime/PackedCall.h"
+
+#include "Lowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -35,7 +38,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <set>
 #include <thread>
 
 using namespace mlir;
@@ -113,7 +115,7 @@ std::string TensorSpec::str() const {
 }
 
 /// The runner's view of a function argument or result type.
-static llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
+llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
   auto rt = dyn_cast<RankedTensorType>(t);
   if (!rt)
     return err(what + " has type " + llvm::Twine(typeStr(t)) +
@@ -285,6 +287,97 @@ llvm::Error checkInputValues(ModuleOp module, llvm::StringRef entry,
   return llvm::Error::success();
 }
 
+llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
+                               Pipeline pipeline, const JitOptions &options,
+                               const std::string &chip, int64_t nativeWidth,
+                               CompiledFunction::Tiling &usedTiling,
+                               std::vector<std::string> &unfused) {
+  MLIRContext *ctx = clone.getContext();
+  clone.lookupSymbol<func::FuncOp>(entry)->setAttr("llvm.emit_c_interface",
+                                                   UnitAttr::get(ctx));
+  // Only `entry` and what it calls are compiled (and reported on).
+  for (auto other : llvm::make_early_inc_range(clone.getOps<func::FuncOp>()))
+    if (other.getSymName() != entry &&
+        SymbolTable::symbolKnownUseEmpty(other, clone.getOperation()))
+      other.erase();
+  std::string diags;
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error)
+      diags += (diags.empty() ? "" : "; ") + d.str();
+    if (d.getSeverity() == DiagnosticSeverity::Remark) {
+      // convert-attn-to-loops{report-unfused}: "file:line:col: <remark>".
+      std::string where;
+      if (auto fl = dyn_cast<FileLineColLoc>(d.getLocation()))
+        where = (fl.getFilename().strref() + ":" + llvm::Twine(fl.getLine()) + ":" +
+                 llvm::Twine(fl.getColumn()) + ": ")
+                    .str();
+      unfused.push_back(where + d.str());
+    }
+    return success();
+  });
+  PassManager pm(ctx);
+  // Unset tile sizes keep each pipeline's own default; each fused
+  // lowering checks its own rule before anything runs.
+  if (pipeline == Pipeline::Cpu) {
+    mlir::attn::CpuPipelineOptions cpu;
+    if (options.tileQ)
+      cpu.tileQ = *options.tileQ;
+    if (options.tileK)
+      cpu.tileK = *options.tileK;
+    // The target's widest vectors, narrowed until tile-k holds a whole
+    // number of 2-vector blocks (small tiles keep working).
+    int64_t width = nativeWidth;
+    while (width > 1 && cpu.tileK % (2 * width) != 0)
+      width /= 2;
+    cpu.vectorWidth = options.vectorWidth.value_or(width);
+    usedTiling = {int64_t(cpu.tileQ), int64_t(cpu.tileK), int64_t(cpu.vectorWidth)};
+    cpu.threads = options.threads;
+    // Split the keys (flash-decoding) when there are fewer than two work
+    // items per thread.
+    cpu.minWorkItems = options.minWorkItems.value_or(2 * workerThreads(options.threads));
+    cpu.reportUnfused = true;
+    std::string bad = mlir::attn::checkAttnToLoopsOptions(
+        {cpu.tileQ, cpu.tileK, cpu.vectorWidth, /*reportUnfused=*/true, cpu.minWorkItems});
+    if (!bad.empty())
+      return compileError(CompileErrorKind::BadOption, bad);
+    mlir::attn::buildCpuPipeline(pm, cpu);
+  } else if (pipeline == Pipeline::Gpu || pipeline == Pipeline::GpuSchedule) {
+    mlir::attn::GpuPipelineOptions gpu;
+    if (options.tileQ)
+      gpu.tileQ = *options.tileQ;
+    if (options.tileK)
+      gpu.tileK = *options.tileK;
+    usedTiling = {int64_t(gpu.tileQ), int64_t(gpu.tileK), std::nullopt};
+    std::string bad = mlir::attn::checkAttnToGpuOptions({gpu.tileQ, gpu.tileK});
+    if (!bad.empty())
+      return compileError(CompileErrorKind::BadOption, bad);
+    gpu.chip = chip.empty() ? "sm_90" : chip;
+    gpu.format = options.gpuFormat;
+    if (pipeline == Pipeline::Gpu)
+      mlir::attn::buildGpuPipeline(pm, gpu);
+    else
+      mlir::attn::buildGpuSchedulePipeline(pm, gpu);
+  } else {
+    mlir::attn::buildReferencePipeline(pm, mlir::attn::ReferencePipelineOptions());
+  }
+  if (failed(pm.run(clone)))
+    return compileError(CompileErrorKind::LoweringFailed,
+                        "lowering through the " + pipelineName(pipeline) +
+                            " pipeline failed: " + diags);
+  return llvm::Error::success();
+}
+
+llvm::Error optimizeLLVMModule(llvm::Module &m, unsigned optLevel,
+                               llvm::TargetMachine *tm) {
+  // Divisions the kernels mark `arcp` (the softcap's tanh) may become a
+  // reciprocal estimate plus one Newton step (vrcp14ps: ~2^-28 relative)
+  // instead of a divide; divisions without the flag are untouched.
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration())
+      f.addFnAttr("reciprocal-estimates", "divf:1,vec-divf:1");
+  return makeOptimizingTransformer(optLevel, 0, tm)(&m);
+}
+
 CompiledFunction::~CompiledFunction() = default;
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
@@ -320,79 +413,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
 
   // Lower a clone; the caller's module stays as it was.
   OwningOpRef<ModuleOp> clone = module.clone();
-  clone->lookupSymbol<func::FuncOp>(entry)->setAttr("llvm.emit_c_interface",
-                                                    UnitAttr::get(ctx));
-  // Only `entry` and what it calls are compiled (and reported on).
-  for (auto other : llvm::make_early_inc_range(clone->getOps<func::FuncOp>()))
-    if (other.getSymName() != entry &&
-        SymbolTable::symbolKnownUseEmpty(other, clone->getOperation()))
-      other.erase();
-  std::string diags;
-  {
-    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
-      if (d.getSeverity() == DiagnosticSeverity::Error)
-        diags += (diags.empty() ? "" : "; ") + d.str();
-      if (d.getSeverity() == DiagnosticSeverity::Remark) {
-        // convert-attn-to-loops{report-unfused}: "file:line:col: <remark>".
-        std::string where;
-        if (auto fl = dyn_cast<FileLineColLoc>(d.getLocation()))
-          where = (fl.getFilename().strref() + ":" + llvm::Twine(fl.getLine()) + ":" +
-                   llvm::Twine(fl.getColumn()) + ": ")
-                      .str();
-        cf->unfused.push_back(where + d.str());
-      }
-      return success();
-    });
-    PassManager pm(ctx);
-    // Unset tile sizes keep each pipeline's own default; each fused
-    // lowering checks its own rule before anything runs.
-    if (pipeline == Pipeline::Cpu) {
-      mlir::attn::CpuPipelineOptions cpu;
-      if (options.tileQ)
-        cpu.tileQ = *options.tileQ;
-      if (options.tileK)
-        cpu.tileK = *options.tileK;
-      // The host's widest vectors, narrowed until tile-k holds a whole
-      // number of 2-vector blocks (small tiles keep working).
-      int64_t width = hostVectorWidth();
-      while (width > 1 && cpu.tileK % (2 * width) != 0)
-        width /= 2;
-      cpu.vectorWidth = options.vectorWidth.value_or(width);
-      cf->usedTiling = {int64_t(cpu.tileQ), int64_t(cpu.tileK), int64_t(cpu.vectorWidth)};
-      cpu.threads = options.threads;
-      // Split the keys (flash-decoding) when there are fewer than two work
-      // items per thread.
-      cpu.minWorkItems = options.minWorkItems.value_or(2 * workerThreads(options.threads));
-      cpu.reportUnfused = true;
-      std::string bad = mlir::attn::checkAttnToLoopsOptions(
-          {cpu.tileQ, cpu.tileK, cpu.vectorWidth, /*reportUnfused=*/true, cpu.minWorkItems});
-      if (!bad.empty())
-        return compileError(CompileErrorKind::BadOption, bad);
-      mlir::attn::buildCpuPipeline(pm, cpu);
-    } else if (pipeline == Pipeline::Gpu || pipeline == Pipeline::GpuSchedule) {
-      mlir::attn::GpuPipelineOptions gpu;
-      if (options.tileQ)
-        gpu.tileQ = *options.tileQ;
-      if (options.tileK)
-        gpu.tileK = *options.tileK;
-      cf->usedTiling = {int64_t(gpu.tileQ), int64_t(gpu.tileK), std::nullopt};
-      std::string bad = mlir::attn::checkAttnToGpuOptions({gpu.tileQ, gpu.tileK});
-      if (!bad.empty())
-        return compileError(CompileErrorKind::BadOption, bad);
-      gpu.chip = chip.empty() ? "sm_90" : chip;
-      gpu.format = options.gpuFormat;
-      if (pipeline == Pipeline::Gpu)
-        mlir::attn::buildGpuPipeline(pm, gpu);
-      else
-        mlir::attn::buildGpuSchedulePipeline(pm, gpu);
-    } else {
-      mlir::attn::buildReferencePipeline(pm, mlir::attn::ReferencePipelineOptions());
-    }
-    if (failed(pm.run(*clone)))
-      return compileError(CompileErrorKind::LoweringFailed,
-                          "lowering through the " + pipelineName(pipeline) +
-                              " pipeline failed: " + diags);
-  }
+  if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, options, chip,
+                                         hostVectorWidth(), cf->usedTiling, cf->unfused))
+    return e;
 
   static std::once_flag nativeInit;
   std::call_once(nativeInit, [] {
@@ -414,15 +437,10 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     return asCompileError(CompileErrorKind::JitFailed, tm.takeError());
   cf->cpu = (*tm)->getTargetCPU().str();
   cf->features = (*tm)->getTargetFeatureString().str();
-  auto optimize = makeOptimizingTransformer(options.optLevel, 0, tm->get());
-  // Divisions the kernels mark `arcp` (the softcap's tanh) may become a
-  // reciprocal estimate plus one Newton step (vrcp14ps: ~2^-28 relative)
-  // instead of a divide; divisions without the flag are untouched.
-  auto transformer = [optimize](llvm::Module *m) -> llvm::Error {
-    for (llvm::Function &f : *m)
-      if (!f.isDeclaration())
-        f.addFnAttr("reciprocal-estimates", "divf:1,vec-divf:1");
-    return optimize(m);
+  llvm::TargetMachine *machine = tm->get();
+  unsigned optLevel = options.optLevel;
+  auto transformer = [optLevel, machine](llvm::Module *m) -> llvm::Error {
+    return optimizeLLVMModule(*m, optLevel, machine);
   };
   ExecutionEngineOptions eo;
   eo.transformer = transformer;
@@ -511,24 +529,6 @@ CompiledFunction::checkArgs(llvm::ArrayRef<DType> dtypes,
   }
   return llvm::Error::success();
 }
-
-/// A ranked memref descriptor: {allocated, aligned, offset, sizes[R], strides[R]}.
-static std::vector<int64_t> descriptorFor(const void *data,
-                                          llvm::ArrayRef<int64_t> shape) {
-  int64_t rank = shape.size();
-  std::vector<int64_t> d(3 + 2 * rank);
-  auto ptr = reinterpret_cast<int64_t>(data);
-  d[0] = d[1] = ptr;
-  d[2] = 0;
-  int64_t stride = 1;
-  for (int64_t i = rank - 1; i >= 0; --i) {
-    d[3 + i] = shape[i];
-    d[3 + rank + i] = stride;
-    stride *= shape[i];
-  }
-  return d;
-}
-
 
 int64_t workerThreads(int64_t requested) {
   if (requested > 0)
@@ -658,61 +658,38 @@ llvm::Error CompiledFunction::callContiguous(
   dtypes.resize(inputs.size(), DType::F32);
   if (llvm::Error e = checkArgs(dtypes, shapes))
     return e;
-  std::vector<std::vector<int64_t>> descs;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    descs.push_back(descriptorFor(inputs[i], shapes[i]));
-  // The C interface returns all results through one struct of descriptors
-  // (each all 8-byte fields, so they lie back to back).
-  size_t resultWords = 0;
-  for (const TensorSpec &s : results)
-    resultWords += 3 + 2 * s.shape.size();
-  std::vector<int64_t> resultBuf(resultWords);
-  std::vector<void *> pointers;
-  if (!results.empty())
-    pointers.push_back(resultBuf.data());
-  for (auto &d : descs)
-    pointers.push_back(d.data());
-  std::vector<void *> packedArgs;
-  for (void *&p : pointers)
-    packedArgs.push_back(&p);
+  std::vector<int64_t> ranks;
+  std::vector<size_t> elementSizes;
+  for (const TensorSpec &s : results) {
+    ranks.push_back(s.shape.size());
+    elementSizes.push_back(dtypeSize(s.dtype));
+  }
   if (pipeline == Pipeline::Gpu) {
     takeCudaError();
     takeGpuKernelMs();
   }
-  uint64_t failedBytes = 0;
-  if (!runGuarded(packed, packedArgs.data(), failedBytes))
-    return llvm::make_error<AllocationError>(failedBytes);
-  if (stats)
-    stats->peakRssAfterKernelMiB = peakRssMiB();
   // A failed GPU run still returns (meaningless) results that must be freed.
   std::string gpuError;
-  if (pipeline == Pipeline::Gpu) {
-    double ms = takeGpuKernelMs();
+  auto afterCall = [&] {
     if (stats)
-      stats->gpuKernelMs = ms;
-    gpuError = takeCudaError();
-  }
-
-  std::set<int64_t> inputBuffers, freed;
-  for (const void *p : inputs)
-    inputBuffers.insert(reinterpret_cast<int64_t>(p));
-  size_t at = 0;
-  for (auto [i, s] : llvm::enumerate(results)) {
-    int64_t rank = s.shape.size();
-    const int64_t *d = resultBuf.data() + at;
-    at += 3 + 2 * rank;
-    size_t es = dtypeSize(s.dtype);
-    ResultBuffer rb{reinterpret_cast<const uint8_t *>(d[1]) + d[2] * es,
-                    llvm::ArrayRef<int64_t>(d + 3, rank),
-                    llvm::ArrayRef<int64_t>(d + 3 + rank, rank)};
-    if (gpuError.empty())
-      sink(i, rb);
-    // Results are owned by the caller (ownership-based deallocation), except
-    // when one aliases an input or an earlier result.
-    int64_t allocated = d[0];
-    if (allocated && !inputBuffers.count(allocated) && freed.insert(allocated).second)
-      std::free(reinterpret_cast<void *>(allocated));
-  }
+      stats->peakRssAfterKernelMiB = peakRssMiB();
+    if (pipeline == Pipeline::Gpu) {
+      double ms = takeGpuKernelMs();
+      if (stats)
+        stats->gpuKernelMs = ms;
+      gpuError = takeCudaError();
+    }
+    return gpuError.empty();
+  };
+  uint64_t failedBytes = 0;
+  if (!callPacked(packed, std::vector<const void *>(inputs.begin(), inputs.end()),
+                  shapes.vec(), ranks, elementSizes, afterCall,
+                  [&](size_t i, const ResultView &r) {
+                    sink(i, ResultBuffer{r.data, llvm::ArrayRef<int64_t>(r.shape, r.rank),
+                                         llvm::ArrayRef<int64_t>(r.strides, r.rank)});
+                  },
+                  failedBytes))
+    return llvm::make_error<AllocationError>(failedBytes);
   if (!gpuError.empty())
     return err("the GPU run failed: " + gpuError);
   return llvm::Error::success();
@@ -721,48 +698,12 @@ llvm::Error CompiledFunction::callContiguous(
 void copyStrided(const uint8_t *src, llvm::ArrayRef<int64_t> srcStrides,
                  uint8_t *dst, llvm::ArrayRef<int64_t> dstStrides,
                  llvm::ArrayRef<int64_t> shape, size_t elementSize) {
-  int64_t rank = shape.size();
-  int64_t n = 1;
-  for (int64_t s : shape)
-    n *= s;
-  if (n == 0)
-    return;
-  // Both row-major contiguous (the usual case): one copy.
-  bool contiguous = true;
-  for (int64_t k = rank - 1, expect = 1; k >= 0; --k) {
-    if (shape[k] != 1 &&
-        (srcStrides[k] != expect || dstStrides[k] != expect))
-      contiguous = false;
-    expect *= shape[k];
-  }
-  if (contiguous) {
-    std::memcpy(dst, src, n * elementSize);
-    return;
-  }
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t flat = 0; flat < n; ++flat) {
-    int64_t so = 0, doff = 0;
-    for (int64_t k = 0; k < rank; ++k) {
-      so += idx[k] * srcStrides[k];
-      doff += idx[k] * dstStrides[k];
-    }
-    std::memcpy(dst + doff * elementSize, src + so * elementSize, elementSize);
-    for (int64_t k = rank - 1; k >= 0; --k) {
-      if (++idx[k] < shape[k])
-        break;
-      idx[k] = 0;
-    }
-  }
+  copyStridedRaw(src, srcStrides.data(), dst, dstStrides.data(), shape.data(),
+                 shape.size(), elementSize);
 }
 
 std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
-  for (int64_t k = (int64_t)shape.size() - 1; k >= 0; --k) {
-    strides[k] = s;
-    s *= shape[k];
-  }
-  return strides;
+  return rowMajorStridesRaw(shape.data(), shape.size());
 }
 
 llvm::Expected<std::vector<HostTensor>>

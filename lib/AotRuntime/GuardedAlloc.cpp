@@ -1,5 +1,5 @@
 //===- GuardedAlloc.cpp - allocation failure in compiled code as an error -===//
-#include "GuardedAlloc.h"
+#include "attn/Runtime/GuardedAlloc.h"
 
 #include <csetjmp>
 #include <cstdio>
@@ -103,7 +103,7 @@ bool callWithEscape(void (*fn)(void **), void **args, GuardedCall &call) {
 
 } // namespace
 
-std::vector<std::pair<llvm::StringRef, void *>> guardedAllocSymbols() {
+std::vector<std::pair<const char *, void *>> guardedAllocSymbols() {
   return {{"malloc", reinterpret_cast<void *>(&attnGuardedMalloc)},
           {"aligned_alloc", reinterpret_cast<void *>(&attnGuardedAlignedAlloc)},
           {"posix_memalign", reinterpret_cast<void *>(&attnGuardedPosixMemalign)},

@@ -1,6 +1,8 @@
 //===- GuardedAlloc.h - allocation failure in compiled code as an error ---===//
 //
-// The JIT'd code's malloc/aligned_alloc/free resolve to these functions.
+// The JIT'd code's malloc/aligned_alloc/free resolve to these functions
+// (ahead-of-time objects call them by these names: attn-aot renames the
+// calls).
 // Inside a guarded call, every block the compiled code allocates is
 // recorded; when an allocation fails, the call is abandoned (a longjmp back
 // to runGuarded, over frames of compiled code only), the call's blocks are
@@ -14,10 +16,8 @@
 // heap buffers only outside parallel regions.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_LIB_RUNTIME_GUARDEDALLOC_H
-#define ATTN_LIB_RUNTIME_GUARDEDALLOC_H
-
-#include "llvm/ADT/StringRef.h"
+#ifndef ATTN_RUNTIME_GUARDEDALLOC_H
+#define ATTN_RUNTIME_GUARDEDALLOC_H
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +28,7 @@ namespace attn::runtime {
 
 /// (symbol, address) pairs to register with the JIT: malloc, aligned_alloc,
 /// posix_memalign, free.
-std::vector<std::pair<llvm::StringRef, void *>> guardedAllocSymbols();
+std::vector<std::pair<const char *, void *>> guardedAllocSymbols();
 
 /// Runs `fn(args)`; false when an allocation inside failed, with the size it
 /// asked for in `failedBytes` (the call's own allocations then freed).
@@ -36,4 +36,4 @@ bool runGuarded(void (*fn)(void **), void **args, uint64_t &failedBytes);
 
 } // namespace attn::runtime
 
-#endif // ATTN_LIB_RUNTIME_GUARDEDALLOC_H
+#endif // ATTN_RUNTIME_GUARDEDALLOC_H

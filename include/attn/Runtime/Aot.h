@@ -1,0 +1,84 @@
+//===- Aot.h - ahead-of-time compilation of attn functions ------*- C++ -*-===//
+//
+// compileAot lowers one function of an attn module through a pipeline, as
+// the JIT does, but writes the machine code to an object file with a C
+// entry point (attn-c/Aot.h) and a generated header, so that it runs with
+// libattn_aot alone. For the gpu pipeline the object holds one variant per
+// chip, each with its kernels as a fatbin (cubin + PTX) and host code that
+// launches them through libattn_aot's mgpu* functions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_AOT_H
+#define ATTN_RUNTIME_AOT_H
+
+#include "attn/Runtime/Jit.h"
+
+#include <string>
+#include <vector>
+
+namespace attn::runtime {
+
+struct AotOptions {
+  /// The C prefix: `<name>_kernel` and `<name>()`; a C identifier.
+  std::string name;
+  /// Tiling, threads, opt level as for the JIT (gpuChip/gpuFormat unused).
+  JitOptions jit;
+  /// The CPU the host code is compiled for: "host" (this machine's CPU and
+  /// features) or an LLVM CPU name (x86-64, x86-64-v3, skylake-avx512, ...).
+  /// Empty: "host" for cpu and reference, "x86-64" for gpu (the host code
+  /// only launches kernels, and the GPU machine's CPU is unknown here).
+  std::string targetCpu;
+  /// gpu: the chips to build variants for (fatbin: cubin + PTX each).
+  std::vector<std::string> gpuChips = {"sm_80", "sm_90"};
+};
+
+/// A dynamic input dim: (input, dim).
+struct DimRef {
+  int64_t input, dim;
+};
+
+/// What the runtime checks between dynamic dims, found by probing the attn
+/// verifiers with test shapes (checkInputShapes): dims in one class must be
+/// equal (and a multiple of `multiple`); each key-lengths input is bounded
+/// by a dim or a constant.
+struct ShapeRelations {
+  struct Class {
+    std::vector<DimRef> dims;
+    int64_t multiple = 1;
+  };
+  std::vector<Class> classes;
+  struct KeyLengths {
+    int64_t input;
+    std::optional<DimRef> boundDim; ///< unset: the constant `bound`
+    int64_t bound = 0;
+  };
+  std::vector<KeyLengths> keyLengths;
+  /// Why the relations could not be found (empty if they were).
+  std::string unchecked;
+};
+ShapeRelations probeShapeRelations(mlir::ModuleOp module, llvm::StringRef entry,
+                                   llvm::ArrayRef<TensorSpec> args);
+
+struct AotArtifacts {
+  std::string object; ///< ELF relocatable object (position independent)
+  std::string header; ///< C header for the object
+  /// gpu: (chip, fatbin) for each variant, as embedded in the object.
+  std::vector<std::pair<std::string, std::string>> gpuBinaries;
+  std::string targetCpu, targetFeatures;
+  std::vector<TensorSpec> args, results;
+  ShapeRelations relations;
+  CompiledFunction::Tiling tiling;
+  /// Ops left to the unfused reference lowering (cpu pipeline remarks).
+  std::vector<std::string> unfusedOps;
+};
+
+/// Compiles `entry` of `module` (cloned, not modified) through `pipeline`
+/// (cpu, reference or gpu). Errors are CompileErrors.
+llvm::Expected<AotArtifacts> compileAot(mlir::ModuleOp module,
+                                        llvm::StringRef entry,
+                                        Pipeline pipeline,
+                                        const AotOptions &options);
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_AOT_H

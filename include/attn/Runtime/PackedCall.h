@@ -1,0 +1,54 @@
+//===- PackedCall.h - calling lowered code through its packed interface ---===//
+//
+// What the JIT (CompiledFunction) and the ahead-of-time runtime (libattn_aot)
+// share: a function lowered with `llvm.emit_c_interface` and wrapped in a
+// packed `void(void **)` entry is called with one row-major memref
+// descriptor per input; its results come back as descriptors, are handed to
+// a sink and freed. Plain C++ (no LLVM): libattn_aot links this without
+// libLLVM.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_PACKEDCALL_H
+#define ATTN_RUNTIME_PACKEDCALL_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace attn::runtime {
+
+/// One result as the compiled code returned it.
+struct ResultView {
+  const uint8_t *data; ///< the first element
+  const int64_t *shape;
+  const int64_t *strides; ///< in elements
+  int64_t rank;
+};
+
+/// Calls `entry` on row-major `inputs` of `shapes`; results have
+/// `resultRanks` and `resultElementSizes`. `afterCall` runs once the code
+/// returned (false: the results are freed without reaching the sink). Each
+/// result not aliasing an input is freed after the sink saw it (the code's
+/// ownership-based deallocation leaves them to the caller). Returns false
+/// when an allocation inside failed (its size in `failedBytes`).
+bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
+                const std::vector<std::vector<int64_t>> &shapes,
+                const std::vector<int64_t> &resultRanks,
+                const std::vector<size_t> &resultElementSizes,
+                const std::function<bool()> &afterCall,
+                const std::function<void(size_t, const ResultView &)> &sink,
+                uint64_t &failedBytes);
+
+/// Copies a strided tensor (strides in elements) into another of the same
+/// shape; one memcpy when both are row-major contiguous.
+void copyStridedRaw(const uint8_t *src, const int64_t *srcStrides, uint8_t *dst,
+                    const int64_t *dstStrides, const int64_t *shape,
+                    int64_t rank, size_t elementSize);
+
+/// The row-major strides (in elements) of a shape.
+std::vector<int64_t> rowMajorStridesRaw(const int64_t *shape, int64_t rank);
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_PACKEDCALL_H

@@ -1,0 +1,329 @@
+//===- AotRuntime.cpp - calling ahead-of-time compiled attn functions -----===//
+//
+// The C entry points of libattn_aot (attn-c/Aot.h): the checks the JIT path
+// makes before a call (arity, rank, static dims, the relations between
+// dynamic dims, key-length values), the choice of a GPU variant, and the
+// call itself through the packed interface shared with the JIT.
+//
+//===----------------------------------------------------------------------===//
+#include "attn-c/Aot.h"
+
+#include "attn/Runtime/CudaRuntime.h"
+#include "attn/Runtime/PackedCall.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+thread_local std::string lastError;
+thread_local double lastKernelMs = 0;
+
+int fail(int status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// "float32[1,8,?,64]".
+std::string specString(int64_t dtype, const int64_t *shape, int64_t rank) {
+  std::string s = std::string(attn_aot_dtype_name(dtype)) + "[";
+  for (int64_t d = 0; d < rank; ++d)
+    s += (d ? "," : "") + (shape[d] < 0 ? std::string("?") : str(shape[d]));
+  return s + "]";
+}
+
+std::string shapeString(const int64_t *shape, int64_t rank) {
+  std::string s = "[";
+  for (int64_t d = 0; d < rank; ++d)
+    s += (d ? "," : "") + str(shape[d]);
+  return s + "]";
+}
+
+/// Offsets of each argument's dims in a concatenated shape array.
+std::vector<int64_t> offsets(const int64_t *ranks, int64_t n) {
+  std::vector<int64_t> at(n + 1, 0);
+  for (int64_t i = 0; i < n; ++i)
+    at[i + 1] = at[i] + ranks[i];
+  return at;
+}
+
+int64_t readInteger(const void *data, int64_t dtype, int64_t index) {
+  if (dtype == ATTN_AOT_I64)
+    return static_cast<const int64_t *>(data)[index];
+  return static_cast<const int32_t *>(data)[index];
+}
+
+int checkInputs(const attn_aot_kernel *k, const attn_tensor *inputs, int64_t n) {
+  if (!k)
+    return fail(ATTN_AOT_ERROR_ARGUMENT, "no kernel");
+  if (k->abi_version != ATTN_AOT_ABI_VERSION)
+    return fail(ATTN_AOT_ERROR_ABI,
+                "kernel '" + std::string(k->name ? k->name : "?") +
+                    "' was built for AOT ABI version " + str(k->abi_version) +
+                    ", this runtime is version " + str(ATTN_AOT_ABI_VERSION));
+  if (n != k->num_inputs)
+    return fail(ATTN_AOT_ERROR_ARGUMENT,
+                "the function takes " + str(k->num_inputs) + " inputs, got " + str(n));
+  if (n && !inputs)
+    return fail(ATTN_AOT_ERROR_ARGUMENT, "inputs is NULL");
+  std::vector<int64_t> at = offsets(k->input_ranks, n);
+  for (int64_t i = 0; i < n; ++i) {
+    const attn_tensor &t = inputs[i];
+    int64_t rank = k->input_ranks[i];
+    const int64_t *spec = k->input_shapes + at[i];
+    std::string expected = specString(k->input_dtypes[i], spec, rank);
+    if (t.rank != rank)
+      return fail(ATTN_AOT_ERROR_ARGUMENT,
+                  "input #" + str(i) + ": rank " + str(t.rank) + ", expected rank " +
+                      str(rank) + " " + expected);
+    int64_t numel = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (t.shape[d] < 0)
+        return fail(ATTN_AOT_ERROR_ARGUMENT, "input #" + str(i) + ": negative size " +
+                                                 str(t.shape[d]) + " at dim " + str(d));
+      if (spec[d] >= 0 && spec[d] != t.shape[d])
+        return fail(ATTN_AOT_ERROR_ARGUMENT,
+                    "input #" + str(i) + ": shape " + shapeString(t.shape, rank) +
+                        " does not match " + expected + " at dim " + str(d));
+      numel *= t.shape[d];
+    }
+    if (numel && !t.data)
+      return fail(ATTN_AOT_ERROR_ARGUMENT, "input #" + str(i) + ": data is NULL");
+  }
+  // Dynamic dims the function's ops tie together.
+  std::map<int64_t, std::pair<int64_t, int64_t>> firstOfClass;
+  for (int64_t l = 0; l < k->num_dim_links; ++l) {
+    const int64_t *link = k->dim_links + 4 * l;
+    int64_t in = link[0], dim = link[1], cls = link[2], multiple = link[3];
+    if (multiple > 1 && inputs[in].shape[dim] % multiple != 0)
+      return fail(ATTN_AOT_ERROR_ARGUMENT,
+                  "the inputs' shapes do not fit together: input #" + str(in) +
+                      " dim " + str(dim) + " is " + str(inputs[in].shape[dim]) +
+                      "; the function needs a multiple of " + str(multiple));
+    auto [it, fresh] = firstOfClass.try_emplace(cls, in, dim);
+    if (fresh)
+      continue;
+    auto [in0, dim0] = it->second;
+    if (inputs[in].shape[dim] != inputs[in0].shape[dim0])
+      return fail(ATTN_AOT_ERROR_ARGUMENT,
+                  "the inputs' shapes do not fit together: input #" + str(in) +
+                      " dim " + str(dim) + " is " + str(inputs[in].shape[dim]) +
+                      " but input #" + str(in0) + " dim " + str(dim0) + " is " +
+                      str(inputs[in0].shape[dim0]) + "; the function needs them equal");
+  }
+  // Key lengths within [0, Tk].
+  for (int64_t l = 0; l < k->num_key_length_inputs; ++l) {
+    const int64_t *e = k->key_length_inputs + 4 * l;
+    int64_t in = e[0];
+    int64_t bound = e[1] < 0 ? e[3] : inputs[e[1]].shape[e[2]];
+    int64_t numel = 1;
+    for (int64_t d = 0; d < inputs[in].rank; ++d)
+      numel *= inputs[in].shape[d];
+    for (int64_t j = 0; j < numel; ++j) {
+      int64_t len = readInteger(inputs[in].data, k->input_dtypes[in], j);
+      if (len < 0 || len > bound)
+        return fail(ATTN_AOT_ERROR_ARGUMENT,
+                    "key lengths (input #" + str(in) + ") element " + str(j) + " is " +
+                        str(len) + ", outside [0, Tk = " + str(bound) + "]");
+    }
+  }
+  return ATTN_AOT_OK;
+}
+
+int chipNumber(const char *target) {
+  if (!target || std::strncmp(target, "sm_", 3) != 0)
+    return -1;
+  return std::atoi(target + 3);
+}
+
+const attn_aot_variant *selectVariant(const attn_aot_kernel *k) {
+  if (k->num_variants <= 0) {
+    fail(ATTN_AOT_ERROR_ABI, "kernel has no compiled variant");
+    return nullptr;
+  }
+  if (std::strcmp(k->pipeline, "gpu") != 0)
+    return &k->variants[0];
+  std::string why = attn::runtime::cudaUnavailableReason();
+  if (!why.empty()) {
+    fail(ATTN_AOT_ERROR_DEVICE, "kernel '" + std::string(k->name) +
+                                    "' needs an NVIDIA GPU: " + why);
+    return nullptr;
+  }
+  std::string chip = attn::runtime::cudaDeviceChip();
+  int device = chipNumber(chip.c_str());
+  const attn_aot_variant *best = nullptr;
+  std::string built;
+  for (int64_t v = 0; v < k->num_variants; ++v) {
+    int c = chipNumber(k->variants[v].target);
+    built += (v ? ", " : "") + std::string(k->variants[v].target);
+    if (c == device)
+      return &k->variants[v];
+    // An older chip's PTX, compiled for this one by the driver.
+    if (c >= 0 && c < device && (!best || c > chipNumber(best->target)))
+      best = &k->variants[v];
+  }
+  if (!best)
+    fail(ATTN_AOT_ERROR_DEVICE, "kernel '" + std::string(k->name) + "' was built for " +
+                                    built + "; the device is " + chip);
+  return best;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *attn_aot_dtype_name(int64_t dtype) {
+  switch (dtype) {
+  case ATTN_AOT_F32:
+    return "float32";
+  case ATTN_AOT_F16:
+    return "float16";
+  case ATTN_AOT_BOOL:
+    return "bool";
+  case ATTN_AOT_I32:
+    return "int32";
+  case ATTN_AOT_I64:
+    return "int64";
+  case ATTN_AOT_BF16:
+    return "bfloat16";
+  }
+  return "?";
+}
+
+size_t attn_aot_dtype_size(int64_t dtype) {
+  switch (dtype) {
+  case ATTN_AOT_F32:
+  case ATTN_AOT_I32:
+    return 4;
+  case ATTN_AOT_F16:
+  case ATTN_AOT_BF16:
+    return 2;
+  case ATTN_AOT_BOOL:
+    return 1;
+  case ATTN_AOT_I64:
+    return 8;
+  }
+  return 0;
+}
+
+const char *attn_aot_last_error(void) { return lastError.c_str(); }
+
+double attn_aot_last_kernel_ms(void) { return lastKernelMs; }
+
+void attn_aot_free(void *data) { std::free(data); }
+
+int attn_aot_check(const attn_aot_kernel *kernel, const attn_tensor *inputs,
+                   int64_t num_inputs) {
+  lastError.clear();
+  return checkInputs(kernel, inputs, num_inputs);
+}
+
+const char *attn_aot_selected_target(const attn_aot_kernel *kernel) {
+  lastError.clear();
+  if (!kernel)
+    return nullptr;
+  const attn_aot_variant *v = selectVariant(kernel);
+  return v ? v->target : nullptr;
+}
+
+int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
+                  int64_t num_inputs, attn_tensor *outputs, int64_t num_outputs) {
+  lastError.clear();
+  lastKernelMs = 0;
+  if (int status = checkInputs(k, inputs, num_inputs))
+    return status;
+  if (num_outputs != k->num_outputs)
+    return fail(ATTN_AOT_ERROR_ARGUMENT, "the function has " + str(k->num_outputs) +
+                                             " outputs, got " + str(num_outputs));
+  if (num_outputs && !outputs)
+    return fail(ATTN_AOT_ERROR_ARGUMENT, "outputs is NULL");
+  const attn_aot_variant *variant = selectVariant(k);
+  if (!variant)
+    return fail(ATTN_AOT_ERROR_DEVICE, lastError);
+  bool gpu = std::strcmp(k->pipeline, "gpu") == 0;
+
+  std::vector<const void *> data;
+  std::vector<std::vector<int64_t>> shapes;
+  for (int64_t i = 0; i < num_inputs; ++i) {
+    data.push_back(inputs[i].data);
+    shapes.emplace_back(inputs[i].shape, inputs[i].shape + inputs[i].rank);
+  }
+  std::vector<int64_t> ranks(k->output_ranks, k->output_ranks + num_outputs);
+  std::vector<size_t> sizes;
+  for (int64_t i = 0; i < num_outputs; ++i)
+    sizes.push_back(attn_aot_dtype_size(k->output_dtypes[i]));
+
+  std::string gpuError;
+  if (gpu) {
+    // Errors of earlier calls, or of loading the modules at start-up.
+    gpuError = attn::runtime::takeCudaError();
+    attn::runtime::takeGpuKernelMs();
+    if (!gpuError.empty())
+      return fail(ATTN_AOT_ERROR_DEVICE, "the GPU kernels are unusable: " + gpuError);
+  }
+  auto afterCall = [&] {
+    if (gpu) {
+      lastKernelMs = attn::runtime::takeGpuKernelMs();
+      gpuError = attn::runtime::takeCudaError();
+    }
+    return gpuError.empty();
+  };
+  int status = ATTN_AOT_OK;
+  auto sink = [&](size_t i, const attn::runtime::ResultView &r) {
+    attn_tensor &out = outputs[i];
+    if (status != ATTN_AOT_OK)
+      return;
+    if (r.rank > ATTN_AOT_MAX_RANK) {
+      status = fail(ATTN_AOT_ERROR_ARGUMENT, "output #" + str(i) + " has rank " +
+                                                 str(r.rank) + ", more than the API's " +
+                                                 str(ATTN_AOT_MAX_RANK));
+      return;
+    }
+    size_t es = sizes[i];
+    int64_t numel = 1;
+    for (int64_t d = 0; d < r.rank; ++d)
+      numel *= r.shape[d];
+    if (out.data) {
+      bool same = out.rank == r.rank;
+      for (int64_t d = 0; same && d < r.rank; ++d)
+        same = out.shape[d] == r.shape[d];
+      if (!same) {
+        status = fail(ATTN_AOT_ERROR_ARGUMENT,
+                      "output #" + str(i) + ": the buffer given has shape " +
+                          shapeString(out.shape, out.rank < 0 ? 0 : out.rank) +
+                          ", the result is " + shapeString(r.shape, r.rank));
+        return;
+      }
+    } else {
+      out.data = std::malloc(numel ? numel * es : 1);
+      if (!out.data) {
+        status = fail(ATTN_AOT_ERROR_ALLOCATION,
+                      "could not allocate " + str(numel * es) + " bytes for output #" +
+                          str(i));
+        return;
+      }
+      out.rank = r.rank;
+      for (int64_t d = 0; d < r.rank; ++d)
+        out.shape[d] = r.shape[d];
+    }
+    std::vector<int64_t> dst = attn::runtime::rowMajorStridesRaw(r.shape, r.rank);
+    attn::runtime::copyStridedRaw(r.data, r.strides, static_cast<uint8_t *>(out.data),
+                                  dst.data(), r.shape, r.rank, es);
+  };
+  uint64_t failedBytes = 0;
+  if (!attn::runtime::callPacked(variant->entry, data, shapes, ranks, sizes, afterCall,
+                                 sink, failedBytes))
+    return fail(ATTN_AOT_ERROR_ALLOCATION,
+                "the compiled code could not allocate " + str(failedBytes) +
+                    " bytes; the call was abandoned");
+  if (!gpuError.empty())
+    return fail(ATTN_AOT_ERROR_DEVICE, "the GPU run failed: " + gpuError);
+  return status;
+}
+
+} // extern "C"

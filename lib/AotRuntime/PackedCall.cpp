@@ -1,0 +1,124 @@
+//===- PackedCall.cpp - calling lowered code through its packed interface -===//
+#include "attn/Runtime/PackedCall.h"
+
+#include "attn/Runtime/GuardedAlloc.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+namespace attn::runtime {
+
+/// A ranked memref descriptor: {allocated, aligned, offset, sizes[R], strides[R]}.
+static std::vector<int64_t> descriptorFor(const void *data,
+                                          const std::vector<int64_t> &shape) {
+  int64_t rank = shape.size();
+  std::vector<int64_t> d(3 + 2 * rank);
+  auto ptr = reinterpret_cast<int64_t>(data);
+  d[0] = d[1] = ptr;
+  d[2] = 0;
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    d[3 + i] = shape[i];
+    d[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  return d;
+}
+
+bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
+                const std::vector<std::vector<int64_t>> &shapes,
+                const std::vector<int64_t> &resultRanks,
+                const std::vector<size_t> &resultElementSizes,
+                const std::function<bool()> &afterCall,
+                const std::function<void(size_t, const ResultView &)> &sink,
+                uint64_t &failedBytes) {
+  std::vector<std::vector<int64_t>> descs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    descs.push_back(descriptorFor(inputs[i], shapes[i]));
+  // The C interface returns all results through one struct of descriptors
+  // (each all 8-byte fields, so they lie back to back).
+  size_t resultWords = 0;
+  for (int64_t rank : resultRanks)
+    resultWords += 3 + 2 * rank;
+  std::vector<int64_t> resultBuf(resultWords);
+  std::vector<void *> pointers;
+  if (!resultRanks.empty())
+    pointers.push_back(resultBuf.data());
+  for (auto &d : descs)
+    pointers.push_back(d.data());
+  std::vector<void *> packedArgs;
+  for (void *&p : pointers)
+    packedArgs.push_back(&p);
+  if (!runGuarded(entry, packedArgs.data(), failedBytes))
+    return false;
+  bool deliver = afterCall();
+
+  std::set<int64_t> inputBuffers, freed;
+  for (const void *p : inputs)
+    inputBuffers.insert(reinterpret_cast<int64_t>(p));
+  size_t at = 0;
+  for (size_t i = 0; i < resultRanks.size(); ++i) {
+    int64_t rank = resultRanks[i];
+    const int64_t *d = resultBuf.data() + at;
+    at += 3 + 2 * rank;
+    ResultView view{reinterpret_cast<const uint8_t *>(d[1]) +
+                        d[2] * static_cast<int64_t>(resultElementSizes[i]),
+                    d + 3, d + 3 + rank, rank};
+    if (deliver)
+      sink(i, view);
+    // Results are owned by the caller (ownership-based deallocation), except
+    // when one aliases an input or an earlier result.
+    int64_t allocated = d[0];
+    if (allocated && !inputBuffers.count(allocated) && freed.insert(allocated).second)
+      std::free(reinterpret_cast<void *>(allocated));
+  }
+  return true;
+}
+
+void copyStridedRaw(const uint8_t *src, const int64_t *srcStrides, uint8_t *dst,
+                    const int64_t *dstStrides, const int64_t *shape,
+                    int64_t rank, size_t elementSize) {
+  int64_t n = 1;
+  for (int64_t k = 0; k < rank; ++k)
+    n *= shape[k];
+  if (n == 0)
+    return;
+  // Both row-major contiguous (the usual case): one copy.
+  bool contiguous = true;
+  for (int64_t k = rank - 1, expect = 1; k >= 0; --k) {
+    if (shape[k] != 1 && (srcStrides[k] != expect || dstStrides[k] != expect))
+      contiguous = false;
+    expect *= shape[k];
+  }
+  if (contiguous) {
+    std::memcpy(dst, src, n * elementSize);
+    return;
+  }
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t so = 0, doff = 0;
+    for (int64_t k = 0; k < rank; ++k) {
+      so += idx[k] * srcStrides[k];
+      doff += idx[k] * dstStrides[k];
+    }
+    std::memcpy(dst + doff * elementSize, src + so * elementSize, elementSize);
+    for (int64_t k = rank - 1; k >= 0; --k) {
+      if (++idx[k] < shape[k])
+        break;
+      idx[k] = 0;
+    }
+  }
+}
+
+std::vector<int64_t> rowMajorStridesRaw(const int64_t *shape, int64_t rank) {
+  std::vector<int64_t> strides(rank);
+  int64_t s = 1;
+  for (int64_t k = rank - 1; k >= 0; --k) {
+    strides[k] = s;
+    s *= shape[k];
+  }
+  return strides;
+}
+
+} // namespace attn::runtime

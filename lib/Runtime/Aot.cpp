@@ -1,0 +1,538 @@
+//===- Aot.cpp - ahead-of-time compilation of attn functions --------------===//
+//
+// The JIT's lowering (lowerToLLVMDialect), then, instead of an execution
+// engine: translation to LLVM IR, a packed `void(void **)` wrapper around
+// the C interface, allocation calls renamed to the guarded allocator,
+// everything internal except `<name>_kernel` (the attn_aot_kernel that
+// describes the function), and one object file for the target CPU. GPU
+// kernels get one variant per chip, linked into the same object.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Runtime/Aot.h"
+
+#include "Lowering.h"
+
+#include "attn-c/Aot.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <map>
+#include <mutex>
+#include <set>
+
+using namespace mlir;
+
+namespace attn::runtime {
+
+static llvm::Error aotError(CompileErrorKind kind, const llvm::Twine &msg) {
+  return llvm::make_error<CompileError>(kind, msg.str());
+}
+
+//===----------------------------------------------------------------------===//
+// Shape relations, found by probing the verifiers.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Shapes for the function's arguments: static dims as declared, dynamic
+/// dims from `value(dynamicIndex)`.
+struct Prober {
+  ModuleOp module;
+  llvm::StringRef entry;
+  llvm::ArrayRef<TensorSpec> args;
+  std::vector<DimRef> dynamic;
+  int64_t probes = 0;
+
+  std::vector<std::vector<int64_t>>
+  shapes(llvm::function_ref<int64_t(size_t)> value) const {
+    std::vector<std::vector<int64_t>> out;
+    for (const TensorSpec &s : args)
+      out.push_back(s.shape);
+    for (auto [i, d] : llvm::enumerate(dynamic))
+      out[d.input][d.dim] = value(i);
+    return out;
+  }
+  bool fits(llvm::function_ref<int64_t(size_t)> value) {
+    ++probes;
+    if (llvm::Error e = checkInputShapes(module, entry, shapes(value), nullptr)) {
+      llvm::consumeError(std::move(e));
+      return false;
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+ShapeRelations probeShapeRelations(ModuleOp module, llvm::StringRef entry,
+                                   llvm::ArrayRef<TensorSpec> args) {
+  ShapeRelations rel;
+  Prober p{module, entry, args, {}};
+  for (auto [i, s] : llvm::enumerate(args))
+    for (auto [d, n] : llvm::enumerate(s.shape))
+      if (n < 0)
+        p.dynamic.push_back({int64_t(i), int64_t(d)});
+  // A base every dim divides into (1..16 all divide it), and a second value
+  // that keeps those divisibilities: moving a set of dims from the base to
+  // it keeps the function valid exactly when the set is closed under the
+  // equalities the ops require.
+  const int64_t base = 720720, moved = 2 * base;
+  size_t n = p.dynamic.size();
+  if (n == 0)
+    return rel;
+  if (!p.fits([&](size_t) { return base; })) {
+    rel.unchecked = "no test shape satisfies the function's ops";
+    return rel;
+  }
+  std::vector<bool> assigned(n, false);
+  const int64_t budget = 20000;
+  for (size_t d = 0; d < n; ++d) {
+    if (assigned[d])
+      continue;
+    std::vector<size_t> others;
+    for (size_t e = d + 1; e < n; ++e)
+      if (!assigned[e])
+        others.push_back(e);
+    // The smallest set {d} ∪ S that can move together.
+    std::vector<size_t> found;
+    bool ok = false;
+    for (size_t k = 0; k <= others.size() && !ok && p.probes < budget; ++k) {
+      std::vector<bool> pick(others.size(), false);
+      std::fill(pick.begin(), pick.begin() + k, true);
+      do {
+        std::set<size_t> set{d};
+        for (size_t j = 0; j < others.size(); ++j)
+          if (pick[j])
+            set.insert(others[j]);
+        if (p.fits([&](size_t i) { return set.count(i) ? moved : base; })) {
+          found.assign(set.begin(), set.end());
+          ok = true;
+          break;
+        }
+      } while (p.probes < budget && std::prev_permutation(pick.begin(), pick.end()));
+    }
+    if (!ok) {
+      // Stricter than the ops: every remaining dynamic dim tied together.
+      found = {d};
+      found.insert(found.end(), others.begin(), others.end());
+    }
+    ShapeRelations::Class cls;
+    for (size_t i : found) {
+      assigned[i] = true;
+      cls.dims.push_back(p.dynamic[i]);
+    }
+    // A required multiple: the smallest step off the base that still fits.
+    std::set<size_t> members(found.begin(), found.end());
+    for (int64_t g = 1; g <= 64; ++g)
+      if (p.fits([&](size_t i) { return members.count(i) ? base + g : base; })) {
+        cls.multiple = g;
+        break;
+      }
+    rel.classes.push_back(std::move(cls));
+  }
+
+  // Key lengths: give each class its own value and see which one bounds
+  // each key-lengths input.
+  std::map<std::pair<int64_t, int64_t>, size_t> classOf;
+  for (auto [c, cls] : llvm::enumerate(rel.classes))
+    for (DimRef r : cls.dims)
+      classOf[{r.input, r.dim}] = c;
+  auto distinct = [&](size_t i) {
+    return base * int64_t(classOf[{p.dynamic[i].input, p.dynamic[i].dim}] + 2);
+  };
+  bool distinctFits = p.fits(distinct);
+  std::vector<std::vector<int64_t>> shapes = p.shapes(distinct);
+  for (auto [input, bound] : llvm::enumerate(keyLengthBounds(module, entry, shapes))) {
+    if (!bound)
+      continue;
+    ShapeRelations::KeyLengths kl{int64_t(input), std::nullopt, bound->keyLen};
+    if (bound->keyLen >= base) {
+      int64_t c = bound->keyLen / base - 2;
+      if (!distinctFits || c < 0 || c >= int64_t(rel.classes.size())) {
+        rel.unchecked = "key-length bound of input #" + std::to_string(input) +
+                        " not found";
+        continue;
+      }
+      kl.boundDim = rel.classes[c].dims.front();
+    }
+    rel.keyLengths.push_back(kl);
+  }
+  return rel;
+}
+
+//===----------------------------------------------------------------------===//
+// LLVM IR: the packed wrapper, the guarded allocator, the kernel record.
+//===----------------------------------------------------------------------===//
+
+/// void packed(void **args): args[i] points at the i-th argument of `fn`.
+static llvm::Function *makePacked(llvm::Module &m, llvm::Function *fn,
+                                  const llvm::Twine &name) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  // External until the variants are linked (the linker drops unreferenced
+  // internal functions); internal once the kernel record refers to it.
+  auto *packed =
+      llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", packed));
+  llvm::SmallVector<llvm::Value *> args;
+  for (llvm::Argument &arg : fn->args()) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, packed->getArg(0), arg.getArgNo());
+    llvm::Value *at = b.CreateLoad(ptr, slot);
+    args.push_back(b.CreateLoad(arg.getType(), at));
+  }
+  b.CreateCall(fn, args);
+  b.CreateRetVoid();
+  return packed;
+}
+
+/// The compiled code allocates through libattn_aot's guarded allocator (a
+/// failed allocation becomes an error status, as in the JIT).
+static void useGuardedAllocator(llvm::Module &m) {
+  for (auto [from, to] : {std::pair<const char *, const char *>{"malloc", "attnGuardedMalloc"},
+                          {"aligned_alloc", "attnGuardedAlignedAlloc"},
+                          {"posix_memalign", "attnGuardedPosixMemalign"},
+                          {"free", "attnGuardedFree"}})
+    if (llvm::Function *f = m.getFunction(from); f && f->isDeclaration()) {
+      if (llvm::Function *existing = m.getFunction(to)) {
+        f->replaceAllUsesWith(existing);
+        f->eraseFromParent();
+      } else {
+        f->setName(to);
+      }
+    }
+}
+
+/// Every definition internal: two kernels compiled from functions of the
+/// same name (or with the same GPU module names) link into one program.
+static void internalize(llvm::Module &m, llvm::StringRef keep = "") {
+  for (llvm::GlobalValue &g : m.global_values())
+    if (!g.isDeclaration() && !g.hasLocalLinkage() && !g.getName().starts_with("llvm.") &&
+        g.getName() != keep)
+      g.setLinkage(llvm::GlobalValue::InternalLinkage);
+}
+
+namespace {
+/// Private constants for the kernel record.
+struct RecordBuilder {
+  llvm::Module &m;
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::PointerType *ptr = llvm::PointerType::getUnqual(ctx);
+
+  llvm::Constant *string(llvm::StringRef s) {
+    auto *init = llvm::ConstantDataArray::getString(ctx, s);
+    auto *g = new llvm::GlobalVariable(m, init->getType(), true,
+                                       llvm::GlobalValue::PrivateLinkage, init, "attn.aot.str");
+    return g;
+  }
+  llvm::Constant *int64s(llvm::ArrayRef<int64_t> values) {
+    if (values.empty())
+      return llvm::ConstantPointerNull::get(ptr);
+    llvm::SmallVector<uint64_t> v(values.begin(), values.end());
+    auto *init = llvm::ConstantDataArray::get(ctx, v);
+    return new llvm::GlobalVariable(m, init->getType(), true,
+                                    llvm::GlobalValue::PrivateLinkage, init, "attn.aot.i64");
+  }
+  llvm::Constant *i(int64_t v) { return llvm::ConstantInt::get(i64, v); }
+};
+} // namespace
+
+static int64_t aotDType(DType d) {
+  switch (d) {
+  case DType::F32:
+    return ATTN_AOT_F32;
+  case DType::F16:
+    return ATTN_AOT_F16;
+  case DType::Bool:
+    return ATTN_AOT_BOOL;
+  case DType::I32:
+    return ATTN_AOT_I32;
+  case DType::I64:
+    return ATTN_AOT_I64;
+  case DType::BF16:
+    return ATTN_AOT_BF16;
+  }
+  return -1;
+}
+
+/// `<name>_kernel`, the attn_aot_kernel of attn-c/Aot.h (field for field).
+static void emitKernelRecord(llvm::Module &m, const AotOptions &options,
+                             llvm::StringRef entry, Pipeline pipeline,
+                             const AotArtifacts &art,
+                             llvm::ArrayRef<std::pair<std::string, llvm::Function *>> variants) {
+  RecordBuilder r{m};
+  auto specs = [&](llvm::ArrayRef<TensorSpec> list, std::vector<int64_t> &dtypes,
+                   std::vector<int64_t> &ranks, std::vector<int64_t> &shapes) {
+    for (const TensorSpec &s : list) {
+      dtypes.push_back(aotDType(s.dtype));
+      ranks.push_back(s.shape.size());
+      shapes.insert(shapes.end(), s.shape.begin(), s.shape.end());
+    }
+  };
+  std::vector<int64_t> inD, inR, inS, outD, outR, outS, links, keyLengths;
+  specs(art.args, inD, inR, inS);
+  specs(art.results, outD, outR, outS);
+  for (auto [c, cls] : llvm::enumerate(art.relations.classes))
+    for (DimRef d : cls.dims)
+      links.insert(links.end(), {d.input, d.dim, int64_t(c), cls.multiple});
+  for (const ShapeRelations::KeyLengths &k : art.relations.keyLengths)
+    keyLengths.insert(keyLengths.end(),
+                      {k.input, k.boundDim ? k.boundDim->input : -1,
+                       k.boundDim ? k.boundDim->dim : -1, k.bound});
+
+  auto *variantType = llvm::StructType::get(r.ctx, {r.ptr, r.ptr});
+  std::vector<llvm::Constant *> vs;
+  for (auto &[target, fn] : variants)
+    vs.push_back(llvm::ConstantStruct::get(variantType, {r.string(target), fn}));
+  auto *variantArray = llvm::ConstantArray::get(
+      llvm::ArrayType::get(variantType, vs.size()), vs);
+  auto *variantGlobal = new llvm::GlobalVariable(
+      m, variantArray->getType(), true, llvm::GlobalValue::PrivateLinkage, variantArray,
+      "attn.aot.variants");
+
+  llvm::Constant *fields[] = {
+      r.i(ATTN_AOT_ABI_VERSION),
+      r.string(options.name),
+      r.string(entry),
+      r.string(pipelineName(pipeline)),
+      r.i(art.args.size()),
+      r.i(art.results.size()),
+      r.int64s(inD),
+      r.int64s(inR),
+      r.int64s(inS),
+      r.int64s(outD),
+      r.int64s(outR),
+      r.int64s(outS),
+      r.i(links.size() / 4),
+      r.int64s(links),
+      r.i(keyLengths.size() / 4),
+      r.int64s(keyLengths),
+      r.i(vs.size()),
+      variantGlobal,
+  };
+  llvm::SmallVector<llvm::Type *> types;
+  for (llvm::Constant *c : fields)
+    types.push_back(c->getType()->isIntegerTy() ? r.i64 : static_cast<llvm::Type *>(r.ptr));
+  auto *recordType = llvm::StructType::get(r.ctx, types);
+  new llvm::GlobalVariable(m, recordType, true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantStruct::get(recordType, fields),
+                           options.name + "_kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// The header.
+//===----------------------------------------------------------------------===//
+
+static std::string makeHeader(const AotOptions &o, llvm::StringRef entry,
+                              Pipeline pipeline, const AotArtifacts &art) {
+  std::string guard = "ATTN_AOT_" + llvm::StringRef(o.name).upper() + "_H";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "/* Generated by attn-aot: function @" << entry << ", pipeline "
+     << pipelineName(pipeline) << ", host code for " << art.targetCpu;
+  if (pipeline == Pipeline::Gpu) {
+    os << ", GPU variants";
+    for (auto &[chip, bin] : art.gpuBinaries)
+      os << " " << chip;
+  }
+  os << ".\n * Link the object with libattn_aot";
+  if (pipeline == Pipeline::Cpu)
+    os << " and libomp";
+  os << ". Do not edit. */\n";
+  os << "#ifndef " << guard << "\n#define " << guard << "\n\n#include \"attn-c/Aot.h\"\n\n";
+  os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  os << "/* Inputs (dense, row-major; ? = given at call time):\n";
+  for (auto [i, spec] : llvm::enumerate(art.args))
+    os << " *   #" << i << " " << spec.str() << "\n";
+  os << " * Outputs:\n";
+  for (auto [i, spec] : llvm::enumerate(art.results))
+    os << " *   #" << i << " " << spec.str() << "\n";
+  if (!art.relations.classes.empty()) {
+    os << " * Checked before each call:\n";
+    for (const ShapeRelations::Class &c : art.relations.classes) {
+      if (c.dims.size() < 2 && c.multiple == 1)
+        continue;
+      os << " *  ";
+      for (auto [k, d] : llvm::enumerate(c.dims))
+        os << (k ? " ==" : "") << " input #" << d.input << " dim " << d.dim;
+      if (c.multiple > 1)
+        os << (c.dims.size() > 1 ? ", a multiple of " : " is a multiple of ") << c.multiple;
+      os << "\n";
+    }
+  }
+  for (const ShapeRelations::KeyLengths &k : art.relations.keyLengths) {
+    os << " *   input #" << k.input << " (key lengths) in [0, ";
+    if (k.boundDim)
+      os << "input #" << k.boundDim->input << " dim " << k.boundDim->dim;
+    else
+      os << k.bound;
+    os << "]\n";
+  }
+  os << " */\n";
+  os << "extern const attn_aot_kernel " << o.name << "_kernel;\n\n";
+  os << "/* 0 on success, else an attn_aot_status (attn_aot_last_error()). */\n";
+  os << "static inline int " << o.name << "(const attn_tensor inputs["
+     << std::max<size_t>(1, art.args.size()) << "], attn_tensor outputs["
+     << std::max<size_t>(1, art.results.size()) << "]) {\n";
+  os << "  return attn_aot_call(&" << o.name << "_kernel, inputs, " << art.args.size()
+     << ", outputs, " << art.results.size() << ");\n}\n\n";
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// compileAot
+//===----------------------------------------------------------------------===//
+
+static bool isCIdentifier(llvm::StringRef s) {
+  if (s.empty() || !(std::isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return false;
+  return llvm::all_of(s, [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+}
+
+llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
+                                        Pipeline pipeline, const AotOptions &options) {
+  if (!isCIdentifier(options.name))
+    return aotError(CompileErrorKind::BadOption,
+                    "the kernel name '" + options.name + "' is not a C identifier");
+  if (pipeline == Pipeline::GpuSchedule)
+    return aotError(CompileErrorKind::BadOption,
+                    "attn-aot compiles the cpu, reference and gpu pipelines");
+  if (pipeline == Pipeline::Gpu && options.gpuChips.empty())
+    return aotError(CompileErrorKind::BadOption, "the gpu pipeline needs at least one chip");
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return aotError(CompileErrorKind::NoFunction,
+                    "no function named '" + entry + "' with a body");
+  AotArtifacts art;
+  for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+    auto s = specOf(t, "argument #" + llvm::Twine(i) + " of '" + entry + "'");
+    if (!s)
+      return aotError(CompileErrorKind::UnsupportedSignature, llvm::toString(s.takeError()));
+    art.args.push_back(*s);
+  }
+  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
+    auto s = specOf(t, "result #" + llvm::Twine(i) + " of '" + entry + "'");
+    if (!s)
+      return aotError(CompileErrorKind::UnsupportedSignature, llvm::toString(s.takeError()));
+    art.results.push_back(*s);
+  }
+  for (const TensorSpec &s : art.args)
+    if (s.shape.size() > ATTN_AOT_MAX_RANK)
+      return aotError(CompileErrorKind::UnsupportedSignature,
+                      "an argument of rank " + llvm::Twine(s.shape.size()) +
+                          " (the AOT API takes up to " + llvm::Twine(ATTN_AOT_MAX_RANK) + ")");
+  art.relations = probeShapeRelations(module, entry, art.args);
+
+  // The target machine: host or named CPU, position-independent code.
+  static std::once_flag nativeInit;
+  std::call_once(nativeInit, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  std::string cpu = options.targetCpu.empty()
+                        ? (pipeline == Pipeline::Gpu ? "x86-64" : "host")
+                        : options.targetCpu;
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(llvm::sys::getProcessTriple())};
+  if (cpu == "host") {
+    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!host)
+      return aotError(CompileErrorKind::JitFailed, llvm::toString(host.takeError()));
+    jtmb = std::move(*host);
+  } else {
+    jtmb.setCPU(cpu);
+  }
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  jtmb.setCodeModel(llvm::CodeModel::Small);
+  jtmb.setCodeGenOptLevel(options.jit.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                          : options.jit.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                                      : llvm::CodeGenOptLevel::Default);
+  auto tm = jtmb.createTargetMachine();
+  if (!tm)
+    return aotError(CompileErrorKind::BadOption,
+                    "target CPU '" + cpu + "': " + llvm::toString(tm.takeError()));
+  llvm::MCSubtargetInfo const *sti = (*tm)->getMCSubtargetInfo();
+  if (cpu != "host" && !sti->isCPUStringValid(cpu))
+    return aotError(CompileErrorKind::BadOption, "unknown target CPU '" + cpu + "'");
+  art.targetCpu = (*tm)->getTargetCPU().str();
+  art.targetFeatures = (*tm)->getTargetFeatureString().str();
+  int64_t nativeWidth = sti->checkFeatures("+avx512f") ? 16 : 8;
+
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> linked;
+  std::vector<std::pair<std::string, llvm::Function *>> variantFns;
+  std::vector<std::string> targets =
+      pipeline == Pipeline::Gpu ? options.gpuChips : std::vector<std::string>{"cpu"};
+  std::vector<std::pair<std::string, std::string>> packedNames;
+  for (const std::string &target : targets) {
+    OwningOpRef<ModuleOp> clone = module.clone();
+    JitOptions jit = options.jit;
+    jit.gpuFormat = "fatbin";
+    std::vector<std::string> unfused;
+    if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, jit,
+                                           pipeline == Pipeline::Gpu ? target : "",
+                                           nativeWidth, art.tiling, unfused))
+      return std::move(e);
+    if (target == targets.front())
+      art.unfusedOps = unfused;
+    clone->walk([&](gpu::BinaryOp bin) {
+      for (Attribute a : bin.getObjects())
+        if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
+          art.gpuBinaries.push_back({target, obj.getObject().str()});
+    });
+    std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmCtx, options.name);
+    if (!m)
+      return aotError(CompileErrorKind::JitFailed, "translation to LLVM IR failed");
+    m->setDataLayout((*tm)->createDataLayout());
+    m->setTargetTriple((*tm)->getTargetTriple());
+    llvm::Function *ciface = m->getFunction(("_mlir_ciface_" + entry).str());
+    if (!ciface)
+      return aotError(CompileErrorKind::JitFailed, "no C interface for '" + entry + "'");
+    std::string packedName = options.name + "__" + target + "__entry";
+    makePacked(*m, ciface, packedName);
+    useGuardedAllocator(*m);
+    internalize(*m, packedName);
+    packedNames.push_back({target, packedName});
+    if (!linked) {
+      linked = std::move(m);
+    } else if (llvm::Linker::linkModules(*linked, std::move(m))) {
+      return aotError(CompileErrorKind::JitFailed, "linking the " + target + " variant failed");
+    }
+  }
+  for (auto &[target, name] : packedNames) {
+    llvm::Function *f = linked->getFunction(name);
+    if (!f)
+      return aotError(CompileErrorKind::JitFailed, "lost the entry of " + target);
+    variantFns.push_back({target, f});
+  }
+  emitKernelRecord(*linked, options, entry, pipeline, art, variantFns);
+  for (auto &[target, f] : variantFns)
+    f->setLinkage(llvm::GlobalValue::InternalLinkage);
+  if (llvm::Error e = optimizeLLVMModule(*linked, options.jit.optLevel, tm->get()))
+    return aotError(CompileErrorKind::JitFailed, llvm::toString(std::move(e)));
+
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen;
+  if ((*tm)->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return aotError(CompileErrorKind::JitFailed, "the target cannot emit object files");
+  codegen.run(*linked);
+  art.object = buffer.str().str();
+  art.header = makeHeader(options, entry, pipeline, art);
+  return art;
+}
+
+} // namespace attn::runtime

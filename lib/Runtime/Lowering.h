@@ -1,0 +1,36 @@
+//===- Lowering.h - the lowering the JIT and attn-aot share -----*- C++ -*-===//
+#ifndef ATTN_LIB_RUNTIME_LOWERING_H
+#define ATTN_LIB_RUNTIME_LOWERING_H
+
+#include "attn/Runtime/Jit.h"
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace attn::runtime {
+
+/// The runner's view of a function argument or result type (`what` names
+/// it in the error).
+llvm::Expected<TensorSpec> specOf(mlir::Type t, const llvm::Twine &what);
+
+/// Lowers function `entry` of `module` (in place: pass a clone) through
+/// `pipeline` to the LLVM dialect, with its C interface; functions it does
+/// not call are dropped. `nativeWidth` is the target's widest f32 vector
+/// (the cpu pipeline's default vector width); `chip` the GPU target.
+/// Records the tiling used and the ops left unfused (remarks).
+llvm::Error lowerToLLVMDialect(mlir::ModuleOp module, llvm::StringRef entry,
+                               Pipeline pipeline, const JitOptions &options,
+                               const std::string &chip, int64_t nativeWidth,
+                               CompiledFunction::Tiling &usedTiling,
+                               std::vector<std::string> &unfused);
+
+/// The LLVM optimisation every compiled function gets (O`optLevel` for
+/// `tm`; `arcp` divisions may use reciprocal estimates).
+llvm::Error optimizeLLVMModule(llvm::Module &m, unsigned optLevel,
+                               llvm::TargetMachine *tm);
+
+} // namespace attn::runtime
+
+#endif // ATTN_LIB_RUNTIME_LOWERING_H

@@ -12,6 +12,18 @@
 #include "attn/Runtime/CudaRuntime.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+
+// libattn_aot travels to machines with an older C library than this one
+// (the lent GPU machine): glibc 2.34 moved dlopen & co. and pthread_once
+// into libc under new versions; bind to the x86-64 originals, which every
+// glibc since 2.2.5 has (newer ones keep them as compatibility symbols).
+#if defined(__x86_64__) && defined(__GLIBC__)
+__asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
+__asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
+__asm__(".symver dlerror,dlerror@GLIBC_2.2.5");
+__asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");
+#endif
 
 #include <cstdint>
 #include <cstdio>

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Builds the GPU check bundle: everything a lent GPU machine (no MLIR, no
+compiler, no network; at most 64 MiB carried) needs to check and time our
+GPU kernels against torch with its own python3.
+
+    python3 bench/gpu_bundle.py [--build build] [--out build/gpu-bundle]
+                                [--chips sm_80,sm_90] [--self-test-dir DIR]
+
+writes into --out:
+    libattn_gpu_check.so  every kernel of the check (attn-aot --pipeline=gpu,
+                          one fatbin per chip each) linked with the AOT
+                          runtime; needs libc, libstdc++ and, at run time,
+                          the CUDA driver (the versions it needs are printed)
+    manifest.json         each kernel's name, shapes, dtype, mask, causal
+    gpu_check.py          the driver (copied from bench/)
+and checks the folder is under 64 MiB. With --self-test-dir it also builds
+the same correctness kernels for the CPU (attn-aot --pipeline=cpu) there, so
+that `gpu_check.py --self-test` can run the driver's correctness path on
+this machine (ctest gpu-bundle). bench/GPU.md says how to run the bundle.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIMIT = 64 * 1024 * 1024
+
+MLIR_TYPE = {"f32": "f32", "f16": "f16", "bf16": "bf16"}
+
+# Correctness: both causal kinds, T not a multiple of the tile, GQA, a
+# boolean and an additive mask, D 64 and 128, f32/f16/bf16.
+CHECKS = [
+    dict(name="causal_tl_f32", b=2, h=4, hkv=4, tq=100, tk=100, d=64, dtype="f32", causal="top_left"),
+    dict(name="causal_br_f16", b=2, h=4, hkv=4, tq=77, tk=130, d=64, dtype="f16", causal="bottom_right"),
+    dict(name="gqa_d128_bf16", b=1, h=8, hkv=2, tq=129, tk=129, d=128, dtype="bf16"),
+    dict(name="bool_mask_f32", b=2, h=4, hkv=4, tq=65, tk=190, d=64, dtype="f32", mask="bool"),
+    dict(name="additive_mask_f16", b=2, h=4, hkv=4, tq=96, tk=96, d=128, dtype="f16", mask="additive"),
+    dict(name="decode_gqa_bf16", b=4, h=32, hkv=8, tq=1, tk=1000, d=128, dtype="bf16", causal="bottom_right"),
+    dict(name="causal_gqa_f16", b=1, h=16, hkv=4, tq=300, tk=300, d=64, dtype="f16", causal="top_left"),
+]
+
+# Timing: B 4, H 16, against torch's SDPA backends on the same shapes.
+TIMINGS = [
+    dict(name=f"time_{dt}_d{d}_t{t}_{'causal' if c else 'full'}", b=4, h=16, hkv=16, tq=t, tk=t,
+         d=d, dtype=dt, causal="top_left" if c else None, timing=True)
+    for dt in ("f16", "bf16") for d in (64, 128) for t in (1024, 4096) for c in (False, True)
+    if dt == "f16" or (d == 128 and t == 4096)
+]
+
+
+def mlir_for(k):
+    t = MLIR_TYPE[k["dtype"]]
+    q = f"tensor<{k['b']}x{k['h']}x{k['tq']}x{k['d']}x{t}>"
+    kv = f"tensor<{k['b']}x{k['hkv']}x{k['tk']}x{k['d']}x{t}>"
+    args, ops, types = [f"%q: {q}", f"%k: {kv}", f"%v: {kv}"], ["%q", "%k", "%v"], [q, kv, kv]
+    mask = k.get("mask")
+    if mask:
+        mt = (f"tensor<{k['b']}x1x{k['tq']}x{k['tk']}xi1>" if mask == "bool"
+              else f"tensor<{k['b']}x{k['h']}x{k['tq']}x{k['tk']}x{t}>")
+        args.append(f"%m: {mt}")
+        ops.append("%m")
+        types.append(mt)
+    attrs = f" {{causal = #attn.causal<{k['causal']}>}}" if k.get("causal") else ""
+    return (f"func.func @{k['name']}({', '.join(args)}) -> {q} {{\n"
+            f"  %o = attn.sdpa {', '.join(ops)}{attrs} : ({', '.join(types)}) -> {q}\n"
+            f"  return %o : {q}\n}}\n")
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode:
+        sys.exit(f"gpu_bundle: {' '.join(cmd)} failed:\n{r.stdout}")
+    return r.stdout
+
+
+def compile_all(build, kernels, pipeline, extra, work):
+    objects = []
+    for k in kernels:
+        src = os.path.join(work, k["name"] + ".mlir")
+        with open(src, "w") as f:
+            f.write(mlir_for(k))
+        run([os.path.join(build, "bin", "attn-aot"), src, f"--pipeline={pipeline}",
+             f"--name={k['name']}", "-o", work] + extra)
+        objects.append(os.path.join(work, k["name"] + ".o"))
+    return objects
+
+
+def link(build, objects, out, extra_libs=()):
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        sys.exit("gpu_bundle: no C compiler (cc) to link the bundle")
+    runtime = os.path.join(build, "lib", "libAttnAotRuntime.a")
+    run([cc, "-shared", "-o", out] + objects +
+        ["-Wl,--whole-archive", runtime, "-Wl,--no-whole-archive",
+         "-lstdc++", "-ldl", "-lm", "-Wl,--no-undefined"] + list(extra_libs))
+
+
+def newest_versions(path):
+    """The newest GLIBC_ and GLIBCXX_ symbol versions the library needs."""
+    try:
+        out = subprocess.run(["objdump", "-T", path], stdout=subprocess.PIPE, text=True).stdout
+    except OSError:
+        return "?"
+    newest = {}
+    for line in out.splitlines():
+        for part in line.split():
+            part = part.strip("()")
+            for prefix in ("GLIBCXX_", "GLIBC_"):
+                if part.startswith(prefix):
+                    v = tuple(int(x) for x in part[len(prefix):].split(".") if x.isdigit())
+                    newest[prefix] = max(newest.get(prefix, v), v)
+                    break
+    return ", ".join(p + ".".join(map(str, v)) for p, v in sorted(newest.items()))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--chips", default="sm_80,sm_90")
+    ap.add_argument("--self-test-dir", default=None)
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    out = os.path.abspath(a.out or os.path.join(build, "gpu-bundle"))
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    kernels = CHECKS + TIMINGS
+    with tempfile.TemporaryDirectory() as work:
+        objects = compile_all(build, kernels, "gpu", [f"--gpu-chips={a.chips}"], work)
+        lib = os.path.join(out, "libattn_gpu_check.so")
+        link(build, objects, lib)
+    manifest = {"chips": a.chips.split(","), "library": "libattn_gpu_check.so",
+                "kernels": [dict(k, check=not k.get("timing", False)) for k in kernels]}
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    shutil.copy(os.path.join(ROOT, "bench", "gpu_check.py"), out)
+    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+    print(f"gpu_bundle: {out}: {len(kernels)} kernels for {a.chips}, {size / 2**20:.2f} MiB "
+          f"(limit 64 MiB); newest symbol versions it needs: {newest_versions(lib)}")
+    if size >= LIMIT:
+        sys.exit("gpu_bundle: the bundle is over 64 MiB")
+
+    if a.self_test_dir:
+        st = os.path.abspath(a.self_test_dir)
+        shutil.rmtree(st, ignore_errors=True)
+        os.makedirs(st)
+        with tempfile.TemporaryDirectory() as work:
+            objects = compile_all(build, CHECKS, "cpu", [], work)
+            omp = run(["sh", "-c", "ls /usr/lib/llvm-22/lib/libomp.so"]).strip()
+            link(build, objects, os.path.join(st, "libattn_gpu_check.so"),
+                 [omp, "-Wl,-rpath," + os.path.dirname(omp)])
+        with open(os.path.join(st, "manifest.json"), "w") as f:
+            json.dump(dict(manifest, kernels=[dict(k, check=True) for k in CHECKS],
+                           chips=["cpu"]), f, indent=1)
+        print(f"gpu_bundle: CPU self-test library in {st}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""The GPU check, run on the lent GPU machine from the bundle that
+bench/gpu_bundle.py builds (see bench/GPU.md): nothing but this folder,
+python3, numpy, and torch 2.x for the timing.
+
+    python3 gpu_check.py [--dir DIR] [--no-timing] [--reps N]
+
+1. Correctness: each check kernel of manifest.json (attn-aot --pipeline=gpu)
+   on seeded random inputs against attention computed in float64 with numpy
+   from the same (rounded) inputs; torch's SDPA on the same inputs is shown
+   beside it for scale.
+2. Timing (torch with CUDA): each timing kernel, kernel-only time (CUDA
+   events around each launch, from the AOT runtime) and end-to-end time of
+   the call (host<->device copies included: the AOT entry takes host
+   buffers), against torch.nn.functional.scaled_dot_product_attention on
+   device tensors with each backend that runs (flash, cuDNN, efficient,
+   math), in TFLOP/s (4·B·H·Tq·Tk·D, halved for causal) and as % of a bf16
+   8192³ matmul measured in the same run.
+The last line is PASS or FAIL.
+
+    python3 gpu_check.py --self-test DIR
+
+runs step 1 with the CPU build of the same kernels (gpu_bundle.py
+--self-test-dir), so the driver itself is tested where there is no GPU.
+"""
+import argparse
+import ctypes
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+MAX_RANK = 8
+TOLERANCE = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2}
+
+
+class AttnTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("rank", ctypes.c_int64),
+                ("shape", ctypes.c_int64 * MAX_RANK)]
+
+
+def load(folder):
+    with open(os.path.join(folder, "manifest.json")) as f:
+        manifest = json.load(f)
+    lib = ctypes.CDLL(os.path.join(folder, manifest["library"]))
+    lib.attn_aot_call.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttnTensor), ctypes.c_int64,
+                                  ctypes.POINTER(AttnTensor), ctypes.c_int64]
+    lib.attn_aot_call.restype = ctypes.c_int
+    lib.attn_aot_last_error.restype = ctypes.c_char_p
+    lib.attn_aot_last_kernel_ms.restype = ctypes.c_double
+    lib.attn_aot_selected_target.argtypes = [ctypes.c_void_p]
+    lib.attn_aot_selected_target.restype = ctypes.c_char_p
+    return manifest, lib
+
+
+def kernel_address(lib, name):
+    return ctypes.addressof(ctypes.c_char.in_dll(lib, name + "_kernel"))
+
+
+def tensor(a):
+    t = AttnTensor()
+    t.data = a.ctypes.data
+    t.rank = a.ndim
+    for i, n in enumerate(a.shape):
+        t.shape[i] = n
+    return t
+
+
+def call(lib, address, arrays, out):
+    inputs = (AttnTensor * len(arrays))(*[tensor(a) for a in arrays])
+    outputs = (AttnTensor * 1)(tensor(out))
+    status = lib.attn_aot_call(address, inputs, len(arrays), outputs, 1)
+    if status:
+        raise RuntimeError(lib.attn_aot_last_error().decode())
+    return lib.attn_aot_last_kernel_ms()
+
+
+# Storage: f32 as float32, f16 as float16, bf16 as the uint16 bits.
+def to_storage(x, dtype):
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if dtype == "f32":
+        return x
+    if dtype == "f16":
+        return x.astype(np.float16)
+    bits = x.view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest even
+    return bits.astype(np.uint16)
+
+
+def from_storage(s, dtype):
+    if dtype == "bf16":
+        return (s.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return s.astype(np.float64)
+
+
+def inputs_for(k, rng):
+    q = rng.uniform(-1, 1, (k["b"], k["h"], k["tq"], k["d"]))
+    kk = rng.uniform(-1, 1, (k["b"], k["hkv"], k["tk"], k["d"]))
+    v = rng.uniform(-1, 1, (k["b"], k["hkv"], k["tk"], k["d"]))
+    arrays = [to_storage(x, k["dtype"]) for x in (q, kk, v)]
+    if k.get("mask") == "bool":
+        arrays.append((rng.uniform(0, 1, (k["b"], 1, k["tq"], k["tk"])) < 0.8).astype(np.uint8))
+    elif k.get("mask") == "additive":
+        arrays.append(to_storage(rng.uniform(-4, 1, (k["b"], k["h"], k["tq"], k["tk"])), k["dtype"]))
+    return arrays
+
+
+def reference(k, arrays):
+    """float64 attention of the rounded inputs; a row with no visible key is 0."""
+    q, kk, v = (from_storage(a, k["dtype"]) for a in arrays[:3])
+    group = k["h"] // k["hkv"]
+    kk, v = np.repeat(kk, group, axis=1), np.repeat(v, group, axis=1)
+    s = np.einsum("bhid,bhjd->bhij", q, kk) / np.sqrt(k["d"])
+    tq, tk = k["tq"], k["tk"]
+    keep = np.ones((tq, tk), dtype=bool)
+    i, j = np.arange(tq)[:, None], np.arange(tk)[None, :]
+    if k.get("causal") == "top_left":
+        keep = j <= i
+    elif k.get("causal") == "bottom_right":
+        keep = j <= i + tk - tq
+    keep = np.broadcast_to(keep, s.shape).copy()
+    if k.get("mask") == "bool":
+        keep &= arrays[3].astype(bool)
+    elif k.get("mask") == "additive":
+        s = s + from_storage(arrays[3], k["dtype"])
+    s = np.where(keep, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    p = np.where(keep, np.exp(s - np.where(np.isfinite(m), m, 0)), 0)
+    l = p.sum(axis=-1, keepdims=True)
+    return np.einsum("bhij,bhjd->bhid", p / np.where(l > 0, l, 1), v)
+
+
+def torch_module():
+    try:
+        import torch
+        return torch if torch.cuda.is_available() else None
+    except ImportError:
+        return None
+
+
+TORCH_DTYPE = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+
+
+def torch_inputs(torch, k, arrays):
+    dt = getattr(torch, TORCH_DTYPE[k["dtype"]])
+    out = []
+    for n, a in enumerate(arrays):
+        if n == 3 and k.get("mask") == "bool":
+            out.append(torch.from_numpy(a.astype(bool)).cuda())
+        elif k["dtype"] == "bf16":
+            out.append(torch.from_numpy(a.view(np.int16)).cuda().view(torch.bfloat16))
+        else:
+            out.append(torch.from_numpy(a).cuda().to(dt))
+    return out
+
+
+def torch_sdpa(torch, k, t):
+    F = torch.nn.functional
+    q, kk, v = t[:3]
+    if k["hkv"] != k["h"]:
+        kk = kk.repeat_interleave(k["h"] // k["hkv"], dim=1)
+        v = v.repeat_interleave(k["h"] // k["hkv"], dim=1)
+    mask, causal = (t[3] if len(t) > 3 else None), False
+    if k.get("causal") == "top_left":
+        causal = True
+    elif k.get("causal") == "bottom_right":
+        i = torch.arange(k["tq"], device="cuda")[:, None]
+        j = torch.arange(k["tk"], device="cuda")[None, :]
+        mask = j <= i + k["tk"] - k["tq"]
+    return F.scaled_dot_product_attention(q, kk, v, attn_mask=mask, is_causal=causal)
+
+
+def check(manifest, lib, torch):
+    rng = np.random.default_rng(20261201)
+    ok = True
+    print("== correctness: max |ours - float64 reference| (torch SDPA on the same inputs beside it)")
+    for k in manifest["kernels"]:
+        if not k["check"]:
+            continue
+        arrays = inputs_for(k, rng)
+        want = reference(k, arrays)
+        out = np.zeros(arrays[0].shape, dtype=arrays[0].dtype)
+        desc = (f"{k['name']:<20} B{k['b']} H{k['h']}/{k['hkv']} Tq{k['tq']} Tk{k['tk']} "
+                f"D{k['d']} {k['dtype']:<4} {k.get('causal') or 'no causal':<12} "
+                f"{(k.get('mask') or 'no') + ' mask':<13}")
+        try:
+            call(lib, kernel_address(lib, k["name"]), arrays, out)
+        except RuntimeError as e:
+            print(f"FAIL {desc} {e}")
+            ok = False
+            continue
+        err = float(np.abs(from_storage(out, k["dtype"]) - want).max())
+        passed = err <= TOLERANCE[k["dtype"]]
+        ok &= passed
+        line = f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} (tol {TOLERANCE[k['dtype']]:.0e})"
+        if torch is not None:
+            t = torch_sdpa(torch, k, torch_inputs(torch, k, arrays))
+            terr = float((t.double().cpu() - torch.from_numpy(want)).abs().max())
+            line += f", torch {terr:.2e}"
+        print(line, flush=True)
+    return ok
+
+
+def cuda_time(torch, fn, reps):
+    fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) / reps
+
+
+def timing(manifest, lib, torch, reps):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    mm_ms = cuda_time(torch, lambda: a @ b, 10)
+    mm = 2 * n ** 3 / mm_ms / 1e9
+    print(f"== timing (TFLOP/s; 4·B·H·Tq·Tk·D, halved for causal); bf16 {n}^3 matmul: {mm:.0f} TFLOP/s")
+    backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION), ("math", SDPBackend.MATH)]
+    print(f"{'kernel':<28} {'ours kernel':>11} {'% mm':>6} {'ours e2e ms':>11} " +
+          " ".join(f"{b:>9}" for b, _ in backends))
+    rng = np.random.default_rng(1)
+    for k in manifest["kernels"]:
+        if k["check"]:
+            continue
+        arrays = inputs_for(k, rng)
+        out = np.zeros(arrays[0].shape, dtype=arrays[0].dtype)
+        flops = 4 * k["b"] * k["h"] * k["tq"] * k["tk"] * k["d"] / (2 if k.get("causal") else 1)
+        address = kernel_address(lib, k["name"])
+        call(lib, address, arrays, out)  # warm-up (and the module's first use)
+        kernel_ms, wall_ms = [], []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            kernel_ms.append(call(lib, address, arrays, out))
+            wall_ms.append((time.perf_counter() - t0) * 1e3)
+        ours = flops / min(kernel_ms) / 1e9
+        row = f"{k['name']:<28} {ours:>11.2f} {100 * ours / mm:>5.1f}% {min(wall_ms):>11.1f} "
+        t = torch_inputs(torch, k, arrays)
+        cells = []
+        for _, backend in backends:
+            try:
+                with sdpa_kernel(backend):
+                    ms = cuda_time(torch, lambda: torch_sdpa(torch, k, t), 5)
+                cells.append(f"{flops / ms / 1e9:>9.1f}")
+            except RuntimeError:
+                cells.append(f"{'-':>9}")
+        print(row + " ".join(cells), flush=True)
+        del t
+        torch.cuda.empty_cache()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", default=os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--self-test", metavar="DIR", help="run the correctness step with a CPU build")
+    ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    started = time.time()
+    folder = a.self_test or a.dir
+    manifest, lib = load(folder)
+    torch = None if a.self_test else torch_module()
+    print(f"gpu_check: {folder}: {len(manifest['kernels'])} kernels for {', '.join(manifest['chips'])}")
+    if torch is not None:
+        p = torch.cuda.get_device_properties(0)
+        print(f"gpu_check: {p.name}, sm_{p.major}{p.minor}, torch {torch.__version__}")
+    first = manifest["kernels"][0]["name"]
+    target = lib.attn_aot_selected_target(kernel_address(lib, first))
+    if target is None:
+        print(f"gpu_check: cannot run here: {lib.attn_aot_last_error().decode()}")
+        print("FAIL")
+        return 1
+    print(f"gpu_check: running the {target.decode()} variant")
+    ok = check(manifest, lib, torch)
+    if torch is not None and not a.no_timing:
+        timing(manifest, lib, torch, a.reps)
+    print(f"gpu_check: {time.time() - started:.0f} s")
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

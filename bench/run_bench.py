@@ -384,7 +384,7 @@ def render(result, out, rendered_by=None):
         md += [open(notes).read().rstrip("\n"), ""]
     md += ["Commands (one `attn-run` per row; `<sdpa ...>` is the generated program, see "
            "`program()` in run_bench.py):", "", "```"] + commands + ["```", ""]
-    # GPU results are made by bench/gpu_check.sh on a GPU machine and kept in
+    # GPU results are made by the bundle of bench/gpu_bundle.py on a GPU machine and kept in
     # bench/GPU.md; they are carried into the committed bench/RESULTS.md.
     here = os.path.dirname(os.path.abspath(__file__))
     gpu = os.path.join(here, "GPU.md")

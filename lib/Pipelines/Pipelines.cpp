@@ -172,6 +172,10 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
     return;
   // Device ops become asynchronous on one stream per function (what
   // gpu-to-llvm lowers).
+  // Constants and index arithmetic move into the launch body before it is
+  // outlined: they stay constants in the kernel (unrolled loops, no run-time
+  // divisions) instead of becoming kernel parameters.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   gpu::GPUToNVVMPipelineOptions nvvm;

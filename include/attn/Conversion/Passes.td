@@ -308,8 +308,9 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     - an outer `scf.forall` over (batch·head, Q tile) mapped to
       `[#gpu.block<x>, #gpu.block<y>]` (one thread block per pair);
     - inside it, workgroup buffers (`#gpu.address_space<workgroup>`) for
-      the K tile, the V tile, the per-row running max and sum and the
-      transposed accumulator, and a sequential loop over K/V tiles that
+      the transposed Q tile (loaded once per block), the K tile, the V
+      tile, the per-row running max and sum and the transposed
+      accumulator, and a sequential loop over K/V tiles that
       stops at the causal limit of the Q tile (tiles above the diagonal are
       never loaded);
     - in every step, `scf.forall` loops over `tile-q` threads
@@ -320,8 +321,9 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     A thread-level `scf.forall` completes before the next one starts, which
     is exactly the semantics of a barrier between them: the same IR runs on
     the CPU (`attn-emulate-gpu-schedule`) and maps to `gpu.launch` with
-    `gpu.barrier` (`attn-map-schedule-to-gpu`). `tile-k` is halved until
-    the workgroup buffers fit in 48 KiB of static shared memory. No `Tq×Tk`
+    `gpu.barrier` (`attn-map-schedule-to-gpu`). `tile-k` is halved down to
+    8, then `tile-q` down to 16, then `tile-k` further, until the workgroup
+    buffers fit in 48 KiB of static shared memory. No `Tq×Tk`
     buffer exists. Softcap, ALiBi, sliding windows and key lengths follow
     the same shared rules as the CPU kernel (window and key lengths bound
     the K/V tile loop). Any other sdpa (dropout, dynamic head dims) is
@@ -329,7 +331,7 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
-           "Query rows per block = threads per block (1..1024)">,
+           "Query rows per block = threads per block (1..1024; halved to fit 48 KiB)">,
     Option<"tileK", "tile-k", "int64_t", /*default=*/"32",
            "Keys per K/V tile staged in shared memory (halved to fit 48 KiB)">
   ];

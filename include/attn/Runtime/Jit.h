@@ -240,7 +240,8 @@ public:
 
   /// The fused kernel's tiling as the pipeline used it (its defaults where
   /// JitOptions left them unset); all unset for the reference pipeline.
-  /// The GPU schedule may still halve tile-k per op to fit shared memory.
+  /// The GPU schedule may still halve tile-k (then tile-q) per op to fit
+  /// shared memory.
   struct Tiling {
     std::optional<int64_t> tileQ, tileK, vectorWidth;
   };

@@ -4,15 +4,17 @@
 // loops (runnable on the CPU), then mapped to gpu.launch:
 //
 //   forall (bh, qTile) → blocks:                      -- one block per pair
-//     Ks[TK][D], Vs[TK][Dv], accT[Dv][TQ], m[TQ], l[TQ]   -- allocateShared
+//     QsT[D][TQ], Ks[TK][D], Vs[TK][Dv], accT[Dv][TQ],    -- allocateShared
+//       m[TQ], l[TQ]
 //     forall t → threads: m = -inf, l = 0, accT = 0       -- initRunningState
+//     forall t → threads: QsT = Q[b, h, qTile]ᵀ           -- loadQueryTile
 //     for kTile in the tiles the Q tile sees:             -- never loads tiles beyond
 //                                                            the causal limit, outside
 //                                                            the window or past the
 //                                                            key length
 //       forall t → threads: Ks, Vs = K, V[b, h/G, kTile]  -- loadKeyValueTile
 //       forall t → threads: row = qTile·TQ + t            -- one query row per thread
-//         s_j = scale·log2e · q_row·Ks[j], softcap,       -- scoreRow
+//         s_j = scale·log2e · QsT[:][t]·Ks[j], softcap,   -- scoreRow
 //               + ALiBi, + mask, keep rules
 //         m' = max(m, max_j s_j); p_j = 2^(s_j - m');     -- onlineSoftmaxRow
 //         α = 2^(m - m'); l = α·l + Σ p_j
@@ -46,9 +48,10 @@ namespace {
 /// Static shared memory a kernel may use without opting in.
 constexpr int64_t kSharedBytes = 48 * 1024;
 
-/// Workgroup bytes for tiles tq × tk.
+/// Workgroup bytes for tiles tq × tk: K and V tiles, the Q tile, the
+/// accumulator and the row statistics, all f32.
 int64_t sharedBytes(int64_t tq, int64_t tk, int64_t d, int64_t dv) {
-  return 4 * (tk * (d + dv) + dv * tq + 2 * tq);
+  return 4 * (tk * (d + dv) + d * tq + dv * tq + 2 * tq);
 }
 
 /// A forall over `n` threads (`#gpu.thread<x>`); body(t) is emitted inside.
@@ -85,6 +88,7 @@ public:
       alibi.emplace(g, p, s, *keys, bIdx, hIdx);
     allocateShared();
     initRunningState();
+    loadQueryTile();
     // Only the K/V tiles holding a key some row of this Q tile sees.
     KeyVisibility::Range tiles = keys->tileRange(
         [&] { return q0; }, [&] { return g.minI(g.add(q0, g.idx(TQ)), s.tq); }, TK);
@@ -94,7 +98,7 @@ public:
       forEachThread(g, TQ, [&](Value t) {
         Value row = g.add(q0, t);
         g.ifThen(g.lt(row, s.tq), [&] {
-          Value tileMax = scoreRow(row, k0);
+          Value tileMax = scoreRow(t, row, k0);
           Value alpha = onlineSoftmaxRow(t, tileMax);
           accumulateRow(t, alpha);
         });
@@ -111,7 +115,7 @@ private:
   std::optional<KeyVisibility> keys; // of batch row bIdx
   std::optional<AlibiBias> alibi;    // of (bIdx, hIdx)
   Value bIdx, hIdx, hk, q0;
-  Value ks, vs, accT, mS, lS; // workgroup buffers
+  Value qsT, ks, vs, accT, mS, lS; // workgroup buffers
   Value sRow;                 // this thread's scores / probabilities, [TK]
 
   void allocateShared() {
@@ -120,6 +124,7 @@ private:
       return memref::AllocaOp::create(
           g.b, g.loc, MemRefType::get(shape, g.f32(), AffineMap(), wg));
     };
+    qsT = shared({p.d, TQ});
     ks = shared({TK, p.d});
     vs = shared({TK, p.dv});
     accT = shared({p.dv, TQ});
@@ -133,6 +138,22 @@ private:
       g.store(g.negInf(), mS, {t});
       g.store(g.f(0.0), lS, {t});
       g.loop(g.idx(0), g.idx(p.dv), 1, [&](Value c) { g.store(g.f(0.0), accT, {c, t}); });
+    });
+  }
+
+  /// QsT[c][i] = Q[b, h, q0 + i, c] (0 past Tq), once per block: the key
+  /// loop reads Q from workgroup memory, thread t the column t (no bank
+  /// conflicts), instead of from global memory for every multiply-add.
+  void loadQueryTile() {
+    forEachThread(g, TQ, [&](Value t) {
+      g.loop(t, g.idx(TQ * p.d), TQ, [&](Value e) {
+        Value i = g.div(e, g.idx(p.d)), c = g.rem(e, g.idx(p.d));
+        Value row = g.add(q0, i);
+        Value x = g.ifElse(
+            g.lt(row, s.tq), g.f32(),
+            [&] { return g.loadF32(s.q, {bIdx, hIdx, row, c}); }, [&] { return g.f(0.0); });
+        g.store(x, qsT, {c, i});
+      });
     });
   }
 
@@ -160,7 +181,7 @@ private:
   /// s_j = scale·log2e · Q[row]·Ks[j], softcapped, plus the ALiBi bias and
   /// log2e·mask, or -inf where the key is hidden, into sRow; returns
   /// max_j s_j.
-  Value scoreRow(Value row, Value k0) {
+  Value scoreRow(Value t, Value row, Value k0) {
     sRow = memref::AllocaOp::create(g.b, g.loc, MemRefType::get({TK}, g.f32()));
     Value scale = g.f(p.scaleLog2);
     SmallVector<Value> mx =
@@ -168,8 +189,8 @@ private:
           Value kj = g.add(k0, j);
           SmallVector<Value> dot = g.loopCarry(
               g.idx(0), g.idx(p.d), 1, {g.f(0.0)}, [&](Value c, ValueRange acc) {
-                return SmallVector<Value>{g.fma(g.loadF32(s.q, {bIdx, hIdx, row, c}),
-                                                g.load(ks, {j, c}), acc[0])};
+                return SmallVector<Value>{
+                    g.fma(g.load(qsT, {c, t}), g.load(ks, {j, c}), acc[0])};
               });
           Value sc = softcapScores(g, p, g.fmul(dot[0], scale));
           if (alibi)
@@ -261,13 +282,19 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
   if (failed(problem))
     return failure();
   const SdpaProblem &p = *problem;
+  // Fit 48 KiB: halve tile-k down to 8 keys, then tile-q down to 16 rows
+  // (large head dims), then tile-k further.
   int64_t tq = tileQ, tk = tileK;
+  while (tk > 8 && sharedBytes(tq, tk, p.d, p.dv) > kSharedBytes)
+    tk /= 2;
+  while (tq > 16 && sharedBytes(tq, tk, p.d, p.dv) > kSharedBytes)
+    tq /= 2;
   while (tk > 1 && sharedBytes(tq, tk, p.d, p.dv) > kSharedBytes)
     tk /= 2;
   if (sharedBytes(tq, tk, p.d, p.dv) > kSharedBytes) {
     reason = "head dims D = " + std::to_string(p.d) + ", Dv = " + std::to_string(p.dv) +
-             " with tile-q = " + std::to_string(tq) +
-             " need more than 48 KiB of shared memory";
+             " need more than 48 KiB of shared memory even with tile-q = " +
+             std::to_string(tq) + " and tile-k = " + std::to_string(tk);
     return failure();
   }
 

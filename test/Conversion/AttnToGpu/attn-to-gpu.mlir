@@ -2,22 +2,28 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="tile-q=32 tile-k=16" | FileCheck %s --check-prefix=ALLOCS
 
 // The kernel schedule: a forall over (batch·head, Q tile) mapped to blocks;
-// workgroup buffers for the K and V tiles [TK, D], the transposed
-// accumulator [Dv, TQ] and the running max and sum [TQ]; thread-level
-// foralls for the initialisation, the cooperative K/V loads, the per-row
-// update and the final normalisation; the K/V loop stops at the causal
-// limit of the Q tile.
+// workgroup buffers for the transposed Q tile [D, TQ], the K and V tiles
+// [TK, D], the transposed accumulator [Dv, TQ] and the running max and sum
+// [TQ]; thread-level foralls for the initialisation, the Q tile load, the
+// cooperative K/V loads, the per-row update and the final normalisation;
+// the K/V loop stops at the causal limit of the Q tile.
 
 // CHECK-LABEL: func.func @causal
 // CHECK:       %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<1x4x?x16xf32>
 // CHECK:       scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}) {
 // CHECK:         arith.constant 4 : index
-// CHECK:         memref.alloca() : memref<16x16xf32, #gpu.address_space<workgroup>>
+// CHECK:         memref.alloca() : memref<16x32xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:    memref.alloca() : memref<16x16xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    memref.alloca() : memref<16x16xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    memref.alloca() : memref<16x32xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    memref.alloca() : memref<32xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT:    memref.alloca() : memref<32xf32, #gpu.address_space<workgroup>>
 // CHECK:         scf.forall (%{{.*}}) in (32) {
+// CHECK:         } {mapping = [#gpu.thread<x>]}
+//                The Q tile, transposed, once per block.
+// CHECK:         scf.forall (%{{.*}}) in (32) {
+// CHECK:           memref.load
+// CHECK:           memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<16x32xf32, #gpu.address_space<workgroup>>
 // CHECK:         } {mapping = [#gpu.thread<x>]}
 //                Causal: the last row of the tile, clamped to [0, Tk].
 // CHECK:         arith.minsi
@@ -64,13 +70,15 @@ func.func @noncausal(%q: tensor<2x2x?x8xf32>, %k: tensor<2x2x?x8xf32>,
   return %o : tensor<2x2x?x8xf32>
 }
 
-// D = 128 with tile-q 64: tile-k is halved from 64 to 8 so
-// that K, V, the accumulator and the row state fit in 48 KiB.
+// D = 128 with tile-q 64: tile-k is halved from 64 to 8, then tile-q to 32,
+// so that Q, K, V, the accumulator and the row state fit in 48 KiB.
 // RUN: attn-opt %s --convert-attn-to-gpu="tile-q=64 tile-k=64" | FileCheck %s --check-prefix=WIDE
 // WIDE-LABEL: func.func @wide
-// WIDE: memref.alloca() : memref<8x128xf32, #gpu.address_space<workgroup>>
-// WIDE: memref.alloca() : memref<8x128xf32, #gpu.address_space<workgroup>>
-// WIDE: memref.alloca() : memref<128x64xf32, #gpu.address_space<workgroup>>
+// WIDE: memref.alloca() : memref<128x32xf32, #gpu.address_space<workgroup>>
+// WIDE-NEXT: memref.alloca() : memref<8x128xf32, #gpu.address_space<workgroup>>
+// WIDE-NEXT: memref.alloca() : memref<8x128xf32, #gpu.address_space<workgroup>>
+// WIDE-NEXT: memref.alloca() : memref<128x32xf32, #gpu.address_space<workgroup>>
+// WIDE: scf.forall (%{{.*}}) in (32)
 func.func @wide(%q: tensor<1x1x300x128xf32>, %k: tensor<1x1x300x128xf32>,
                 %v: tensor<1x1x300x128xf32>) -> tensor<1x1x300x128xf32> {
   %o = attn.sdpa %q, %k, %v

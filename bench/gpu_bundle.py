@@ -8,7 +8,10 @@ GPU kernels against torch with its own python3.
 
 writes into --out:
     libattn_gpu_check.so  every kernel of the check (attn-aot --pipeline=gpu,
-                          one fatbin per chip each) linked with the AOT
+                          one fatbin per chip each; the check shapes also as
+                          <name>_dev, and every timing kernel, built
+                          --device-resident for torch's device tensors)
+                          linked with the AOT
                           runtime; needs libc, libstdc++ and, at run time,
                           the CUDA driver (the versions it needs are printed)
     manifest.json         each kernel's name, shapes, dtype, mask, causal
@@ -83,8 +86,9 @@ def compile_all(build, kernels, pipeline, extra, work):
         src = os.path.join(work, k["name"] + ".mlir")
         with open(src, "w") as f:
             f.write(mlir_for(k))
+        flags = ["--device-resident"] if k.get("device") else []
         run([os.path.join(build, "bin", "attn-aot"), src, f"--pipeline={pipeline}",
-             f"--name={k['name']}", "-o", work] + extra)
+             f"--name={k['name']}", "-o", work] + extra + flags)
         objects.append(os.path.join(work, k["name"] + ".o"))
     return objects
 
@@ -128,7 +132,10 @@ def main():
     out = os.path.abspath(a.out or os.path.join(build, "gpu-bundle"))
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    kernels = CHECKS + TIMINGS
+    # The check shapes twice (host buffers; device buffers as <name>_dev),
+    # the timing shapes on device buffers only.
+    kernels = CHECKS + [dict(k, name=k["name"] + "_dev", device=True) for k in CHECKS] + \
+        [dict(k, device=True) for k in TIMINGS]
     with tempfile.TemporaryDirectory() as work:
         objects = compile_all(build, kernels, "gpu", [f"--gpu-chips={a.chips}"], work)
         lib = os.path.join(out, "libattn_gpu_check.so")

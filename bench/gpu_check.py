@@ -9,13 +9,16 @@ python3, numpy, and torch 2.x for the timing.
    on seeded random inputs against attention computed in float64 with numpy
    from the same (rounded) inputs; torch's SDPA on the same inputs is shown
    beside it for scale.
-2. Timing (torch with CUDA): each timing kernel, kernel-only time (CUDA
-   events around each launch, from the AOT runtime) and end-to-end time of
-   the call (host<->device copies included: the AOT entry takes host
-   buffers), against torch.nn.functional.scaled_dot_product_attention on
-   device tensors with each backend that runs (flash, cuDNN, efficient,
-   math), in TFLOP/s (4·B·H·Tq·Tk·D, halved for causal) and as % of a bf16
-   8192³ matmul measured in the same run.
+   With torch and CUDA, the same shapes again through the kernels built
+   --device-resident (<name>_dev), on torch's device tensors.
+2. Timing (torch with CUDA): each timing kernel (built --device-resident)
+   on torch device tensors: kernel-only time (CUDA events around each
+   launch, from the AOT runtime) and end-to-end time of the call (output
+   allocation, stream, launch, synchronisation; no host copies), against
+   torch.nn.functional.scaled_dot_product_attention on the same tensors
+   with each backend that runs (flash, cuDNN, efficient, math), in TFLOP/s
+   (4·B·H·Tq·Tk·D, halved for causal) and as % of a bf16 8192³ matmul
+   measured in the same run.
 The last line is PASS or FAIL.
 
     python3 gpu_check.py --self-test DIR
@@ -52,6 +55,7 @@ def load(folder):
     lib.attn_aot_last_kernel_ms.restype = ctypes.c_double
     lib.attn_aot_selected_target.argtypes = [ctypes.c_void_p]
     lib.attn_aot_selected_target.restype = ctypes.c_char_p
+    lib.attn_aot_device_free.argtypes = [ctypes.c_void_p]
     return manifest, lib
 
 
@@ -60,8 +64,17 @@ def kernel_address(lib, name):
 
 
 def tensor(a):
+    """An attn_tensor for a NumPy array, a contiguous torch tensor (its
+    data_ptr: a device pointer for CUDA tensors) or None (an output the
+    runtime allocates)."""
     t = AttnTensor()
-    t.data = a.ctypes.data
+    if a is None:
+        return t
+    if isinstance(a, np.ndarray):
+        t.data = a.ctypes.data
+    else:
+        assert a.is_contiguous()
+        t.data = a.data_ptr()
     t.rank = a.ndim
     for i, n in enumerate(a.shape):
         t.shape[i] = n
@@ -69,12 +82,14 @@ def tensor(a):
 
 
 def call(lib, address, arrays, out):
+    """Runs a kernel; returns the kernel-only milliseconds (GPU) and the
+    output attn_tensor (its data the runtime's when `out` is None)."""
     inputs = (AttnTensor * len(arrays))(*[tensor(a) for a in arrays])
     outputs = (AttnTensor * 1)(tensor(out))
     status = lib.attn_aot_call(address, inputs, len(arrays), outputs, 1)
     if status:
         raise RuntimeError(lib.attn_aot_last_error().decode())
-    return lib.attn_aot_last_kernel_ms()
+    return lib.attn_aot_last_kernel_ms(), outputs[0]
 
 
 # Storage: f32 as float32, f16 as float16, bf16 as the uint16 bits.
@@ -172,21 +187,34 @@ def torch_sdpa(torch, k, t):
     return F.scaled_dot_product_attention(q, kk, v, attn_mask=mask, is_causal=causal)
 
 
+def device_output(torch, k):
+    dt = torch.int16 if k["dtype"] == "bf16" else getattr(torch, TORCH_DTYPE[k["dtype"]])
+    return torch.empty((k["b"], k["h"], k["tq"], k["d"]), dtype=dt, device="cuda")
+
+
 def check(manifest, lib, torch):
     rng = np.random.default_rng(20261201)
     ok = True
     print("== correctness: max |ours - float64 reference| (torch SDPA on the same inputs beside it)")
     for k in manifest["kernels"]:
-        if not k["check"]:
+        if not k["check"] or (k.get("device") and torch is None):
             continue
         arrays = inputs_for(k, rng)
         want = reference(k, arrays)
         out = np.zeros(arrays[0].shape, dtype=arrays[0].dtype)
-        desc = (f"{k['name']:<20} B{k['b']} H{k['h']}/{k['hkv']} Tq{k['tq']} Tk{k['tk']} "
+        desc = (f"{k['name']:<21} B{k['b']} H{k['h']}/{k['hkv']} Tq{k['tq']} Tk{k['tk']} "
                 f"D{k['d']} {k['dtype']:<4} {k.get('causal') or 'no causal':<12} "
                 f"{(k.get('mask') or 'no') + ' mask':<13}")
         try:
-            call(lib, kernel_address(lib, k["name"]), arrays, out)
+            if k.get("device"):
+                dev_in = [t.view(torch.int16) if t.dtype == torch.bfloat16 else t
+                          for t in torch_inputs(torch, k, arrays)]
+                dev_out = device_output(torch, k)
+                call(lib, kernel_address(lib, k["name"]), dev_in, dev_out)
+                torch.cuda.synchronize()
+                out = dev_out.cpu().numpy().view(out.dtype)
+            else:
+                call(lib, kernel_address(lib, k["name"]), arrays, out)
         except RuntimeError as e:
             print(f"FAIL {desc} {e}")
             ok = False
@@ -215,7 +243,7 @@ def cuda_time(torch, fn, reps):
     return start.elapsed_time(stop) / reps
 
 
-def timing(manifest, lib, torch, reps):
+def timing(manifest, lib, torch, reps, deadline):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     n = 8192
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
@@ -231,19 +259,33 @@ def timing(manifest, lib, torch, reps):
     for k in manifest["kernels"]:
         if k["check"]:
             continue
+        if time.time() > deadline:
+            print(f"{k['name']:<28} skipped: the check's time budget is spent", flush=True)
+            continue
         arrays = inputs_for(k, rng)
-        out = np.zeros(arrays[0].shape, dtype=arrays[0].dtype)
         flops = 4 * k["b"] * k["h"] * k["tq"] * k["tk"] * k["d"] / (2 if k.get("causal") else 1)
         address = kernel_address(lib, k["name"])
-        call(lib, address, arrays, out)  # warm-up (and the module's first use)
-        kernel_ms, wall_ms = [], []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            kernel_ms.append(call(lib, address, arrays, out))
-            wall_ms.append((time.perf_counter() - t0) * 1e3)
-        ours = flops / min(kernel_ms) / 1e9
-        row = f"{k['name']:<28} {ours:>11.2f} {100 * ours / mm:>5.1f}% {min(wall_ms):>11.1f} "
         t = torch_inputs(torch, k, arrays)
+        dev_in = [x.view(torch.int16) if x.dtype == torch.bfloat16 else x for x in t]
+        del arrays
+
+        def ours_once():
+            ms, out = call(lib, address, dev_in, None)
+            lib.attn_aot_device_free(out.data)
+            return ms
+
+        try:
+            ours_once()  # warm-up (and the module's first use)
+            kernel_ms, wall_ms = [], []
+            for _ in range(reps):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                kernel_ms.append(ours_once())
+                wall_ms.append((time.perf_counter() - t0) * 1e3)
+            ours = flops / min(kernel_ms) / 1e9
+            row = f"{k['name']:<28} {ours:>11.2f} {100 * ours / mm:>5.1f}% {min(wall_ms):>11.1f} "
+        except RuntimeError as e:
+            row = f"{k['name']:<28} ours failed: {e} "
         cells = []
         for _, backend in backends:
             try:
@@ -253,7 +295,7 @@ def timing(manifest, lib, torch, reps):
             except RuntimeError:
                 cells.append(f"{'-':>9}")
         print(row + " ".join(cells), flush=True)
-        del t
+        t = dev_in = None  # free the device memory before the next shape
         torch.cuda.empty_cache()
 
 
@@ -263,6 +305,8 @@ def main():
     ap.add_argument("--self-test", metavar="DIR", help="run the correctness step with a CPU build")
     ap.add_argument("--no-timing", action="store_true")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--budget", type=float, default=200,
+                    help="seconds after which the remaining timing rows are skipped")
     a = ap.parse_args()
     started = time.time()
     folder = a.self_test or a.dir
@@ -281,7 +325,7 @@ def main():
     print(f"gpu_check: running the {target.decode()} variant")
     ok = check(manifest, lib, torch)
     if torch is not None and not a.no_timing:
-        timing(manifest, lib, torch, a.reps)
+        timing(manifest, lib, torch, a.reps, started + a.budget)
     print(f"gpu_check: {time.time() - started:.0f} s")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

@@ -85,12 +85,19 @@ typedef struct attn_aot_kernel {
   const int64_t *key_length_inputs;
   int64_t num_variants;
   const attn_aot_variant *variants;
+  /* 1: a GPU kernel built with --device-resident: inputs and outputs are
+   * device buffers (see attn_aot_call). */
+  int64_t device_resident;
 } attn_aot_kernel;
 
-/* Runs `kernel` on host buffers. For a GPU kernel the inputs are copied to
- * the device and the outputs back inside the call; the variant is the one
- * built for the device's chip, else the newest one older than it (its PTX
- * compiled by the driver). */
+/* Runs `kernel`. For a GPU kernel the variant is the one built for the
+ * device's chip, else the newest one older than it (its PTX compiled by the
+ * driver). Its inputs and outputs are host buffers, copied to the device and
+ * back inside the call; or, for a kernel built with --device-resident
+ * (device_resident = 1), device buffers (CUDA device pointers of the
+ * current device, e.g. torch's data_ptr()): no copy, and an output left NULL
+ * receives a device buffer to free with attn_aot_device_free (one given is
+ * filled by a device-to-device copy). */
 int attn_aot_call(const attn_aot_kernel *kernel, const attn_tensor *inputs,
                   int64_t num_inputs, attn_tensor *outputs,
                   int64_t num_outputs);
@@ -117,6 +124,9 @@ size_t attn_aot_dtype_size(int64_t dtype);
 
 /* Frees an output buffer the runtime allocated. */
 void attn_aot_free(void *data);
+
+/* Frees a device output of a device-resident kernel. */
+void attn_aot_device_free(void *data);
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,7 @@ struct TensorInfo {
 enum class Target {
   Cpu,       ///< attn-cpu-pipeline: fused, tiled, vectorised, OpenMP threads
   Reference, ///< attn-reference-pipeline: unfused, materialises Tq x Tk
+  Gpu,       ///< attn-gpu-pipeline on the first CUDA device
 };
 
 struct CompileOptions {
@@ -89,6 +90,11 @@ struct CompileOptions {
   std::optional<int64_t> tileQ, tileK;
   int64_t threads = 0;  ///< CPU: worker threads, 0 = one per core
   unsigned optLevel = 3;
+  /// Gpu: every TensorRef of a call is a CUDA device buffer (a device
+  /// pointer of the current device, dense row-major): no host copies inside
+  /// the call; each output is filled by a device-to-device copy. Without it
+  /// a Gpu kernel takes host buffers and copies them in and out.
+  bool deviceResident = false;
 };
 
 enum class Causal { None, TopLeft, BottomRight };

@@ -124,8 +124,20 @@ int checkInputs(const attn_aot_kernel *k, const attn_tensor *inputs, int64_t n) 
     int64_t numel = 1;
     for (int64_t d = 0; d < inputs[in].rank; ++d)
       numel *= inputs[in].shape[d];
+    const void *values = inputs[in].data;
+    std::vector<int64_t> host;
+    if (k->device_resident && numel) {
+      // The lengths live on the device: look at a host copy.
+      host.resize(numel);
+      std::string why = attn::runtime::cudaCopySync(
+          host.data(), values, numel * attn_aot_dtype_size(k->input_dtypes[in]));
+      if (!why.empty())
+        return fail(ATTN_AOT_ERROR_DEVICE,
+                    "reading the key lengths (input #" + str(in) + ") failed: " + why);
+      values = host.data();
+    }
     for (int64_t j = 0; j < numel; ++j) {
-      int64_t len = readInteger(inputs[in].data, k->input_dtypes[in], j);
+      int64_t len = readInteger(values, k->input_dtypes[in], j);
       if (len < 0 || len > bound)
         return fail(ATTN_AOT_ERROR_ARGUMENT,
                     "key lengths (input #" + str(in) + ") element " + str(j) + " is " +
@@ -133,6 +145,53 @@ int checkInputs(const attn_aot_kernel *k, const attn_tensor *inputs, int64_t n) 
     }
   }
   return ATTN_AOT_OK;
+}
+
+/// A device-resident kernel's result `r`: handed over as it is when the
+/// caller left `out.data` NULL (a fresh, dense device buffer), else copied
+/// into the caller's device buffer and freed. Freed after a failed run.
+void deviceResult(size_t i, const attn::runtime::ResultView &r, attn_tensor &out,
+                  size_t elementSize, const std::string &gpuError, int &status) {
+  auto release = [&] {
+    if (r.allocated)
+      attn::runtime::cudaFree(r.allocated);
+  };
+  if (!gpuError.empty() || status != ATTN_AOT_OK)
+    return release();
+  int64_t numel = 1;
+  std::vector<int64_t> dense = attn::runtime::rowMajorStridesRaw(r.shape, r.rank);
+  bool isDense = r.data == r.allocated;
+  for (int64_t d = 0; d < r.rank; ++d) {
+    numel *= r.shape[d];
+    isDense = isDense && (r.shape[d] == 1 || r.strides[d] == dense[d]);
+  }
+  if (r.rank > ATTN_AOT_MAX_RANK || !isDense) {
+    status = fail(ATTN_AOT_ERROR_ARGUMENT, "output #" + str(i) +
+                                               " is not a dense device buffer of rank <= " +
+                                               str(ATTN_AOT_MAX_RANK));
+    return release();
+  }
+  if (!out.data) {
+    out.data = r.allocated;
+    out.rank = r.rank;
+    for (int64_t d = 0; d < r.rank; ++d)
+      out.shape[d] = r.shape[d];
+    return;
+  }
+  bool same = out.rank == r.rank;
+  for (int64_t d = 0; same && d < r.rank; ++d)
+    same = out.shape[d] == r.shape[d];
+  if (!same) {
+    status = fail(ATTN_AOT_ERROR_ARGUMENT,
+                  "output #" + str(i) + ": the buffer given has shape " +
+                      shapeString(out.shape, out.rank < 0 ? 0 : out.rank) +
+                      ", the result is " + shapeString(r.shape, r.rank));
+    return release();
+  }
+  std::string why = attn::runtime::cudaCopySync(out.data, r.data, numel * elementSize);
+  if (!why.empty())
+    status = fail(ATTN_AOT_ERROR_DEVICE, "copying output #" + str(i) + " failed: " + why);
+  release();
 }
 
 int chipNumber(const char *target) {
@@ -217,6 +276,11 @@ double attn_aot_last_kernel_ms(void) { return lastKernelMs; }
 
 void attn_aot_free(void *data) { std::free(data); }
 
+void attn_aot_device_free(void *data) {
+  if (data)
+    attn::runtime::cudaFree(data);
+}
+
 int attn_aot_check(const attn_aot_kernel *kernel, const attn_tensor *inputs,
                    int64_t num_inputs) {
   lastError.clear();
@@ -274,8 +338,13 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
     return gpuError.empty();
   };
   int status = ATTN_AOT_OK;
+  bool device = k->device_resident != 0;
   auto sink = [&](size_t i, const attn::runtime::ResultView &r) {
     attn_tensor &out = outputs[i];
+    if (device) {
+      deviceResult(i, r, out, sizes[i], gpuError, status);
+      return;
+    }
     if (status != ATTN_AOT_OK)
       return;
     if (r.rank > ATTN_AOT_MAX_RANK) {
@@ -316,8 +385,10 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
                                   dst.data(), r.shape, r.rank, es);
   };
   uint64_t failedBytes = 0;
-  if (!attn::runtime::callPacked(variant->entry, data, shapes, ranks, sizes, afterCall,
-                                 sink, failedBytes))
+  // Device results reach the sink even after a failed run, to be freed.
+  auto after = [&] { return afterCall() || device; };
+  if (!attn::runtime::callPacked(variant->entry, data, shapes, ranks, sizes, after, sink,
+                                 failedBytes, /*freeResults=*/!device))
     return fail(ATTN_AOT_ERROR_ALLOCATION,
                 "the compiled code could not allocate " + str(failedBytes) +
                     " bytes; the call was abandoned");

@@ -270,8 +270,12 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t /*paramsCount*/) {
   Driver *d = ready();
-  if (!d || !function)
+  if (!d)
     return;
+  if (!function) {
+    record("mgpuLaunchKernel: the kernel was not loaded");
+    return;
+  }
   if (gridX == 0 || gridY == 0 || gridZ == 0)
     return; // an empty problem (e.g. Tq = 0): nothing to launch
   CUevent start = nullptr, stop = nullptr;
@@ -397,6 +401,19 @@ void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
 } // extern "C"
 
 namespace attn::runtime {
+
+std::string cudaCopySync(void *dst, const void *src, size_t bytes) {
+  takeCudaError();
+  mgpuMemcpy(dst, const_cast<void *>(src), bytes, nullptr);
+  mgpuStreamSynchronize(nullptr);
+  return takeCudaError();
+}
+
+std::string cudaFree(void *ptr) {
+  takeCudaError();
+  mgpuMemFree(ptr, nullptr);
+  return takeCudaError();
+}
 
 std::vector<std::pair<const char *, void *>> cudaRuntimeSymbols() {
   return {

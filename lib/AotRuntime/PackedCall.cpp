@@ -32,7 +32,7 @@ bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
                 const std::vector<size_t> &resultElementSizes,
                 const std::function<bool()> &afterCall,
                 const std::function<void(size_t, const ResultView &)> &sink,
-                uint64_t &failedBytes) {
+                uint64_t &failedBytes, bool freeResults) {
   std::vector<std::vector<int64_t>> descs;
   for (size_t i = 0; i < inputs.size(); ++i)
     descs.push_back(descriptorFor(inputs[i], shapes[i]));
@@ -64,13 +64,14 @@ bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
     at += 3 + 2 * rank;
     ResultView view{reinterpret_cast<const uint8_t *>(d[1]) +
                         d[2] * static_cast<int64_t>(resultElementSizes[i]),
-                    d + 3, d + 3 + rank, rank};
+                    reinterpret_cast<void *>(d[0]), d + 3, d + 3 + rank, rank};
     if (deliver)
       sink(i, view);
     // Results are owned by the caller (ownership-based deallocation), except
     // when one aliases an input or an earlier result.
     int64_t allocated = d[0];
-    if (allocated && !inputBuffers.count(allocated) && freed.insert(allocated).second)
+    if (freeResults && allocated && !inputBuffers.count(allocated) &&
+        freed.insert(allocated).second)
       std::free(reinterpret_cast<void *>(allocated));
   }
   return true;

@@ -15,6 +15,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -87,8 +89,28 @@ bool isFreshAllocation(Value buffer, Operation *kernel) {
   });
 }
 
+/// Whether `op` runs on the device: inside a gpu.launch or a block-mapped
+/// forall (a kernel not mapped yet).
+bool onDevice(Operation *op) {
+  for (Operation *p = op; p; p = p->getParentOp())
+    if (isa<gpu::LaunchOp>(p) ||
+        (isa<scf::ForallOp>(p) && hasGpuMapping(cast<scf::ForallOp>(p), /*threads=*/false)))
+      return true;
+  return false;
+}
+
+/// Whether every use of `buffer` on the host only reads its descriptor
+/// (memref.dim), returns it, or frees it: then host code never touches its
+/// elements and it can live on the device.
+bool onlyDescribedOnHost(Value buffer) {
+  return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+    return onDevice(user) || isa<memref::DimOp, func::ReturnOp, memref::DeallocOp>(user);
+  });
+}
+
 struct AttnMapScheduleToGpuPass
     : mlir::attn::impl::AttnMapScheduleToGpuBase<AttnMapScheduleToGpuPass> {
+  using AttnMapScheduleToGpuBase::AttnMapScheduleToGpuBase;
   void runOnOperation() override {
     SmallVector<scf::ForallOp> blockLoops;
     getOperation()->walk([&](scf::ForallOp op) {
@@ -99,6 +121,42 @@ struct AttnMapScheduleToGpuPass
     for (scf::ForallOp op : blockLoops)
       if (failed(mapToLaunch(op)))
         return signalPassFailure();
+  }
+
+  /// device-resident: `buffer` (a function argument, or an allocation of
+  /// the function) is used on the device as it is; an allocation becomes a
+  /// gpu.alloc (and its frees gpu.dealloc).
+  LogicalResult useOnDevice(RewriterBase &rewriter, scf::ForallOp forall, Value buffer) {
+    auto describe = [&] {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      buffer.printAsOperand(os, OpPrintingFlags());
+      return s;
+    };
+    if (!onlyDescribedOnHost(buffer))
+      return forall.emitOpError("device-resident: buffer ")
+             << describe() << " is also read or written on the host";
+    if (auto arg = dyn_cast<BlockArgument>(buffer);
+        arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      return success();
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc)
+      return forall.emitOpError("device-resident: buffer ")
+             << describe() << " is neither an argument nor an allocation of the function";
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(alloc);
+    Value device = gpu::AllocOp::create(rewriter, alloc.getLoc(), alloc.getType(),
+                                        /*asyncToken=*/Type(), ValueRange{},
+                                        alloc.getDynamicSizes(), ValueRange{})
+                       .getMemref();
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+        rewriter.setInsertionPoint(dealloc);
+        rewriter.replaceOpWithNewOp<gpu::DeallocOp>(dealloc, TypeRange{}, ValueRange{},
+                                                    device);
+      }
+    rewriter.replaceOp(alloc, device);
+    return success();
   }
 
   LogicalResult mapToLaunch(scf::ForallOp forall) {
@@ -151,6 +209,11 @@ struct AttnMapScheduleToGpuPass
         continue;
       if (!mt.getLayout().isIdentity())
         return forall.emitOpError("cannot map: buffer with a non-identity layout");
+      if (deviceResident) {
+        if (failed(useOnDevice(rewriter, forall, v)))
+          return failure();
+        continue;
+      }
       DeviceCopy c;
       c.host = v;
       BufferAccess access = accessInside(forall, v);

@@ -166,7 +166,9 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
     return;
   }
   addGpuSchedule(pm, options);
-  pm.addPass(createAttnMapScheduleToGpu());
+  AttnMapScheduleToGpuOptions mapping;
+  mapping.deviceResident = options.deviceResident;
+  pm.addPass(createAttnMapScheduleToGpu(mapping));
   pm.addPass(createCanonicalizerPass());
   if (!options.lowerToLLVM)
     return;

@@ -322,6 +322,7 @@ static void emitKernelRecord(llvm::Module &m, const AotOptions &options,
       r.int64s(keyLengths),
       r.i(vs.size()),
       variantGlobal,
+      r.i(pipeline == Pipeline::Gpu && options.jit.gpuDeviceResident),
   };
   llvm::SmallVector<llvm::Type *> types;
   for (llvm::Constant *c : fields)
@@ -348,6 +349,8 @@ static std::string makeHeader(const AotOptions &o, llvm::StringRef entry,
     for (auto &[chip, bin] : art.gpuBinaries)
       os << " " << chip;
   }
+  if (pipeline == Pipeline::Gpu && o.jit.gpuDeviceResident)
+    os << ", device-resident (inputs and outputs are CUDA device buffers)";
   os << ".\n * Link the object with libattn_aot";
   if (pipeline == Pipeline::Cpu)
     os << " and libomp";
@@ -411,6 +414,8 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
   if (pipeline == Pipeline::GpuSchedule)
     return aotError(CompileErrorKind::BadOption,
                     "attn-aot compiles the cpu, reference and gpu pipelines");
+  if (options.jit.gpuDeviceResident && pipeline != Pipeline::Gpu)
+    return aotError(CompileErrorKind::BadOption, "--device-resident needs the gpu pipeline");
   if (pipeline == Pipeline::Gpu && options.gpuChips.empty())
     return aotError(CompileErrorKind::BadOption, "the gpu pipeline needs at least one chip");
   auto fn = module.lookupSymbol<func::FuncOp>(entry);

@@ -2,6 +2,7 @@
 #include "attn/Attention.h"
 
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Runtime/CudaRuntime.h"
 #include "attn/Runtime/Jit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -353,6 +354,7 @@ struct Kernel::Impl {
   std::string entry;
   std::vector<TensorInfo> inputs, outputs;
   std::unique_ptr<rt::CompiledFunction> fn;
+  bool deviceResident = false; // every TensorRef is a CUDA device buffer
   // The parsed module stays for the call-time shape checks, which run one at
   // a time and are cached per input-shape combination.
   std::unique_ptr<mlir::MLIRContext> context;
@@ -393,8 +395,11 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
                        const CompileOptions &options,
                        std::unique_ptr<Kernel> &out) {
   out.reset();
-  if (options.target != Target::Cpu && options.target != Target::Reference)
+  if (options.target != Target::Cpu && options.target != Target::Reference &&
+      options.target != Target::Gpu)
     return Status::error("unknown target");
+  if (options.deviceResident && options.target != Target::Gpu)
+    return Status::error("deviceResident needs Target::Gpu");
   if (options.optLevel > 3)
     return Status::error("optLevel must be 0..3, got " +
                          std::to_string(options.optLevel));
@@ -428,9 +433,13 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
   jo.tileQ = options.tileQ;
   jo.tileK = options.tileK;
   jo.threads = options.threads;
+  jo.gpuDeviceResident = options.deviceResident;
+  im.deviceResident = options.deviceResident;
   auto fn = rt::CompiledFunction::compile(
       *im.module, entry,
-      options.target == Target::Cpu ? rt::Pipeline::Cpu : rt::Pipeline::Reference,
+      options.target == Target::Cpu         ? rt::Pipeline::Cpu
+      : options.target == Target::Reference ? rt::Pipeline::Reference
+                                            : rt::Pipeline::Gpu,
       jo);
   if (!fn)
     return Status::error(llvm::toString(fn.takeError()));
@@ -553,6 +562,16 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
     if (Status s = checkRef(outputs[i], im.outputs[i], "output #" + std::to_string(i), true);
         !s.ok())
       return s;
+  // Device buffers are not packed or scattered here: dense row-major only.
+  if (im.deviceResident) {
+    for (size_t i = 0; i < inputs.size() + outputs.size(); ++i) {
+      const TensorRef &t = i < inputs.size() ? inputs[i] : outputs[i - inputs.size()];
+      if (!isRowMajor(t))
+        return Status::error((i < inputs.size() ? "input #" + std::to_string(i)
+                                                : "output #" + std::to_string(i - inputs.size())) +
+                             ": a device-resident kernel takes dense row-major buffers");
+    }
+  }
 
   // Do the call-time sizes fit together? Decided once per shape combination.
   const Impl::ShapeCheck *check = &im.checkShapes(shapes);
@@ -568,10 +587,21 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
     const TensorRef &t = inputs[i];
     int64_t n = t.shape.empty() ? 1 : t.shape[0];
     int64_t stride = t.strides.empty() ? 1 : t.strides[0];
+    const void *values = t.data;
+    std::vector<int64_t> host;
+    if (im.deviceResident && n) {
+      // On the device: look at a host copy.
+      host.resize(n);
+      std::string why = rt::cudaCopySync(host.data(), t.data,
+                                         n * rt::dtypeSize(toDType(t.type)));
+      if (!why.empty())
+        return Status::error("input #" + std::to_string(i) + " (key lengths): " + why);
+      values = host.data();
+    }
     for (int64_t k = 0; k < n; ++k) {
       int64_t len = t.type == ElementType::I32
-                        ? static_cast<const int32_t *>(t.data)[k * stride]
-                        : static_cast<const int64_t *>(t.data)[k * stride];
+                        ? static_cast<const int32_t *>(values)[k * stride]
+                        : static_cast<const int64_t *>(values)[k * stride];
       if (std::string problem = keyBounds[i]->check(k, len); !problem.empty())
         return Status::error("input #" + std::to_string(i) + " (key lengths) " + problem);
     }
@@ -619,6 +649,17 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
             sinkError = "output #" + std::to_string(i) + ": shape " +
                         shapeStr(o.shape) + ", the result is " +
                         shapeStr(r.shape.vec());
+          return;
+        }
+        if (im.deviceResident) {
+          // A fresh dense device buffer (gpu.alloc): one device copy.
+          int64_t numel = 1;
+          for (int64_t s : o.shape)
+            numel *= s;
+          std::string why = rt::cudaCopySync(o.data, r.data,
+                                             numel * rt::dtypeSize(toDType(o.type)));
+          if (!why.empty() && sinkError.empty())
+            sinkError = "output #" + std::to_string(i) + ": " + why;
           return;
         }
         std::vector<int64_t> dst =

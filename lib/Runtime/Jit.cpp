@@ -353,6 +353,7 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
       return compileError(CompileErrorKind::BadOption, bad);
     gpu.chip = chip.empty() ? "sm_90" : chip;
     gpu.format = options.gpuFormat;
+    gpu.deviceResident = options.gpuDeviceResident;
     if (pipeline == Pipeline::Gpu)
       mlir::attn::buildGpuPipeline(pm, gpu);
     else
@@ -457,6 +458,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     return asCompileError(CompileErrorKind::JitFailed, engine.takeError());
   cf->engine = std::move(*engine);
   cf->pipeline = pipeline;
+  cf->deviceResident = options.gpuDeviceResident;
   // The compiled code allocates through the guarded allocator (a failed
   // allocation becomes an AllocationError), and on the GPU path calls our
   // mgpu* runtime.
@@ -682,13 +684,20 @@ llvm::Error CompiledFunction::callContiguous(
     return gpuError.empty();
   };
   uint64_t failedBytes = 0;
+  // Device-resident results are device buffers: they reach the sink (unless
+  // the run failed) and are freed here with cuMemFree, never std::free.
+  bool device = pipeline == Pipeline::Gpu && deviceResident;
   if (!callPacked(packed, std::vector<const void *>(inputs.begin(), inputs.end()),
-                  shapes.vec(), ranks, elementSizes, afterCall,
+                  shapes.vec(), ranks, elementSizes,
+                  [&] { return afterCall() || device; },
                   [&](size_t i, const ResultView &r) {
-                    sink(i, ResultBuffer{r.data, llvm::ArrayRef<int64_t>(r.shape, r.rank),
-                                         llvm::ArrayRef<int64_t>(r.strides, r.rank)});
+                    if (gpuError.empty())
+                      sink(i, ResultBuffer{r.data, llvm::ArrayRef<int64_t>(r.shape, r.rank),
+                                           llvm::ArrayRef<int64_t>(r.strides, r.rank)});
+                    if (device && r.allocated)
+                      cudaFree(r.allocated);
                   },
-                  failedBytes))
+                  failedBytes, /*freeResults=*/!device))
     return llvm::make_error<AllocationError>(failedBytes);
   if (!gpuError.empty())
     return err("the GPU run failed: " + gpuError);

@@ -6,6 +6,7 @@
 // RUN: not attn-aot %s --entry=missing -o %t 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not attn-aot %s --vector-width=3 -o %t 2>&1 | FileCheck %s --check-prefix=TILE
 // RUN: not attn-aot %s --entry=unranked -o %t 2>&1 | FileCheck %s --check-prefix=SIG
+// RUN: not attn-aot %s --device-resident -o %t 2>&1 | FileCheck %s --check-prefix=RESIDENT
 
 // NAME: attn-aot: the kernel name '2bad' is not a C identifier
 // CPU: attn-aot: {{.*}}no-such-cpu
@@ -13,6 +14,7 @@
 // PIPE: attn-aot: unknown pipeline 'nope'
 // ENTRY: attn-aot: {{.*}}no function named 'missing'
 // TILE: attn-aot: convert-attn-to-loops: tile-q must be {{.*}} vector-width=3
+// RESIDENT: attn-aot: --device-resident needs the gpu pipeline
 // SIG: attn-aot: argument #0 of 'unranked' has type tensor<*xf32>
 
 func.func @f(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {

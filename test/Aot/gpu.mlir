@@ -11,6 +11,11 @@
 // RUN: FileCheck %s --input-file=%t/gqa.h --check-prefix=HEADER
 // The fatbins are in the object, byte for byte.
 // RUN: %python -c "import sys; o = open('%t/gqa.o','rb').read(); sys.exit(not all(open('%t/gqa.%%s.fatbin' %% c,'rb').read() in o for c in ('sm_80','sm_90')))"
+// --device-resident: inputs and outputs are device buffers, the host code
+// copies nothing.
+// RUN: attn-aot %s --pipeline=gpu --gpu-chips=sm_90 --device-resident --name=resident -o %t > /dev/null
+// RUN: FileCheck %s --input-file=%t/resident.h --check-prefix=RESIDENT
+// RUN: llvm-nm --undefined-only %t/resident.o | FileCheck %s --check-prefix=RESIDENT-UNDEF
 // The host code is generic x86-64: no AVX in it.
 // RUN: llvm-objdump -d %t/gqa.o | FileCheck %s --check-prefix=ASM
 
@@ -24,7 +29,11 @@
 // UNDEF-DAG: mgpuLaunchKernel
 // UNDEF-DAG: mgpuModuleLoad
 // UNDEF-DAG: mgpuMemcpy
-// HEADER: pipeline gpu, host code for x86-64, GPU variants sm_80 sm_90
+// HEADER: pipeline gpu, host code for x86-64, GPU variants sm_80 sm_90.
+// RESIDENT: GPU variants sm_90, device-resident (inputs and outputs are CUDA device buffers).
+// RESIDENT-UNDEF: mgpuLaunchKernel
+// RESIDENT-UNDEF: mgpuMemAlloc
+// RESIDENT-UNDEF-NOT: mgpuMemcpy
 // ASM-NOT: {{[xy]}}mm{{[0-9]+}}{{.*}}v{{add|mul|fmadd}}
 
 func.func @f(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>,

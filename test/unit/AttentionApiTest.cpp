@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Attention.h"
+#include "attn/Runtime/CudaRuntime.h"
 
 #include "NumericsTest.h"
 #include "Reference/Reference.h"
@@ -689,6 +690,26 @@ TEST(AttentionApiCompileErrors, BadIrAndEntries) {
   o.tileQ = 0;
   SdpaSpec spec;
   EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "tile");
+}
+
+// Target::Gpu (host buffers or device-resident): needs a CUDA device; on a
+// machine without one the compile says so. deviceResident is a GPU option.
+TEST(AttentionApiCompileErrors, GpuTargets) {
+  std::unique_ptr<Kernel> k;
+  SdpaSpec spec;
+  CompileOptions o;
+  o.deviceResident = true;
+  EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "deviceResident needs Target::Gpu");
+  o.target = Target::Reference;
+  EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "deviceResident needs Target::Gpu");
+  if (!attn::runtime::cudaUnavailableReason().empty()) {
+    for (bool resident : {false, true}) {
+      o.target = Target::Gpu;
+      o.deviceResident = resident;
+      EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "pipeline 'gpu' needs an NVIDIA GPU");
+      EXPECT_FALSE(k);
+    }
+  }
 }
 
 TEST(AttentionApiCompileErrors, BadSpecs) {

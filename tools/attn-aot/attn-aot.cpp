@@ -2,7 +2,7 @@
 //
 //   attn-aot file.mlir [--entry=F] [--pipeline=cpu|reference|gpu]
 //            [--name=NAME] [-o DIR] [--target-cpu=host|<llvm cpu>]
-//            [--gpu-chips=sm_80,sm_90] [--tile-q=N --tile-k=N
+//            [--gpu-chips=sm_80,sm_90] [--device-resident] [--tile-q=N --tile-k=N
 //            --vector-width=N --num-threads=N --min-work-items=N -O N]
 //
 // writes DIR/NAME.o (position-independent object: the compiled code and the
@@ -53,6 +53,10 @@ static cl::opt<std::string> targetCpu(
 static cl::list<std::string> gpuChips("gpu-chips", cl::CommaSeparated,
                                       cl::desc("gpu: chips to build (default sm_80,sm_90)"),
                                       cl::cat(aotCategory));
+static cl::opt<bool> deviceResident(
+    "device-resident",
+    cl::desc("gpu: inputs and outputs are CUDA device buffers (no host copies)"),
+    cl::cat(aotCategory));
 static cl::opt<int64_t> tileQ("tile-q", cl::desc("Query rows per tile"), cl::cat(aotCategory));
 static cl::opt<int64_t> tileK("tile-k", cl::desc("Keys per tile"), cl::cat(aotCategory));
 static cl::opt<int64_t> vectorWidth("vector-width",
@@ -132,6 +136,7 @@ int main(int argc, char **argv) {
   set(vectorWidth, options.jit.vectorWidth);
   set(minWorkItems, options.jit.minWorkItems);
   options.jit.threads = numThreads;
+  options.jit.gpuDeviceResident = deviceResident;
   options.jit.optLevel = optLevel;
   if (options.jit.optLevel > 3)
     fail("-O" + llvm::Twine(options.jit.optLevel) + ": expected 0 to 3");

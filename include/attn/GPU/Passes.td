@@ -35,7 +35,19 @@ def AttnMapScheduleToGpu : Pass<"attn-map-schedule-to-gpu"> {
     kernel. Around the launch, every buffer the kernel touches gets a
     device copy (`gpu.alloc`, `gpu.memcpy` in for buffers it reads, out for
     buffers it writes, `gpu.dealloc`).
+
+    With `device-resident`, the function's arguments are device buffers
+    and are used in place, and each buffer the function allocates for the
+    kernel (its results) becomes a `gpu.alloc`: no copy either way, and
+    the results the function returns are device buffers the caller frees
+    (`attn_aot_device_free`, `cuMemFree`). A buffer the kernel touches that
+    host code also reads or writes (an op left to the reference route, a
+    copy) makes the pass fail with a diagnostic naming it.
   }];
+  let options = [
+    Option<"deviceResident", "device-resident", "bool", /*default=*/"false",
+           "Arguments and results are device buffers: no host copies">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -81,6 +81,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "gpu.launch, or, for the schedule pipeline, after the "
                      "CPU emulation loops)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> deviceResident{
+      *this, "device-resident",
+      llvm::cl::desc("attn-gpu-pipeline: the function's arguments and results "
+                     "are device buffers (attn-map-schedule-to-gpu "
+                     "device-resident): no host copies"),
+      llvm::cl::init(false)};
 };
 
 /// The PTX feature LLVM needs for `chip` ("+ptx80" for sm_90, ...); empty

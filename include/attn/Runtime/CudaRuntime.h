@@ -9,6 +9,7 @@
 #ifndef ATTN_RUNTIME_CUDARUNTIME_H
 #define ATTN_RUNTIME_CUDARUNTIME_H
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,13 @@ std::string takeCudaError();
 /// Milliseconds the kernels launched by this thread ran since the last take
 /// (CUDA events around each launch).
 double takeGpuKernelMs();
+
+/// Copies `bytes` between any two addresses the driver knows (host or
+/// device, unified addressing) and waits; empty on success, else why.
+std::string cudaCopySync(void *dst, const void *src, size_t bytes);
+
+/// Frees a device buffer (cuMemFree); empty on success, else why.
+std::string cudaFree(void *ptr);
 
 /// Name → address of every mgpu* entry point, for the JIT's symbol table.
 std::vector<std::pair<const char *, void *>> cudaRuntimeSymbols();

@@ -119,6 +119,10 @@ struct JitOptions {
   /// and what the gpu.binary holds (isa: PTX, JIT-compiled by the driver).
   std::string gpuChip;
   std::string gpuFormat = "isa";
+  /// gpu: arguments and results are device buffers (attn-gpu-pipeline's
+  /// device-resident): no host copies inside a call. Results are device
+  /// buffers the caller owns.
+  bool gpuDeviceResident = false;
 };
 
 /// Why CompiledFunction::compile failed.
@@ -227,7 +231,9 @@ public:
   };
   /// The lowest-level call: each input is a contiguous row-major buffer of
   /// the given shape (checked with checkArgs against argSpecs, dtypes taken
-  /// as the specs'); each result is handed to `sink`, then freed.
+  /// as the specs'); each result is handed to `sink`, then freed. With
+  /// JitOptions::gpuDeviceResident the inputs and results are device
+  /// buffers.
   llvm::Error callContiguous(
       llvm::ArrayRef<const void *> inputs,
       llvm::ArrayRef<std::vector<int64_t>> shapes,
@@ -263,6 +269,7 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine;
   void (*packed)(void **) = nullptr;
   Pipeline pipeline = Pipeline::Reference;
+  bool deviceResident = false;
   std::vector<TensorSpec> args, results;
   std::vector<std::string> unfused;
   Tiling usedTiling;

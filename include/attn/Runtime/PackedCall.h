@@ -21,6 +21,7 @@ namespace attn::runtime {
 /// One result as the compiled code returned it.
 struct ResultView {
   const uint8_t *data; ///< the first element
+  void *allocated;     ///< the block to free
   const int64_t *shape;
   const int64_t *strides; ///< in elements
   int64_t rank;
@@ -28,17 +29,19 @@ struct ResultView {
 
 /// Calls `entry` on row-major `inputs` of `shapes`; results have
 /// `resultRanks` and `resultElementSizes`. `afterCall` runs once the code
-/// returned (false: the results are freed without reaching the sink). Each
-/// result not aliasing an input is freed after the sink saw it (the code's
-/// ownership-based deallocation leaves them to the caller). Returns false
-/// when an allocation inside failed (its size in `failedBytes`).
+/// returned (false: the results are freed without reaching the sink). With
+/// `freeResults`, each result not aliasing an input is freed (std::free)
+/// after the sink saw it (the code's ownership-based deallocation leaves
+/// them to the caller); without, the sink owns them (device buffers).
+/// Returns false when an allocation inside failed (its size in
+/// `failedBytes`).
 bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
                 const std::vector<std::vector<int64_t>> &shapes,
                 const std::vector<int64_t> &resultRanks,
                 const std::vector<size_t> &resultElementSizes,
                 const std::function<bool()> &afterCall,
                 const std::function<void(size_t, const ResultView &)> &sink,
-                uint64_t &failedBytes);
+                uint64_t &failedBytes, bool freeResults);
 
 /// Copies a strided tensor (strides in elements) into another of the same
 /// shape; one memcpy when both are row-major contiguous.

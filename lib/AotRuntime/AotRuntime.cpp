@@ -147,6 +147,20 @@ int checkInputs(const attn_aot_kernel *k, const attn_tensor *inputs, int64_t n) 
   return ATTN_AOT_OK;
 }
 
+/// Whether the caller's output buffer has the result's shape; else the
+/// error status (and message).
+int checkOutputShape(size_t i, const attn_tensor &out, const attn::runtime::ResultView &r) {
+  bool same = out.rank == r.rank;
+  for (int64_t d = 0; same && d < r.rank; ++d)
+    same = out.shape[d] == r.shape[d];
+  if (same)
+    return ATTN_AOT_OK;
+  return fail(ATTN_AOT_ERROR_ARGUMENT,
+              "output #" + str(i) + ": the buffer given has shape " +
+                  shapeString(out.shape, out.rank < 0 ? 0 : out.rank) + ", the result is " +
+                  shapeString(r.shape, r.rank));
+}
+
 /// A device-resident kernel's result `r`: handed over as it is when the
 /// caller left `out.data` NULL (a fresh, dense device buffer), else copied
 /// into the caller's device buffer and freed. Freed after a failed run.
@@ -178,16 +192,8 @@ void deviceResult(size_t i, const attn::runtime::ResultView &r, attn_tensor &out
       out.shape[d] = r.shape[d];
     return;
   }
-  bool same = out.rank == r.rank;
-  for (int64_t d = 0; same && d < r.rank; ++d)
-    same = out.shape[d] == r.shape[d];
-  if (!same) {
-    status = fail(ATTN_AOT_ERROR_ARGUMENT,
-                  "output #" + str(i) + ": the buffer given has shape " +
-                      shapeString(out.shape, out.rank < 0 ? 0 : out.rank) +
-                      ", the result is " + shapeString(r.shape, r.rank));
+  if ((status = checkOutputShape(i, out, r)) != ATTN_AOT_OK)
     return release();
-  }
   std::string why = attn::runtime::cudaCopySync(out.data, r.data, numel * elementSize);
   if (!why.empty())
     status = fail(ATTN_AOT_ERROR_DEVICE, "copying output #" + str(i) + " failed: " + why);
@@ -358,16 +364,8 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
     for (int64_t d = 0; d < r.rank; ++d)
       numel *= r.shape[d];
     if (out.data) {
-      bool same = out.rank == r.rank;
-      for (int64_t d = 0; same && d < r.rank; ++d)
-        same = out.shape[d] == r.shape[d];
-      if (!same) {
-        status = fail(ATTN_AOT_ERROR_ARGUMENT,
-                      "output #" + str(i) + ": the buffer given has shape " +
-                          shapeString(out.shape, out.rank < 0 ? 0 : out.rank) +
-                          ", the result is " + shapeString(r.shape, r.rank));
+      if ((status = checkOutputShape(i, out, r)) != ATTN_AOT_OK)
         return;
-      }
     } else {
       out.data = std::malloc(numel ? numel * es : 1);
       if (!out.data) {

@@ -104,6 +104,20 @@ llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name) {
              "' (expected reference, cpu, gpu or gpu-schedule)");
 }
 
+llvm::Expected<std::string> entryFunctionName(ModuleOp module,
+                                              llvm::StringRef requested) {
+  if (!requested.empty()) {
+    auto fn = module.lookupSymbol<func::FuncOp>(requested);
+    if (!fn || fn.isExternal())
+      return err("no function named '" + requested + "'");
+    return requested.str();
+  }
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f.isPublic() && !f.isExternal())
+      return f.getSymName().str();
+  return err("no public function");
+}
+
 std::string TensorSpec::str() const {
   std::string s = dtypeName(dtype).str() + "[";
   for (size_t i = 0; i < shape.size(); ++i) {

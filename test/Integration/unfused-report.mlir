@@ -9,6 +9,9 @@
 // HALF-NOT: not fused
 // RUN: attn-run %S/Inputs/unfused.mlir --entry=weights --pipeline=cpu --random-inputs 2>&1 >/dev/null | FileCheck %s --check-prefix=WEIGHTS
 // WEIGHTS: attn-run: {{.*}}unfused.mlir:12:8: attn.scores not fused: a scores/softmax/weighted_sum chain that attn-fuse could not raise to attn.sdpa
+// A projection the packed-panel kernel does not take is named too.
+// RUN: attn-run %S/Inputs/unfused.mlir --entry=narrow --pipeline=cpu --random-inputs 2>&1 >/dev/null | FileCheck %s --check-prefix=NARROW
+// NARROW: attn-run: {{.*}}unfused.mlir:{{[0-9]+}}:8: attn.project not tiled: the output width 12 is not a multiple of 2 vectors ({{16|32}}); it takes the reference lowering
 // RUN: attn-run %S/Inputs/unfused.mlir --entry=drop --pipeline=cpu --random-inputs --json 2>/dev/null | FileCheck %s --check-prefix=JSON
 // JSON: "unfused": [
 // JSON-NEXT: "{{.*}}unfused.mlir:4:8: attn.sdpa not fused: dropout is not supported by the CPU kernel;

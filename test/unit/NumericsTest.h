@@ -31,6 +31,8 @@ public:
          runtime::Pipeline pipeline, const runtime::JitOptions &options = {});
   ~Jitted();
   bool ok() const { return fn != nullptr; }
+  /// The ops the pipeline left to the unfused reference lowering.
+  const std::vector<std::string> &unfusedOps() const { return fn->unfusedOps(); }
   /// Runs on reference tensors converted to `dtypes` (F32 unless given).
   std::vector<ref::Tensor> run(const std::vector<ref::Tensor> &inputs,
                                const std::vector<runtime::DType> &dtypes = {});

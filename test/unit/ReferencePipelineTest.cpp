@@ -790,12 +790,17 @@ func.func @f(%x: tensor<3x7x40xf32>, %w: tensor<48x40xf32>, %b: tensor<48xf32>, 
 TEST(CpuPipeline, TiledProjectionsAtBothWidths) {
   const char *src = R"(
 func.func @f(%x: tensor<2x150x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>,
-             %wt: tensor<64x96xf32>, %x40: tensor<300x40xf32>, %w40: tensor<32x40xf32>)
-    -> (tensor<2x150x64xf32>, tensor<2x150x96xf32>, tensor<300x32xf32>) {
+             %wt: tensor<64x96xf32>, %x40: tensor<300x40xf32>, %w40: tensor<32x40xf32>,
+             %xd: tensor<?x?x64xf32>, %x4: tensor<2x?x?x64xf32>)
+    -> (tensor<2x150x64xf32>, tensor<2x150x96xf32>, tensor<300x32xf32>, tensor<?x?x64xf32>,
+        tensor<2x?x?x96xf32>) {
   %0 = attn.project %x, %w, %b : (tensor<2x150x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x150x64xf32>
   %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<2x150x64xf32>, tensor<64x96xf32>) -> tensor<2x150x96xf32>
   %2 = attn.project %x40, %w40 : (tensor<300x40xf32>, tensor<32x40xf32>) -> tensor<300x32xf32>
-  return %0, %1, %2 : tensor<2x150x64xf32>, tensor<2x150x96xf32>, tensor<300x32xf32>
+  %3 = attn.project %xd, %w, %b : (tensor<?x?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+  %4 = attn.project %x4, %wt {layout = #attn.layout<in_out>} : (tensor<2x?x?x64xf32>, tensor<64x96xf32>) -> tensor<2x?x?x96xf32>
+  return %0, %1, %2, %3, %4 : tensor<2x150x64xf32>, tensor<2x150x96xf32>, tensor<300x32xf32>,
+                              tensor<?x?x64xf32>, tensor<2x?x?x96xf32>
 })";
   for (int64_t width : {8, 16}) {
     SCOPED_TRACE("vector-width " + std::to_string(width));
@@ -804,14 +809,20 @@ func.func @f(%x: tensor<2x150x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>
     options.vectorWidth = width;
     Jitted j(src, "f", Pipeline::Cpu, options);
     ASSERT_TRUE(j.ok());
+    // Two or more dynamic leading dims ([?, ?, 64]: 3·50 rows, two chunks;
+    // [2, ?, ?, 64]: 2·3·7 rows) take the kernel with delinearised rows.
+    EXPECT_TRUE(j.unfusedOps().empty());
     auto x = randomTensor({2, 150, 64}, gen), w = randomTensor({64, 64}, gen),
          b = randomTensor({64}, gen), wt = randomTensor({64, 96}, gen),
-         x40 = randomTensor({300, 40}, gen), w40 = randomTensor({32, 40}, gen);
-    auto out = j.run({x, w, b, wt, x40, w40});
-    ASSERT_EQ(out.size(), 3u);
+         x40 = randomTensor({300, 40}, gen), w40 = randomTensor({32, 40}, gen),
+         xd = randomTensor({3, 50, 64}, gen), x4 = randomTensor({2, 3, 7, 64}, gen);
+    auto out = j.run({x, w, b, wt, x40, w40, xd, x4});
+    ASSERT_EQ(out.size(), 5u);
     EXPECT_LE(relativeError(out[0], ref::project(x, w, &b, ref::Layout::OutIn)), 1e-5);
     EXPECT_LE(relativeError(out[1], ref::project(x, wt, nullptr, ref::Layout::InOut)), 1e-5);
     EXPECT_LE(relativeError(out[2], ref::project(x40, w40, nullptr, ref::Layout::OutIn)), 1e-5);
+    EXPECT_LE(relativeError(out[3], ref::project(xd, w, &b, ref::Layout::OutIn)), 1e-5);
+    EXPECT_LE(relativeError(out[4], ref::project(x4, wt, nullptr, ref::Layout::InOut)), 1e-5);
   }
 }
 

@@ -107,20 +107,11 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
   if (!module)
     return 1;
-  func::FuncOp entry;
-  if (!entryName.empty()) {
-    entry = module->lookupSymbol<func::FuncOp>(entryName);
-    if (!entry || entry.isExternal())
-      fail(inputFile + ": no function named '" + entryName + "'");
-  } else {
-    for (auto f : module->getOps<func::FuncOp>())
-      if (f.isPublic() && !f.isExternal()) {
-        entry = f;
-        break;
-      }
-    if (!entry)
-      fail(inputFile + ": no public function to compile");
-  }
+  auto chosen = rt::entryFunctionName(*module, entryName);
+  if (!chosen)
+    fail(inputFile + ": " + llvm::toString(chosen.takeError()) +
+         (entryName.empty() ? " to compile" : ""));
+  auto entry = module->lookupSymbol<func::FuncOp>(*chosen);
 
   rt::AotOptions options;
   options.name = kernelName.empty() ? entry.getSymName().str() : kernelName.getValue();

@@ -353,20 +353,11 @@ int main(int argc, char **argv) {
   }
 
   // Choose the entry.
-  func::FuncOp entry;
-  if (!entryName.empty()) {
-    entry = module->lookupSymbol<func::FuncOp>(entryName);
-    if (!entry || entry.isExternal())
-      fail(2, inputFile + ": no function named '" + entryName + "'");
-  } else {
-    for (auto f : module->getOps<func::FuncOp>())
-      if (f.isPublic() && !f.isExternal()) {
-        entry = f;
-        break;
-      }
-    if (!entry)
-      fail(2, inputFile + ": no public function to run");
-  }
+  auto chosen = rt::entryFunctionName(*module, entryName);
+  if (!chosen)
+    fail(2, inputFile + ": " + llvm::toString(chosen.takeError()) +
+                (entryName.empty() ? " to run" : ""));
+  func::FuncOp entry = module->lookupSymbol<func::FuncOp>(*chosen);
   std::string name = entry.getSymName().str();
   std::vector<std::string> argNames =
       argumentNames(entry, haveAsmState ? &asmState : nullptr);

@@ -283,7 +283,8 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
            "f32 lanes per vector (8 for AVX2, 16 for AVX-512)">,
     Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
            "Emit a remark at each attn.sdpa (and each primitive chain) left "
-           "to the unfused reference lowering, with the reason">,
+           "to the unfused reference lowering, and at each attn.project the "
+           "packed-panel kernel does not take, with the reason">,
     Option<"minWorkItems", "min-work-items", "int64_t", /*default=*/"0",
            "Split the keys of each Q tile across threads when an sdpa has "
            "fewer work items than this (0 or 1: never split; attn-run and "

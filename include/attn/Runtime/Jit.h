@@ -34,6 +34,13 @@ llvm::StringRef pipelineName(Pipeline p);
 /// accepted values.
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
+/// The function a tool runs or compiles: `requested` when given (it must
+/// exist and have a body), else the module's first public function with a
+/// body. The error says which was missing ("no function named 'f'", "no
+/// public function").
+llvm::Expected<std::string> entryFunctionName(mlir::ModuleOp module,
+                                              llvm::StringRef requested);
+
 /// Checks that inputs with these shapes are consistent with each other for
 /// function `entry` of `module`: the function is cloned with its arguments
 /// given the inputs' static shapes, every attn op's result type is

@@ -723,6 +723,25 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
 /// registers over i, starting from the bias. Panels outermost: a thread
 /// works through its panels one at a time, each (In·2w floats) staying in
 /// cache while every block of rows streams past it.
+/// Why the packed-panel projection does not take `op` at `w` lanes; empty
+/// when it does.
+std::string projectRefusal(ProjectOp op, int64_t w) {
+  auto xT = cast<RankedTensorType>(op.getInput().getType());
+  int64_t rank = xT.getRank();
+  int64_t in = xT.getDimSize(rank - 1), out = op.getType().getDimSize(rank - 1);
+  Type elt = xT.getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+    return "only f32, f16 and bf16 are tiled";
+  if (rank < 2)
+    return "rank-1 input";
+  if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
+    return "the input and output widths must be static";
+  if (out % (2 * w) != 0)
+    return "the output width " + std::to_string(out) + " is not a multiple of 2 vectors (" +
+           std::to_string(2 * w) + ")";
+  return "";
+}
+
 struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
   ProjectToTiledLoops(MLIRContext *ctx, ConvertAttnToLoopsOptions tiling)
       : OpRewritePattern(ctx), tiling(tiling) {}
@@ -734,29 +753,24 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     int64_t rank = xT.getRank();
     int64_t in = xT.getDimSize(rank - 1), out = resT.getDimSize(rank - 1);
     Type elt = xT.getElementType();
-    if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
-      return rewriter.notifyMatchFailure(op, "only f32, f16 and bf16 are tiled");
-    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out) || out % (2 * w) != 0)
-      return rewriter.notifyMatchFailure(op, "widths must be static, Out a multiple of 2 vectors");
-    // Collapsing two or more dynamic leading dims crashes MLIR 22's
-    // expand-strided-metadata further down the pipeline; such inputs keep
-    // the reference route.
-    if (llvm::count_if(xT.getShape().drop_back(), ShapedType::isDynamic) > 1)
-      return rewriter.notifyMatchFailure(op, "more than one dynamic leading dim");
+    if (std::string why = projectRefusal(op, w); !why.empty())
+      return rewriter.notifyMatchFailure(op, why);
     Location loc = op.getLoc();
     FlashBuilder e{rewriter, loc, w};
 
-    // x as [rows, In]: collapse the leading dims.
+    // x as [rows, In]: the leading dims collapsed. Collapsing two or more
+    // dynamic leading dims crashes MLIR 22's expand-strided-metadata further
+    // down the pipeline, so such inputs (and their outputs) keep their rank
+    // and row r is delinearised over the leading dims instead.
+    bool delinearise =
+        llvm::count_if(xT.getShape().drop_back(), ShapedType::isDynamic) > 1;
     SmallVector<ReassociationIndices> toRows(2);
     for (int64_t i = 0; i + 1 < rank; ++i)
       toRows[0].push_back(i);
     toRows[1].push_back(rank - 1);
     Value x = op.getInput();
-    if (rank != 2) {
-      if (rank == 1)
-        return rewriter.notifyMatchFailure(op, "rank-1 input");
+    if (rank != 2 && !delinearise)
       x = tensor::CollapseShapeOp::create(rewriter, loc, x, toRows);
-    }
     auto rowsT = cast<RankedTensorType>(x.getType());
     auto buffer = [&](Value t) -> Value {
       return bufferization::ToBufferOp::create(
@@ -765,7 +779,28 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     };
     Value xb = buffer(x), wb = buffer(op.getWeight());
     Value bb = op.getBias() ? buffer(op.getBias()) : Value();
-    Value rows = memref::DimOp::create(rewriter, loc, xb, 0);
+    SmallVector<Value> leading; // the leading dims' sizes (delinearise)
+    for (int64_t i = 0; i < (delinearise ? rank - 1 : 1); ++i)
+      leading.push_back(memref::DimOp::create(rewriter, loc, xb, i));
+    Value rows = leading[0];
+    for (size_t i = 1; i < leading.size(); ++i)
+      rows = e.mul(rows, leading[i]);
+    // The indices of row r in x and y (without the last dim).
+    auto rowIndex = [&](Value r) -> SmallVector<Value> {
+      if (!delinearise)
+        return {r};
+      SmallVector<Value> idx(rank - 1);
+      for (int64_t i = rank - 2; i > 0; --i) {
+        idx[i] = e.rem(r, leading[i]);
+        r = e.div(r, leading[i]);
+      }
+      idx[0] = r;
+      return idx;
+    };
+    auto at = [](SmallVector<Value> idx, Value last) {
+      idx.push_back(last);
+      return idx;
+    };
 
     bool outIn = op.getLayout() == WeightLayout::out_in;
     int64_t panel = 2 * w, panels = out / panel;
@@ -805,10 +840,17 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
           });
         });
 
-    auto outBufT = MemRefType::get({rowsT.getDimSize(0), out}, elt);
+    SmallVector<int64_t> outShape{rowsT.getDimSize(0), out};
     SmallVector<Value> dyn;
-    if (outBufT.isDynamicDim(0))
+    if (delinearise) {
+      outShape.assign(resT.getShape().begin(), resT.getShape().end());
+      for (int64_t i = 0; i + 1 < rank; ++i)
+        if (ShapedType::isDynamic(outShape[i]))
+          dyn.push_back(leading[i]);
+    } else if (ShapedType::isDynamic(outShape[0])) {
       dyn.push_back(rows);
+    }
+    auto outBufT = MemRefType::get(outShape, elt);
     Value y = memref::AllocOp::create(rewriter, loc, outBufT, dyn,
                                       rewriter.getI64IntegerAttr(64));
     // Rows in chunks of kProjectRows (the chunk of x, kProjectRows·In
@@ -822,9 +864,9 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
       Value o = e.mul(p, e.idx(panel)), o1 = e.add(o, e.idx(w));
       Value r0 = e.mul(block, e.idx(rowBlock));
       Value lastRow = e.sub(rows, e.idx(1));
-      SmallVector<Value> rowIdx;
+      SmallVector<SmallVector<Value>> rowIdx;
       for (int64_t r = 0; r < rowBlock; ++r)
-        rowIdx.push_back(e.minI(e.add(r0, e.idx(r)), lastRow));
+        rowIdx.push_back(rowIndex(e.minI(e.add(r0, e.idx(r)), lastRow)));
       Value init0 = bb ? e.vloadF32(bb, {o}) : e.splat(0.0);
       Value init1 = bb ? e.vloadF32(bb, {o1}) : e.splat(0.0);
       SmallVector<Value> init;
@@ -835,12 +877,12 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
       SmallVector<Value> sums = broadcastFmaBlock(
           e, rowBlock, 2, e.idx(in), init,
           [&](Value i, int64_t v) { return e.vload(wp, {p, i, e.idx(v * w)}); },
-          [&](int64_t r, Value i) { return e.loadF32(xb, {rowIdx[r], i}); });
+          [&](int64_t r, Value i) { return e.loadF32(xb, at(rowIdx[r], i)); });
       for (int64_t r = 0; r < rowBlock; ++r) {
         Value row = e.add(r0, e.idx(r));
         e.ifThen(e.lt(row, rows), [&] {
-          e.storeFromF32(sums[2 * r], y, {row, o});
-          e.storeFromF32(sums[2 * r + 1], y, {row, o1});
+          e.storeFromF32(sums[2 * r], y, at(rowIdx[r], o));
+          e.storeFromF32(sums[2 * r + 1], y, at(rowIdx[r], o1));
         });
       }
     };
@@ -853,7 +895,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     Value result = bufferization::ToTensorOp::create(
         rewriter, loc, RankedTensorType::get(outBufT.getShape(), elt), y,
         /*restrict=*/true, /*writable=*/true);
-    if (rank != 2) {
+    if (rank != 2 && !delinearise) {
       ReifiedRankedShapedTypeDims dims;
       if (failed(reifyResultShapes(rewriter, op, dims)))
         return failure();
@@ -883,9 +925,10 @@ struct ConvertAttnToLoopsPass
       remarkUnfused();
   }
 
-  /// A remark at every sdpa the kernel did not take (with the reason) and at
-  /// the head of every primitive chain attn-fuse could not raise to sdpa:
-  /// they take the unfused reference lowering.
+  /// A remark at every sdpa the kernel did not take (with the reason), at
+  /// every projection the packed-panel kernel did not take, and at the head
+  /// of every primitive chain attn-fuse could not raise to sdpa: they take
+  /// the unfused reference lowering.
   void remarkUnfused() {
     constexpr const char *kCost =
         "; it takes the unfused reference lowering, which materialises the "
@@ -895,6 +938,10 @@ struct ConvertAttnToLoopsPass
         std::string reason;
         if (failed(SdpaProblem::analyze(sdpa, KernelSupport{"CPU kernel", /*lowPrecision=*/true}, reason)))
           sdpa.emitRemark() << "attn.sdpa not fused: " << reason << kCost;
+      } else if (auto project = dyn_cast<ProjectOp>(op)) {
+        project.emitRemark() << "attn.project not tiled: "
+                             << projectRefusal(project, vectorWidth)
+                             << "; it takes the reference lowering (plain loops)";
       } else if (auto scores = dyn_cast<ScoresOp>(op)) {
         scores.emitRemark()
             << "attn.scores not fused: a scores/softmax/weighted_sum chain that attn-fuse "

@@ -14,3 +14,9 @@ func.func @weights(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<
   %o = attn.weighted_sum %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
   return %o, %p : tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>
 }
+
+// A projection whose output width (12) is not a multiple of 2 vectors.
+func.func @narrow(%x: tensor<2x5x16xf32>, %w: tensor<12x16xf32>) -> tensor<2x5x12xf32> {
+  %y = attn.project %x, %w : (tensor<2x5x16xf32>, tensor<12x16xf32>) -> tensor<2x5x12xf32>
+  return %y : tensor<2x5x12xf32>
+}

@@ -328,13 +328,14 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
   for (int64_t i = 0; i < num_outputs; ++i)
     sizes.push_back(attn_aot_dtype_size(k->output_dtypes[i]));
 
-  std::string gpuError;
+  std::string gpuError, earlier;
   if (gpu) {
-    // Errors of earlier calls, or of loading the modules at start-up.
-    gpuError = attn::runtime::takeCudaError();
+    // An error left by loading the modules at start-up (e.g. another
+    // chip's variant whose PTX this driver could not compile) concerns this
+    // call only if its own kernels then fail to launch: keep it for the
+    // message.
+    earlier = attn::runtime::takeCudaError();
     attn::runtime::takeGpuKernelMs();
-    if (!gpuError.empty())
-      return fail(ATTN_AOT_ERROR_DEVICE, "the GPU kernels are unusable: " + gpuError);
   }
   auto afterCall = [&] {
     if (gpu) {
@@ -391,7 +392,9 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
                 "the compiled code could not allocate " + str(failedBytes) +
                     " bytes; the call was abandoned");
   if (!gpuError.empty())
-    return fail(ATTN_AOT_ERROR_DEVICE, "the GPU run failed: " + gpuError);
+    return fail(ATTN_AOT_ERROR_DEVICE,
+                "the GPU run failed: " + gpuError +
+                    (earlier.empty() ? "" : " (before the call: " + earlier + ")"));
   return status;
 }
 

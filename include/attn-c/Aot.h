@@ -13,7 +13,8 @@
 |* the compiled code runs, and so is every key length (within [0, Tk]).       *|
 |* Outputs: give `data` (a buffer of the result's shape, which is checked) or *|
 |* leave it NULL to receive a malloc'ed buffer (free it with                 *|
-|* attn_aot_free). A nonzero status comes with attn_aot_last_error().        *|
+|* attn_aot_free). A nonzero status comes with attn_aot_last_error(), and   *|
+|* leaves every output that was NULL NULL.                                   *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 #ifndef ATTN_C_AOT_H
@@ -28,7 +29,7 @@ extern "C" {
 
 /* The layout of attn_aot_kernel; a kernel built for another version is
  * refused with ATTN_AOT_ERROR_ABI. */
-#define ATTN_AOT_ABI_VERSION 1
+#define ATTN_AOT_ABI_VERSION 2
 #define ATTN_AOT_MAX_RANK 8
 
 typedef enum attn_aot_dtype {

@@ -11,6 +11,7 @@
 #include "attn/Runtime/CudaRuntime.h"
 #include "attn/Runtime/PackedCall.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -38,6 +39,7 @@ std::string specString(int64_t dtype, const int64_t *shape, int64_t rank) {
 }
 
 std::string shapeString(const int64_t *shape, int64_t rank) {
+  rank = std::max<int64_t>(0, std::min<int64_t>(rank, ATTN_AOT_MAX_RANK));
   std::string s = "[";
   for (int64_t d = 0; d < rank; ++d)
     s += (d ? "," : "") + str(shape[d]);
@@ -157,7 +159,7 @@ int checkOutputShape(size_t i, const attn_tensor &out, const attn::runtime::Resu
     return ATTN_AOT_OK;
   return fail(ATTN_AOT_ERROR_ARGUMENT,
               "output #" + str(i) + ": the buffer given has shape " +
-                  shapeString(out.shape, out.rank < 0 ? 0 : out.rank) + ", the result is " +
+                  shapeString(out.shape, out.rank) + ", the result is " +
                   shapeString(r.shape, r.rank));
 }
 
@@ -206,9 +208,12 @@ int chipNumber(const char *target) {
   return std::atoi(target + 3);
 }
 
-const attn_aot_variant *selectVariant(const attn_aot_kernel *k) {
+/// The variant to run here, or null with the error recorded and its
+/// status in `status`.
+const attn_aot_variant *selectVariant(const attn_aot_kernel *k, int &status) {
+  status = ATTN_AOT_ERROR_DEVICE;
   if (k->num_variants <= 0) {
-    fail(ATTN_AOT_ERROR_ABI, "kernel has no compiled variant");
+    status = fail(ATTN_AOT_ERROR_ABI, "kernel has no compiled variant");
     return nullptr;
   }
   if (std::strcmp(k->pipeline, "gpu") != 0)
@@ -297,7 +302,8 @@ const char *attn_aot_selected_target(const attn_aot_kernel *kernel) {
   lastError.clear();
   if (!kernel)
     return nullptr;
-  const attn_aot_variant *v = selectVariant(kernel);
+  int status;
+  const attn_aot_variant *v = selectVariant(kernel, status);
   return v ? v->target : nullptr;
 }
 
@@ -312,9 +318,10 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
                                              " outputs, got " + str(num_outputs));
   if (num_outputs && !outputs)
     return fail(ATTN_AOT_ERROR_ARGUMENT, "outputs is NULL");
-  const attn_aot_variant *variant = selectVariant(k);
+  int selectStatus;
+  const attn_aot_variant *variant = selectVariant(k, selectStatus);
   if (!variant)
-    return fail(ATTN_AOT_ERROR_DEVICE, lastError);
+    return selectStatus;
   bool gpu = std::strcmp(k->pipeline, "gpu") == 0;
 
   std::vector<const void *> data;
@@ -383,19 +390,36 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
     attn::runtime::copyStridedRaw(r.data, r.strides, static_cast<uint8_t *>(out.data),
                                   dst.data(), r.shape, r.rank, es);
   };
+  // Outputs the runtime fills in are taken back when the call fails: the
+  // caller's struct never holds a buffer after an error it did not give.
+  std::vector<bool> given(num_outputs);
+  for (int64_t i = 0; i < num_outputs; ++i)
+    given[i] = outputs[i].data != nullptr;
+  auto finish = [&](int result) {
+    if (result != ATTN_AOT_OK)
+      for (int64_t i = 0; i < num_outputs; ++i)
+        if (!given[i] && outputs[i].data) {
+          if (device)
+            attn::runtime::cudaFree(outputs[i].data);
+          else
+            std::free(outputs[i].data);
+          outputs[i].data = nullptr;
+        }
+    return result;
+  };
   uint64_t failedBytes = 0;
   // Device results reach the sink even after a failed run, to be freed.
   auto after = [&] { return afterCall() || device; };
   if (!attn::runtime::callPacked(variant->entry, data, shapes, ranks, sizes, after, sink,
                                  failedBytes, /*freeResults=*/!device))
-    return fail(ATTN_AOT_ERROR_ALLOCATION,
-                "the compiled code could not allocate " + str(failedBytes) +
-                    " bytes; the call was abandoned");
+    return finish(fail(ATTN_AOT_ERROR_ALLOCATION,
+                       "the compiled code could not allocate " + str(failedBytes) +
+                           " bytes; the call was abandoned"));
   if (!gpuError.empty())
-    return fail(ATTN_AOT_ERROR_DEVICE,
-                "the GPU run failed: " + gpuError +
-                    (earlier.empty() ? "" : " (before the call: " + earlier + ")"));
-  return status;
+    return finish(fail(ATTN_AOT_ERROR_DEVICE,
+                       "the GPU run failed: " + gpuError +
+                           (earlier.empty() ? "" : " (before the call: " + earlier + ")")));
+  return finish(status);
 }
 
 } // extern "C"

@@ -104,7 +104,8 @@ bool onDevice(Operation *op) {
 /// elements and it can live on the device.
 bool onlyDescribedOnHost(Value buffer) {
   return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
-    return onDevice(user) || isa<memref::DimOp, func::ReturnOp, memref::DeallocOp>(user);
+    return onDevice(user) ||
+           isa<memref::DimOp, func::ReturnOp, memref::DeallocOp, gpu::DeallocOp>(user);
   });
 }
 
@@ -121,6 +122,38 @@ struct AttnMapScheduleToGpuPass
     for (scf::ForallOp op : blockLoops)
       if (failed(mapToLaunch(op)))
         return signalPassFailure();
+    if (deviceResident && failed(checkDeviceResidentFunctions()))
+      return signalPassFailure();
+  }
+
+  /// device-resident: no host code touches an argument's elements, and
+  /// every result is a distinct device buffer the function allocated (so a
+  /// caller may free each one, and nothing host-side is handed out as
+  /// device memory).
+  LogicalResult checkDeviceResidentFunctions() {
+    WalkResult r = getOperation()->walk([&](func::FuncOp fn) {
+      if (fn.isExternal())
+        return WalkResult::advance();
+      for (BlockArgument arg : fn.getArguments())
+        if (isa<BaseMemRefType>(arg.getType()) && !onlyDescribedOnHost(arg)) {
+          fn.emitOpError("device-resident: argument #")
+              << arg.getArgNumber() << " is read or written on the host";
+          return WalkResult::interrupt();
+        }
+      WalkResult ret = fn.walk([&](func::ReturnOp op) {
+        DenseSet<Value> seen;
+        for (auto [i, v] : llvm::enumerate(op.getOperands()))
+          if (isa<BaseMemRefType>(v.getType()) &&
+              (!v.getDefiningOp<gpu::AllocOp>() || !seen.insert(v).second)) {
+            op.emitOpError("device-resident: result #")
+                << i << " is not a device buffer of its own that the function allocates";
+            return WalkResult::interrupt();
+          }
+        return WalkResult::advance();
+      });
+      return ret.wasInterrupted() ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
   }
 
   /// device-resident: `buffer` (a function argument, or an allocation of
@@ -139,6 +172,8 @@ struct AttnMapScheduleToGpuPass
     if (auto arg = dyn_cast<BlockArgument>(buffer);
         arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
       return success();
+    if (buffer.getDefiningOp<gpu::AllocOp>())
+      return success(); // already moved to the device for an earlier kernel
     auto alloc = buffer.getDefiningOp<memref::AllocOp>();
     if (!alloc)
       return forall.emitOpError("device-resident: buffer ")

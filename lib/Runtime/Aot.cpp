@@ -90,9 +90,7 @@ ShapeRelations probeShapeRelations(ModuleOp module, llvm::StringRef entry,
   // equalities the ops require.
   const int64_t base = 720720, moved = 2 * base;
   size_t n = p.dynamic.size();
-  if (n == 0)
-    return rel;
-  if (!p.fits([&](size_t) { return base; })) {
+  if (n && !p.fits([&](size_t) { return base; })) {
     rel.unchecked = "no test shape satisfies the function's ops";
     return rel;
   }
@@ -127,6 +125,8 @@ ShapeRelations probeShapeRelations(ModuleOp module, llvm::StringRef entry,
       // Stricter than the ops: every remaining dynamic dim tied together.
       found = {d};
       found.insert(found.end(), others.begin(), others.end());
+      rel.unchecked = "the probe budget ran out: the remaining dynamic dims must all be "
+                      "equal, which may refuse valid calls";
     }
     ShapeRelations::Class cls;
     for (size_t i : found) {
@@ -135,11 +135,14 @@ ShapeRelations probeShapeRelations(ModuleOp module, llvm::StringRef entry,
     }
     // A required multiple: the smallest step off the base that still fits.
     std::set<size_t> members(found.begin(), found.end());
-    for (int64_t g = 1; g <= 64; ++g)
+    bool stepped = false;
+    for (int64_t g = 1; g <= 64 && !stepped; ++g)
       if (p.fits([&](size_t i) { return members.count(i) ? base + g : base; })) {
         cls.multiple = g;
-        break;
+        stepped = true;
       }
+    if (!stepped)
+      rel.unchecked = "a set of dynamic dims needs a multiple above 64, not checked";
     rel.classes.push_back(std::move(cls));
   }
 

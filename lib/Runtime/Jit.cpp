@@ -731,6 +731,8 @@ std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
 
 llvm::Expected<std::vector<HostTensor>>
 CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats) const {
+  if (pipeline == Pipeline::Gpu && deviceResident)
+    return err("a device-resident function takes device buffers: use callContiguous");
   if (llvm::Error e = checkInputs(inputs))
     return std::move(e);
   std::vector<const void *> data;

@@ -45,3 +45,9 @@ func.func @masked(%q: tensor<?x4x?x32xf32>, %k: tensor<?x2x?x32xf32>,
          tensor<?x1x?x?xi1>, tensor<?xi64>) -> tensor<?x4x?x16xf32>
   return %o : tensor<?x4x?x16xf32>
 }
+
+// Static shapes: no relation to check, but the key lengths still are.
+// RUN: attn-aot %attn_src_root/examples/decode_key_lengths.mlir --name=decode -o %t > /dev/null
+// RUN: FileCheck %s --input-file=%t/decode.h --check-prefix=STATIC
+// STATIC: #3 int32[4]
+// STATIC: input #3 (key lengths) in [0, 256]

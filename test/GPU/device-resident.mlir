@@ -36,3 +36,39 @@ func.func @mha(%x: tensor<1x16x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x6
           tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<1x16x64xf32>
   return %y : tensor<1x16x64xf32>
 }
+
+// -----
+
+// Returning an argument copies it on the host (bufferisation): refused.
+func.func @passthrough(%q: tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{device-resident: buffer %arg0 is also read or written on the host}}
+  %o = attn.sdpa %q, %q, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o, %q : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// The same result twice: one device buffer cannot be handed out twice.
+func.func @twice(%q: tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  // expected-error @+1 {{device-resident: result #1 is not a device buffer of its own that the function allocates}}
+  return %o, %o : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Two kernels in a row: the first one's output stays on the device for the
+// second; only the last is returned.
+// CHECK-LABEL: func.func @chain(
+// CHECK-NOT:   gpu.memcpy
+// CHECK:       %[[MID:.*]] = gpu.alloc
+// CHECK:       gpu.launch
+// CHECK:       %[[OUT:.*]] = gpu.alloc
+// CHECK:       gpu.launch
+// CHECK:       gpu.dealloc %[[MID]]
+// CHECK:       return %[[OUT]]
+func.func @chain(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %a = attn.sdpa %q, %k, %k : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %b = attn.sdpa %a, %k, %k : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %b : tensor<1x2x8x16xf32>
+}

@@ -12,11 +12,9 @@ next to libMLIR + libLLVM, which the JIT needs. Results: bench/logs/.
 import argparse
 import ctypes
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -24,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import gpu_check  # noqa: E402  (the ctypes binding of attn-c/Aot.h)
+import python_bench  # noqa: E402  (its median timer)
 
 SHAPES = [
     # name, B, H, Hkv, Tq, Tk, D, causal
@@ -44,13 +43,7 @@ def mlir(name, b, h, hkv, tq, tk, d, causal):
 
 
 def median_ms(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return python_bench.median_time(fn, repeat) * 1e3
 
 
 def main():

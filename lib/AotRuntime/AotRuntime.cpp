@@ -38,6 +38,13 @@ std::string specString(int64_t dtype, const int64_t *shape, int64_t rank) {
   return s + "]";
 }
 
+int64_t numelOf(const int64_t *shape, int64_t rank) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    n *= shape[d];
+  return n;
+}
+
 std::string shapeString(const int64_t *shape, int64_t rank) {
   rank = std::max<int64_t>(0, std::min<int64_t>(rank, ATTN_AOT_MAX_RANK));
   std::string s = "[";
@@ -83,7 +90,6 @@ int checkInputs(const attn_aot_kernel *k, const attn_tensor *inputs, int64_t n) 
       return fail(ATTN_AOT_ERROR_ARGUMENT,
                   "input #" + str(i) + ": rank " + str(t.rank) + ", expected rank " +
                       str(rank) + " " + expected);
-    int64_t numel = 1;
     for (int64_t d = 0; d < rank; ++d) {
       if (t.shape[d] < 0)
         return fail(ATTN_AOT_ERROR_ARGUMENT, "input #" + str(i) + ": negative size " +
@@ -92,9 +98,8 @@ int checkInputs(const attn_aot_kernel *k, const attn_tensor *inputs, int64_t n) 
         return fail(ATTN_AOT_ERROR_ARGUMENT,
                     "input #" + str(i) + ": shape " + shapeString(t.shape, rank) +
                         " does not match " + expected + " at dim " + str(d));
-      numel *= t.shape[d];
     }
-    if (numel && !t.data)
+    if (numelOf(t.shape, rank) && !t.data)
       return fail(ATTN_AOT_ERROR_ARGUMENT, "input #" + str(i) + ": data is NULL");
   }
   // Dynamic dims the function's ops tie together.
@@ -123,9 +128,7 @@ int checkInputs(const attn_aot_kernel *k, const attn_tensor *inputs, int64_t n) 
     const int64_t *e = k->key_length_inputs + 4 * l;
     int64_t in = e[0];
     int64_t bound = e[1] < 0 ? e[3] : inputs[e[1]].shape[e[2]];
-    int64_t numel = 1;
-    for (int64_t d = 0; d < inputs[in].rank; ++d)
-      numel *= inputs[in].shape[d];
+    int64_t numel = numelOf(inputs[in].shape, inputs[in].rank);
     const void *values = inputs[in].data;
     std::vector<int64_t> host;
     if (k->device_resident && numel) {
@@ -174,13 +177,11 @@ void deviceResult(size_t i, const attn::runtime::ResultView &r, attn_tensor &out
   };
   if (!gpuError.empty() || status != ATTN_AOT_OK)
     return release();
-  int64_t numel = 1;
+  int64_t numel = numelOf(r.shape, r.rank);
   std::vector<int64_t> dense = attn::runtime::rowMajorStridesRaw(r.shape, r.rank);
   bool isDense = r.data == r.allocated;
-  for (int64_t d = 0; d < r.rank; ++d) {
-    numel *= r.shape[d];
+  for (int64_t d = 0; d < r.rank; ++d)
     isDense = isDense && (r.shape[d] == 1 || r.strides[d] == dense[d]);
-  }
   if (r.rank > ATTN_AOT_MAX_RANK || !isDense) {
     status = fail(ATTN_AOT_ERROR_ARGUMENT, "output #" + str(i) +
                                                " is not a dense device buffer of rank <= " +
@@ -368,9 +369,7 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
       return;
     }
     size_t es = sizes[i];
-    int64_t numel = 1;
-    for (int64_t d = 0; d < r.rank; ++d)
-      numel *= r.shape[d];
+    int64_t numel = numelOf(r.shape, r.rank);
     if (out.data) {
       if ((status = checkOutputShape(i, out, r)) != ATTN_AOT_OK)
         return;

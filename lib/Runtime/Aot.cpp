@@ -24,12 +24,10 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <map>
-#include <mutex>
 #include <set>
 
 using namespace mlir;
@@ -446,11 +444,7 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
   art.relations = probeShapeRelations(module, entry, art.args);
 
   // The target machine: host or named CPU, position-independent code.
-  static std::once_flag nativeInit;
-  std::call_once(nativeInit, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+  initializeNativeTarget();
   std::string cpu = options.targetCpu.empty()
                         ? (pipeline == Pipeline::Gpu ? "x86-64" : "host")
                         : options.targetCpu;
@@ -465,9 +459,7 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
   }
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.setCodeModel(llvm::CodeModel::Small);
-  jtmb.setCodeGenOptLevel(options.jit.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-                          : options.jit.optLevel == 0 ? llvm::CodeGenOptLevel::None
-                                                      : llvm::CodeGenOptLevel::Default);
+  jtmb.setCodeGenOptLevel(codeGenOptLevel(options.jit.optLevel));
   auto tm = jtmb.createTargetMachine();
   if (!tm)
     return aotError(CompileErrorKind::BadOption,

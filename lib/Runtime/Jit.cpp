@@ -382,6 +382,20 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
   return llvm::Error::success();
 }
 
+void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+llvm::CodeGenOptLevel codeGenOptLevel(unsigned optLevel) {
+  return optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+         : optLevel == 0 ? llvm::CodeGenOptLevel::None
+                         : llvm::CodeGenOptLevel::Default;
+}
+
 llvm::Error optimizeLLVMModule(llvm::Module &m, unsigned optLevel,
                                llvm::TargetMachine *tm) {
   // Divisions the kernels mark `arcp` (the softcap's tanh) may become a
@@ -398,7 +412,6 @@ CompiledFunction::~CompiledFunction() = default;
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
                           Pipeline pipeline, const JitOptions &options) {
-  MLIRContext *ctx = module.getContext();
   auto fn = module.lookupSymbol<func::FuncOp>(entry);
   if (!fn || fn.isExternal())
     return compileError(CompileErrorKind::NoFunction,
@@ -432,20 +445,13 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
                                          hostVectorWidth(), cf->usedTiling, cf->unfused))
     return e;
 
-  static std::once_flag nativeInit;
-  std::call_once(nativeInit, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+  initializeNativeTarget();
   // Compile for this machine's CPU and its features (AVX2/FMA here), not a
   // generic x86-64.
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
     return asCompileError(CompileErrorKind::JitFailed, jtmb.takeError());
-  llvm::CodeGenOptLevel cgLevel =
-      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-      : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
-                              : llvm::CodeGenOptLevel::Default;
+  llvm::CodeGenOptLevel cgLevel = codeGenOptLevel(options.optLevel);
   jtmb->setCodeGenOptLevel(cgLevel);
   auto tm = jtmb->createTargetMachine();
   if (!tm)

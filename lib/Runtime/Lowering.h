@@ -4,6 +4,8 @@
 
 #include "attn/Runtime/Jit.h"
 
+#include "llvm/Support/CodeGen.h"
+
 namespace llvm {
 class Module;
 class TargetMachine;
@@ -25,6 +27,12 @@ llvm::Error lowerToLLVMDialect(mlir::ModuleOp module, llvm::StringRef entry,
                                const std::string &chip, int64_t nativeWidth,
                                CompiledFunction::Tiling &usedTiling,
                                std::vector<std::string> &unfused);
+
+/// Registers the host target with LLVM (once per process).
+void initializeNativeTarget();
+
+/// The code generator's level for an optimisation level 0-3.
+llvm::CodeGenOptLevel codeGenOptLevel(unsigned optLevel);
 
 /// The LLVM optimisation every compiled function gets (O`optLevel` for
 /// `tm`; `arcp` divisions may use reciprocal estimates).

@@ -82,6 +82,41 @@ def Attn_RopeStyleAttr : EnumAttr<Attn_Dialect, Attn_RopeStyle, "rope"> {
   }];
 }
 
+// How a sequence is split over the ranks of a ring (attn-shard).
+def Attn_RingLayout : I32EnumAttr<"RingLayout", "sequence layout over ring ranks", [
+    // Rank r holds positions [r·T/P, (r+1)·T/P).
+    I32EnumAttrCase<"contiguous", 0>,
+    // Rank r holds positions r, r + P, r + 2P, ...
+    I32EnumAttrCase<"striped", 1>,
+    // 2P chunks of T/(2P); rank r holds chunks r and 2P-1-r.
+    I32EnumAttrCase<"zigzag", 2>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+def Attn_RingLayoutAttr : EnumAttr<Attn_Dialect, Attn_RingLayout, "ring"> {
+  let summary = "sequence sharding over a ring of ranks, written "
+                "#attn.ring<contiguous|striped|zigzag>";
+  let assemblyFormat = "`<` $value `>`";
+  let description = [{
+    `#attn.ring<contiguous>` / `#attn.ring<striped>` / `#attn.ring<zigzag>`:
+    attached to an `attn.sdpa` as the discardable attribute `attn.ring`, it
+    says that the sdpa's sequence dims (Tq of the query, the mask and the
+    result; Tk of the key and the value) are sharded over the P ranks of an
+    MPI communicator, and how (`attn-shard` rewrites it into ring
+    attention). With T positions and P ranks, rank `r` holds:
+
+    - `contiguous`: positions `[r·T/P, (r+1)·T/P)` (T a multiple of P);
+    - `striped`: positions `r, r+P, r+2P, ...` (T a multiple of P);
+    - `zigzag`: chunks `r` and `2P-1-r` of `2P` chunks of `T/(2P)`
+      positions (T a multiple of 2P): with a causal mask every rank gets
+      the same work, where `contiguous` gives the last rank about twice
+      the average.
+
+    `attn.ring = unit` (no layout) means `zigzag` for a causal sdpa and
+    `contiguous` otherwise.
+  }];
+}
+
 // A sliding (local) attention window.
 def Attn_WindowAttr : AttrDef<Attn_Dialect, "Window"> {
   let mnemonic = "window";

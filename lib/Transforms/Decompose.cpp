@@ -1,6 +1,9 @@
 //===- Decompose.cpp - attn.mha / attn.sdpa into primitive ops ------------===//
 #include "attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -58,6 +61,26 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
   }
 };
 
+/// The masked scores S' of an sdpa or sdpa_partial:
+/// mask(softcap(scale(scores(q, k)))).
+template <typename OpTy>
+static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value s = ScoresOp::create(rewriter, loc, op.getQuery(), op.getKey());
+  if (static_cast<float>(scale) != 1.0f)
+    s = ScaleOp::create(rewriter, loc, s, rewriter.getF32FloatAttr(static_cast<float>(scale)));
+  if (FloatAttr cap = op.getSoftcapAttr())
+    s = SoftcapOp::create(rewriter, loc, s, cap);
+  WindowAttr window = op.getWindowAttr();
+  if (window && window.isUnbounded())
+    window = nullptr; // #attn.window<> keeps every key
+  if (op.getMask() || op.getCausalAttr() || op.getAlibiSlopes() || op.getKeyLengths() ||
+      window)
+    s = MaskOp::create(rewriter, loc, s.getType(), s, op.getMask(), op.getAlibiSlopes(),
+                       op.getKeyLengths(), op.getCausalAttr(), window);
+  return s;
+}
+
 /// sdpa(q, k, v) = weighted_sum(dropout(softmax(mask(softcap(scale(scores(q, k)))))), v)
 struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -67,21 +90,7 @@ struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
     if (!scale)
       return rewriter.notifyMatchFailure(op, "head dim is dynamic and no scale is given");
     Location loc = op.getLoc();
-    Value s = ScoresOp::create(rewriter, loc, op.getQuery(), op.getKey());
-    if (static_cast<float>(*scale) != 1.0f)
-      s = ScaleOp::create(rewriter, loc, s,
-                          rewriter.getF32FloatAttr(static_cast<float>(*scale)));
-    if (FloatAttr cap = op.getSoftcapAttr())
-      s = SoftcapOp::create(rewriter, loc, s, cap);
-    WindowAttr window = op.getWindowAttr();
-    if (window && window.isUnbounded())
-      window = nullptr; // #attn.window<> keeps every key
-    if (op.getMask() || op.getCausalAttr() || op.getAlibiSlopes() ||
-        op.getKeyLengths() || window)
-      s = MaskOp::create(rewriter, loc, s.getType(), s, op.getMask(),
-                         op.getAlibiSlopes(), op.getKeyLengths(),
-                         op.getCausalAttr(), window);
-    Value p = SoftmaxOp::create(rewriter, loc, s);
+    Value p = SoftmaxOp::create(rewriter, loc, maskedScores(op, *scale, rewriter));
     FloatAttr rate = op.getDropoutRateAttr();
     if (rate && !rate.getValue().isZero()) {
       IntegerAttr seed = op.getDropoutSeedAttr();
@@ -89,6 +98,46 @@ struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
                             seed ? seed : rewriter.getI64IntegerAttr(0));
     }
     rewriter.replaceOpWithNewOp<WeightedSumOp>(op, p, op.getValue());
+    return success();
+  }
+};
+
+/// `x` (f16/bf16) extended to f32 elementwise; `x` itself when f32.
+static Value extendToF32(PatternRewriter &rewriter, Location loc, Value x) {
+  auto t = cast<RankedTensorType>(x.getType());
+  if (t.getElementType().isF32())
+    return x;
+  Type f32 = rewriter.getF32Type();
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (t.isDynamicDim(i))
+      dyn.push_back(tensor::DimOp::create(rewriter, loc, x, i));
+  Value init = tensor::EmptyOp::create(rewriter, loc, t.getShape(), f32, dyn);
+  AffineMap id = rewriter.getMultiDimIdentityMap(t.getRank());
+  SmallVector<utils::IteratorType> par(t.getRank(), utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             rewriter, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id}, par,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(b, l, Value(arith::ExtFOp::create(b, l, f32, args[0])));
+             })
+      .getResult(0);
+}
+
+/// sdpa_partial(q, k, v) = (weighted_sum(softmax(S'), v) in f32, logsumexp(S'))
+/// with S' the masked scores.
+struct DecomposeSdpaPartial : OpRewritePattern<SdpaPartialOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SdpaPartialOp op, PatternRewriter &rewriter) const override {
+    std::optional<double> scale = op.getEffectiveScale();
+    if (!scale)
+      return rewriter.notifyMatchFailure(op, "head dim is dynamic and no scale is given");
+    Location loc = op.getLoc();
+    Value s = maskedScores(op, *scale, rewriter);
+    Value lse = LogSumExpOp::create(rewriter, loc, op.getLse().getType(), s);
+    Value p = SoftmaxOp::create(rewriter, loc, s);
+    Value o = WeightedSumOp::create(rewriter, loc, p, op.getValue());
+    rewriter.replaceOp(op, {extendToF32(rewriter, loc, o), lse});
     return success();
   }
 };
@@ -105,9 +154,11 @@ struct AttnDecomposePass
       return signalPassFailure();
     // An sdpa that could not be expanded is an error, not a silent no-op.
     if (!keepSdpa) {
-      WalkResult r = getOperation()->walk([](SdpaOp op) {
-        op.emitOpError("cannot be decomposed: head dim is dynamic and no "
-                       "'scale' is given");
+      WalkResult r = getOperation()->walk([](Operation *op) {
+        if (!isa<SdpaOp, SdpaPartialOp>(op))
+          return WalkResult::advance();
+        op->emitOpError("cannot be decomposed: head dim is dynamic and no "
+                        "'scale' is given");
         return WalkResult::interrupt();
       });
       if (r.wasInterrupted())
@@ -122,5 +173,5 @@ void mlir::attn::populateDecomposeMhaPatterns(RewritePatternSet &patterns) {
 }
 
 void mlir::attn::populateDecomposeSdpaPatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeSdpa>(patterns.getContext());
+  patterns.add<DecomposeSdpa, DecomposeSdpaPartial>(patterns.getContext());
 }

@@ -119,7 +119,8 @@ def AttnDecompose : Pass<"attn-decompose"> {
     Option<"keepSdpa", "keep-sdpa", "bool", /*default=*/"false",
            "Expand attn.mha only; leave attn.sdpa for a fused lowering">
   ];
-  let dependentDialects = ["::mlir::attn::AttnDialect"];
+  let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
 }
 
 def AttnFuse : Pass<"attn-fuse"> {

@@ -676,13 +676,120 @@ struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
   }
 };
 
+/// r[..] = m == -inf ? -inf : m + log Σ_k exp(x[.., k] - m), m = max_k x[.., k]
+struct LogSumExpToLinalg : OpConversionPattern<LogSumExpOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(LogSumExpOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value x = a.getInput();
+    RankedTensorType inTy = tensorType(x);
+    RankedTensorType rowTy = op.getType();
+    Type f32 = rowTy.getElementType();
+    int64_t r = inTy.getRank();
+    SmallVector<OpFoldResult> lead = leadingSizes(rewriter, loc, x);
+    AffineMap id = rewriter.getMultiDimIdentityMap(r);
+    AffineMap rowMap =
+        AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
+    SmallVector<IteratorType> reduceIters(r, kPar);
+    reduceIters.back() = kRed;
+    auto isNegInf = [&](OpBuilder &b, Location l, Value m) {
+      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, f32));
+    };
+    Value m = linalg::GenericOp::create(
+                  rewriter, loc, TypeRange{rowTy}, ValueRange{x},
+                  ValueRange{filled(rewriter, loc, lead, f32,
+                                    -std::numeric_limits<double>::infinity())},
+                  ArrayRef<AffineMap>{id, rowMap}, reduceIters,
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    Value xv = castFloat(b, l, args[0], f32);
+                    linalg::YieldOp::create(
+                        b, l, arith::MaximumFOp::create(b, l, args[1], xv).getResult());
+                  })
+                  .getResult(0);
+    Value sum = linalg::GenericOp::create(
+                    rewriter, loc, TypeRange{rowTy}, ValueRange{x, m},
+                    ValueRange{filled(rewriter, loc, lead, f32, 0.0)},
+                    ArrayRef<AffineMap>{id, rowMap, rowMap}, reduceIters,
+                    [&](OpBuilder &b, Location l, ValueRange args) {
+                      // A row of -inf sums nothing (exp(-inf - -inf) is NaN).
+                      Value d = arith::SubFOp::create(b, l, castFloat(b, l, args[0], f32),
+                                                      args[1]);
+                      Value e = arith::SelectOp::create(b, l, isNegInf(b, l, args[1]),
+                                                        floatConst(b, l, f32, 0.0),
+                                                        math::ExpOp::create(b, l, d));
+                      linalg::YieldOp::create(
+                          b, l, arith::AddFOp::create(b, l, args[2], e).getResult());
+                    })
+                    .getResult(0);
+    SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, m);
+    Value lse = elementwise(rewriter, loc, m, {sum}, {rewriter.getMultiDimIdentityMap(r - 1)},
+                            rowTy, rowSizes, [&](OpBuilder &b, Location l, ValueRange args) {
+                              Value v = arith::AddFOp::create(
+                                  b, l, args[0], math::LogOp::create(b, l, args[1]));
+                              return arith::SelectOp::create(b, l, isNegInf(b, l, args[0]),
+                                                             args[0], v)
+                                  .getResult();
+                            });
+    rewriter.replaceOp(op, lse);
+    return success();
+  }
+};
+
+/// lse = mx + log(exp(l1 - mx) + exp(l2 - mx)) (mx = max(l1, l2); -inf when
+/// mx is), O = exp(l1 - lse)·O1 + exp(l2 - lse)·O2 (a -inf side weighs 0).
+struct MergePartialToLinalg : OpConversionPattern<MergePartialOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(MergePartialOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType outTy = op.getResult().getType(), rowTy = op.getLse().getType();
+    Type f32 = rowTy.getElementType();
+    int64_t r = outTy.getRank();
+    auto weight = [&](OpBuilder &b, Location l, Value part, Value total) -> Value {
+      Value none = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, part, negInf(b, l, f32));
+      return arith::SelectOp::create(
+          b, l, none, floatConst(b, l, f32, 0.0),
+          math::ExpOp::create(b, l, arith::SubFOp::create(b, l, part, total)));
+    };
+    SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, a.getLse1());
+    AffineMap rowId = rewriter.getMultiDimIdentityMap(r - 1);
+    Value lse = elementwise(
+        rewriter, loc, a.getLse1(), {a.getLse2()}, {rowId}, rowTy, rowSizes,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value mx = arith::MaximumFOp::create(b, l, args[0], args[1]);
+          Value sum = arith::AddFOp::create(b, l, weight(b, l, args[0], mx),
+                                            weight(b, l, args[1], mx));
+          Value v = arith::AddFOp::create(b, l, mx, math::LogOp::create(b, l, sum));
+          Value none = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, mx, negInf(b, l, f32));
+          return arith::SelectOp::create(b, l, none, mx, v).getResult();
+        });
+    AffineMap rowMap =
+        AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, a.getOut1());
+    Value out = elementwise(
+        rewriter, loc, a.getOut1(), {a.getOut2(), a.getLse1(), a.getLse2(), lse},
+        {rewriter.getMultiDimIdentityMap(r), rowMap, rowMap, rowMap}, outTy, sizes,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value w1 = weight(b, l, args[2], args[4]), w2 = weight(b, l, args[3], args[4]);
+          return arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, w1, args[0]),
+                                       arith::MulFOp::create(b, l, w2, args[1]))
+              .getResult();
+        });
+    rewriter.replaceOp(op, {out, lse});
+    return success();
+  }
+};
+
 struct ConvertAttnToLinalgPass
     : mlir::attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
   void runOnOperation() override {
     // Composite ops need attn-decompose first: say so rather than failing
     // with a bare "failed to legalize".
     WalkResult composite = getOperation()->walk([](Operation *op) {
-      if (isa<SdpaOp, MhaOp>(op)) {
+      if (isa<SdpaOp, SdpaPartialOp, MhaOp>(op)) {
         op->emitOpError("must be decomposed before convert-attn-to-linalg "
                         "(run attn-decompose first)");
         return WalkResult::interrupt();
@@ -725,6 +832,7 @@ struct ConvertAttnToLinalgPass
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<ProjectToLinalg, SplitHeadsToLinalg, MergeHeadsToLinalg,
                ScoresToLinalg, WeightedSumToLinalg, ScaleToLinalg, SoftcapToLinalg,
-               MaskToLinalg, SoftmaxToLinalg, DropoutToLinalg, RopeToLinalg>(
+               MaskToLinalg, SoftmaxToLinalg, DropoutToLinalg, RopeToLinalg,
+               LogSumExpToLinalg, MergePartialToLinalg>(
       patterns.getContext());
 }

@@ -533,6 +533,13 @@ void FlashKernel::writeOutput(Value bIdx, const TileRows &rows, const TileState 
     Value inv = e.inverseRowSum(l);
     Value r = e.add(rows.r0, i);
     Value h = headOf(r), row = queryOf(r);
+    if (s.lse) {
+      // attn.sdpa_partial: lse = ln 2 · (m + log2 l) = ln2·m + ln l, -inf
+      // for a row that saw no key (m = -inf, l = 0).
+      Value m = e.load(state.m, {i});
+      Value lnL = math::LogOp::create(e.b, e.loc, l);
+      e.store(e.fma(m, e.f(1.0 / kLog2E), lnL), s.lse, {bIdx, h, row});
+    }
     if (p.dv % w == 0) {
       Value invV = e.bcast(inv);
       e.loop(e.idx(0), e.idx(p.dv), w, [&](Value c) {
@@ -591,7 +598,20 @@ void FlashKernel::mergeSplits(Value bIdx, const TileRows &rows, const SplitState
       });
     });
   });
-  writeOutput(bIdx, rows, TileState{Value(), l, merged});
+  Value m;
+  if (s.lse) {
+    // The merged running max, for the log-sum-exp.
+    m = scratch({t.tileQ});
+    e.loop(e.idx(0), rows.count, 1, [&](Value i) {
+      auto at = [&](Value split) { return e.add(e.add(base, e.mul(split, stride)), i); };
+      SmallVector<Value> mx = e.loopCarry(
+          e.idx(0), splits, 1, {e.negInf()}, [&](Value k, ValueRange a) {
+            return SmallVector<Value>{e.fmax(a[0], e.load(states.m, {at(k)}))};
+          });
+      e.store(mx[0], m, {i});
+    });
+  }
+  writeOutput(bIdx, rows, TileState{m, l, merged});
 }
 
 /// A strided memref type for reading a tensor in place: any offset and
@@ -606,12 +626,14 @@ MemRefType anyLayoutBuffer(RankedTensorType t) {
       StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, strides));
 }
 
-/// sdpa(q, k, v[, mask]) → parallel FlashAttention-2 loop nest on buffers.
-struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
+/// sdpa(q, k, v[, mask]) → parallel FlashAttention-2 loop nest on buffers;
+/// sdpa_partial the same, writing each row's log-sum-exp too.
+template <typename OpTy>
+struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
   SdpaToFlashLoops(MLIRContext *ctx, ConvertAttnToLoopsOptions tiling)
-      : OpRewritePattern(ctx), tiling(tiling) {}
+      : OpRewritePattern<OpTy>(ctx), tiling(tiling) {}
 
-  LogicalResult matchAndRewrite(SdpaOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     std::string reason;
     FailureOr<SdpaProblem> problem =
         SdpaProblem::analyze(op, KernelSupport{"CPU kernel", /*lowPrecision=*/true}, reason);
@@ -660,7 +682,7 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
         TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
         kernel.writeOutput(ivs[1], rows, kernel.attend(/*batch=*/ivs[1], rows));
       });
-      rewriter.replaceOp(op, outputTensor(rewriter, p, s));
+      rewriter.replaceOp(op, resultTensors(rewriter, p, s));
       return success();
     }
 
@@ -707,7 +729,7 @@ struct SdpaToFlashLoops : OpRewritePattern<SdpaOp> {
                            e.mul(itemIndex(ivs), splits), splits);
       });
     });
-    rewriter.replaceOp(op, outputTensor(rewriter, p, s));
+    rewriter.replaceOp(op, resultTensors(rewriter, p, s));
     return success();
   }
 
@@ -938,6 +960,10 @@ struct ConvertAttnToLoopsPass
         std::string reason;
         if (failed(SdpaProblem::analyze(sdpa, KernelSupport{"CPU kernel", /*lowPrecision=*/true}, reason)))
           sdpa.emitRemark() << "attn.sdpa not fused: " << reason << kCost;
+      } else if (auto partial = dyn_cast<SdpaPartialOp>(op)) {
+        std::string reason;
+        if (failed(SdpaProblem::analyze(partial, KernelSupport{"CPU kernel", /*lowPrecision=*/true}, reason)))
+          partial.emitRemark() << "attn.sdpa_partial not fused: " << reason << kCost;
       } else if (auto project = dyn_cast<ProjectOp>(op)) {
         project.emitRemark() << "attn.project not tiled: "
                              << projectRefusal(project, vectorWidth)
@@ -970,5 +996,6 @@ std::string mlir::attn::checkAttnToLoopsOptions(const ConvertAttnToLoopsOptions 
 
 void mlir::attn::populateAttnToLoopsPatterns(RewritePatternSet &patterns,
                                              const ConvertAttnToLoopsOptions &options) {
-  patterns.add<SdpaToFlashLoops, ProjectToTiledLoops>(patterns.getContext(), options);
+  patterns.add<SdpaToFlashLoops<SdpaOp>, SdpaToFlashLoops<SdpaPartialOp>, ProjectToTiledLoops>(
+      patterns.getContext(), options);
 }

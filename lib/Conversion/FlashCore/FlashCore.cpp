@@ -3,6 +3,8 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::flash;
@@ -11,18 +13,27 @@ using namespace mlir::attn::flash;
 // SdpaProblem
 //===----------------------------------------------------------------------===//
 
-FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
-                                            std::string &reason) {
+template <typename OpTy>
+static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
+                                              std::string &reason) {
   auto fail = [&](const Twine &why) -> FailureOr<SdpaProblem> {
     reason = why.str();
     return failure();
   };
   SdpaProblem p;
-  p.op = op;
+  p.op = op.getOperation();
+  p.query = op.getQuery();
+  p.key = op.getKey();
+  p.value = op.getValue();
+  p.mask = op.getMask();
+  p.alibiSlopes = op.getAlibiSlopes();
+  p.keyLengths = op.getKeyLengths();
   p.queryType = dyn_cast<RankedTensorType>(op.getQuery().getType());
   p.keyType = dyn_cast<RankedTensorType>(op.getKey().getType());
   p.valueType = dyn_cast<RankedTensorType>(op.getValue().getType());
-  p.resultType = dyn_cast<RankedTensorType>(op.getType());
+  p.resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if constexpr (std::is_same_v<OpTy, SdpaPartialOp>)
+    p.lseType = cast<RankedTensorType>(op.getLse().getType());
   if (!p.queryType || !p.keyType || !p.valueType || !p.resultType)
     return fail("the " + support.name + " needs ranked tensors");
   p.elementType = p.queryType.getElementType();
@@ -69,25 +80,35 @@ FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
   return p;
 }
 
+FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
+                                            std::string &reason) {
+  return analyzeSdpaLike(op, support, reason);
+}
+
+FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaPartialOp op, KernelSupport support,
+                                            std::string &reason) {
+  return analyzeSdpaLike(op, support, reason);
+}
+
 SdpaBuffers
 mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
                                       function_ref<MemRefType(RankedTensorType)> bufferType) {
-  Location loc = p.op.getLoc();
+  Location loc = p.op->getLoc();
   auto toBuffer = [&](Value t) -> Value {
     return bufferization::ToBufferOp::create(
         b, loc, bufferType(cast<RankedTensorType>(t.getType())), t,
         /*read_only=*/true);
   };
   SdpaBuffers bufs;
-  bufs.q = toBuffer(p.op.getQuery());
-  bufs.k = toBuffer(p.op.getKey());
-  bufs.v = toBuffer(p.op.getValue());
-  if (Value m = p.op.getMask())
-    bufs.mask = toBuffer(m);
-  if (Value sl = p.op.getAlibiSlopes())
-    bufs.slopes = toBuffer(sl);
-  if (Value l = p.op.getKeyLengths())
-    bufs.keyLengths = toBuffer(l);
+  bufs.q = toBuffer(p.query);
+  bufs.k = toBuffer(p.key);
+  bufs.v = toBuffer(p.value);
+  if (p.mask)
+    bufs.mask = toBuffer(p.mask);
+  if (p.alibiSlopes)
+    bufs.slopes = toBuffer(p.alibiSlopes);
+  if (p.keyLengths)
+    bufs.keyLengths = toBuffer(p.keyLengths);
   bufs.batch = memref::DimOp::create(b, loc, bufs.q, 0);
   bufs.tq = memref::DimOp::create(b, loc, bufs.q, 2);
   bufs.tk = memref::DimOp::create(b, loc, bufs.k, 2);
@@ -100,13 +121,27 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
   bufs.out = memref::AllocOp::create(
       b, loc, MemRefType::get(p.resultType.getShape(), p.resultType.getElementType()),
       dynSizes, b.getI64IntegerAttr(64));
+  if (p.isPartial())
+    bufs.lse = memref::AllocOp::create(
+        b, loc, MemRefType::get(p.lseType.getShape(), b.getF32Type()), dynSizes,
+        b.getI64IntegerAttr(64));
   return bufs;
 }
 
 Value mlir::attn::flash::outputTensor(OpBuilder &b, const SdpaProblem &p,
                                       const SdpaBuffers &bufs) {
-  return bufferization::ToTensorOp::create(b, p.op.getLoc(), p.resultType, bufs.out,
+  return bufferization::ToTensorOp::create(b, p.op->getLoc(), p.resultType, bufs.out,
                                            /*restrict=*/true, /*writable=*/true);
+}
+
+SmallVector<Value> mlir::attn::flash::resultTensors(OpBuilder &b, const SdpaProblem &p,
+                                                    const SdpaBuffers &bufs) {
+  SmallVector<Value> results{outputTensor(b, p, bufs)};
+  if (p.isPartial())
+    results.push_back(bufferization::ToTensorOp::create(b, p.op->getLoc(), p.lseType,
+                                                        bufs.lse, /*restrict=*/true,
+                                                        /*writable=*/true));
+  return results;
 }
 
 //===----------------------------------------------------------------------===//

@@ -54,8 +54,11 @@ struct KernelSupport {
 
 /// What one attn.sdpa asks for, read once from the op.
 struct SdpaProblem {
-  mutable SdpaOp op; // accessors are non-const
+  Operation *op = nullptr; ///< the attn.sdpa or attn.sdpa_partial
+  Value query, key, value, mask, alibiSlopes, keyLengths; ///< its operands
   RankedTensorType queryType, keyType, valueType, resultType;
+  /// attn.sdpa_partial: the [B,H,Tq] f32 log-sum-exp result (null for sdpa).
+  RankedTensorType lseType;
   RankedTensorType maskType; ///< null without a mask
   Type elementType;
   int64_t heads = 0, kvHeads = 0, d = 0, dv = 0;
@@ -82,12 +85,17 @@ struct SdpaProblem {
   /// cannot take it.
   static FailureOr<SdpaProblem> analyze(SdpaOp op, KernelSupport support,
                                         std::string &reason);
+  /// The same for an attn.sdpa_partial (lseType set).
+  static FailureOr<SdpaProblem> analyze(SdpaPartialOp op, KernelSupport support,
+                                        std::string &reason);
+  bool isPartial() const { return bool(lseType); }
 };
 
 /// The problem's operands as buffers and its run-time dims, plus the freshly
 /// allocated [B, H, Tq, Dv] output.
 struct SdpaBuffers {
   Value q, k, v, mask, out;
+  Value lse; ///< attn.sdpa_partial's [B, H, Tq] log-sum-exp; null for sdpa
   Value slopes, keyLengths; ///< null without ALiBi / key lengths
   Value batch, tq, tk;      ///< index values
 };
@@ -99,6 +107,8 @@ SdpaBuffers materializeBuffers(OpBuilder &b, const SdpaProblem &p,
 
 /// The output buffer as the op's result tensor.
 Value outputTensor(OpBuilder &b, const SdpaProblem &p, const SdpaBuffers &bufs);
+/// The op's results: the output, and for attn.sdpa_partial the lse.
+SmallVector<Value> resultTensors(OpBuilder &b, const SdpaProblem &p, const SdpaBuffers &bufs);
 
 /// Scalar and vector IR-building helpers bound to one builder and location.
 /// `width` is the vector length of vec()/splat()/vload(); arithmetic on

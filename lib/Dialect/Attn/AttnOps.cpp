@@ -258,8 +258,8 @@ public:
   }
 
   /// The declared result type must be the one the operands determine.
-  LogicalResult result(ArrayRef<int64_t> expected, Type elt) {
-    auto res = cast<RankedTensorType>(op->getResult(0).getType());
+  LogicalResult result(ArrayRef<int64_t> expected, Type elt, unsigned index = 0) {
+    auto res = cast<RankedTensorType>(op->getResult(index).getType());
     RankedTensorType want = RankedTensorType::get(expected, elt);
     if (res.getElementType() != elt)
       return op->emitOpError() << "result element type " << res.getElementType()
@@ -539,9 +539,10 @@ std::optional<double> SdpaOp::getEffectiveScale() {
   return 1.0 / std::sqrt(static_cast<double>(d));
 }
 
-LogicalResult SdpaOp::verify() {
-  Checker c(*this);
-  Value q = getQuery(), k = getKey(), v = getValue();
+/// The operand and attribute rules attn.sdpa and attn.sdpa_partial share.
+template <typename OpTy>
+static LogicalResult verifySdpaOperands(OpTy op, Checker &c) {
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   if (failed(verifyQueryKey(c, q, k)) ||
       failed(c.rank("value", v, 4, "[B,Hkv,Tk,Dv]")) ||
       failed(c.sameElementType("value", v, "query", q)) ||
@@ -550,22 +551,27 @@ LogicalResult SdpaOp::verify() {
       failed(c.dim("value", v, 2, "length", dimOf(k, 2), "length Tk of 'key'")))
     return failure();
   Type elt = tensorType(q).getElementType();
-  if (Value m = getMask())
+  if (Value m = op.getMask())
     if (failed(c.mask(m, elt, scoresShape(q, k))))
       return failure();
-  if (Value s = getAlibiSlopes())
+  if (Value s = op.getAlibiSlopes())
     if (failed(c.slopes(s, dimOf(q, 0), dimOf(q, 1))))
       return failure();
-  if (Value l = getKeyLengths())
+  if (Value l = op.getKeyLengths())
     if (failed(c.keyLengths(l, dimOf(q, 0))))
       return failure();
-  if (failed(c.positiveFinite("scale", optF(getScaleAttr()))) ||
-      failed(c.positiveFinite("softcap", optF(getSoftcapAttr()))) ||
-      failed(c.windowAlign(getWindowAttr(), getCausalAttr())) ||
+  return success(succeeded(c.positiveFinite("scale", optF(op.getScaleAttr()))) &&
+                 succeeded(c.positiveFinite("softcap", optF(op.getSoftcapAttr()))) &&
+                 succeeded(c.windowAlign(op.getWindowAttr(), op.getCausalAttr())));
+}
+
+LogicalResult SdpaOp::verify() {
+  Checker c(*this);
+  if (failed(verifySdpaOperands(*this, c)) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
       failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
     return failure();
-  return c.result(sdpaShape(q, v), elt);
+  return c.result(sdpaShape(getQuery(), getValue()), tensorType(getQuery()).getElementType());
 }
 
 LogicalResult SdpaOp::reifyResultShapes(OpBuilder &b,
@@ -799,6 +805,77 @@ LogicalResult MhaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
                                       a.getQueryInput());
                   },
                   types);
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaPartialOp, LogSumExpOp, MergePartialOp
+//===----------------------------------------------------------------------===//
+
+std::optional<double> SdpaPartialOp::getEffectiveScale() {
+  if (auto s = getScaleAttr())
+    return s.getValueAsDouble();
+  int64_t d = dimOf(getQuery(), 3);
+  if (isDyn(d) || d <= 0)
+    return std::nullopt;
+  return 1.0 / std::sqrt(static_cast<double>(d));
+}
+
+/// [B,H,Tq] from the query.
+static SmallVector<int64_t> lseShape(Value query) {
+  return {dimOf(query, 0), dimOf(query, 1), dimOf(query, 2)};
+}
+
+LogicalResult SdpaPartialOp::verify() {
+  Checker c(*this);
+  if (failed(verifySdpaOperands(*this, c)))
+    return failure();
+  Type f32 = Float32Type::get(getContext());
+  if (failed(c.result(sdpaShape(getQuery(), getValue()), f32, 0)) ||
+      failed(c.result(lseShape(getQuery()), f32, 1)))
+    return failure();
+  return success();
+}
+
+LogicalResult SdpaPartialOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                              Adaptor a, SmallVectorImpl<Type> &types) {
+  if (failed(requireRanked(loc, getOperationName(),
+                           {{"query", a.getQuery()}, {"value", a.getValue()}})))
+    return failure();
+  Type f32 = Float32Type::get(ctx);
+  types.push_back(RankedTensorType::get(sdpaShape(a.getQuery(), a.getValue()), f32));
+  types.push_back(RankedTensorType::get(lseShape(a.getQuery()), f32));
+  return success();
+}
+
+LogicalResult SdpaPartialOp::reifyResultShapes(OpBuilder &b,
+                                               ReifiedRankedShapedTypeDims &out) {
+  Value q = getQuery(), v = getValue();
+  Location loc = getLoc();
+  out.push_back({mixedDim(b, loc, q, 0), mixedDim(b, loc, q, 1), mixedDim(b, loc, q, 2),
+                 mixedDim(b, loc, v, 3)});
+  out.push_back({mixedDim(b, loc, q, 0), mixedDim(b, loc, q, 1), mixedDim(b, loc, q, 2)});
+  return success();
+}
+
+LogicalResult LogSumExpOp::verify() {
+  auto in = tensorType(getInput());
+  if (in.getRank() < 1)
+    return emitOpError() << "operand 'input' must have rank >= 1, got rank 0";
+  Checker c(*this);
+  return c.result(in.getShape().drop_back(), Float32Type::get(getContext()));
+}
+
+LogicalResult MergePartialOp::verify() {
+  auto out = tensorType(getOut1()), lse = tensorType(getLse1());
+  if (out.getRank() < 1 || lse.getRank() != out.getRank() - 1)
+    return emitOpError() << "operand 'lse1' must have rank " << out.getRank() - 1
+                         << " (the outputs' rank minus 1), got rank " << lse.getRank();
+  for (int64_t i = 0; i < lse.getRank(); ++i)
+    if (!agree(lse.getDimSize(i), out.getDimSize(i)))
+      return emitOpError() << "operand 'lse1' dim " << i << " is "
+                           << dimStr(lse.getDimSize(i)) << ", expected "
+                           << dimStr(out.getDimSize(i)) << " (dim " << i << " of 'out1')";
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -1,7 +1,7 @@
 # Install rules and the exported CMake package:
 #   cmake --install build --prefix P
 # gives P/include/{attn,attn-c} (with the generated .h.inc files),
-# P/lib/libAttn*.a, P/lib/libattn_aot.so, P/bin/{attn-opt,attn-run,attn-aot}
+# P/lib/libAttn*.a, P/lib/libattn_aot.so, P/lib/libattn_mpi.so, P/bin/{attn-opt,attn-run,attn-aot}
 # and
 # P/lib/cmake/AttnMLIR/AttnMLIRConfig.cmake.
 include(GNUInstallDirs)
@@ -9,7 +9,8 @@ include(CMakePackageConfigHelpers)
 
 # Conversion is several libraries; consumers see one target.
 add_library(AttnConversion INTERFACE)
-target_link_libraries(AttnConversion INTERFACE AttnToLinalg AttnToLoops AttnToGpu)
+target_link_libraries(AttnConversion INTERFACE AttnToLinalg AttnToLoops AttnToGpu AttnToRing
+  AttnMpiToRuntime)
 
 set(ATTN_EXPORTED_LIBS
   AttnDialect:Dialect
@@ -19,10 +20,13 @@ set(ATTN_EXPORTED_LIBS
   AttnToLinalg:ToLinalg
   AttnToLoops:ToLoops
   AttnToGpu:ToGpu
+  AttnToRing:ToRing
+  AttnMpiToRuntime:MpiToRuntime
   AttnConversion:Conversion
   AttnPipelines:Pipelines
   AttnAotRuntime:AotRuntime
   attn_aot:Aot
+  attn_mpi:Mpi
   AttnRuntime:Runtime
   AttnCAPI:CAPI)
 set(ATTN_INSTALL_TARGETS)

@@ -89,6 +89,25 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   buildLowerToLLVMPipeline(pm);
 }
 
+void mlir::attn::buildRingPipeline(OpPassManager &pm, const RingPipelineOptions &options) {
+  AttnShardOptions shard;
+  shard.ranks = options.ranks;
+  pm.addPass(createAttnShard(shard));
+  // Before bufferisation: the buffer deallocation pipeline does not take ops
+  // with unknown memory effects such as mpi.isend; calls taking addresses
+  // it leaves alone.
+  pm.addPass(createAttnLowerMpi());
+  CpuPipelineOptions cpu;
+  cpu.tileQ = options.tileQ;
+  cpu.tileK = options.tileK;
+  cpu.vectorWidth = options.vectorWidth;
+  cpu.minWorkItems = options.minWorkItems;
+  cpu.threads = options.threads;
+  cpu.reportUnfused = options.reportUnfused;
+  cpu.lowerToLLVM = options.lowerToLLVM;
+  buildCpuPipeline(pm, cpu);
+}
+
 std::optional<std::string> mlir::attn::ptxFeaturesForChip(llvm::StringRef chip) {
   llvm::StringRef digits = chip;
   unsigned sm;
@@ -204,6 +223,11 @@ void mlir::attn::registerAttnPipelines() {
       "attn → fused FlashAttention-2 loops (sdpa), reference lowering for the "
       "rest → bufferisation → OpenMP → LLVM",
       buildCpuPipeline);
+  PassPipelineRegistration<RingPipelineOptions>(
+      "attn-ring-pipeline",
+      "attn-shard (attn.ring sdpa → ring attention over MPI), then the CPU "
+      "pipeline, the mpi ops lowered to calls of libattn_mpi",
+      buildRingPipeline);
   PassPipelineRegistration<GpuPipelineOptions>(
       "attn-gpu-pipeline",
       "attn → GPU kernel (blocks × threads, K/V tiles in shared memory, "

@@ -1,5 +1,6 @@
 //===- Jit.cpp - compile an attn function once, call it many times --------===//
 #include "attn/Runtime/Jit.h"
+#include "attn/Runtime/Mpi.h"
 
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -87,6 +88,8 @@ llvm::StringRef pipelineName(Pipeline p) {
     return "gpu";
   case Pipeline::GpuSchedule:
     return "gpu-schedule";
+  case Pipeline::Ring:
+    return "ring";
   }
   return "?";
 }
@@ -100,8 +103,10 @@ llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name) {
     return Pipeline::Gpu;
   if (name == "gpu-schedule")
     return Pipeline::GpuSchedule;
+  if (name == "ring")
+    return Pipeline::Ring;
   return err("unknown pipeline '" + name +
-             "' (expected reference, cpu, gpu or gpu-schedule)");
+             "' (expected reference, cpu, gpu, gpu-schedule or ring)");
 }
 
 llvm::Expected<std::string> entryFunctionName(ModuleOp module,
@@ -331,8 +336,9 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
   });
   PassManager pm(ctx);
   // Unset tile sizes keep each pipeline's own default; each fused
-  // lowering checks its own rule before anything runs.
-  if (pipeline == Pipeline::Cpu) {
+  // lowering checks its own rule before anything runs. (A ring was
+  // sharded before: the rest of its lowering is the CPU pipeline's.)
+  if (pipeline == Pipeline::Cpu || pipeline == Pipeline::Ring) {
     mlir::attn::CpuPipelineOptions cpu;
     if (options.tileQ)
       cpu.tileQ = *options.tileQ;
@@ -417,6 +423,42 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     return compileError(CompileErrorKind::NoFunction,
                         "no function named '" + entry + "' with a body");
   std::unique_ptr<CompiledFunction> cf(new CompiledFunction());
+  // A ring is sharded first: its signature is one rank's share.
+  OwningOpRef<ModuleOp> sharded;
+  if (pipeline == Pipeline::Ring) {
+    sharded = module.clone();
+    std::string diags;
+    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error)
+        diags += (diags.empty() ? "" : "; ") + d.str();
+      return success();
+    });
+    PassManager pm(module.getContext());
+    mlir::attn::AttnShardOptions shard;
+    shard.ranks = options.ranks;
+    pm.addPass(mlir::attn::createAttnShard(shard));
+    pm.addPass(mlir::attn::createAttnLowerMpi());
+    if (failed(pm.run(*sharded)))
+      return compileError(CompileErrorKind::LoweringFailed,
+                          "lowering through the ring pipeline failed: " + diags);
+    module = *sharded;
+    fn = module.lookupSymbol<func::FuncOp>(entry);
+  }
+  auto shardOfAttr = [](DictionaryAttr attrs) -> std::optional<ShardSpec> {
+    auto info = attrs ? attrs.getAs<DictionaryAttr>("attn.shard") : DictionaryAttr();
+    if (!info)
+      return std::nullopt;
+    ShardSpec spec;
+    spec.dim = info.getAs<IntegerAttr>("dim").getInt();
+    spec.layout = mlir::attn::stringifyRingLayout(
+                      info.getAs<mlir::attn::RingLayoutAttr>("layout").getValue())
+                      .str();
+    return spec;
+  };
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    cf->argShard.push_back(shardOfAttr(fn.getArgAttrDict(i)));
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    cf->resultShard.push_back(shardOfAttr(fn.getResultAttrDict(i)));
   for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
     auto s = specOf(t, "argument #" + llvm::Twine(i) + " of '" + entry + "'");
     if (!s)
@@ -471,7 +513,8 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   eo.enablePerfNotificationListener = false;
   // The CPU pipeline's threads are OpenMP's.
   llvm::StringRef libs[] = {ATTN_OPENMP_LIBRARY};
-  if (pipeline == Pipeline::Cpu || pipeline == Pipeline::GpuSchedule)
+  if (pipeline == Pipeline::Cpu || pipeline == Pipeline::GpuSchedule ||
+      pipeline == Pipeline::Ring)
     eo.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*clone, eo, std::move(*tm));
   if (!engine)
@@ -492,6 +535,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       add(name, addr);
     if (pipeline == Pipeline::Gpu)
       for (auto [name, addr] : cudaRuntimeSymbols())
+        add(name, addr);
+    if (pipeline == Pipeline::Ring)
+      for (auto [name, addr] : ::attn::mpi::runtimeSymbols())
         add(name, addr);
     return map;
   });

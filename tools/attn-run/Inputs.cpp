@@ -227,10 +227,16 @@ std::vector<rt::HostTensor> readInputs(func::FuncOp entry,
 std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn,
                                           ModuleOp module, llvm::StringRef entry,
                                           unsigned seed) {
+  return randomTensors(fn.argSpecs(), module, entry, seed);
+}
+
+std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
+                                          ModuleOp module, llvm::StringRef entry,
+                                          unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   std::vector<std::vector<int64_t>> shapes;
-  for (auto [i, spec] : llvm::enumerate(fn.argSpecs())) {
+  for (auto [i, spec] : llvm::enumerate(specs)) {
     for (int64_t d : spec.shape)
       if (d < 0)
         fail(2, "--random-inputs: argument #" + llvm::Twine(i) + " " + spec.str() +
@@ -241,7 +247,7 @@ std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn,
   std::vector<std::optional<rt::KeyLengthBound>> bounds =
       rt::keyLengthBounds(module, entry, shapes);
   std::vector<rt::HostTensor> out;
-  for (auto [i, spec] : llvm::enumerate(fn.argSpecs())) {
+  for (auto [i, spec] : llvm::enumerate(specs)) {
     rt::HostTensor t = rt::HostTensor::zeros(spec.dtype, spec.shape);
     bool integer = spec.dtype == rt::DType::I32 || spec.dtype == rt::DType::I64;
     if (integer && !bounds[i])

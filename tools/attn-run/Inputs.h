@@ -53,6 +53,10 @@ std::vector<rt::HostTensor> readExpected(mlir::func::FuncOp entry,
 std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn,
                                           mlir::ModuleOp module, llvm::StringRef entry,
                                           unsigned seed);
+/// The same for arguments of the given dtypes and static shapes.
+std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
+                                          mlir::ModuleOp module, llvm::StringRef entry,
+                                          unsigned seed);
 
 } // namespace attnrun
 

@@ -1,6 +1,6 @@
 //===- attn-run.cpp - JIT-compile, run, check and time attn functions -----===//
 //
-//   attn-run FILE.mlir [--entry=NAME] [--pipeline=reference|cpu|gpu|gpu-schedule]
+//   attn-run FILE.mlir [--entry=NAME] [--pipeline=reference|cpu|gpu|gpu-schedule|ring]
 //            [--input=[NAME=]PATH.npy ... | --input=PATH.npz ...]
 //            [--random-inputs --seed=N] [--strict-inputs]
 //            [--output=PATH.npy ...] [--compare-with=reference]
@@ -20,6 +20,7 @@
 #include "Diagnostics.h"
 #include "Inputs.h"
 #include "Report.h"
+#include "Ring.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/AttnDialect.h"
@@ -77,7 +78,8 @@ static cl::opt<std::string> entryName("entry",
                                       cl::desc("Function to run (default: the "
                                                "first public function)"), cl::cat(runCategory));
 static cl::opt<std::string> pipelineOpt("pipeline", cl::init("reference"),
-                                        cl::desc("reference | cpu | gpu | gpu-schedule"), cl::cat(runCategory));
+                                        cl::desc("reference | cpu | gpu | gpu-schedule | ring (under mpirun: "
+                                                 "ring attention over MPI)"), cl::cat(runCategory));
 static cl::alias targetAlias("target", cl::desc("Alias for --pipeline"),
                              cl::aliasopt(pipelineOpt), cl::cat(runCategory));
 static cl::list<std::string> inputs(
@@ -226,7 +228,8 @@ static void warnInapplicable(rt::Pipeline p, std::optional<rt::Pipeline> ref) {
                      : given(tileQ)               ? "--tile-q does"
                                                   : "--tile-k does") +
          " not apply to --pipeline=reference (it has no tiled kernel); ignored");
-  if (given(numThreads) && p != rt::Pipeline::Cpu && ref != rt::Pipeline::Cpu)
+  if (given(numThreads) && p != rt::Pipeline::Cpu && p != rt::Pipeline::Ring &&
+      ref != rt::Pipeline::Cpu)
     warn("--num-threads applies only to --pipeline=cpu, not " +
          rt::pipelineName(p) + "; ignored");
   if (given(seed) && !randomInputs)
@@ -379,6 +382,32 @@ int main(int argc, char **argv) {
 
   rt::JitOptions jit;
   jit.keepObject = !dumpObject.empty();
+  if (*pipeline == rt::Pipeline::Ring) {
+    // Under mpirun: every rank runs this; rank 0 reports.
+    if (!expects.empty() || !dumpObject.empty() || refPipeline == rt::Pipeline::Ring)
+      fail(2, "--pipeline=ring takes neither --expect, --dump-object nor "
+              "--compare-with=ring (compare with reference or cpu)");
+    if (tileQ.getNumOccurrences())
+      jit.tileQ = tileQ;
+    if (tileK.getNumOccurrences())
+      jit.tileK = tileK;
+    jit.threads = numThreads;
+    RingRun run;
+    run.file = inputFile;
+    run.entry = name;
+    run.module = *module;
+    run.entryFn = entry;
+    run.inputs = std::move(args);
+    run.random = randomInputs;
+    run.seed = seed;
+    run.outputs = outputs;
+    run.compareWith = refPipeline;
+    run.repeat = repeat;
+    run.json = jsonOut;
+    run.jit = jit;
+    progress.clear();
+    return runRing(run);
+  }
   if (tileQ.getNumOccurrences())
     jit.tileQ = tileQ;
   if (tileK.getNumOccurrences())

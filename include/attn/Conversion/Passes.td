@@ -343,4 +343,81 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {
+  let summary = "Rewrite a sequence-sharded attn.sdpa into ring attention over MPI";
+  let description = [{
+    An `attn.sdpa` carrying the discardable attribute
+    `attn.ring = #attn.ring<contiguous|striped|zigzag>` (or `attn.ring =
+    unit`: zigzag when causal, contiguous otherwise) is computed by P
+    ranks (the `ranks` option), each holding its share of the sequence
+    (see `#attn.ring`). The pass rewrites the function that holds it:
+
+    - Its query, key and value arguments, a mask argument with a query dim,
+      and the result become the rank's local share (`T/P` positions in dim
+      2; the mask's query dim likewise, its key dim stays whole). Each
+      sharded argument and the result get
+      `attn.shard = {dim = 2 : i64, layout = #attn.ring<...>}`, the function
+      `attn.ring_ranks = P : i64`: what a runner needs to slice the inputs
+      and gather the output.
+    - The body runs the ring: the local K/V are copied into one of two
+      buffers; for P - 1 steps each rank posts `mpi.isend` of the K/V block
+      it holds to rank r+1 and `mpi.irecv` of the next one from rank r-1
+      into the other buffer, computes `attn.sdpa_partial` of its Q block(s)
+      against the block it holds, merges the result into its running
+      `(O, lse)` with `attn.merge_partial`, waits, and swaps the buffers;
+      a last step computes against the final block. O is rounded to the
+      input type at the end.
+    - Per step and block the mask mode follows the layout: for a causal
+      sdpa with contiguous or zigzag chunks, the key chunk before the query
+      chunk is attended in full, the same chunk with the causal mask, a
+      later one skipped; striped: causal when r >= the block's owner,
+      strictly lower (`j < i`) otherwise. Without `causal` every block is
+      full.
+
+    Refused with a diagnostic: a sequence length that the layout cannot
+    split (T not a multiple of P, or 2P for zigzag; naming T, P and the
+    layout), `causal` with Tq != Tk, dropout, ALiBi, key lengths, a window,
+    dynamic shapes, and an sdpa whose query/key/value are not arguments of
+    its function used only by it or whose result is used other than by the
+    return.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Number of ranks P the sequence is sharded over">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::mpi::MPIDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::cf::ControlFlowDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnLowerMpi : Pass<"attn-lower-mpi", "::mlir::ModuleOp"> {
+  let summary = "Lower the upstream mpi dialect to calls into attn's MPI runtime";
+  let description = [{
+    Replaces every `mpi` op by a call to a C function of `libattn_mpi`
+    (`attn_mpi_isend`, ...), which calls Open MPI (or any MPI: the runtime
+    is the only code compiled against `mpi.h`). `!mpi.comm` and
+    `!mpi.request` become `i64` handles, `!mpi.retval` an `i32` (always
+    `MPI_SUCCESS`: MPI's default error handler aborts the job).
+
+    Unlike upstream's `mpi` → LLVM patterns (see `docs/distributed.md`):
+    a buffer of any rank moves all its elements (the byte count is the
+    product of every dim times the element size, including f16/bf16 as
+    2-byte words), at the offset of a subview; a count above 2³¹ - 1 bytes
+    is sent in several messages; every op of the dialect is lowered
+    (`init`, `finalize`, `comm_world`, `comm_rank`, `comm_size`,
+    `comm_split`, `send`, `recv`, `isend`, `irecv`, `wait`, `barrier`,
+    `allreduce` on f32/f64/i32/i64, `retval_check`, `error_class`), and the
+    pass fails if any `mpi` op is left or a buffer is not contiguous.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

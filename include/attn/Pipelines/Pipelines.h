@@ -24,7 +24,9 @@ struct ReferencePipelineOptions
 
 /// Options of `attn-cpu-pipeline`. The tiling defaults are
 /// convert-attn-to-loops' (declared once, in its ODS).
-struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+template <typename Derived>
+struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
+  using PassOptions = mlir::detail::PassOptions;
   PassOptions::Option<int64_t> tileQ{
       *this, "tile-q", llvm::cl::desc("Query rows per tile"),
       llvm::cl::init(ConvertAttnToLoopsOptions().tileQ)};
@@ -52,6 +54,15 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "lower-to-llvm",
       llvm::cl::desc("Lower all the way to the LLVM dialect"),
       llvm::cl::init(true)};
+};
+struct CpuPipelineOptions : public CpuPipelineOptionsBase<CpuPipelineOptions> {};
+
+/// Options of `attn-ring-pipeline`: the CPU pipeline's, plus the ranks.
+struct RingPipelineOptions : public CpuPipelineOptionsBase<RingPipelineOptions> {
+  PassOptions::Option<int64_t> ranks{
+      *this, "ranks",
+      llvm::cl::desc("Ranks P the sequence of each attn.ring sdpa is sharded over"),
+      llvm::cl::init(1)};
 };
 
 /// Options of `attn-gpu-pipeline` and `attn-gpu-schedule-pipeline`. The
@@ -107,6 +118,11 @@ void buildGpuSchedulePipeline(OpPassManager &pm,
 /// decompose), the reference lowering for the rest (projections, other
 /// element types, dropout) → bufferisation → OpenMP threads → LLVM.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// attn-shard{ranks} (each attn.ring sdpa becomes ring attention over MPI),
+/// attn-lower-mpi (the mpi ops become calls of libattn_mpi), then the CPU
+/// pipeline.
+void buildRingPipeline(OpPassManager &pm, const RingPipelineOptions &options);
 
 /// attn → linalg (unfused, materialises Tq×Tk) → one-shot bufferisation at
 /// function boundaries → buffer deallocation → loops → LLVM dialect.

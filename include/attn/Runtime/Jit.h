@@ -3,6 +3,7 @@
 #define ATTN_RUNTIME_JIT_H
 
 #include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/Shard.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -28,9 +29,9 @@ void registerJitDialects(mlir::DialectRegistry &registry);
 /// reference: attn-reference-pipeline; cpu: attn-cpu-pipeline; gpu:
 /// attn-gpu-pipeline on the first CUDA device; gpu-schedule: the GPU kernel
 /// schedule run on the CPU (attn-gpu-schedule-pipeline).
-enum class Pipeline { Reference, Cpu, Gpu, GpuSchedule };
+enum class Pipeline { Reference, Cpu, Gpu, GpuSchedule, Ring };
 llvm::StringRef pipelineName(Pipeline p);
-/// "reference" | "cpu" | "gpu" | "gpu-schedule"; an error names the
+/// "reference" | "cpu" | "gpu" | "gpu-schedule" | "ring"; an error names the
 /// accepted values.
 llvm::Expected<Pipeline> parsePipeline(llvm::StringRef name);
 
@@ -130,6 +131,9 @@ struct JitOptions {
   /// device-resident): no host copies inside a call. Results are device
   /// buffers the caller owns.
   bool gpuDeviceResident = false;
+  /// ring: the ranks P each attn.ring sdpa is sharded over (attn-shard);
+  /// the function's signature becomes one rank's share.
+  int64_t ranks = 1;
 };
 
 /// Why CompiledFunction::compile failed.
@@ -213,6 +217,10 @@ public:
 
   const std::vector<TensorSpec> &argSpecs() const { return args; }
   const std::vector<TensorSpec> &resultSpecs() const { return results; }
+  /// ring: how each argument / result is split over the ranks (attn-shard's
+  /// attn.shard), nullopt where it is whole on every rank.
+  const std::vector<std::optional<ShardSpec>> &argShards() const { return argShard; }
+  const std::vector<std::optional<ShardSpec>> &resultShards() const { return resultShard; }
 
   /// Checks arity, dtypes, ranks and static dims of `inputs`.
   llvm::Error checkInputs(llvm::ArrayRef<HostTensor> inputs) const;
@@ -278,6 +286,7 @@ private:
   Pipeline pipeline = Pipeline::Reference;
   bool deviceResident = false;
   std::vector<TensorSpec> args, results;
+  std::vector<std::optional<ShardSpec>> argShard, resultShard;
   std::vector<std::string> unfused;
   Tiling usedTiling;
   std::string cpu, features;

@@ -1,0 +1,529 @@
+//===- AttnToRing.cpp - a sequence-sharded attn.sdpa as ring attention ----===//
+//
+// attn-shard: each of P ranks keeps its share of the queries; the K/V
+// blocks travel around the ring (mpi.isend / mpi.irecv, double-buffered);
+// at every step each rank runs attn.sdpa_partial of its queries against
+// the block it holds and merges the result into its running (O, lse) with
+// attn.merge_partial (the online-softmax rule), so that after P steps it
+// holds its exact output rows.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNSHARD
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr StringLiteral kRingAttr = "attn.ring";
+constexpr StringLiteral kShardAttr = "attn.shard";
+constexpr StringLiteral kRanksAttr = "attn.ring_ranks";
+
+/// What one sharded sdpa asks for, checked.
+struct RingPlan {
+  mutable SdpaOp op; // accessors are non-const
+  func::FuncOp func;
+  RingLayout layout = RingLayout::contiguous;
+  int64_t ranks = 1;
+  int64_t tq = 0, tk = 0;  ///< global lengths
+  int64_t nq = 0, nk = 0;  ///< local lengths (T / P)
+  int qChunks = 1, kChunks = 1; ///< blocks per rank on each side
+  int64_t cq = 0, ck = 0;  ///< rows per block
+  /// The mask's query / key dims (-1: absent or a broadcast 1).
+  int64_t maskQueryDim = -1, maskKeyDim = -1;
+  bool causal = false;
+};
+
+StringRef layoutName(RingLayout l) { return stringifyRingLayout(l); }
+
+/// Checks `op` and fills `plan`; emits the diagnostic and fails otherwise.
+LogicalResult planRing(SdpaOp op, int64_t ranks, RingPlan &plan) {
+  plan.op = op;
+  plan.ranks = ranks;
+  plan.func = op->getParentOfType<func::FuncOp>();
+  if (!plan.func)
+    return op.emitOpError("attn-shard: a ring-sharded sdpa must be in a func.func");
+  Attribute ring = op->getAttr(kRingAttr);
+  plan.causal = bool(op.getCausalAttr());
+  if (auto l = dyn_cast<RingLayoutAttr>(ring))
+    plan.layout = l.getValue();
+  else if (isa<UnitAttr>(ring))
+    plan.layout = plan.causal ? RingLayout::zigzag : RingLayout::contiguous;
+  else
+    return op.emitOpError("attn-shard: attribute 'attn.ring' must be "
+                          "#attn.ring<contiguous|striped|zigzag> or unit, got ")
+           << ring;
+  if (FloatAttr rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
+    return op.emitOpError("attn-shard: dropout is not supported in ring attention");
+  if (op.getAlibiSlopes())
+    return op.emitOpError("attn-shard: ALiBi is not supported in ring attention");
+  if (op.getKeyLengths())
+    return op.emitOpError("attn-shard: key lengths are not supported in ring attention");
+  if (WindowAttr w = op.getWindowAttr(); w && !w.isUnbounded())
+    return op.emitOpError("attn-shard: a sliding window is not supported in ring attention");
+  for (Value v : op->getOperands())
+    if (!cast<ShapedType>(v.getType()).hasStaticShape())
+      return op.emitOpError("attn-shard: ring attention needs static shapes, got ")
+             << v.getType();
+  if (!op.getEffectiveScale())
+    return op.emitOpError("attn-shard: no scale");
+  auto qT = cast<RankedTensorType>(op.getQuery().getType());
+  auto kT = cast<RankedTensorType>(op.getKey().getType());
+  plan.tq = qT.getDimSize(2);
+  plan.tk = kT.getDimSize(2);
+  if (plan.causal && plan.tq != plan.tk)
+    return op.emitOpError("attn-shard: a causal ring needs Tq == Tk, got Tq = ")
+           << plan.tq << ", Tk = " << plan.tk;
+  int64_t parts = plan.layout == RingLayout::zigzag ? 2 * ranks : ranks;
+  for (auto [name, t] : {std::pair<StringRef, int64_t>{"Tq", plan.tq}, {"Tk", plan.tk}})
+    if (t % parts != 0 || t == 0)
+      return op.emitOpError("attn-shard: sequence length ")
+             << name << " = " << t << " cannot be split over P = " << ranks
+             << " ranks with the " << layoutName(plan.layout) << " layout (it needs "
+             << name << " to be a positive multiple of "
+             << (plan.layout == RingLayout::zigzag ? "2P = " : "P = ") << parts << ")";
+  plan.nq = plan.tq / ranks;
+  plan.nk = plan.tk / ranks;
+  if (Value m = op.getMask()) {
+    auto mT = cast<RankedTensorType>(m.getType());
+    int64_t r = mT.getRank();
+    if (r >= 1 && mT.getDimSize(r - 1) != 1)
+      plan.maskKeyDim = r - 1;
+    if (r >= 2 && mT.getDimSize(r - 2) != 1)
+      plan.maskQueryDim = r - 2;
+  }
+  bool zig = plan.layout == RingLayout::zigzag;
+  plan.qChunks = zig && plan.causal ? 2 : 1;
+  plan.kChunks = zig && (plan.causal || plan.maskKeyDim >= 0) ? 2 : 1;
+  plan.cq = plan.nq / plan.qChunks;
+  plan.ck = plan.nk / plan.kChunks;
+
+  // The sharded operands are the function's arguments, used only here; the
+  // result is only returned.
+  Block &entry = plan.func.getBody().front();
+  auto ownArgument = [&](StringRef name, Value v) -> LogicalResult {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &entry || !v.hasOneUse())
+      return op.emitOpError("attn-shard: operand '")
+             << name << "' of a ring-sharded sdpa must be an argument of "
+             << "its function used only by it";
+    return success();
+  };
+  if (failed(ownArgument("query", op.getQuery())) ||
+      failed(ownArgument("key", op.getKey())) ||
+      failed(ownArgument("value", op.getValue())) ||
+      (plan.maskQueryDim >= 0 && failed(ownArgument("mask", op.getMask()))))
+    return failure();
+  for (Operation *user : op->getUsers())
+    if (!isa<func::ReturnOp>(user))
+      return op.emitOpError("attn-shard: the result of a ring-sharded sdpa may only be "
+                            "returned (it holds each rank's share of the rows)");
+  return success();
+}
+
+/// Builds the ring for one planned sdpa.
+class RingBuilder {
+public:
+  RingBuilder(OpBuilder &b, const RingPlan &plan)
+      : b(b), loc(plan.op.getLoc()), plan(plan), ctx(b.getContext()) {}
+
+  void build() {
+    SdpaOp op = plan.op;
+    b.setInsertionPoint(op);
+    elt = cast<RankedTensorType>(op.getQuery().getType()).getElementType();
+    f32 = b.getF32Type();
+    auto outT = cast<RankedTensorType>(op.getType());
+    batch = outT.getDimSize(0);
+    heads = outT.getDimSize(1);
+    dv = outT.getDimSize(3);
+    scale = b.getF32FloatAttr(static_cast<float>(*op.getEffectiveScale()));
+
+    Value comm = mpi::CommWorldOp::create(b, loc, mpi::CommType::get(ctx));
+    Value rank32 = mpi::CommRankOp::create(b, loc, Type(), b.getI32Type(), comm).getRank();
+    Value size32 = mpi::CommSizeOp::create(b, loc, Type(), b.getI32Type(), comm).getSize();
+    Value sizeOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size32,
+                                         i32(plan.ranks));
+    cf::AssertOp::create(b, loc, sizeOk,
+                         "attn-shard: this ring was compiled for P = " +
+                             std::to_string(plan.ranks) +
+                             " ranks; run it with that many (mpirun -np " +
+                             std::to_string(plan.ranks) + ")");
+    rank = arith::IndexCastOp::create(b, loc, b.getIndexType(), rank32);
+    int64_t P = plan.ranks;
+
+    // Running (O, lse) per query block.
+    SmallVector<Value> accs;
+    for (int qi = 0; qi < plan.qChunks; ++qi) {
+      accs.push_back(fill(RankedTensorType::get({batch, heads, plan.cq, dv}, f32), 0.0));
+      accs.push_back(fill(RankedTensorType::get({batch, heads, plan.cq}, f32),
+                          -std::numeric_limits<double>::infinity()));
+    }
+
+    Value kLocal = op.getKey(), vLocal = op.getValue();
+    if (P == 1) {
+      accs = attendBlock(rank, kLocal, vLocal, accs);
+    } else {
+      // Two buffers per operand, [2, B, Hkv, n, D]; the local block starts
+      // in buffer 0.
+      Value kBufs = doubleBuffer(kLocal), vBufs = doubleBuffer(vLocal);
+      Value next32 = remI32(arith::AddIOp::create(b, loc, rank32, i32(1)));
+      Value prev32 = remI32(arith::AddIOp::create(b, loc, rank32, i32(P - 1)));
+      auto loop = scf::ForOp::create(
+          b, loc, idx(0), idx(P - 1), idx(1), accs,
+          [&](OpBuilder &nb, Location, Value step, ValueRange carried) {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            Value parity = arith::RemUIOp::create(b, loc, step, idx(2));
+            Value other = arith::SubIOp::create(b, loc, idx(1), parity);
+            Value kCur = half(kBufs, parity), kNext = half(kBufs, other);
+            Value vCur = half(vBufs, parity), vNext = half(vBufs, other);
+            auto reqT = mpi::RequestType::get(ctx);
+            // Tag 0: K, tag 1: V. Post the next block's transfer first so
+            // that it overlaps this step's compute.
+            SmallVector<Value> reqs{
+                mpi::ISendOp::create(b, loc, Type(), reqT, kCur, i32(0), next32, comm).getReq(),
+                mpi::ISendOp::create(b, loc, Type(), reqT, vCur, i32(1), next32, comm).getReq(),
+                mpi::IRecvOp::create(b, loc, Type(), reqT, kNext, i32(0), prev32, comm).getReq(),
+                mpi::IRecvOp::create(b, loc, Type(), reqT, vNext, i32(1), prev32, comm).getReq()};
+            // The block this rank holds at step s came from rank r - s.
+            Value src = arith::RemUIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, rank, idx(P)),
+                                              step),
+                idx(P));
+            SmallVector<Value> next =
+                attendBlock(src, asTensor(kCur), asTensor(vCur), carried);
+            for (Value r : reqs)
+              mpi::Wait::create(b, loc, Type(), r);
+            scf::YieldOp::create(b, loc, next);
+          });
+      // The last block (from rank r + 1), in buffer (P - 1) mod 2.
+      Value last = idx((P - 1) % 2);
+      Value src = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, rank, idx(1)),
+                                         idx(P));
+      accs = attendBlock(src, asTensor(half(kBufs, last)), asTensor(half(vBufs, last)),
+                         loop.getResults());
+    }
+
+    // O rounded to the input type, the query blocks in local order. Each
+    // block is written into its slice of the output (which bufferises in
+    // place), not inserted (a strided copy).
+    Value out = tensor::EmptyOp::create(b, loc, outT.getShape(), elt);
+    for (int qi = 0; qi < plan.qChunks; ++qi) {
+      Value dst = tensor::ExtractSliceOp::create(b, loc, out, offsets(2, qi * plan.cq),
+                                                 sizes4(plan.cq, dv), ones(4));
+      out = tensor::InsertSliceOp::create(b, loc, roundInto(accs[2 * qi], dst), out,
+                                          offsets(2, qi * plan.cq), sizes4(plan.cq, dv),
+                                          ones(4));
+    }
+    op.replaceAllUsesWith(out);
+    op.erase();
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  const RingPlan &plan;
+  MLIRContext *ctx;
+  Type elt, f32;
+  int64_t batch = 0, heads = 0, dv = 0;
+  FloatAttr scale;
+  Value rank;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value remI32(Value x) { return arith::RemUIOp::create(b, loc, x, i32(plan.ranks)); }
+  SmallVector<OpFoldResult> ones(int64_t n) {
+    return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
+  }
+  /// Offsets of a 4-D slice: 0 except `v` at `dim`.
+  SmallVector<OpFoldResult> offsets(int64_t dim, OpFoldResult v, int64_t rank = 4) {
+    SmallVector<OpFoldResult> o(rank, b.getIndexAttr(0));
+    o[dim] = v;
+    return o;
+  }
+  SmallVector<OpFoldResult> offsets(int64_t dim, int64_t v) {
+    return offsets(dim, b.getIndexAttr(v));
+  }
+  SmallVector<OpFoldResult> sizes4(int64_t rows, int64_t last) {
+    return {b.getIndexAttr(batch), b.getIndexAttr(heads), b.getIndexAttr(rows),
+            b.getIndexAttr(last)};
+  }
+
+  Value fill(RankedTensorType t, double v) {
+    Value init = tensor::EmptyOp::create(b, loc, t.getShape(), t.getElementType());
+    Value c = arith::ConstantOp::create(b, loc, t.getElementType(),
+                                        b.getFloatAttr(t.getElementType(), v));
+    return linalg::FillOp::create(b, loc, ValueRange{c}, ValueRange{init}).getResult(0);
+  }
+
+  /// [2, dims...] holding the local block `t` in half 0.
+  Value doubleBuffer(Value t) {
+    auto tt = cast<RankedTensorType>(t.getType());
+    SmallVector<int64_t> shape{2};
+    llvm::append_range(shape, tt.getShape());
+    Value bufs = memref::AllocOp::create(b, loc, MemRefType::get(shape, tt.getElementType()),
+                                         ValueRange{}, b.getI64IntegerAttr(64));
+    Value src = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(tt.getShape(), tt.getElementType()), t, /*read_only=*/true);
+    // (linalg.copy becomes loops; memref.copy of a subview would call the
+    // memrefCopy runtime function.)
+    linalg::CopyOp::create(b, loc, src, half(bufs, idx(0)));
+    return bufs;
+  }
+
+  /// Half `which` (0 or 1) of a double buffer, as a rank-reduced subview.
+  Value half(Value bufs, Value which) {
+    auto bt = cast<MemRefType>(bufs.getType());
+    int64_t r = bt.getRank();
+    SmallVector<OpFoldResult> off(r, b.getIndexAttr(0)), sz, st(r, b.getIndexAttr(1));
+    off[0] = which;
+    sz.push_back(b.getIndexAttr(1));
+    for (int64_t i = 1; i < r; ++i)
+      sz.push_back(b.getIndexAttr(bt.getDimSize(i)));
+    auto resT = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+        bt.getShape().drop_front(), bt, off, sz, st));
+    return memref::SubViewOp::create(b, loc, resT, bufs, off, sz, st);
+  }
+
+  Value asTensor(Value buf) {
+    auto mt = cast<MemRefType>(buf.getType());
+    return bufferization::ToTensorOp::create(
+        b, loc, RankedTensorType::get(mt.getShape(), mt.getElementType()), buf,
+        /*restrict=*/true, /*writable=*/false);
+  }
+
+  /// Rows [offset, offset + size) of dim `dim` of tensor `t` (with `stride`).
+  Value slice(Value t, int64_t dim, OpFoldResult offset, int64_t size, int64_t stride = 1) {
+    auto tt = cast<RankedTensorType>(t.getType());
+    int64_t r = tt.getRank();
+    SmallVector<OpFoldResult> off(r, b.getIndexAttr(0)), sz, st(r, b.getIndexAttr(1));
+    for (int64_t i = 0; i < r; ++i)
+      sz.push_back(b.getIndexAttr(tt.getDimSize(i)));
+    off[dim] = offset;
+    sz[dim] = b.getIndexAttr(size);
+    st[dim] = b.getIndexAttr(stride);
+    SmallVector<int64_t> shape(tt.getShape());
+    shape[dim] = size;
+    return tensor::ExtractSliceOp::create(b, loc, RankedTensorType::get(shape, tt.getElementType()),
+                                          t, off, sz, st);
+  }
+
+  /// Global chunk index of a rank's block `i` (contiguous and zigzag).
+  Value chunkOf(Value owner, int i, int chunks) {
+    if (chunks == 1)
+      return owner;
+    if (i == 0)
+      return owner;
+    return arith::SubIOp::create(b, loc, idx(2 * plan.ranks - 1), owner);
+  }
+
+  /// attn.sdpa_partial of one query block against one key block.
+  SmallVector<Value> partial(Value q, Value k, Value v, Value mask,
+                             std::optional<CausalKind> causal) {
+    auto qT = cast<RankedTensorType>(q.getType());
+    auto oT = RankedTensorType::get({batch, heads, qT.getDimSize(2), dv}, f32);
+    auto lT = RankedTensorType::get({batch, heads, qT.getDimSize(2)}, f32);
+    auto p = SdpaPartialOp::create(
+        b, loc, TypeRange{oT, lT}, q, k, v, mask, /*alibi_slopes=*/Value(),
+        /*key_lengths=*/Value(), scale,
+        causal ? CausalKindAttr::get(ctx, *causal) : CausalKindAttr(),
+        plan.op.getSoftcapAttr(), /*window=*/WindowAttr());
+    return SmallVector<Value>(p.getResults());
+  }
+
+  /// `then` when `cond`, else `otherwise`; each yields `types`.
+  SmallVector<Value> ifElse(Value cond, TypeRange types,
+                            function_ref<SmallVector<Value>()> then,
+                            function_ref<SmallVector<Value>()> otherwise) {
+    auto ifOp = scf::IfOp::create(b, loc, types, cond, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, then());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, otherwise());
+    return SmallVector<Value>(ifOp.getResults());
+  }
+
+  /// Merges every query block of this rank with the key/value block `kt`,
+  /// `vt` that rank `src` holds; returns the new (O, lse) per query block.
+  SmallVector<Value> attendBlock(Value src, Value kt, Value vt, ValueRange accs) {
+    SdpaOp op = plan.op;
+    Value q = op.getQuery(), mask = op.getMask();
+    SmallVector<Value> out(accs);
+    for (int qi = 0; qi < plan.qChunks; ++qi) {
+      Value qBlk = plan.qChunks == 1 ? q : slice(q, 2, b.getIndexAttr(qi * plan.cq), plan.cq);
+      Value maskRows = mask;
+      if (mask && plan.maskQueryDim >= 0 && plan.qChunks > 1)
+        maskRows = slice(mask, plan.maskQueryDim, b.getIndexAttr(qi * plan.cq), plan.cq);
+      for (int kj = 0; kj < plan.kChunks; ++kj) {
+        Value kBlk = plan.kChunks == 1 ? kt : slice(kt, 2, b.getIndexAttr(kj * plan.ck), plan.ck);
+        Value vBlk = plan.kChunks == 1 ? vt : slice(vt, 2, b.getIndexAttr(kj * plan.ck), plan.ck);
+        Value acc0 = out[2 * qi], acc1 = out[2 * qi + 1];
+        SmallVector<Value> merged =
+            plan.layout == RingLayout::striped
+                ? stripedBlock(src, qBlk, kBlk, vBlk, maskRows, acc0, acc1)
+                : chunkBlock(chunkOf(rank, qi, plan.qChunks), chunkOf(src, kj, plan.kChunks),
+                             qBlk, kBlk, vBlk, maskRows, acc0, acc1);
+        out[2 * qi] = merged[0];
+        out[2 * qi + 1] = merged[1];
+      }
+    }
+    return out;
+  }
+
+  /// The mask columns of key positions [gk·ck, gk·ck + n) (contiguous keys).
+  Value maskColumns(Value maskRows, Value first, int64_t n, int64_t stride = 1) {
+    if (!maskRows || plan.maskKeyDim < 0)
+      return maskRows;
+    return slice(maskRows, plan.maskKeyDim, first, n, stride);
+  }
+
+  SmallVector<Value> merge(Value acc0, Value acc1, ArrayRef<Value> part) {
+    auto m = MergePartialOp::create(b, loc, acc0, acc1, part[0], part[1]);
+    return SmallVector<Value>(m.getResults());
+  }
+
+  /// Contiguous/zigzag blocks: query chunk gq against key chunk gk.
+  SmallVector<Value> chunkBlock(Value gq, Value gk, Value q, Value k, Value v, Value maskRows,
+                                Value acc0, Value acc1) {
+    Value mask = maskColumns(maskRows, arith::MulIOp::create(b, loc, gk, idx(plan.ck)), plan.ck);
+    if (!plan.causal)
+      return merge(acc0, acc1, partial(q, k, v, mask, std::nullopt));
+    SmallVector<Type, 2> types{acc0.getType(), acc1.getType()};
+    Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gq, gk);
+    Value earlier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, gq, gk);
+    return ifElse(
+        later, types, [&] { return SmallVector<Value>{acc0, acc1}; },
+        [&] {
+          SmallVector<Value> part = ifElse(
+              earlier, types,
+              [&] { return partial(q, k, v, mask, std::nullopt); },
+              [&] { return partial(q, k, v, mask, CausalKind::top_left); });
+          return merge(acc0, acc1, part);
+        });
+  }
+
+  /// Striped blocks: query i·P + r against key j·P + src: j <= i when
+  /// r >= src, j < i otherwise.
+  SmallVector<Value> stripedBlock(Value src, Value q, Value k, Value v, Value maskRows,
+                                  Value acc0, Value acc1) {
+    int64_t P = plan.ranks, n = plan.nk;
+    Value mask = maskColumns(maskRows, src, n, P);
+    if (!plan.causal)
+      return merge(acc0, acc1, partial(q, k, v, mask, std::nullopt));
+    SmallVector<Type, 2> types{acc0.getType(), acc1.getType()};
+    Value ownOrEarlier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, rank, src);
+    return ifElse(
+        ownOrEarlier, types,
+        [&] { return merge(acc0, acc1, partial(q, k, v, mask, CausalKind::top_left)); },
+        [&]() -> SmallVector<Value> {
+          if (n == 1) // a single row sees no earlier key of a later rank
+            return {acc0, acc1};
+          // j < i: keys [0, n - 1) with the bottom-right diagonal i - 1.
+          Value m = maskColumns(maskRows, src, n - 1, P);
+          return merge(acc0, acc1,
+                       partial(q, slice(k, 2, b.getIndexAttr(0), n - 1),
+                               slice(v, 2, b.getIndexAttr(0), n - 1), m,
+                               CausalKind::bottom_right));
+        });
+  }
+
+  /// f32 `t` written into `dst` (same shape), rounded to dst's type.
+  Value roundInto(Value t, Value dst) {
+    // (An identity linalg.generic would be folded away, leaving a strided
+    // memref.copy, which lowers to a call of the memrefCopy runtime.)
+    if (elt.isF32())
+      return linalg::CopyOp::create(b, loc, t, dst).getResult(0);
+    auto tt = cast<RankedTensorType>(t.getType());
+    AffineMap id = b.getMultiDimIdentityMap(tt.getRank());
+    SmallVector<utils::IteratorType> par(tt.getRank(), utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{dst.getType()}, ValueRange{t}, ValueRange{dst},
+               ArrayRef<AffineMap>{id, id}, par,
+               [&](OpBuilder &nb, Location l, ValueRange args) {
+                 Value v = args[0];
+                 if (!elt.isF32())
+                   v = arith::TruncFOp::create(nb, l, elt, v);
+                 linalg::YieldOp::create(nb, l, v);
+               })
+        .getResult(0);
+  }
+};
+
+/// The local type of a sharded value: dim `dim` divided by P.
+RankedTensorType localType(Type t, int64_t dim, int64_t ranks) {
+  auto tt = cast<RankedTensorType>(t);
+  SmallVector<int64_t> shape(tt.getShape());
+  shape[dim] /= ranks;
+  return RankedTensorType::get(shape, tt.getElementType());
+}
+
+struct AttnShardPass : mlir::attn::impl::AttnShardBase<AttnShardPass> {
+  using AttnShardBase::AttnShardBase;
+  void runOnOperation() override {
+    if (ranks < 1) {
+      getOperation()->emitError() << "attn-shard: ranks must be >= 1, got " << ranks;
+      return signalPassFailure();
+    }
+    SmallVector<SdpaOp> ops;
+    getOperation()->walk([&](SdpaOp op) {
+      if (op->hasAttr(kRingAttr))
+        ops.push_back(op);
+    });
+    for (SdpaOp op : ops) {
+      RingPlan plan;
+      if (failed(planRing(op, ranks, plan)))
+        return signalPassFailure();
+      shardSignature(plan);
+      OpBuilder b(op);
+      RingBuilder(b, plan).build();
+    }
+  }
+
+  /// The function's sharded arguments and results become local.
+  void shardSignature(const RingPlan &plan) {
+    func::FuncOp f = plan.func;
+    MLIRContext *ctx = f.getContext();
+    auto info = [&](int64_t dim) {
+      return DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, "dim"),
+                               IntegerAttr::get(IntegerType::get(ctx, 64), dim)),
+                NamedAttribute(StringAttr::get(ctx, "layout"),
+                               RingLayoutAttr::get(ctx, plan.layout))});
+    };
+    auto shardArg = [&](Value v, int64_t dim) {
+      auto arg = cast<BlockArgument>(v);
+      arg.setType(localType(arg.getType(), dim, plan.ranks));
+      f.setArgAttr(arg.getArgNumber(), kShardAttr, info(dim));
+    };
+    SdpaOp op = plan.op;
+    shardArg(op.getQuery(), 2);
+    shardArg(op.getKey(), 2);
+    shardArg(op.getValue(), 2);
+    if (plan.maskQueryDim >= 0)
+      shardArg(op.getMask(), plan.maskQueryDim);
+    op.getResult().setType(localType(op.getType(), 2, plan.ranks));
+    SmallVector<Type> results(f.getFunctionType().getResults());
+    f.walk([&](func::ReturnOp ret) {
+      for (OpOperand &o : ret->getOpOperands())
+        if (o.get() == op.getResult()) {
+          results[o.getOperandNumber()] = op.getType();
+          f.setResultAttr(o.getOperandNumber(), kShardAttr, info(2));
+        }
+    });
+    SmallVector<Type> args(f.getBody().front().getArgumentTypes());
+    f.setType(FunctionType::get(ctx, args, results));
+    f->setAttr(kRanksAttr, IntegerAttr::get(IntegerType::get(ctx, 64), plan.ranks));
+  }
+};
+
+} // namespace

@@ -42,6 +42,8 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
 static void addBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions buf;
   buf.bufferizeFunctionBoundaries = true;
+  // A ring's step loop yields freshly merged (O, lse) tensors each step.
+  buf.allowReturnAllocsFromLoops = true;
   buf.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(buf));

@@ -58,6 +58,22 @@ if os.path.exists("/usr/local/cuda/bin/cuobjdump"):
     config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", "/usr/local/cuda/bin/cuobjdump"))
 
+# Open MPI's mpirun (apt-get install openmpi-bin libopenmpi-dev), for the
+# ring attention tests: one thread per rank (CI has two cores), every run
+# under a timeout so that a deadlock fails instead of hanging.
+import shutil as _shutil
+if _shutil.which("mpirun"):
+    config.available_features.add("mpirun")
+    config.substitutions.append(
+        ("%mpirun", "timeout 120 mpirun --allow-run-as-root --oversubscribe "
+                    "-x OMP_NUM_THREADS=1"))
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Shared memory and TCP on loopback only (no network interfaces probed).
+    config.environment["OMPI_MCA_btl"] = "self,vader,tcp"
+    config.environment["OMPI_MCA_btl_tcp_if_include"] = "lo"
+    config.environment["OMPI_MCA_oob_tcp_if_include"] = "lo"
+
 # A CUDA driver (a machine with an NVIDIA GPU).
 try:
     import ctypes

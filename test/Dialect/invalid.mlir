@@ -1000,3 +1000,69 @@ func.func @mha_softcap(%x: tensor<2x5x32xf32>, %w: tensor<32x32xf32>) {
          tensor<32x32xf32>) -> tensor<2x5x32xf32>
   return
 }
+
+// -----
+
+//===-- sdpa_partial, logsumexp, merge_partial ------------------------===//
+
+func.func @sdpa_partial_lse_shape(%q: tensor<1x4x32x64xf32>, %k: tensor<1x4x64x64xf32>) {
+  // expected-error @+1 {{result dim 2 is 31, expected 32}}
+  %o, %l = attn.sdpa_partial %q, %k, %k
+      : (tensor<1x4x32x64xf32>, tensor<1x4x64x64xf32>, tensor<1x4x64x64xf32>)
+        -> (tensor<1x4x32x64xf32>, tensor<1x4x31xf32>)
+  return
+}
+
+// -----
+
+func.func @sdpa_partial_result_f16(%q: tensor<1x4x32x64xf16>, %k: tensor<1x4x64x64xf16>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float values, but got 'tensor<1x4x32x64xf16>'}}
+  %o, %l = "attn.sdpa_partial"(%q, %k, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}>
+      : (tensor<1x4x32x64xf16>, tensor<1x4x64x64xf16>, tensor<1x4x64x64xf16>)
+        -> (tensor<1x4x32x64xf16>, tensor<1x4x32xf32>)
+  return
+}
+
+// -----
+
+func.func @sdpa_partial_heads(%q: tensor<1x4x32x64xf32>, %k: tensor<1x3x64x64xf32>) {
+  // expected-error @+1 {{'query' heads H = 4 is not a multiple of 'key' heads Hkv = 3}}
+  %o, %l = attn.sdpa_partial %q, %k, %k
+      : (tensor<1x4x32x64xf32>, tensor<1x3x64x64xf32>, tensor<1x3x64x64xf32>)
+        -> (tensor<1x4x32x64xf32>, tensor<1x4x32xf32>)
+  return
+}
+
+// -----
+
+func.func @sdpa_partial_no_dropout(%q: tensor<1x4x32x64xf32>) {
+  // expected-error @+1 {{has no attribute 'dropout_rate'}}
+  %o, %l = attn.sdpa_partial %q, %q, %q {dropout_rate = 0.1 : f32}
+      : (tensor<1x4x32x64xf32>, tensor<1x4x32x64xf32>, tensor<1x4x32x64xf32>)
+        -> (tensor<1x4x32x64xf32>, tensor<1x4x32xf32>)
+  return
+}
+
+// -----
+
+func.func @logsumexp_shape(%s: tensor<2x8xf32>) {
+  // expected-error @+1 {{result dim 0 is 8, expected 2}}
+  %r = attn.logsumexp %s : tensor<2x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @merge_partial_lse_rank(%o: tensor<1x4x32x8xf32>, %l: tensor<1x4x32x8xf32>) {
+  // expected-error @+1 {{operand 'lse1' must have rank 3 (the outputs' rank minus 1), got rank 4}}
+  %r, %s = attn.merge_partial %o, %l, %o, %l : tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>
+  return
+}
+
+// -----
+
+func.func @merge_partial_lse_dim(%o: tensor<1x4x32x8xf32>, %l: tensor<1x4x16xf32>) {
+  // expected-error @+1 {{operand 'lse1' dim 2 is 16, expected 32 (dim 2 of 'out1')}}
+  %r, %s = attn.merge_partial %o, %l, %o, %l : tensor<1x4x32x8xf32>, tensor<1x4x16xf32>
+  return
+}

@@ -145,3 +145,33 @@ func.func @mha_features(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wkv: t
         -> tensor<2x10x64xf32>
   return %0 : tensor<2x10x64xf32>
 }
+
+// CHECK-LABEL: func.func @sdpa_partial
+// CHECK: attn.sdpa_partial %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>, scale = 1.250000e-01 : f32} : (tensor<1x4x32x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x32xf16>, tensor<32x64xi1>) -> (tensor<1x4x32x32xf32>, tensor<1x4x32xf32>)
+// CHECK: attn.logsumexp %{{.*}} : tensor<1x4x32x64xf16> -> tensor<1x4x32xf32>
+// CHECK: attn.merge_partial %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x32x32xf32>, tensor<1x4x32xf32>
+// GENERIC: "attn.sdpa_partial"
+func.func @sdpa_partial(%q: tensor<1x4x32x64xf16>, %k: tensor<1x2x64x64xf16>,
+                        %v: tensor<1x2x64x32xf16>, %m: tensor<32x64xi1>, %s: tensor<1x4x32x64xf16>)
+    -> (tensor<1x4x32x32xf32>, tensor<1x4x32xf32>, tensor<1x4x32xf32>) {
+  %o, %l = attn.sdpa_partial %q, %k, %v, %m {causal = #attn.causal<top_left>, scale = 0.125 : f32}
+      : (tensor<1x4x32x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x32xf16>, tensor<32x64xi1>)
+        -> (tensor<1x4x32x32xf32>, tensor<1x4x32xf32>)
+  %r = attn.logsumexp %s : tensor<1x4x32x64xf16> -> tensor<1x4x32xf32>
+  %o2, %l2 = attn.merge_partial %o, %l, %o, %r : tensor<1x4x32x32xf32>, tensor<1x4x32xf32>
+  return %o2, %l2, %r : tensor<1x4x32x32xf32>, tensor<1x4x32xf32>, tensor<1x4x32xf32>
+}
+
+// CHECK-LABEL: func.func @ring_attribute
+// CHECK: attn.ring = #attn.ring<striped>
+// CHECK: attn.ring = #attn.ring<zigzag>
+// CHECK: attn.ring = #attn.ring<contiguous>
+func.func @ring_attribute(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %a = attn.sdpa %q, %q, %q {attn.ring = #attn.ring<striped>}
+      : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %b = attn.sdpa %a, %a, %a {attn.ring = #attn.ring<zigzag>}
+      : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %c = attn.sdpa %b, %b, %b {attn.ring = #attn.ring<contiguous>}
+      : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %c : tensor<1x2x8x16xf32>
+}

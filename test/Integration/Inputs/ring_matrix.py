@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""ring_matrix.py MPIRUN ATTN_RUN WORKDIR: runs ring attention
+(attn-run --pipeline=ring under mpirun) over a grid of cases and checks each
+gathered output against the single-node reference pipeline run on the whole
+inputs (attn-run --compare-with=reference, on rank 0). Prints one line per
+case and "ring matrix: N cases passed"; exits 1 on the first failure.
+
+Each case: T, ranks, causal kind, layout, H, Hkv, D, Dv, dtype, mask.
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+MPIRUN, ATTN_RUN, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+
+CASES = [
+    # T, np, causal, layout, H, Hkv, D, Dv, dtype, mask
+    (256, 1, "top_left", "zigzag", 4, 2, 64, 64, "f32", "none"),
+    (256, 2, "top_left", "zigzag", 4, 2, 64, 64, "f32", "none"),
+    (256, 4, "top_left", "unit", 4, 2, 64, 64, "f32", "none"),
+    (1000, 2, "none", "contiguous", 2, 2, 32, 48, "f32", "keypad"),
+    (1000, 4, "none", "contiguous", 2, 2, 32, 48, "f32", "keypad"),
+    (1000, 4, "top_left", "zigzag", 2, 1, 64, 64, "f32", "none"),
+    (255, 3, "bottom_right", "contiguous", 2, 2, 64, 64, "f32", "keep"),
+    (384, 3, "top_left", "zigzag", 8, 2, 64, 64, "f32", "none"),
+    (384, 3, "none", "striped", 2, 2, 64, 64, "f16", "keep"),
+    (2048, 4, "bottom_right", "striped", 2, 1, 64, 64, "f32", "none"),
+    (2048, 2, "top_left", "contiguous", 2, 2, 64, 64, "f16", "add"),
+    (2048, 4, "none", "zigzag", 2, 2, 128, 64, "f32", "none"),
+]
+
+
+def mlir(T, causal, layout, H, Hkv, D, Dv, dt, mask):
+    q = f"tensor<1x{H}x{T}x{D}x{dt}>"
+    k = f"tensor<1x{Hkv}x{T}x{D}x{dt}>"
+    v = f"tensor<1x{Hkv}x{T}x{Dv}x{dt}>"
+    o = f"tensor<1x{H}x{T}x{Dv}x{dt}>"
+    attrs = []
+    if causal != "none":
+        attrs.append(f"causal = #attn.causal<{causal}>")
+    attrs.append("attn.ring" if layout == "unit" else f"attn.ring = #attn.ring<{layout}>")
+    mt = {"none": "", "keep": f"tensor<1x1x{T}x{T}xi1>", "add": f"tensor<{T}x{T}x{dt}>",
+          "keypad": f"tensor<1x1x1x{T}xi1>"}[mask]
+    margs = f", %m: {mt}" if mt else ""
+    mop = ", %m" if mt else ""
+    mtype = f", {mt}" if mt else ""
+    return (f"func.func @f(%q: {q}, %k: {k}, %v: {v}{margs}) -> {o} {{\n"
+            f"  %o = attn.sdpa %q, %k, %v{mop} {{{', '.join(attrs)}}}\n"
+            f"      : ({q}, {k}, {v}{mtype}) -> {o}\n"
+            f"  return %o : {o}\n}}\n")
+
+
+passed = 0
+for i, (T, np, causal, layout, H, Hkv, D, Dv, dt, mask) in enumerate(CASES):
+    path = os.path.join(WORK, f"case{i}.mlir")
+    with open(path, "w") as f:
+        f.write(mlir(T, causal, layout, H, Hkv, D, Dv, dt, mask))
+    cmd = shlex.split(MPIRUN) + ["-np", str(np), ATTN_RUN, path, "--pipeline=ring",
+                                 "--random-inputs", f"--seed={i}",
+                                 "--compare-with=reference", "--json", "--quiet"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    name = f"T={T} P={np} causal={causal} layout={layout} H={H}/{Hkv} D={D}/{Dv} {dt} mask={mask}"
+    if p.returncode != 0:
+        sys.stdout.write(p.stdout.decode() + p.stderr.decode())
+        sys.exit(f"FAIL {name}: exit status {p.returncode}")
+    report = json.loads(p.stdout.decode().strip().splitlines()[-1])
+    rel = report["errors"][0]["max_rel_error"]
+    tol = 1e-5 if dt == "f32" else 2e-3
+    ok = rel <= tol and report["ranks"] == np
+    print(f"{'PASS' if ok else 'FAIL'} {name}: max_rel_error {rel:.3g} (tolerance {tol:g}), "
+          f"bytes sent per rank {report['bytes_sent_per_rank']}")
+    if not ok:
+        sys.exit(1)
+    passed += 1
+print(f"ring matrix: {passed} cases passed")

@@ -1,0 +1,43 @@
+// Ring attention's inputs from .npy files and its failures under mpirun:
+// each rank reads the whole files and keeps its share; rank 0 gathers and
+// writes the output (checked against the reference pipeline with --expect);
+// a sequence the layout cannot split, ranks given different inputs, and one
+// rank that cannot read its input each end the whole job with a message and
+// a non-zero status, never a hang (every run is under a timeout).
+// REQUIRES: mpirun
+// UNSUPPORTED: asan
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/Inputs/npytool.py make %t/q.npy --shape 1,2,96,32 --fill rand:1
+// RUN: %python %S/Inputs/npytool.py make %t/k.npy --shape 1,2,96,32 --fill rand:2
+// RUN: %python %S/Inputs/npytool.py make %t/v.npy --shape 1,2,96,32 --fill rand:3
+// RUN: %mpirun -np 3 attn-run %s --entry=ring --pipeline=ring --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --output=%t/o.npy --quiet | FileCheck %s --check-prefix=RUN3
+// RUN3: through the ring pipeline (3 ranks x 1 threads)
+// RUN3: result #0: float32[1,2,96,32]
+// RUN3: rank 2: {{.*}} ms, compute {{.*}} ms, waiting {{.*}} ms
+// RUN3: transfer alone: {{.*}} ms per step (16384 bytes)
+// RUN: attn-run %s --entry=ring --pipeline=reference --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --expect=%t/o.npy --quiet | FileCheck %s --check-prefix=SAME
+// SAME: result #0: float32[1,2,96,32]
+
+// 96 is not a multiple of 2P = 10:
+// RUN: not %mpirun -np 5 attn-run %s --entry=ring --pipeline=ring --random-inputs 2>&1 | FileCheck %s --check-prefix=SPLIT
+// SPLIT: attn-run: rank {{[0-9]}}: lowering through the ring pipeline failed: 'attn.sdpa' op attn-shard: sequence length Tq = 96 cannot be split over P = 5 ranks with the zigzag layout (it needs Tq to be a positive multiple of 2P = 10)
+
+// Different seeds on the two ranks (MPMD):
+// RUN: not %mpirun -np 1 attn-run %s --entry=ring --pipeline=ring --random-inputs --seed=1 : -np 1 attn-run %s --entry=ring --pipeline=ring --random-inputs --seed=2 2>&1 | FileCheck %s --check-prefix=DIFF
+// DIFF: attn-run: rank 0: the ranks were given different inputs (each rank must read the same files, or use the same --seed)
+
+// Rank 1 cannot read its query file:
+// RUN: not %mpirun -np 1 attn-run %s --entry=ring --pipeline=ring --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy : -np 1 attn-run %s --entry=ring --pipeline=ring --input=%t/missing.npy --input=%t/k.npy --input=%t/v.npy 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: missing.npy: cannot open file
+
+// Options the ring does not take:
+// RUN: not attn-run %s --entry=ring --pipeline=ring --random-inputs --expect=%t/o.npy 2>&1 | FileCheck %s --check-prefix=OPTS
+// OPTS: attn-run: --pipeline=ring takes neither --expect, --dump-object nor --compare-with=ring
+
+func.func @ring(%q: tensor<1x2x96x32xf32>, %k: tensor<1x2x96x32xf32>,
+                %v: tensor<1x2x96x32xf32>) -> tensor<1x2x96x32xf32> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>, attn.ring}
+      : (tensor<1x2x96x32xf32>, tensor<1x2x96x32xf32>, tensor<1x2x96x32xf32>)
+        -> tensor<1x2x96x32xf32>
+  return %o : tensor<1x2x96x32xf32>
+}

@@ -14,8 +14,10 @@ def Attn_Dialect : Dialect {
     write it, as a small language of ops on ranked tensors. All ops have
     value semantics and no side effects (dropout takes its seed as an
     attribute). There are nine *primitive* ops, one per step of the
-    textbook formula, and two *composite* ops that users write and the
-    fused lowerings consume:
+    textbook formula, two *composite* ops that users write and the
+    fused lowerings consume, and three *partial* ops (attention over a
+    block of keys, and the rule that merges such blocks) that ring
+    attention and split-key decoding are built from:
 
     | op | meaning | shapes |
     |---|---|---|
@@ -30,6 +32,9 @@ def Attn_Dialect : Dialect {
     | `attn.weighted_sum` | `P·V` | `[B,H,Tq,Tk] × [B,Hkv,Tk,Dv] → [B,H,Tq,Dv]` |
     | `attn.sdpa` | `softmax(mask(scale·Q·Kᵀ))·V` | `[B,H,Tq,D] × [B,Hkv,Tk,D] × [B,Hkv,Tk,Dv] → [B,H,Tq,Dv]` |
     | `attn.mha` | project, split, sdpa, merge, project | `[B,Tq,E] × [B,Tk,Ekv] → [B,Tq,Eo]` |
+    | `attn.sdpa_partial` | `sdpa` over a block of keys + its log-sum-exp | `… → [B,H,Tq,Dv] f32, [B,H,Tq] f32` |
+    | `attn.logsumexp` | `log Σ exp` over the last dim | `[..., N] → [...]` f32 |
+    | `attn.merge_partial` | merge two partials over disjoint keys | `[..., T, Dv], [..., T]` (twice) `→` the same |
 
     Each op below gives its meaning, the PyTorch call it equals, its
     usage, its verifier rules, its folds and runnable examples (the test

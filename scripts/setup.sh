@@ -10,6 +10,8 @@ LLVM_PREFIX=/usr/lib/llvm-22
 PACKAGES=(g++ cmake ninja-build python3
           libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
           libomp-22-dev googletest libgtest-dev
+          # ring attention over MPI (libattn_mpi, attn-run --pipeline=ring)
+          libopenmpi-dev openmpi-bin
           # the attn_mlir Python package (python/) and its tests
           pybind11-dev python3-dev python3-numpy python3-pytest)
 

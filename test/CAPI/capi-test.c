@@ -66,9 +66,17 @@ static MlirModule parse(MlirContext ctx, const char *text) {
 }
 
 /* The body block of the first function of a module. */
+/* The body of the module's first function that has one (a lowering may
+ * put bodiless declarations first). */
 static MlirBlock firstFunctionBody(MlirModule m) {
-  MlirOperation fn = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
-  return mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
+  for (MlirOperation fn = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
+       !mlirOperationIsNull(fn); fn = mlirOperationGetNextInBlock(fn)) {
+    MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
+    if (!mlirBlockIsNull(body))
+      return body;
+  }
+  MlirBlock none = {NULL};
+  return none;
 }
 
 static MlirValue arg(MlirBlock b, int i) { return mlirBlockGetArgument(b, i); }
@@ -570,11 +578,21 @@ static const char *kSdpaModule =
     "  return %o : tensor<1x2x5x8xf32>\n"
     "}\n";
 
-/* Runs `pass` alone on a fresh sdpa module and prints the names of the ops
- * in the function body. */
-static void runAndListOps(MlirContext ctx, const char *label, MlirPass pass,
-                          MlirPass second) {
-  MlirModule m = parse(ctx, kSdpaModule);
+/* The same sdpa, sequence-sharded (attn-shard). */
+static const char *kRingModule =
+    "func.func @f(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>,\n"
+    "             %v: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {\n"
+    "  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>, attn.ring}\n"
+    "      : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)\n"
+    "        -> tensor<1x2x8x8xf32>\n"
+    "  return %o : tensor<1x2x8x8xf32>\n"
+    "}\n";
+
+/* Runs `pass` (then `second`, if given) on a fresh module parsed from `src`
+ * and prints the names of the ops in the function body. */
+static void runAndListOpsOn(MlirContext ctx, const char *src, const char *label,
+                            MlirPass pass, MlirPass second) {
+  MlirModule m = parse(ctx, src);
   MlirPassManager pm = mlirPassManagerCreate(ctx);
   mlirPassManagerAddOwnedPass(pm, pass);
   if (second.ptr)
@@ -591,6 +609,11 @@ static void runAndListOps(MlirContext ctx, const char *label, MlirPass pass,
   mlirModuleDestroy(m);
 }
 
+static void runAndListOps(MlirContext ctx, const char *label, MlirPass pass,
+                          MlirPass second) {
+  runAndListOpsOn(ctx, kSdpaModule, label, pass, second);
+}
+
 static void testPasses(MlirContext ctx) {
   printf("== passes\n");
   MlirPass none = {NULL};
@@ -605,6 +628,9 @@ static void testPasses(MlirContext ctx) {
                 mlirCreateAttnGPUAttnEmulateGpuSchedule());
   runAndListOps(ctx, "to-gpu+map", mlirCreateAttnConversionConvertAttnToGpu(),
                 mlirCreateAttnGPUAttnMapScheduleToGpu());
+  runAndListOpsOn(ctx, kRingModule, "shard", mlirCreateAttnConversionAttnShard(), none);
+  runAndListOpsOn(ctx, kRingModule, "shard+lower-mpi", mlirCreateAttnConversionAttnShard(),
+                  mlirCreateAttnConversionAttnLowerMpi());
 
   /* Registration by name, then textual pipelines. */
   mlirRegisterAttnTransformsPasses();
@@ -615,6 +641,8 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
   mlirRegisterAttnConversionConvertAttnToGpu();
+  mlirRegisterAttnConversionAttnShard();
+  mlirRegisterAttnConversionAttnLowerMpi();
   mlirRegisterAttnGPUAttnEmulateGpuSchedule();
   mlirRegisterAttnGPUAttnMapScheduleToGpu();
   attnRegisterPasses();
@@ -646,6 +674,9 @@ static void testPasses(MlirContext ctx) {
 // CHECK: to-gpu: ok: {{.*}}memref.alloc {{.*}}scf.forall bufferization.to_tensor func.return
 // CHECK: to-gpu+emulate: ok: {{.*}}memref.alloc {{.*}}scf.parallel bufferization.to_tensor func.return
 // CHECK: to-gpu+map: ok: {{.*}}gpu.alloc {{.*}}gpu.launch gpu.memcpy gpu.dealloc {{.*}}func.return
+// CHECK: shard: ok: mpi.comm_world mpi.comm_rank mpi.comm_size {{.*}}cf.assert {{.*}}scf.if {{.*}}linalg.copy tensor.insert_slice func.return
+// CHECK-NOT: mpi.
+// CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok
 // CHECK: parse builtin.module(convert-attn-to-loops{tile-q=16 tile-k=16}): ok
 // CHECK: parse builtin.module(attn-reference-pipeline{lower-to-llvm=false}): ok

@@ -34,7 +34,7 @@
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --entry=nope --input=%t/q.npy --input=%t/q.npy | FileCheck %s --check-prefix=ENTRY
 // ENTRY: attn-run: {{.*}}bad-inputs.mlir: no function named 'nope'
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --pipeline=tpu | FileCheck %s --check-prefix=BADPIPE
-// BADPIPE: attn-run: unknown pipeline 'tpu' (expected reference, cpu, gpu or gpu-schedule)
+// BADPIPE: attn-run: unknown pipeline 'tpu' (expected reference, cpu, gpu, gpu-schedule or ring)
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %t/none.mlir | FileCheck %s --check-prefix=NOFILE
 // NOFILE: attn-run: {{.*}}none.mlir: cannot open file: No such file or directory
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --input=%t/q.npy --input=%t/q.npy --output=%t/a.npy --output=%t/b.npy | FileCheck %s --check-prefix=OUTS

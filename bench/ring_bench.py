@@ -38,7 +38,7 @@ def run_json(cmd, env):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr.decode()}")
-    return json.loads(p.stdout.decode().strip().splitlines()[-1])
+    return json.loads(p.stdout.decode())
 
 
 def cpu_model():

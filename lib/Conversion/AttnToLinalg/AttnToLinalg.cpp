@@ -737,8 +737,9 @@ struct LogSumExpToLinalg : OpConversionPattern<LogSumExpOp> {
   }
 };
 
-/// lse = mx + log(exp(l1 - mx) + exp(l2 - mx)) (mx = max(l1, l2); -inf when
-/// mx is), O = exp(l1 - lse)·O1 + exp(l2 - lse)·O2 (a -inf side weighs 0).
+/// Per row: mx = max(l1, l2), lse = mx + log(exp(l1 - mx) + exp(l2 - mx))
+/// (-inf when mx is) and the weights w_k = exp(l_k - lse) (0 for a -inf
+/// side); then O = w1·O1 + w2·O2 elementwise, with no exp per element.
 struct MergePartialToLinalg : OpConversionPattern<MergePartialOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(MergePartialOp op, OpAdaptor a,
@@ -748,37 +749,43 @@ struct MergePartialToLinalg : OpConversionPattern<MergePartialOp> {
     RankedTensorType outTy = op.getResult().getType(), rowTy = op.getLse().getType();
     Type f32 = rowTy.getElementType();
     int64_t r = outTy.getRank();
+    auto isNegInf = [&](OpBuilder &b, Location l, Value x) {
+      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, negInf(b, l, f32));
+    };
     auto weight = [&](OpBuilder &b, Location l, Value part, Value total) -> Value {
-      Value none = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, part, negInf(b, l, f32));
       return arith::SelectOp::create(
-          b, l, none, floatConst(b, l, f32, 0.0),
+          b, l, isNegInf(b, l, part), floatConst(b, l, f32, 0.0),
           math::ExpOp::create(b, l, arith::SubFOp::create(b, l, part, total)));
     };
     SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, a.getLse1());
     AffineMap rowId = rewriter.getMultiDimIdentityMap(r - 1);
-    Value lse = elementwise(
-        rewriter, loc, a.getLse1(), {a.getLse2()}, {rowId}, rowTy, rowSizes,
+    auto rows = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{rowTy, rowTy, rowTy}, ValueRange{a.getLse1(), a.getLse2()},
+        ValueRange{emptyTensor(rewriter, loc, rowSizes, f32),
+                   emptyTensor(rewriter, loc, rowSizes, f32),
+                   emptyTensor(rewriter, loc, rowSizes, f32)},
+        SmallVector<AffineMap>(5, rowId), SmallVector<IteratorType>(r - 1, kPar),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value mx = arith::MaximumFOp::create(b, l, args[0], args[1]);
-          Value sum = arith::AddFOp::create(b, l, weight(b, l, args[0], mx),
-                                            weight(b, l, args[1], mx));
+          Value l1 = args[0], l2 = args[1];
+          Value mx = arith::MaximumFOp::create(b, l, l1, l2);
+          Value sum = arith::AddFOp::create(b, l, weight(b, l, l1, mx), weight(b, l, l2, mx));
           Value v = arith::AddFOp::create(b, l, mx, math::LogOp::create(b, l, sum));
-          Value none = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, mx, negInf(b, l, f32));
-          return arith::SelectOp::create(b, l, none, mx, v).getResult();
+          Value lse = arith::SelectOp::create(b, l, isNegInf(b, l, mx), mx, v);
+          linalg::YieldOp::create(
+              b, l, ValueRange{lse, weight(b, l, l1, lse), weight(b, l, l2, lse)});
         });
     AffineMap rowMap =
         AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, a.getOut1());
     Value out = elementwise(
-        rewriter, loc, a.getOut1(), {a.getOut2(), a.getLse1(), a.getLse2(), lse},
-        {rewriter.getMultiDimIdentityMap(r), rowMap, rowMap, rowMap}, outTy, sizes,
+        rewriter, loc, a.getOut1(), {a.getOut2(), rows.getResult(1), rows.getResult(2)},
+        {rewriter.getMultiDimIdentityMap(r), rowMap, rowMap}, outTy, sizes,
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value w1 = weight(b, l, args[2], args[4]), w2 = weight(b, l, args[3], args[4]);
-          return arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, w1, args[0]),
-                                       arith::MulFOp::create(b, l, w2, args[1]))
+          return arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, args[2], args[0]),
+                                       arith::MulFOp::create(b, l, args[3], args[1]))
               .getResult();
         });
-    rewriter.replaceOp(op, {out, lse});
+    rewriter.replaceOp(op, {out, rows.getResult(0)});
     return success();
   }
 };

@@ -57,7 +57,7 @@ def main():
     print(table("GPU ranks: F = 400 TFLOP/s per rank (bf16), 400 Gb/s links, 5 us latency; "
                 "T = 4M, H = Hkv = 32, D = 128, causal zigzag",
                 1 << 22, ranks, 32, 32, 128, 2, 0.5, 400e12, 50e9, 5e-6))
-    print(table("GPU ranks with GQA (H = 32, Hkv = 8: a quarter of the bytes), T = 1M",
+    print(table("GPU ranks with GQA: H = 32, Hkv = 8 (a quarter of the bytes), T = 1M",
                 1 << 20, ranks, 32, 8, 128, 2, 0.5, 400e12, 50e9, 5e-6))
 
 

@@ -26,6 +26,7 @@ set(ATTN_EXPORTED_LIBS
   AttnPipelines:Pipelines
   AttnAotRuntime:AotRuntime
   attn_aot:Aot
+  AttnMpiRuntime:MpiRuntime
   attn_mpi:Mpi
   AttnRuntime:Runtime
   AttnCAPI:CAPI)

@@ -352,18 +352,31 @@ static std::string makeHeader(const AotOptions &o, llvm::StringRef entry,
   }
   if (pipeline == Pipeline::Gpu && o.jit.gpuDeviceResident)
     os << ", device-resident (inputs and outputs are CUDA device buffers)";
+  if (pipeline == Pipeline::Ring)
+    os << ", ring attention over " << o.jit.ranks << " MPI ranks";
   os << ".\n * Link the object with libattn_aot";
   if (pipeline == Pipeline::Cpu)
     os << " and libomp";
+  if (pipeline == Pipeline::Ring)
+    os << ", libattn_mpi, libmpi and libomp; call\n * MPI_Init_thread(..., "
+          "MPI_THREAD_FUNNELED, ...) first and call the kernel on every rank\n"
+          " * of a communicator of exactly "
+       << o.jit.ranks << " ranks, each passing its share";
   os << ". Do not edit. */\n";
   os << "#ifndef " << guard << "\n#define " << guard << "\n\n#include \"attn-c/Aot.h\"\n\n";
   os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   os << "/* Inputs (dense, row-major; ? = given at call time):\n";
+  auto shareOf = [](const std::optional<ShardSpec> &s) -> std::string {
+    if (!s)
+      return "";
+    return " (this rank's share of dim " + std::to_string(s->dim) + ", " + s->layout +
+           " layout)";
+  };
   for (auto [i, spec] : llvm::enumerate(art.args))
-    os << " *   #" << i << " " << spec.str() << "\n";
+    os << " *   #" << i << " " << spec.str() << shareOf(art.argShards[i]) << "\n";
   os << " * Outputs:\n";
   for (auto [i, spec] : llvm::enumerate(art.results))
-    os << " *   #" << i << " " << spec.str() << "\n";
+    os << " *   #" << i << " " << spec.str() << shareOf(art.resultShards[i]) << "\n";
   if (!art.relations.classes.empty()) {
     os << " * Checked before each call:\n";
     for (const ShapeRelations::Class &c : art.relations.classes) {
@@ -414,16 +427,30 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
                     "the kernel name '" + options.name + "' is not a C identifier");
   if (pipeline == Pipeline::GpuSchedule)
     return aotError(CompileErrorKind::BadOption,
-                    "attn-aot compiles the cpu, reference and gpu pipelines");
+                    "attn-aot compiles the cpu, reference, gpu and ring pipelines");
   if (options.jit.gpuDeviceResident && pipeline != Pipeline::Gpu)
     return aotError(CompileErrorKind::BadOption, "--device-resident needs the gpu pipeline");
   if (pipeline == Pipeline::Gpu && options.gpuChips.empty())
     return aotError(CompileErrorKind::BadOption, "the gpu pipeline needs at least one chip");
-  auto fn = module.lookupSymbol<func::FuncOp>(entry);
-  if (!fn || fn.isExternal())
+  if (!module.lookupSymbol<func::FuncOp>(entry) ||
+      module.lookupSymbol<func::FuncOp>(entry).isExternal())
     return aotError(CompileErrorKind::NoFunction,
                     "no function named '" + entry + "' with a body");
+  // A ring is sharded first: the kernel takes one rank's share.
+  OwningOpRef<ModuleOp> sharded;
+  if (pipeline == Pipeline::Ring) {
+    auto s = shardRing(module, options.jit.ranks);
+    if (!s)
+      return s.takeError();
+    sharded = std::move(*s);
+    module = *sharded;
+  }
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
   AotArtifacts art;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    art.argShards.push_back(shardSpecOf(fn.getArgAttrDict(i)));
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    art.resultShards.push_back(shardSpecOf(fn.getResultAttrDict(i)));
   for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
     auto s = specOf(t, "argument #" + llvm::Twine(i) + " of '" + entry + "'");
     if (!s)

@@ -388,6 +388,39 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
   return llvm::Error::success();
 }
 
+llvm::Expected<OwningOpRef<ModuleOp>> shardRing(ModuleOp module, int64_t ranks) {
+  OwningOpRef<ModuleOp> sharded = module.clone();
+  std::string diags;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error)
+      diags += (diags.empty() ? "" : "; ") + d.str();
+    return success();
+  });
+  PassManager pm(module.getContext());
+  mlir::attn::AttnShardOptions shard;
+  shard.ranks = ranks;
+  pm.addPass(mlir::attn::createAttnShard(shard));
+  pm.addPass(mlir::attn::createAttnLowerMpi());
+  if (failed(pm.run(*sharded)))
+    return compileError(CompileErrorKind::LoweringFailed,
+                        "lowering through the ring pipeline failed: " + diags);
+  return sharded;
+}
+
+std::optional<ShardSpec> shardSpecOf(DictionaryAttr attrs) {
+  auto info = attrs ? attrs.getAs<DictionaryAttr>("attn.shard") : DictionaryAttr();
+  if (!info)
+    return std::nullopt;
+  auto dim = info.getAs<IntegerAttr>("dim");
+  auto layout = info.getAs<mlir::attn::RingLayoutAttr>("layout");
+  if (!dim || !layout)
+    return std::nullopt;
+  ShardSpec spec;
+  spec.dim = dim.getInt();
+  spec.layout = mlir::attn::stringifyRingLayout(layout.getValue()).str();
+  return spec;
+}
+
 void initializeNativeTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -426,39 +459,17 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   // A ring is sharded first: its signature is one rank's share.
   OwningOpRef<ModuleOp> sharded;
   if (pipeline == Pipeline::Ring) {
-    sharded = module.clone();
-    std::string diags;
-    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-      if (d.getSeverity() == DiagnosticSeverity::Error)
-        diags += (diags.empty() ? "" : "; ") + d.str();
-      return success();
-    });
-    PassManager pm(module.getContext());
-    mlir::attn::AttnShardOptions shard;
-    shard.ranks = options.ranks;
-    pm.addPass(mlir::attn::createAttnShard(shard));
-    pm.addPass(mlir::attn::createAttnLowerMpi());
-    if (failed(pm.run(*sharded)))
-      return compileError(CompileErrorKind::LoweringFailed,
-                          "lowering through the ring pipeline failed: " + diags);
+    auto s = shardRing(module, options.ranks);
+    if (!s)
+      return s.takeError();
+    sharded = std::move(*s);
     module = *sharded;
     fn = module.lookupSymbol<func::FuncOp>(entry);
   }
-  auto shardOfAttr = [](DictionaryAttr attrs) -> std::optional<ShardSpec> {
-    auto info = attrs ? attrs.getAs<DictionaryAttr>("attn.shard") : DictionaryAttr();
-    if (!info)
-      return std::nullopt;
-    ShardSpec spec;
-    spec.dim = info.getAs<IntegerAttr>("dim").getInt();
-    spec.layout = mlir::attn::stringifyRingLayout(
-                      info.getAs<mlir::attn::RingLayoutAttr>("layout").getValue())
-                      .str();
-    return spec;
-  };
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    cf->argShard.push_back(shardOfAttr(fn.getArgAttrDict(i)));
+    cf->argShard.push_back(shardSpecOf(fn.getArgAttrDict(i)));
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    cf->resultShard.push_back(shardOfAttr(fn.getResultAttrDict(i)));
+    cf->resultShard.push_back(shardSpecOf(fn.getResultAttrDict(i)));
   for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
     auto s = specOf(t, "argument #" + llvm::Twine(i) + " of '" + entry + "'");
     if (!s)

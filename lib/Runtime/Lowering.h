@@ -28,6 +28,17 @@ llvm::Error lowerToLLVMDialect(mlir::ModuleOp module, llvm::StringRef entry,
                                CompiledFunction::Tiling &usedTiling,
                                std::vector<std::string> &unfused);
 
+/// A clone of `module` with every attn.ring sdpa rewritten into ring
+/// attention over `ranks` (attn-shard) and its mpi ops lowered to calls of
+/// libattn_mpi (attn-lower-mpi): what the ring pipeline compiles, whose
+/// signature is one rank's share.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> shardRing(mlir::ModuleOp module,
+                                                           int64_t ranks);
+
+/// The `attn.shard` attribute attn-shard puts on a sharded argument or
+/// result, read from its attribute dictionary; nullopt without one.
+std::optional<ShardSpec> shardSpecOf(mlir::DictionaryAttr attrs);
+
 /// Registers the host target with LLVM (once per process).
 void initializeNativeTarget();
 

@@ -37,7 +37,7 @@ static cl::opt<std::string> entryName("entry",
                                                "first public function)"),
                                       cl::cat(aotCategory));
 static cl::opt<std::string> pipelineOpt("pipeline", cl::init("cpu"),
-                                        cl::desc("cpu | reference | gpu"),
+                                        cl::desc("cpu | reference | gpu | ring"),
                                         cl::cat(aotCategory));
 static cl::opt<std::string> kernelName("name",
                                        cl::desc("C name of the kernel (default: the "
@@ -69,6 +69,10 @@ static cl::opt<int64_t> numThreads("num-threads",
 static cl::opt<int64_t> minWorkItems("min-work-items",
                                      cl::desc("cpu: split keys below this many work items"),
                                      cl::cat(aotCategory));
+static cl::opt<int64_t> ranks("ranks",
+                             cl::desc("ring: the MPI ranks P each attn.ring sdpa is "
+                                      "sharded over"),
+                             cl::init(1), cl::cat(aotCategory));
 static cl::opt<unsigned> optLevel("O", cl::init(3), cl::desc("LLVM optimisation level"),
                                   cl::Prefix, cl::cat(aotCategory));
 
@@ -128,6 +132,9 @@ int main(int argc, char **argv) {
   set(minWorkItems, options.jit.minWorkItems);
   options.jit.threads = numThreads;
   options.jit.gpuDeviceResident = deviceResident;
+  options.jit.ranks = ranks;
+  if (ranks < 1)
+    fail("--ranks must be >= 1, got " + llvm::Twine(ranks));
   options.jit.optLevel = optLevel;
   if (options.jit.optLevel > 3)
     fail("-O" + llvm::Twine(options.jit.optLevel) + ": expected 0 to 3");

@@ -66,6 +66,9 @@ struct AotArtifacts {
   std::vector<std::pair<std::string, std::string>> gpuBinaries;
   std::string targetCpu, targetFeatures;
   std::vector<TensorSpec> args, results;
+  /// ring: each argument's / result's split over the ranks (one rank's
+  /// share is what the kernel takes); nullopt where whole.
+  std::vector<std::optional<ShardSpec>> argShards, resultShards;
   ShapeRelations relations;
   CompiledFunction::Tiling tiling;
   /// Ops left to the unfused reference lowering (cpu pipeline remarks).
@@ -73,7 +76,8 @@ struct AotArtifacts {
 };
 
 /// Compiles `entry` of `module` (cloned, not modified) through `pipeline`
-/// (cpu, reference or gpu). Errors are CompileErrors.
+/// (cpu, reference, gpu or ring: options.jit.ranks ranks). Errors are
+/// CompileErrors.
 llvm::Expected<AotArtifacts> compileAot(mlir::ModuleOp module,
                                         llvm::StringRef entry,
                                         Pipeline pipeline,

@@ -24,12 +24,26 @@ namespace {
 
 bool startedHere = false;
 attn::mpi::Stats counters;
-/// Communicator handles: 0 is MPI_COMM_WORLD, others from comm_split.
+/// Communicator handles: 0 is the kernels' own duplicate of
+/// MPI_COMM_WORLD (made on first use, collectively, by the ring's
+/// comm_world), so that a host program's messages on MPI_COMM_WORLD can
+/// never match a ring's; others come from comm_split.
 std::vector<MPI_Comm> &comms() {
-  static std::vector<MPI_Comm> c{MPI_COMM_WORLD};
+  static std::vector<MPI_Comm> c;
   return c;
 }
+void requireMpi() {
+  if (!attn::mpi::isInitialized())
+    attn::mpi::abortJob("MPI is not initialised: call MPI_Init_thread(..., "
+                        "MPI_THREAD_FUNNELED, ...) before a ring kernel");
+}
 MPI_Comm commOf(int64_t handle) {
+  requireMpi();
+  if (comms().empty()) {
+    MPI_Comm world;
+    MPI_Comm_dup(MPI_COMM_WORLD, &world);
+    comms().push_back(world);
+  }
   if (handle < 0 || handle >= static_cast<int64_t>(comms().size()))
     attn::mpi::abortJob("invalid communicator handle " + std::to_string(handle));
   return comms()[handle];
@@ -69,7 +83,10 @@ int32_t attn_mpi_finalize() {
   return MPI_SUCCESS;
 }
 
-int64_t attn_mpi_comm_world() { return 0; }
+int64_t attn_mpi_comm_world() {
+  commOf(0); // makes the duplicate (collective: every rank's kernel calls it)
+  return 0;
+}
 
 int32_t attn_mpi_comm_rank(int64_t comm) {
   int r = 0;
@@ -171,10 +188,257 @@ int32_t attn_mpi_allreduce(int64_t send, int64_t recv, int64_t sendBytes, int64_
 }
 
 int32_t attn_mpi_error_class(int32_t code) {
+  if (code == MPI_SUCCESS)
+    return 0;
   int cls = code;
-  if (code != MPI_SUCCESS)
-    MPI_Error_class(code, &cls);
-  return cls;
+  MPI_Error_class(code, &cls);
+  // The mpi dialect's MPI_ErrorClassEnum numbers the classes in its own
+  // (alphabetical) order, not the library's.
+#ifdef MPI_ERR_ACCESS
+  if (cls == MPI_ERR_ACCESS)
+    return 1;
+#endif
+#ifdef MPI_ERR_AMODE
+  if (cls == MPI_ERR_AMODE)
+    return 2;
+#endif
+#ifdef MPI_ERR_ARG
+  if (cls == MPI_ERR_ARG)
+    return 3;
+#endif
+#ifdef MPI_ERR_ASSERT
+  if (cls == MPI_ERR_ASSERT)
+    return 4;
+#endif
+#ifdef MPI_ERR_BAD_FILE
+  if (cls == MPI_ERR_BAD_FILE)
+    return 5;
+#endif
+#ifdef MPI_ERR_BASE
+  if (cls == MPI_ERR_BASE)
+    return 6;
+#endif
+#ifdef MPI_ERR_BUFFER
+  if (cls == MPI_ERR_BUFFER)
+    return 7;
+#endif
+#ifdef MPI_ERR_COMM
+  if (cls == MPI_ERR_COMM)
+    return 8;
+#endif
+#ifdef MPI_ERR_CONVERSION
+  if (cls == MPI_ERR_CONVERSION)
+    return 9;
+#endif
+#ifdef MPI_ERR_COUNT
+  if (cls == MPI_ERR_COUNT)
+    return 10;
+#endif
+#ifdef MPI_ERR_DIMS
+  if (cls == MPI_ERR_DIMS)
+    return 11;
+#endif
+#ifdef MPI_ERR_DISP
+  if (cls == MPI_ERR_DISP)
+    return 12;
+#endif
+#ifdef MPI_ERR_DUP_DATAREP
+  if (cls == MPI_ERR_DUP_DATAREP)
+    return 13;
+#endif
+#ifdef MPI_ERR_ERRHANDLER
+  if (cls == MPI_ERR_ERRHANDLER)
+    return 14;
+#endif
+#ifdef MPI_ERR_FILE
+  if (cls == MPI_ERR_FILE)
+    return 15;
+#endif
+#ifdef MPI_ERR_FILE_EXISTS
+  if (cls == MPI_ERR_FILE_EXISTS)
+    return 16;
+#endif
+#ifdef MPI_ERR_FILE_IN_USE
+  if (cls == MPI_ERR_FILE_IN_USE)
+    return 17;
+#endif
+#ifdef MPI_ERR_GROUP
+  if (cls == MPI_ERR_GROUP)
+    return 18;
+#endif
+#ifdef MPI_ERR_INFO
+  if (cls == MPI_ERR_INFO)
+    return 19;
+#endif
+#ifdef MPI_ERR_INFO_KEY
+  if (cls == MPI_ERR_INFO_KEY)
+    return 20;
+#endif
+#ifdef MPI_ERR_INFO_NOKEY
+  if (cls == MPI_ERR_INFO_NOKEY)
+    return 21;
+#endif
+#ifdef MPI_ERR_INFO_VALUE
+  if (cls == MPI_ERR_INFO_VALUE)
+    return 22;
+#endif
+#ifdef MPI_ERR_IN_STATUS
+  if (cls == MPI_ERR_IN_STATUS)
+    return 23;
+#endif
+#ifdef MPI_ERR_INTERN
+  if (cls == MPI_ERR_INTERN)
+    return 24;
+#endif
+#ifdef MPI_ERR_IO
+  if (cls == MPI_ERR_IO)
+    return 25;
+#endif
+#ifdef MPI_ERR_KEYVAL
+  if (cls == MPI_ERR_KEYVAL)
+    return 26;
+#endif
+#ifdef MPI_ERR_LOCKTYPE
+  if (cls == MPI_ERR_LOCKTYPE)
+    return 27;
+#endif
+#ifdef MPI_ERR_NAME
+  if (cls == MPI_ERR_NAME)
+    return 28;
+#endif
+#ifdef MPI_ERR_NO_MEM
+  if (cls == MPI_ERR_NO_MEM)
+    return 29;
+#endif
+#ifdef MPI_ERR_NO_SPACE
+  if (cls == MPI_ERR_NO_SPACE)
+    return 30;
+#endif
+#ifdef MPI_ERR_NO_SUCH_FILE
+  if (cls == MPI_ERR_NO_SUCH_FILE)
+    return 31;
+#endif
+#ifdef MPI_ERR_NOT_SAME
+  if (cls == MPI_ERR_NOT_SAME)
+    return 32;
+#endif
+#ifdef MPI_ERR_OP
+  if (cls == MPI_ERR_OP)
+    return 33;
+#endif
+#ifdef MPI_ERR_OTHER
+  if (cls == MPI_ERR_OTHER)
+    return 34;
+#endif
+#ifdef MPI_ERR_PENDING
+  if (cls == MPI_ERR_PENDING)
+    return 35;
+#endif
+#ifdef MPI_ERR_PORT
+  if (cls == MPI_ERR_PORT)
+    return 36;
+#endif
+#ifdef MPI_ERR_PROC_ABORTED
+  if (cls == MPI_ERR_PROC_ABORTED)
+    return 37;
+#endif
+#ifdef MPI_ERR_QUOTA
+  if (cls == MPI_ERR_QUOTA)
+    return 38;
+#endif
+#ifdef MPI_ERR_RANK
+  if (cls == MPI_ERR_RANK)
+    return 39;
+#endif
+#ifdef MPI_ERR_READ_ONLY
+  if (cls == MPI_ERR_READ_ONLY)
+    return 40;
+#endif
+#ifdef MPI_ERR_REQUEST
+  if (cls == MPI_ERR_REQUEST)
+    return 41;
+#endif
+#ifdef MPI_ERR_RMA_ATTACH
+  if (cls == MPI_ERR_RMA_ATTACH)
+    return 42;
+#endif
+#ifdef MPI_ERR_RMA_CONFLICT
+  if (cls == MPI_ERR_RMA_CONFLICT)
+    return 43;
+#endif
+#ifdef MPI_ERR_RMA_FLAVOR
+  if (cls == MPI_ERR_RMA_FLAVOR)
+    return 44;
+#endif
+#ifdef MPI_ERR_RMA_RANGE
+  if (cls == MPI_ERR_RMA_RANGE)
+    return 45;
+#endif
+#ifdef MPI_ERR_RMA_SHARED
+  if (cls == MPI_ERR_RMA_SHARED)
+    return 46;
+#endif
+#ifdef MPI_ERR_RMA_SYNC
+  if (cls == MPI_ERR_RMA_SYNC)
+    return 47;
+#endif
+#ifdef MPI_ERR_ROOT
+  if (cls == MPI_ERR_ROOT)
+    return 48;
+#endif
+#ifdef MPI_ERR_SERVICE
+  if (cls == MPI_ERR_SERVICE)
+    return 49;
+#endif
+#ifdef MPI_ERR_SESSION
+  if (cls == MPI_ERR_SESSION)
+    return 50;
+#endif
+#ifdef MPI_ERR_SIZE
+  if (cls == MPI_ERR_SIZE)
+    return 51;
+#endif
+#ifdef MPI_ERR_SPAWN
+  if (cls == MPI_ERR_SPAWN)
+    return 52;
+#endif
+#ifdef MPI_ERR_TAG
+  if (cls == MPI_ERR_TAG)
+    return 53;
+#endif
+#ifdef MPI_ERR_TOPOLOGY
+  if (cls == MPI_ERR_TOPOLOGY)
+    return 54;
+#endif
+#ifdef MPI_ERR_TRUNCATE
+  if (cls == MPI_ERR_TRUNCATE)
+    return 55;
+#endif
+#ifdef MPI_ERR_TYPE
+  if (cls == MPI_ERR_TYPE)
+    return 56;
+#endif
+#ifdef MPI_ERR_UNKNOWN
+  if (cls == MPI_ERR_UNKNOWN)
+    return 57;
+#endif
+#ifdef MPI_ERR_UNSUPPORTED_DATAREP
+  if (cls == MPI_ERR_UNSUPPORTED_DATAREP)
+    return 58;
+#endif
+#ifdef MPI_ERR_UNSUPPORTED_OPERATION
+  if (cls == MPI_ERR_UNSUPPORTED_OPERATION)
+    return 59;
+#endif
+#ifdef MPI_ERR_VALUE_TOO_LARGE
+  if (cls == MPI_ERR_VALUE_TOO_LARGE)
+    return 60;
+#endif
+#ifdef MPI_ERR_WIN
+  if (cls == MPI_ERR_WIN)
+    return 61;
+#endif
+  return 57; // MPI_ERR_UNKNOWN
 }
 
 } // extern "C"
@@ -184,8 +448,16 @@ namespace attn::mpi {
 bool initialize(std::string &error) {
   int done = 0;
   MPI_Initialized(&done);
-  if (done)
+  if (done) {
+    int level = 0;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_FUNNELED) {
+      error = "MPI was initialised with thread level " + std::to_string(level) +
+              ", below MPI_THREAD_FUNNELED (the kernels use OpenMP threads)";
+      return false;
+    }
     return true;
+  }
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     error = "MPI_Init_thread failed";

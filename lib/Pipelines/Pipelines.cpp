@@ -70,16 +70,18 @@ static void addRaiseToSdpa(OpPassManager &pm) {
   pm.addPass(mlir::attn::createAttnDecompose(keepSdpa));
 }
 
-void mlir::attn::buildCpuPipeline(OpPassManager &pm,
-                                  const CpuPipelineOptions &options) {
+/// The CPU pipeline's passes, for its own options or the ring pipeline's
+/// (which share them).
+template <typename Options>
+static void addCpuLowering(OpPassManager &pm, const Options &options) {
   addRaiseToSdpa(pm);
-  ConvertAttnToLoopsOptions tiling;
+  mlir::attn::ConvertAttnToLoopsOptions tiling;
   tiling.tileQ = options.tileQ;
   tiling.tileK = options.tileK;
   tiling.vectorWidth = options.vectorWidth;
   tiling.reportUnfused = options.reportUnfused;
   tiling.minWorkItems = options.minWorkItems;
-  pm.addPass(createConvertAttnToLoops(tiling));
+  pm.addPass(mlir::attn::createConvertAttnToLoops(tiling));
   // What the fused lowering left (projections, f16/bf16, dropout) takes the
   // reference route.
   addReferenceLowering(pm);
@@ -88,7 +90,11 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   ConvertSCFToOpenMPPassOptions omp;
   omp.numThreads = options.threads;
   pm.addPass(createConvertSCFToOpenMPPass(omp));
-  buildLowerToLLVMPipeline(pm);
+  mlir::attn::buildLowerToLLVMPipeline(pm);
+}
+
+void mlir::attn::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  addCpuLowering(pm, options);
 }
 
 void mlir::attn::buildRingPipeline(OpPassManager &pm, const RingPipelineOptions &options) {
@@ -99,15 +105,7 @@ void mlir::attn::buildRingPipeline(OpPassManager &pm, const RingPipelineOptions 
   // with unknown memory effects such as mpi.isend; calls taking addresses
   // it leaves alone.
   pm.addPass(createAttnLowerMpi());
-  CpuPipelineOptions cpu;
-  cpu.tileQ = options.tileQ;
-  cpu.tileK = options.tileK;
-  cpu.vectorWidth = options.vectorWidth;
-  cpu.minWorkItems = options.minWorkItems;
-  cpu.threads = options.threads;
-  cpu.reportUnfused = options.reportUnfused;
-  cpu.lowerToLLVM = options.lowerToLLVM;
-  buildCpuPipeline(pm, cpu);
+  addCpuLowering(pm, options);
 }
 
 std::optional<std::string> mlir::attn::ptxFeaturesForChip(llvm::StringRef chip) {

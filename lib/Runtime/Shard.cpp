@@ -1,6 +1,9 @@
 //===- Shard.cpp - a tensor's share on one rank of a ring -----------------===//
 #include "attn/Runtime/Shard.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Error.h"
+
 #include <cstring>
 
 namespace attn::runtime {
@@ -30,7 +33,26 @@ struct RowLayout {
 };
 } // namespace
 
-HostTensor shardOf(const HostTensor &whole, const ShardSpec &spec, int rank, int ranks) {
+/// Fails unless `shape` splits into `ranks` shares along spec.dim by its
+/// layout (2 chunks per rank for zigzag).
+static llvm::Error checkSplit(const std::vector<int64_t> &shape, const ShardSpec &spec,
+                              int ranks) {
+  int64_t parts = spec.layout == "zigzag" ? 2 * ranks : ranks;
+  if (ranks >= 1 && spec.dim >= 0 && spec.dim < static_cast<int64_t>(shape.size()) &&
+      shape[spec.dim] % parts == 0)
+    return llvm::Error::success();
+  std::string dims;
+  for (auto [i, d] : llvm::enumerate(shape))
+    dims += (i ? "," : "") + std::to_string(d);
+  return llvm::createStringError("a tensor of shape [" + dims + "] cannot be split into " +
+                                 std::to_string(parts) + " " + spec.layout +
+                                 " parts along dim " + std::to_string(spec.dim));
+}
+
+llvm::Expected<HostTensor> shardOf(const HostTensor &whole, const ShardSpec &spec, int rank,
+                                   int ranks) {
+  if (llvm::Error e = checkSplit(whole.shape, spec, ranks))
+    return std::move(e);
   std::vector<int64_t> shape = whole.shape;
   int64_t local = shape[spec.dim] / ranks;
   shape[spec.dim] = local;
@@ -45,9 +67,12 @@ HostTensor shardOf(const HostTensor &whole, const ShardSpec &spec, int rank, int
   return out;
 }
 
-HostTensor unshard(const std::vector<char> &shares, DType dtype,
-                   const std::vector<int64_t> &shareShape, const ShardSpec &spec, int ranks) {
+llvm::Expected<HostTensor> unshard(const std::vector<char> &shares, DType dtype,
+                                   const std::vector<int64_t> &shareShape,
+                                   const ShardSpec &spec, int ranks) {
   std::vector<int64_t> shape = shareShape;
+  if (llvm::Error e = checkSplit(shape, spec, 1))
+    return std::move(e);
   int64_t local = shape[spec.dim];
   shape[spec.dim] = local * ranks;
   HostTensor out = HostTensor::zeros(dtype, shape);

@@ -135,9 +135,12 @@ struct DecomposeSdpaPartial : OpRewritePattern<SdpaPartialOp> {
     Location loc = op.getLoc();
     Value s = maskedScores(op, *scale, rewriter);
     Value lse = LogSumExpOp::create(rewriter, loc, op.getLse().getType(), s);
-    Value p = SoftmaxOp::create(rewriter, loc, s);
-    Value o = WeightedSumOp::create(rewriter, loc, p, op.getValue());
-    rewriter.replaceOp(op, {extendToF32(rewriter, loc, o), lse});
+    // The weighted sum in f32 (probabilities and V widened): the partial
+    // output is not rounded to f16/bf16 before it is merged.
+    Value p = extendToF32(rewriter, loc, SoftmaxOp::create(rewriter, loc, s));
+    Value o = WeightedSumOp::create(rewriter, loc, p,
+                                    extendToF32(rewriter, loc, op.getValue()));
+    rewriter.replaceOp(op, {o, lse});
     return success();
   }
 };

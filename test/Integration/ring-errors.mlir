@@ -30,6 +30,12 @@
 // RUN: not %mpirun -np 1 attn-run %s --entry=ring --pipeline=ring --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy : -np 1 attn-run %s --entry=ring --pipeline=ring --input=%t/missing.npy --input=%t/k.npy --input=%t/v.npy 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: missing.npy: cannot open file
 
+// A whole input of the wrong length (it would still cut into shares of the
+// right size) is an error on every rank:
+// RUN: %python %S/Inputs/npytool.py make %t/q98.npy --shape 1,2,98,32 --fill rand:1
+// RUN: not %mpirun -np 2 attn-run %s --entry=ring --pipeline=ring --input=%t/q98.npy --input=%t/k.npy --input=%t/v.npy 2>&1 | FileCheck %s --check-prefix=LENGTH
+// LENGTH: attn-run: rank {{[0-9]}}: ring: input #0 is float32[1,2,98,32], expected float32[1,2,96,32]
+
 // Options the ring does not take:
 // RUN: not attn-run %s --entry=ring --pipeline=ring --random-inputs --expect=%t/o.npy 2>&1 | FileCheck %s --check-prefix=OPTS
 // OPTS: attn-run: --pipeline=ring takes neither --expect, --dump-object nor --compare-with=ring

@@ -64,8 +64,11 @@ std::unique_ptr<rt::CompiledFunction> compileOrAbort(RingRun &run, rt::Pipeline 
 
 int runRing(RingRun &run) {
   std::string error;
-  if (!mpi::initialize(error))
+  if (!mpi::initialize(error)) {
+    if (mpi::isInitialized())
+      abortRing("--pipeline=ring: " + error);
     fail(2, "--pipeline=ring: " + error);
+  }
   int rank = mpi::rank(), ranks = mpi::size();
 
   // Every rank compiles the same ring for P = the communicator's size.
@@ -94,12 +97,30 @@ int runRing(RingRun &run) {
   if (whole.size() != fn->argSpecs().size())
     abortRing("'" + run.entry + "' takes " + llvm::Twine(fn->argSpecs().size()) +
               " arguments, got " + llvm::Twine(whole.size()) + " inputs");
+  // The whole inputs against the function as written (before sharding, a
+  // longer sequence would still cut into shares of the right size).
+  for (auto [i, t] : llvm::enumerate(whole)) {
+    auto tt = mlir::cast<mlir::RankedTensorType>(run.entryFn.getArgumentTypes()[i]);
+    std::vector<int64_t> want(tt.getShape().begin(), tt.getShape().end());
+    if (t.shape != want || t.dtype != *dtypeOf(tt)) {
+      rt::TensorSpec got{t.dtype, t.shape}, expected{*dtypeOf(tt), want};
+      abortRing(run.entry + ": input #" + llvm::Twine(i) + " is " + got.str() + ", expected " +
+                expected.str());
+    }
+  }
 
   // This rank's share of each sharded argument.
   std::vector<rt::HostTensor> local;
   for (auto [i, t] : llvm::enumerate(whole)) {
     const std::optional<rt::ShardSpec> &spec = fn->argShards()[i];
-    local.push_back(spec ? rt::shardOf(t, *spec, rank, ranks) : t);
+    if (!spec) {
+      local.push_back(t);
+      continue;
+    }
+    auto part = rt::shardOf(t, *spec, rank, ranks);
+    if (!part)
+      abortRing("input #" + llvm::Twine(i) + ": " + errorString(part.takeError()));
+    local.push_back(std::move(*part));
   }
   if (llvm::Error e = fn->checkInputs(local))
     abortRing(run.entry + ": " + errorString(std::move(e)));
@@ -139,8 +160,12 @@ int runRing(RingRun &run) {
       continue;
     }
     std::vector<char> all = mpi::gatherToRoot(t.bytes.data(), t.bytes.size());
-    if (rank == 0)
-      gathered.push_back(rt::unshard(all, t.dtype, t.shape, *spec, ranks));
+    if (rank == 0) {
+      auto joined = rt::unshard(all, t.dtype, t.shape, *spec, ranks);
+      if (!joined)
+        abortRing("result #" + llvm::Twine(i) + ": " + errorString(joined.takeError()));
+      gathered.push_back(std::move(*joined));
+    }
   }
 
   // Per step: one K/V block's transfer measured alone (for the overlap).

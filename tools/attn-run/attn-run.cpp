@@ -382,16 +382,18 @@ int main(int argc, char **argv) {
 
   rt::JitOptions jit;
   jit.keepObject = !dumpObject.empty();
+  if (tileQ.getNumOccurrences())
+    jit.tileQ = tileQ;
+  if (tileK.getNumOccurrences())
+    jit.tileK = tileK;
+  jit.threads = numThreads;
+  jit.gpuChip = gpuChip;
+  jit.gpuFormat = gpuFormat;
   if (*pipeline == rt::Pipeline::Ring) {
     // Under mpirun: every rank runs this; rank 0 reports.
     if (!expects.empty() || !dumpObject.empty() || refPipeline == rt::Pipeline::Ring)
       fail(2, "--pipeline=ring takes neither --expect, --dump-object nor "
               "--compare-with=ring (compare with reference or cpu)");
-    if (tileQ.getNumOccurrences())
-      jit.tileQ = tileQ;
-    if (tileK.getNumOccurrences())
-      jit.tileK = tileK;
-    jit.threads = numThreads;
     RingRun run;
     run.file = inputFile;
     run.entry = name;
@@ -408,13 +410,6 @@ int main(int argc, char **argv) {
     progress.clear();
     return runRing(run);
   }
-  if (tileQ.getNumOccurrences())
-    jit.tileQ = tileQ;
-  if (tileK.getNumOccurrences())
-    jit.tileK = tileK;
-  jit.threads = numThreads;
-  jit.gpuChip = gpuChip;
-  jit.gpuFormat = gpuFormat;
   auto compiled = [&](rt::Pipeline p) {
     progress.show("compiling through the " + rt::pipelineName(p) + " pipeline");
     SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, diagnosticStream());

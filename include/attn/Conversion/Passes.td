@@ -402,8 +402,14 @@ def AttnLowerMpi : Pass<"attn-lower-mpi", "::mlir::ModuleOp"> {
     Replaces every `mpi` op by a call to a C function of `libattn_mpi`
     (`attn_mpi_isend`, ...), which calls Open MPI (or any MPI: the runtime
     is the only code compiled against `mpi.h`). `!mpi.comm` and
-    `!mpi.request` become `i64` handles, `!mpi.retval` an `i32` (always
-    `MPI_SUCCESS`: MPI's default error handler aborts the job).
+    `!mpi.request` become `i64` handles (communicator 0 is the runtime's own
+    duplicate of `MPI_COMM_WORLD`, so a host program's messages never match
+    a kernel's), `!mpi.retval` an `i32`: the library's return code where a
+    call returns one (`init`, `finalize`, `wait`, `barrier`, `send`,
+    `recv`, `allreduce`), `MPI_SUCCESS` for the others (MPI's default error
+    handler aborts the job on an error). `retval_check` and `error_class`
+    translate the library's error class into the dialect's
+    `MPI_ErrorClassEnum` numbering.
 
     Unlike upstream's `mpi` → LLVM patterns (see `docs/distributed.md`):
     a buffer of any rank moves all its elements (the byte count is the

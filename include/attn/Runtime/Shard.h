@@ -11,6 +11,8 @@
 
 #include "attn/Runtime/HostTensor.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,13 +29,16 @@ struct ShardSpec {
 /// `local` rows per rank.
 int64_t globalRow(const ShardSpec &spec, int64_t row, int64_t local, int rank, int ranks);
 
-/// `rank`'s share of `whole` (dim spec.dim has ranks · local rows).
-HostTensor shardOf(const HostTensor &whole, const ShardSpec &spec, int rank, int ranks);
+/// `rank`'s share of `whole` (dim spec.dim has ranks · local rows); an
+/// error when that dim does not split by the layout.
+llvm::Expected<HostTensor> shardOf(const HostTensor &whole, const ShardSpec &spec, int rank,
+                                   int ranks);
 
 /// The whole tensor from every rank's share in rank order (`shares`, each of
 /// `shareShape`, concatenated as gathered).
-HostTensor unshard(const std::vector<char> &shares, DType dtype,
-                   const std::vector<int64_t> &shareShape, const ShardSpec &spec, int ranks);
+llvm::Expected<HostTensor> unshard(const std::vector<char> &shares, DType dtype,
+                                   const std::vector<int64_t> &shareShape,
+                                   const ShardSpec &spec, int ranks);
 
 } // namespace attn::runtime
 

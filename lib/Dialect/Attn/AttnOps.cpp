@@ -530,13 +530,18 @@ void SdpaOp::build(OpBuilder &b, OperationState &state, Value query, Value key,
         /*dropout_seed=*/IntegerAttr());
 }
 
-std::optional<double> SdpaOp::getEffectiveScale() {
-  if (auto s = getScaleAttr())
-    return s.getValueAsDouble();
-  int64_t d = dimOf(getQuery(), 3);
+/// The `scale` attribute, else 1/sqrt(D) of `query`; nullopt for a dynamic D.
+static std::optional<double> effectiveScale(FloatAttr scale, Value query) {
+  if (scale)
+    return scale.getValueAsDouble();
+  int64_t d = dimOf(query, 3);
   if (isDyn(d) || d <= 0)
     return std::nullopt;
   return 1.0 / std::sqrt(static_cast<double>(d));
+}
+
+std::optional<double> SdpaOp::getEffectiveScale() {
+  return effectiveScale(getScaleAttr(), getQuery());
 }
 
 /// The operand and attribute rules attn.sdpa and attn.sdpa_partial share.
@@ -812,12 +817,7 @@ LogicalResult MhaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
 //===----------------------------------------------------------------------===//
 
 std::optional<double> SdpaPartialOp::getEffectiveScale() {
-  if (auto s = getScaleAttr())
-    return s.getValueAsDouble();
-  int64_t d = dimOf(getQuery(), 3);
-  if (isDyn(d) || d <= 0)
-    return std::nullopt;
-  return 1.0 / std::sqrt(static_cast<double>(d));
+  return effectiveScale(getScaleAttr(), getQuery());
 }
 
 /// [B,H,Tq] from the query.

@@ -29,6 +29,11 @@ CASES = [
     (2048, 4, "bottom_right", "striped", 2, 1, 64, 64, "f32", "none"),
     (2048, 2, "top_left", "contiguous", 2, 2, 64, 64, "f16", "add"),
     (2048, 4, "none", "zigzag", 2, 2, 128, 64, "f32", "none"),
+    # masks with each layout's block split: zigzag with query-row and
+    # key-column chunks, striped with strided mask columns
+    (512, 4, "top_left", "zigzag", 2, 1, 64, 64, "f32", "add"),
+    (512, 2, "none", "zigzag", 2, 2, 64, 64, "f32", "keypad"),
+    (384, 3, "top_left", "striped", 2, 2, 64, 64, "f32", "keep"),
 ]
 
 

@@ -353,8 +353,12 @@ bool parseDescr(StringRef d, NpyArray &a) {
 
 /// The .npy format, from a sequential source of `fileSize` bytes. `strict`:
 /// only what is exactly a HostTensor (readNpy's errors), else NpyArray.
+/// Reads the data of `a` (its header parsed; the data start at byte
+/// `dataStart` of the file) instead of the whole array.
+using ReadDataFn = function_ref<Error(NpyArray &a, uint64_t dataStart)>;
+
 Expected<NpyArray> parseNpy(const std::string &path, uint64_t fileSize,
-                            ReadFn readFully, bool strict) {
+                            ReadFn readFully, bool strict, ReadDataFn readData = nullptr) {
   if (fileSize == 0)
     return npyError(path, "empty file");
   auto readError = [&](Error e) {
@@ -521,6 +525,11 @@ Expected<NpyArray> parseNpy(const std::string &path, uint64_t fileSize,
                               shapeText + " " + a.dtypeStr() + " needs " +
                               Twine(nbytes) + " bytes, found " +
                               Twine(available));
+  if (readData) {
+    if (Error e = readData(a, dataStart))
+      return std::move(e);
+    return a;
+  }
   a.bytes.resize(static_cast<size_t>(nbytes));
   got = readFully(reinterpret_cast<char *>(a.bytes.data()), a.bytes.size());
   if (!got)
@@ -596,6 +605,72 @@ Expected<NpyArray> parseNpyArray(StringRef name, ArrayRef<uint8_t> bytes) {
         return k;
       },
       /*strict=*/false);
+}
+
+Expected<HostTensor> readNpyRows(const std::string &path, int64_t dim,
+                                 function_ref<Expected<std::vector<int64_t>>(int64_t)> rowsOf) {
+  uint64_t fileSize = 0;
+  Expected<sys::fs::file_t> fdOr = openRegularFile(path, fileSize);
+  if (!fdOr)
+    return fdOr.takeError();
+  FileCloser closer{*fdOr};
+  sys::fs::file_t fd = *fdOr;
+  auto readRows = [&](NpyArray &a, uint64_t dataStart) -> Error {
+    int64_t rank = static_cast<int64_t>(a.shape.size());
+    if (dim < 0 || dim >= rank)
+      return npyError(path, "has rank " + Twine(rank) + ", no dim " + Twine(dim) +
+                                " to take rows of");
+    Expected<std::vector<int64_t>> rows = rowsOf(a.shape[dim]);
+    if (!rows)
+      return rows.takeError();
+    int64_t outer = 1, rowBytes = a.itemSize;
+    for (int64_t i = 0; i < dim; ++i)
+      outer *= a.shape[i];
+    for (int64_t i = dim + 1; i < rank; ++i)
+      rowBytes *= a.shape[i];
+    int64_t whole = a.shape[dim], n = static_cast<int64_t>(rows->size());
+    a.bytes.resize(static_cast<size_t>(outer * n * rowBytes));
+    for (int64_t g : *rows)
+      if (g < 0 || g >= whole)
+        return npyError(path, "row " + Twine(g) + " is outside dim " + Twine(dim) +
+                                  " of length " + Twine(whole));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = 0; k < n;) {
+        // One read per run of consecutive rows.
+        int64_t run = 1;
+        while (k + run < n && (*rows)[k + run] == (*rows)[k] + run)
+          ++run;
+        char *dst = reinterpret_cast<char *>(a.bytes.data()) + (o * n + k) * rowBytes;
+        uint64_t at = dataStart + static_cast<uint64_t>((o * whole + (*rows)[k]) * rowBytes);
+        int64_t bytes = run * rowBytes;
+        for (int64_t done = 0; done < bytes;) {
+          Expected<size_t> got = sys::fs::readNativeFileSlice(
+              fd, MutableArrayRef<char>(dst + done, bytes - done), at + done);
+          if (!got)
+            return npyError(path, "read error: " +
+                                      errorToErrorCode(got.takeError()).message());
+          if (*got == 0)
+            return npyError(path, "truncated data");
+          done += static_cast<int64_t>(*got);
+        }
+        k += run;
+      }
+    a.shape[dim] = n;
+    return Error::success();
+  };
+  Expected<NpyArray> a = parseNpy(
+      path, fileSize, [&](char *buf, size_t n) { return readFully(fd, buf, n); },
+      /*strict=*/true, readRows);
+  if (!a)
+    return a.takeError();
+  HostTensor t;
+  t.dtype = *a->exactDType();
+  t.shape = std::move(a->shape);
+  t.bytes = std::move(a->bytes);
+  if (t.dtype == DType::Bool)
+    for (uint8_t &b : t.bytes)
+      b = b != 0;
+  return t;
 }
 
 Expected<HostTensor> readNpy(const std::string &path) {

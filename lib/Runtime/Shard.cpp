@@ -67,6 +67,30 @@ llvm::Expected<HostTensor> shardOf(const HostTensor &whole, const ShardSpec &spe
   return out;
 }
 
+llvm::Expected<HostTensor> readNpyShare(const std::string &path, const ShardSpec &spec,
+                                        int rank, int ranks,
+                                        std::vector<int64_t> *wholeShape) {
+  int64_t wholeRows = 0;
+  auto share = readNpyRows(path, spec.dim, [&](int64_t rows) -> llvm::Expected<std::vector<int64_t>> {
+    wholeRows = rows;
+    int64_t parts = spec.layout == "zigzag" ? 2 * ranks : ranks;
+    if (ranks < 1 || rows % parts != 0)
+      return llvm::createStringError(path + ": dim " + std::to_string(spec.dim) + " has " +
+                                     std::to_string(rows) + " rows, which do not split into " +
+                                     std::to_string(parts) + " " + spec.layout + " parts");
+    int64_t local = rows / ranks;
+    std::vector<int64_t> out;
+    for (int64_t j = 0; j < local; ++j)
+      out.push_back(globalRow(spec, j, local, rank, ranks));
+    return out;
+  });
+  if (share && wholeShape) {
+    *wholeShape = share->shape;
+    (*wholeShape)[spec.dim] = wholeRows;
+  }
+  return share;
+}
+
 llvm::Expected<HostTensor> unshard(const std::vector<char> &shares, DType dtype,
                                    const std::vector<int64_t> &shareShape,
                                    const ShardSpec &spec, int ranks) {

@@ -10,7 +10,7 @@
 
 // NAME: attn-aot: the kernel name '2bad' is not a C identifier
 // CPU: attn-aot: {{.*}}no-such-cpu
-// SCHED: attn-aot: attn-aot compiles the cpu, reference and gpu pipelines
+// SCHED: attn-aot: attn-aot compiles the cpu, reference, gpu and ring pipelines
 // PIPE: attn-aot: unknown pipeline 'nope'
 // ENTRY: attn-aot: {{.*}}no function named 'missing'
 // TILE: attn-aot: convert-attn-to-loops: tile-q must be {{.*}} vector-width=3

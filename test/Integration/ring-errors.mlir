@@ -30,11 +30,22 @@
 // RUN: not %mpirun -np 1 attn-run %s --entry=ring --pipeline=ring --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy : -np 1 attn-run %s --entry=ring --pipeline=ring --input=%t/missing.npy --input=%t/k.npy --input=%t/v.npy 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: missing.npy: cannot open file
 
-// A whole input of the wrong length (it would still cut into shares of the
-// right size) is an error on every rank:
+// A whole input of the wrong length is an error on every rank, whether it
+// splits into shares (100 rows: they would have the right size) or not (98):
+// RUN: %python %S/Inputs/npytool.py make %t/q100.npy --shape 1,2,100,32 --fill rand:1
 // RUN: %python %S/Inputs/npytool.py make %t/q98.npy --shape 1,2,98,32 --fill rand:1
-// RUN: not %mpirun -np 2 attn-run %s --entry=ring --pipeline=ring --input=%t/q98.npy --input=%t/k.npy --input=%t/v.npy 2>&1 | FileCheck %s --check-prefix=LENGTH
-// LENGTH: attn-run: rank {{[0-9]}}: ring: input #0 is float32[1,2,98,32], expected float32[1,2,96,32]
+// RUN: not %mpirun -np 2 attn-run %s --entry=ring --pipeline=ring --input=%t/q100.npy --input=%t/k.npy --input=%t/v.npy 2>&1 | FileCheck %s --check-prefix=LENGTH
+// LENGTH: attn-run: rank {{[0-9]}}: ring: input #0 ({{.*}}q100.npy) is float32[1,2,100,32], expected float32[1,2,96,32]
+// RUN: not %mpirun -np 2 attn-run %s --entry=ring --pipeline=ring --input=%t/q98.npy --input=%t/k.npy --input=%t/v.npy 2>&1 | FileCheck %s --check-prefix=SPLIT98
+// SPLIT98: attn-run: rank {{[0-9]}}: {{.*}}q98.npy: dim 2 has 98 rows, which do not split into 4 zigzag parts
+// The same whole input read whole first (an .npz, or NAME=PATH) is checked
+// against the signature before it is cut:
+// RUN: not %mpirun -np 2 attn-run %s --entry=ring --pipeline=ring --input=q=%t/q100.npy --input=k=%t/k.npy --input=v=%t/v.npy 2>&1 | FileCheck %s --check-prefix=WHOLE
+// WHOLE: attn-run: rank {{[0-9]}}: ring: input #0 is float32[1,2,100,32], expected float32[1,2,96,32]
+// With --compare-with, rank 0 also reads the whole files; the shares agree:
+// RUN: %mpirun -np 2 attn-run %s --entry=ring --pipeline=ring --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --compare-with=reference --json --quiet > %t/cmp.json
+// RUN: %python -c "import json,sys; r = json.load(open(sys.argv[1])); e = r['errors'][0]['max_rel_error']; print('ranks', r['ranks'], 'within 1e-5:', e <= 1e-5)" %t/cmp.json | FileCheck %s --check-prefix=CMP
+// CMP: ranks 2 within 1e-5: True
 
 // Options the ring does not take:
 // RUN: not attn-run %s --entry=ring --pipeline=ring --random-inputs --expect=%t/o.npy 2>&1 | FileCheck %s --check-prefix=OPTS

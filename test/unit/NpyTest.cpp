@@ -997,3 +997,93 @@ TEST_F(NpyTest, ReadNpzErrors) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Reading some rows only (readNpyRows), a rank's share (readNpyShare) and
+// putting shares back together (unshard)
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/Shard.h"
+
+namespace {
+
+/// A [2, 12, 3] float32 tensor whose element (a, r, c) is 100a + 10r + c.
+HostTensor rowsTensor() {
+  HostTensor t = HostTensor::zeros(DType::F32, {2, 12, 3});
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t r = 0; r < 12; ++r)
+      for (int64_t c = 0; c < 3; ++c)
+        t.setFromFloat((a * 12 + r) * 3 + c, static_cast<float>(100 * a + 10 * r + c));
+  return t;
+}
+
+TEST_F(NpyTest, ReadsOnlyTheRowsAsked) {
+  std::string p = pathOf("rows.npy");
+  ASSERT_FALSE(writeNpy(p, rowsTensor()));
+  int64_t seen = -1;
+  llvm::Expected<HostTensor> t =
+      readNpyRows(p, 1, [&](int64_t n) -> llvm::Expected<std::vector<int64_t>> {
+        seen = n;
+        return std::vector<int64_t>{7, 3, 4, 5, 11};
+      });
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(seen, 12);
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 5, 3}));
+  const int64_t rows[] = {7, 3, 4, 5, 11};
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t k = 0; k < 5; ++k)
+      for (int64_t c = 0; c < 3; ++c)
+        EXPECT_EQ(t->getAsFloat((a * 5 + k) * 3 + c), 100 * a + 10 * rows[k] + c);
+  // A row outside the dim, a dim the file lacks, and the caller's error.
+  auto bad = readNpyRows(p, 1, [](int64_t) -> llvm::Expected<std::vector<int64_t>> {
+    return std::vector<int64_t>{12};
+  });
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()), p + ": row 12 is outside dim 1 of length 12");
+  auto noDim = readNpyRows(p, 3, [](int64_t) -> llvm::Expected<std::vector<int64_t>> {
+    return std::vector<int64_t>{};
+  });
+  ASSERT_FALSE(static_cast<bool>(noDim));
+  EXPECT_EQ(llvm::toString(noDim.takeError()), p + ": has rank 3, no dim 3 to take rows of");
+}
+
+TEST_F(NpyTest, ShareOfEachLayoutMatchesTheWholeTensorsRows) {
+  std::string p = pathOf("share.npy");
+  HostTensor whole = rowsTensor();
+  ASSERT_FALSE(writeNpy(p, whole));
+  for (std::string layout : {"contiguous", "striped", "zigzag"})
+    for (int ranks : {1, 2, 3}) {
+      ShardSpec spec{1, layout};
+      std::vector<char> gathered;
+      std::vector<int64_t> shareShape;
+      for (int r = 0; r < ranks; ++r) {
+        std::vector<int64_t> wholeShape;
+        auto share = readNpyShare(p, spec, r, ranks, &wholeShape);
+        ASSERT_TRUE(static_cast<bool>(share)) << llvm::toString(share.takeError());
+        EXPECT_EQ(wholeShape, whole.shape);
+        auto cut = shardOf(whole, spec, r, ranks);
+        ASSERT_TRUE(static_cast<bool>(cut));
+        EXPECT_EQ(share->bytes, cut->bytes) << layout << " rank " << r << " of " << ranks;
+        // Row j of the share is global row globalRow(j).
+        int64_t local = 12 / ranks;
+        for (int64_t j = 0; j < local; ++j)
+          EXPECT_EQ(share->getAsFloat(j * 3), 10 * globalRow(spec, j, local, r, ranks));
+        gathered.insert(gathered.end(), share->bytes.begin(), share->bytes.end());
+        shareShape = share->shape;
+      }
+      auto joined = unshard(gathered, DType::F32, shareShape, spec, ranks);
+      ASSERT_TRUE(static_cast<bool>(joined));
+      EXPECT_EQ(joined->bytes, whole.bytes) << layout << " over " << ranks;
+    }
+  // 12 rows are not 5 contiguous parts, nor 8 zigzag chunks.
+  auto five = readNpyShare(p, ShardSpec{1, "contiguous"}, 0, 5);
+  ASSERT_FALSE(static_cast<bool>(five));
+  EXPECT_EQ(llvm::toString(five.takeError()),
+            p + ": dim 1 has 12 rows, which do not split into 5 contiguous parts");
+  auto eight = shardOf(whole, ShardSpec{1, "zigzag"}, 0, 4);
+  ASSERT_FALSE(static_cast<bool>(eight));
+  EXPECT_EQ(llvm::toString(eight.takeError()),
+            "a tensor of shape [2,12,3] cannot be split into 8 zigzag parts along dim 1");
+}
+
+} // namespace

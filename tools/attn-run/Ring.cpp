@@ -88,18 +88,73 @@ int runRing(RingRun &run) {
     }
     whole = randomTensors(specs, run.module, run.entry, run.seed);
   }
-  if (!mpi::allEqual(fingerprint(whole))) {
+  // Plain .npy inputs: each rank reads the rows of its share only, and the
+  // ranks compare the files' dtypes and whole shapes.
+  std::vector<rt::HostTensor> local;
+  if (!run.inputPaths.empty()) {
+    size_t nargs = fn->argSpecs().size();
+    if (run.inputPaths.size() != nargs)
+      abortRing("'" + run.entry + "' takes " + llvm::Twine(nargs) + " arguments, got " +
+                llvm::Twine(run.inputPaths.size()) + " --input files");
+    std::vector<rt::HostTensor> shapesOnly;
+    for (size_t i = 0; i < nargs; ++i) {
+      const std::string &path = run.inputPaths[i];
+      const std::optional<rt::ShardSpec> &spec = fn->argShards()[i];
+      std::vector<int64_t> wholeShape;
+      auto t = spec ? rt::readNpyShare(path, *spec, rank, ranks, &wholeShape) : rt::readNpy(path);
+      if (!t) {
+        std::string msg = errorString(t.takeError());
+        bool conversion = llvm::StringRef(msg).contains("dtype") ||
+                          llvm::StringRef(msg).contains("Fortran");
+        abortRing(msg + (conversion ? " (--pipeline=ring reads shares of .npy files as they "
+                                      "are: float32, float16, bool, int32, int64, C order; "
+                                      "convert the file, or pass it as NAME=PATH to have it "
+                                      "read whole and converted)"
+                                    : ""));
+      }
+      if (!spec)
+        wholeShape = t->shape;
+      // The whole file against the function as written.
+      auto tt = mlir::cast<mlir::RankedTensorType>(run.entryFn.getArgumentTypes()[i]);
+      std::vector<int64_t> want(tt.getShape().begin(), tt.getShape().end());
+      if (wholeShape != want || t->dtype != *dtypeOf(tt)) {
+        rt::TensorSpec got{t->dtype, wholeShape}, expected{*dtypeOf(tt), want};
+        abortRing(run.entry + ": input #" + llvm::Twine(i) + " (" + path + ") is " +
+                  got.str() + ", expected " + expected.str());
+      }
+      rt::HostTensor header;
+      header.dtype = t->dtype;
+      header.shape = wholeShape;
+      shapesOnly.push_back(header);
+      local.push_back(std::move(*t));
+    }
+    if (!mpi::allEqual(fingerprint(shapesOnly)))
+      abortRing("the ranks were given different inputs (their .npy files differ in dtype or "
+                "shape)");
+    // Rank 0 compares with a single-node run on the whole files.
+    if (rank == 0 && run.compareWith)
+      for (const std::string &path : run.inputPaths) {
+        auto t = rt::readNpy(path);
+        if (!t)
+          abortRing(errorString(t.takeError()));
+        whole.push_back(std::move(*t));
+      }
+    else
+      whole = std::move(shapesOnly);
+  } else if (!mpi::allEqual(fingerprint(whole))) {
     if (rank == 0)
       abortRing("the ranks were given different inputs (each rank must read the same "
                 "files, or use the same --seed)");
     mpi::allTrue(false); // rank 0 aborts the job
   }
-  if (whole.size() != fn->argSpecs().size())
+  if (run.inputPaths.empty() && whole.size() != fn->argSpecs().size())
     abortRing("'" + run.entry + "' takes " + llvm::Twine(fn->argSpecs().size()) +
               " arguments, got " + llvm::Twine(whole.size()) + " inputs");
   // The whole inputs against the function as written (before sharding, a
   // longer sequence would still cut into shares of the right size).
   for (auto [i, t] : llvm::enumerate(whole)) {
+    if (!run.inputPaths.empty())
+      break; // checked as they were read
     auto tt = mlir::cast<mlir::RankedTensorType>(run.entryFn.getArgumentTypes()[i]);
     std::vector<int64_t> want(tt.getShape().begin(), tt.getShape().end());
     if (t.shape != want || t.dtype != *dtypeOf(tt)) {
@@ -110,8 +165,9 @@ int runRing(RingRun &run) {
   }
 
   // This rank's share of each sharded argument.
-  std::vector<rt::HostTensor> local;
   for (auto [i, t] : llvm::enumerate(whole)) {
+    if (!run.inputPaths.empty())
+      break; // read as shares
     const std::optional<rt::ShardSpec> &spec = fn->argShards()[i];
     if (!spec) {
       local.push_back(t);
@@ -124,6 +180,11 @@ int runRing(RingRun &run) {
   }
   if (llvm::Error e = fn->checkInputs(local))
     abortRing(run.entry + ": " + errorString(std::move(e)));
+  // Only rank 0 keeps the whole inputs (for --compare-with); the others
+  // hold their shares from here on.
+  if (rank != 0 || !run.compareWith)
+    for (rt::HostTensor &t : whole)
+      std::vector<uint8_t>().swap(t.bytes);
 
   // One call; the time of each rank, and the part of it spent waiting.
   auto timedCall = [&](double &seconds, double &waitSeconds, int64_t &bytes) {

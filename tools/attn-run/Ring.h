@@ -29,6 +29,9 @@ struct RingRun {
   mlir::ModuleOp module;
   mlir::func::FuncOp entryFn;
   std::vector<rt::HostTensor> inputs; ///< whole tensors; empty with random
+  /// Plain .npy files, one per argument in order: each rank reads only its
+  /// share of each sharded one (rank 0 the whole files for --compare-with).
+  std::vector<std::string> inputPaths;
   bool random = false;
   unsigned seed = 0;
   std::vector<std::string> outputs;

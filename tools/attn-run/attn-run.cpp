@@ -368,7 +368,14 @@ int main(int argc, char **argv) {
   // Load inputs (and --expect files) before compiling so bad files fail
   // fast.
   std::vector<rt::HostTensor> args;
-  if (!inputs.empty()) {
+  // A ring with plain .npy inputs by position reads each rank's share of
+  // them only (no conversions); anything else is read whole first.
+  bool ringSlices = *pipeline == rt::Pipeline::Ring && !inputs.empty() &&
+                    llvm::all_of(inputs, [](const std::string &in) {
+                      return !llvm::StringRef(in).contains('=') &&
+                             llvm::StringRef(in).ends_with(".npy");
+                    });
+  if (!inputs.empty() && !ringSlices) {
     progress.show("reading inputs");
     args = readInputs(entry, argNames, name, inputs, strictInputs);
   }
@@ -400,6 +407,8 @@ int main(int argc, char **argv) {
     run.module = *module;
     run.entryFn = entry;
     run.inputs = std::move(args);
+    if (ringSlices)
+      run.inputPaths = std::vector<std::string>(inputs.begin(), inputs.end());
     run.random = randomInputs;
     run.seed = seed;
     run.outputs = outputs;

@@ -14,6 +14,7 @@
 #define ATTN_RUNTIME_HOSTTENSOR_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -71,6 +72,15 @@ uint16_t floatToBfloat16(float f);
 /// Reads a .npy file (version 1.0, 2.0 or 3.0; C order; dtype float32,
 /// float16 or bool, little endian). Errors are one line: "<path>: <problem>".
 llvm::Expected<HostTensor> readNpy(const std::string &path);
+
+/// Reads only some rows of dim `dim` of a .npy file (what readNpy accepts):
+/// `rowsOf(length of dim)` gives the rows, in the order they are wanted
+/// (or an error); the result has that many rows in dim `dim`. Reads the
+/// header and those rows, nothing else (a rank's share of a tensor larger
+/// than its memory).
+llvm::Expected<HostTensor>
+readNpyRows(const std::string &path, int64_t dim,
+            llvm::function_ref<llvm::Expected<std::vector<int64_t>>(int64_t)> rowsOf);
 
 //===----------------------------------------------------------------------===//
 // Raw arrays: what a .npy file holds, before any conversion

@@ -34,6 +34,13 @@ int64_t globalRow(const ShardSpec &spec, int64_t row, int64_t local, int rank, i
 llvm::Expected<HostTensor> shardOf(const HostTensor &whole, const ShardSpec &spec, int rank,
                                    int ranks);
 
+/// `rank`'s share of the tensor in .npy file `path`, reading only its rows
+/// (readNpyRows); `wholeShape` gets the file's shape. An error when the file
+/// needs a conversion (readNpy's rules) or does not split by the layout.
+llvm::Expected<HostTensor> readNpyShare(const std::string &path, const ShardSpec &spec,
+                                        int rank, int ranks,
+                                        std::vector<int64_t> *wholeShape = nullptr);
+
 /// The whole tensor from every rank's share in rank order (`shares`, each of
 /// `shareShape`, concatenated as gathered).
 llvm::Expected<HostTensor> unshard(const std::vector<char> &shares, DType dtype,

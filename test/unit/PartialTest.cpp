@@ -176,7 +176,8 @@ class MergePartial : public ::testing::TestWithParam<Pipeline> {};
 
 TEST_P(MergePartial, HalvesMergeToTheWhole) {
   Pipeline pipeline = GetParam();
-  const int64_t h = 4, hkv = 2, tq = 29, t1 = 40, t2 = 33, d = 64;
+  // D = Dv = 72: the merge's vector loop and its scalar tail.
+  const int64_t h = 4, hkv = 2, tq = 29, t1 = 40, t2 = 33, d = 72;
   auto ty = [](std::vector<int64_t> s) { return tensorType(s); };
   std::string q = ty({1, h, tq, d}), k1 = ty({1, hkv, t1, d}), k2 = ty({1, hkv, t2, d}),
               m1 = ty({tq, t1}), m2 = ty({tq, t2}), o = ty({1, h, tq, d}), l = ty({1, h, tq});

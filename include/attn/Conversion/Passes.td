@@ -237,6 +237,12 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     converted to f32 as the tiles are packed (everything is computed in
     f32) and the output is rounded once.
 
+    `attn.sdpa_partial` takes the same kernel and also writes each row's
+    log-sum-exp, `ln2·m + ln l` from the tile state (merged over the splits
+    when the keys are split); `attn.merge_partial` becomes one parallel loop
+    over the rows (the merged lse and two weights per row, then
+    `w1·O1 + w2·O2` in vectors).
+
     Register blocking follows `vector-width`: at 16 lanes (AVX-512, 32
     vector registers) the two microkernels keep 8 rows x 2 vectors of
     accumulators, at 8 lanes (AVX2, 16 registers) 4 rows x 2. K tiles are

@@ -73,6 +73,10 @@ if _shutil.which("mpirun"):
     config.environment["OMPI_MCA_btl"] = "self,vader,tcp"
     config.environment["OMPI_MCA_btl_tcp_if_include"] = "lo"
     config.environment["OMPI_MCA_oob_tcp_if_include"] = "lo"
+    # Copy-in/copy-out shared memory: the single-copy mechanism (CMA) needs
+    # ptrace rights that containers often withhold (then every large
+    # message fails with "Read -1, expected N, errno = 1").
+    config.environment["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
 
 # A CUDA driver (a machine with an NVIDIA GPU).
 try:

@@ -138,8 +138,10 @@ private:
     Value count = arith::ConstantIndexOp::create(b, loc, eltBytes);
     for (int64_t i = 0; i < mt.getRank(); ++i)
       count = arith::MulIOp::create(b, loc, count, memref::DimOp::create(b, loc, buf, i));
-    return std::make_pair(arith::IndexCastOp::create(b, loc, i64, addr).getResult(),
-                          arith::IndexCastOp::create(b, loc, i64, count).getResult());
+    // (In this order whatever the compiler: the IR is stable for tests.)
+    Value addr64 = arith::IndexCastOp::create(b, loc, i64, addr);
+    Value count64 = arith::IndexCastOp::create(b, loc, i64, count);
+    return std::make_pair(addr64, count64);
   }
 
   /// send/recv/isend/irecv: (ptr, bytes, tag, peer, comm) -> status or request.

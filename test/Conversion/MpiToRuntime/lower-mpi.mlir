@@ -24,8 +24,9 @@
 // 4 x 8 x 4 bytes:
 // CHECK: %[[PA:.*]] = memref.extract_aligned_pointer_as_index %[[A]]
 // CHECK: memref.extract_strided_metadata %[[A]]
+// CHECK: %[[ADDR_A:.*]] = arith.index_cast %{{.*}} : index to i64
 // CHECK: %[[BYTES_A:.*]] = arith.index_cast %{{.*}} : index to i64
-// CHECK: %[[REQ:.*]] = call @attn_mpi_isend(%{{.*}}, %[[BYTES_A]], %{{.*}}, %[[RANK]], %[[COMM]]) : (i64, i64, i32, i32, i64) -> i64
+// CHECK: %[[REQ:.*]] = call @attn_mpi_isend(%[[ADDR_A]], %[[BYTES_A]], %{{.*}}, %[[RANK]], %[[COMM]]) : (i64, i64, i32, i32, i64) -> i64
 // 2 x 3 x 5 x 2 bytes:
 // CHECK: memref.extract_aligned_pointer_as_index %[[B]]
 // CHECK: call @attn_mpi_irecv({{.*}}) : (i64, i64, i32, i32, i64) -> i64

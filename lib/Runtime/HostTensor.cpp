@@ -607,6 +607,19 @@ Expected<NpyArray> parseNpyArray(StringRef name, ArrayRef<uint8_t> bytes) {
       /*strict=*/false);
 }
 
+/// An array readNpy's rules accept (an exact dtype, C order) as a
+/// HostTensor; bool bytes become 0 or 1.
+static HostTensor exactHostTensor(NpyArray &&a) {
+  HostTensor t;
+  t.dtype = *a.exactDType();
+  t.shape = std::move(a.shape);
+  t.bytes = std::move(a.bytes);
+  if (t.dtype == DType::Bool)
+    for (uint8_t &b : t.bytes)
+      b = b != 0;
+  return t;
+}
+
 Expected<HostTensor> readNpyRows(const std::string &path, int64_t dim,
                                  function_ref<Expected<std::vector<int64_t>>(int64_t)> rowsOf) {
   uint64_t fileSize = 0;
@@ -663,28 +676,14 @@ Expected<HostTensor> readNpyRows(const std::string &path, int64_t dim,
       /*strict=*/true, readRows);
   if (!a)
     return a.takeError();
-  HostTensor t;
-  t.dtype = *a->exactDType();
-  t.shape = std::move(a->shape);
-  t.bytes = std::move(a->bytes);
-  if (t.dtype == DType::Bool)
-    for (uint8_t &b : t.bytes)
-      b = b != 0;
-  return t;
+  return exactHostTensor(std::move(*a));
 }
 
 Expected<HostTensor> readNpy(const std::string &path) {
   Expected<NpyArray> a = readNpyFile(path, /*strict=*/true);
   if (!a)
     return a.takeError();
-  HostTensor t;
-  t.dtype = *a->exactDType();
-  t.shape = std::move(a->shape);
-  t.bytes = std::move(a->bytes);
-  if (t.dtype == DType::Bool)
-    for (uint8_t &b : t.bytes)
-      b = b != 0;
-  return t;
+  return exactHostTensor(std::move(*a));
 }
 //===----------------------------------------------------------------------===//
 // writeNpy

@@ -76,7 +76,7 @@ int runRing(RingRun &run) {
   std::unique_ptr<rt::CompiledFunction> fn = compileOrAbort(run, rt::Pipeline::Ring);
 
   // The whole inputs: the same files or the same seeded data on every rank.
-  std::vector<rt::HostTensor> whole = run.inputs;
+  std::vector<rt::HostTensor> whole = std::move(run.inputs);
   if (run.random) {
     std::vector<rt::TensorSpec> specs;
     for (mlir::Type t : run.entryFn.getArgumentTypes()) {
@@ -88,6 +88,18 @@ int runRing(RingRun &run) {
     }
     whole = randomTensors(specs, run.module, run.entry, run.seed);
   }
+  // A whole input against the function as written (a longer sequence would
+  // still cut into shares of the right size).
+  auto checkWhole = [&](size_t i, rt::DType dtype, const std::vector<int64_t> &shape,
+                        const std::string &where) {
+    auto tt = mlir::cast<mlir::RankedTensorType>(run.entryFn.getArgumentTypes()[i]);
+    std::vector<int64_t> want(tt.getShape().begin(), tt.getShape().end());
+    if (shape == want && dtype == *dtypeOf(tt))
+      return;
+    rt::TensorSpec got{dtype, shape}, expected{*dtypeOf(tt), want};
+    abortRing(run.entry + ": input #" + llvm::Twine(i) + where + " is " + got.str() +
+              ", expected " + expected.str());
+  };
   // Plain .npy inputs: each rank reads the rows of its share only, and the
   // ranks compare the files' dtypes and whole shapes.
   std::vector<rt::HostTensor> local;
@@ -114,14 +126,7 @@ int runRing(RingRun &run) {
       }
       if (!spec)
         wholeShape = t->shape;
-      // The whole file against the function as written.
-      auto tt = mlir::cast<mlir::RankedTensorType>(run.entryFn.getArgumentTypes()[i]);
-      std::vector<int64_t> want(tt.getShape().begin(), tt.getShape().end());
-      if (wholeShape != want || t->dtype != *dtypeOf(tt)) {
-        rt::TensorSpec got{t->dtype, wholeShape}, expected{*dtypeOf(tt), want};
-        abortRing(run.entry + ": input #" + llvm::Twine(i) + " (" + path + ") is " +
-                  got.str() + ", expected " + expected.str());
-      }
+      checkWhole(i, t->dtype, wholeShape, " (" + path + ")");
       rt::HostTensor header;
       header.dtype = t->dtype;
       header.shape = wholeShape;
@@ -141,42 +146,30 @@ int runRing(RingRun &run) {
       }
     else
       whole = std::move(shapesOnly);
-  } else if (!mpi::allEqual(fingerprint(whole))) {
-    if (rank == 0)
-      abortRing("the ranks were given different inputs (each rank must read the same "
-                "files, or use the same --seed)");
-    mpi::allTrue(false); // rank 0 aborts the job
-  }
-  if (run.inputPaths.empty() && whole.size() != fn->argSpecs().size())
-    abortRing("'" + run.entry + "' takes " + llvm::Twine(fn->argSpecs().size()) +
-              " arguments, got " + llvm::Twine(whole.size()) + " inputs");
-  // The whole inputs against the function as written (before sharding, a
-  // longer sequence would still cut into shares of the right size).
-  for (auto [i, t] : llvm::enumerate(whole)) {
-    if (!run.inputPaths.empty())
-      break; // checked as they were read
-    auto tt = mlir::cast<mlir::RankedTensorType>(run.entryFn.getArgumentTypes()[i]);
-    std::vector<int64_t> want(tt.getShape().begin(), tt.getShape().end());
-    if (t.shape != want || t.dtype != *dtypeOf(tt)) {
-      rt::TensorSpec got{t.dtype, t.shape}, expected{*dtypeOf(tt), want};
-      abortRing(run.entry + ": input #" + llvm::Twine(i) + " is " + got.str() + ", expected " +
-                expected.str());
+  } else {
+    // Whole inputs (files read whole, or seeded data): the same on every
+    // rank, then this rank's share of each sharded one.
+    if (!mpi::allEqual(fingerprint(whole))) {
+      if (rank == 0)
+        abortRing("the ranks were given different inputs (each rank must read the same "
+                  "files, or use the same --seed)");
+      mpi::allTrue(false); // rank 0 aborts the job
     }
-  }
-
-  // This rank's share of each sharded argument.
-  for (auto [i, t] : llvm::enumerate(whole)) {
-    if (!run.inputPaths.empty())
-      break; // read as shares
-    const std::optional<rt::ShardSpec> &spec = fn->argShards()[i];
-    if (!spec) {
-      local.push_back(t);
-      continue;
+    if (whole.size() != fn->argSpecs().size())
+      abortRing("'" + run.entry + "' takes " + llvm::Twine(fn->argSpecs().size()) +
+                " arguments, got " + llvm::Twine(whole.size()) + " inputs");
+    for (auto [i, t] : llvm::enumerate(whole)) {
+      checkWhole(i, t.dtype, t.shape, "");
+      const std::optional<rt::ShardSpec> &spec = fn->argShards()[i];
+      if (!spec) {
+        local.push_back(t);
+        continue;
+      }
+      auto part = rt::shardOf(t, *spec, rank, ranks);
+      if (!part)
+        abortRing("input #" + llvm::Twine(i) + ": " + errorString(part.takeError()));
+      local.push_back(std::move(*part));
     }
-    auto part = rt::shardOf(t, *spec, rank, ranks);
-    if (!part)
-      abortRing("input #" + llvm::Twine(i) + ": " + errorString(part.takeError()));
-    local.push_back(std::move(*part));
   }
   if (llvm::Error e = fn->checkInputs(local))
     abortRing(run.entry + ": " + errorString(std::move(e)));

@@ -541,6 +541,54 @@ struct RopeToLinalg : OpConversionPattern<RopeOp> {
   }
 };
 
+/// `value`, or 0 when the row's max `m` is -inf (the whole row is masked).
+Value zeroIfRowMasked(OpBuilder &b, Location l, Value m, Value value) {
+  Type t = m.getType();
+  Value allMasked = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, t));
+  return arith::SelectOp::create(b, l, allMasked, floatConst(b, l, t, 0.0), value).getResult();
+}
+
+Value shiftedExp(OpBuilder &b, Location l, Value x, Value m) {
+  return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
+}
+
+/// Per row of `x` (all dims but the last), in the type `acc`: the max m and
+/// Σ_k exp(x[.., k] - m) (0 for a row that is all -inf). What softmax and
+/// logsumexp share.
+std::pair<Value, Value> rowMaxAndSumExp(OpBuilder &rewriter, Location loc, Value x, Type acc) {
+  MLIRContext *ctx = rewriter.getContext();
+  RankedTensorType ty = tensorType(x);
+  int64_t r = ty.getRank();
+  SmallVector<OpFoldResult> lead = leadingSizes(rewriter, loc, x);
+  auto rowTy = RankedTensorType::get(ty.getShape().drop_back(), acc);
+  AffineMap id = rewriter.getMultiDimIdentityMap(r);
+  AffineMap rowMap =
+      AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
+  SmallVector<IteratorType> reduceIters(r, kPar);
+  reduceIters.back() = kRed;
+  Value maxInit = filled(rewriter, loc, lead, acc, -std::numeric_limits<double>::infinity());
+  Value m = linalg::GenericOp::create(
+                rewriter, loc, TypeRange{rowTy}, ValueRange{x}, ValueRange{maxInit},
+                ArrayRef<AffineMap>{id, rowMap}, reduceIters,
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value xv = castFloat(b, l, args[0], acc);
+                  linalg::YieldOp::create(b, l,
+                                          arith::MaximumFOp::create(b, l, args[1], xv).getResult());
+                })
+                .getResult(0);
+  Value sumInit = filled(rewriter, loc, lead, acc, 0.0);
+  Value s = linalg::GenericOp::create(
+                rewriter, loc, TypeRange{rowTy}, ValueRange{x, m}, ValueRange{sumInit},
+                ArrayRef<AffineMap>{id, rowMap, rowMap}, reduceIters,
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value e = zeroIfRowMasked(
+                      b, l, args[1], shiftedExp(b, l, castFloat(b, l, args[0], acc), args[1]));
+                  linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], e).getResult());
+                })
+                .getResult(0);
+  return {m, s};
+}
+
 /// p[.., j] = m == -inf ? 0 : exp(x[.., j] - m) / Σ_k exp(x[.., k] - m),
 /// m = max_k x[.., k]
 struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
@@ -554,50 +602,10 @@ struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
     int64_t r = ty.getRank();
     Value x = a.getInput();
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
-    SmallVector<OpFoldResult> lead = leadingSizes(rewriter, loc, x);
-    SmallVector<int64_t> leadShape(ty.getShape().drop_back());
-    auto rowTy = RankedTensorType::get(leadShape, acc);
-    AffineMap id = rewriter.getMultiDimIdentityMap(r);
-    AffineMap rowMap = AffineMap::getMultiDimIdentityMap(r - 1, ctx);
-    rowMap = AffineMap::get(r, 0, rowMap.getResults(), ctx);
-    SmallVector<IteratorType> reduceIters(r, kPar);
-    reduceIters.back() = kRed;
-
-    // `value`, or 0 when the whole row is -inf (its max m is -inf).
-    auto zeroIfRowMasked = [&](OpBuilder &b, Location l, Value m, Value value) {
-      Value allMasked =
-          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, acc));
-      return arith::SelectOp::create(b, l, allMasked, floatConst(b, l, acc, 0.0), value)
-          .getResult();
-    };
-    auto shiftedExp = [&](OpBuilder &b, Location l, Value xv, Value m) -> Value {
-      return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, xv, m));
-    };
-
-    // Step 1: m = row max.
-    Value maxInit = filled(rewriter, loc, lead, acc,
-                           -std::numeric_limits<double>::infinity());
-    Value m = linalg::GenericOp::create(
-                  rewriter, loc, TypeRange{rowTy}, ValueRange{x}, ValueRange{maxInit},
-                  ArrayRef<AffineMap>{id, rowMap}, reduceIters,
-                  [&](OpBuilder &b, Location l, ValueRange args) {
-                    Value xv = castFloat(b, l, args[0], acc);
-                    linalg::YieldOp::create(b, l,
-                                            arith::MaximumFOp::create(b, l, args[1], xv).getResult());
-                  })
-                  .getResult(0);
-    // Step 2: s = Σ exp(x - m).
-    Value sumInit = filled(rewriter, loc, lead, acc, 0.0);
-    Value s = linalg::GenericOp::create(
-                  rewriter, loc, TypeRange{rowTy}, ValueRange{x, m}, ValueRange{sumInit},
-                  ArrayRef<AffineMap>{id, rowMap, rowMap}, reduceIters,
-                  [&](OpBuilder &b, Location l, ValueRange args) {
-                    Value e = zeroIfRowMasked(
-                        b, l, args[1],
-                        shiftedExp(b, l, castFloat(b, l, args[0], acc), args[1]));
-                    linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], e).getResult());
-                  })
-                  .getResult(0);
+    AffineMap rowMap =
+        AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
+    // Steps 1 and 2: m = row max, s = Σ exp(x - m).
+    auto [m, s] = rowMaxAndSumExp(rewriter, loc, x, acc);
     // Step 3: p = exp(x - m) / s, 0 in a fully masked row.
     Value p = elementwise(rewriter, loc, x, {m, s}, {rowMap, rowMap}, ty, sizes,
                           [&](OpBuilder &b, Location l, ValueRange args) {
@@ -682,47 +690,14 @@ struct LogSumExpToLinalg : OpConversionPattern<LogSumExpOp> {
   LogicalResult matchAndRewrite(LogSumExpOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     Value x = a.getInput();
-    RankedTensorType inTy = tensorType(x);
     RankedTensorType rowTy = op.getType();
     Type f32 = rowTy.getElementType();
-    int64_t r = inTy.getRank();
-    SmallVector<OpFoldResult> lead = leadingSizes(rewriter, loc, x);
-    AffineMap id = rewriter.getMultiDimIdentityMap(r);
-    AffineMap rowMap =
-        AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
-    SmallVector<IteratorType> reduceIters(r, kPar);
-    reduceIters.back() = kRed;
+    int64_t r = tensorType(x).getRank();
     auto isNegInf = [&](OpBuilder &b, Location l, Value m) {
       return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, f32));
     };
-    Value m = linalg::GenericOp::create(
-                  rewriter, loc, TypeRange{rowTy}, ValueRange{x},
-                  ValueRange{filled(rewriter, loc, lead, f32,
-                                    -std::numeric_limits<double>::infinity())},
-                  ArrayRef<AffineMap>{id, rowMap}, reduceIters,
-                  [&](OpBuilder &b, Location l, ValueRange args) {
-                    Value xv = castFloat(b, l, args[0], f32);
-                    linalg::YieldOp::create(
-                        b, l, arith::MaximumFOp::create(b, l, args[1], xv).getResult());
-                  })
-                  .getResult(0);
-    Value sum = linalg::GenericOp::create(
-                    rewriter, loc, TypeRange{rowTy}, ValueRange{x, m},
-                    ValueRange{filled(rewriter, loc, lead, f32, 0.0)},
-                    ArrayRef<AffineMap>{id, rowMap, rowMap}, reduceIters,
-                    [&](OpBuilder &b, Location l, ValueRange args) {
-                      // A row of -inf sums nothing (exp(-inf - -inf) is NaN).
-                      Value d = arith::SubFOp::create(b, l, castFloat(b, l, args[0], f32),
-                                                      args[1]);
-                      Value e = arith::SelectOp::create(b, l, isNegInf(b, l, args[1]),
-                                                        floatConst(b, l, f32, 0.0),
-                                                        math::ExpOp::create(b, l, d));
-                      linalg::YieldOp::create(
-                          b, l, arith::AddFOp::create(b, l, args[2], e).getResult());
-                    })
-                    .getResult(0);
+    auto [m, sum] = rowMaxAndSumExp(rewriter, loc, x, f32);
     SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, m);
     Value lse = elementwise(rewriter, loc, m, {sum}, {rewriter.getMultiDimIdentityMap(r - 1)},
                             rowTy, rowSizes, [&](OpBuilder &b, Location l, ValueRange args) {

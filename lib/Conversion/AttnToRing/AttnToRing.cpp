@@ -245,13 +245,10 @@ private:
     return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
   }
   /// Offsets of a 4-D slice: 0 except `v` at `dim`.
-  SmallVector<OpFoldResult> offsets(int64_t dim, OpFoldResult v, int64_t rank = 4) {
-    SmallVector<OpFoldResult> o(rank, b.getIndexAttr(0));
-    o[dim] = v;
-    return o;
-  }
   SmallVector<OpFoldResult> offsets(int64_t dim, int64_t v) {
-    return offsets(dim, b.getIndexAttr(v));
+    SmallVector<OpFoldResult> o(4, b.getIndexAttr(0));
+    o[dim] = b.getIndexAttr(v);
+    return o;
   }
   SmallVector<OpFoldResult> sizes4(int64_t rows, int64_t last) {
     return {b.getIndexAttr(batch), b.getIndexAttr(heads), b.getIndexAttr(rows),

@@ -21,6 +21,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ATTN_RUN = os.path.join(ROOT, "build", "bin", "attn-run")
+FMA_PEAK = os.path.join(ROOT, "build", "bin", "attn-fma-peak")
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-x", "OMP_NUM_THREADS=1"]
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import ring_model  # noqa: E402
@@ -75,6 +76,11 @@ def main():
                                    "--random-inputs", f"--repeat={a.repeat}", "--json",
                                    "--quiet"], env)
             rows.append((p, r))
+    # The one-thread FMA peak of the widest ISA, measured in this run: each
+    # rank runs one thread, so a rank's rate is quoted against it.
+    peak = json.loads(subprocess.run([FMA_PEAK, "--threads=1", "--seconds=1"],
+                                     stdout=subprocess.PIPE, check=True).stdout.decode()
+                      .strip().splitlines()[-1])
     base = next((r for p, r in rows if p == 1), None)
     base_ms = base["time_ms"] if base else single["median_ms"]
     # The model: per-step compute from the P = 1 rate, transfer measured.
@@ -93,16 +99,21 @@ def main():
         f"B 1, H {a.heads}, D {a.d}, T {a.t}, f32, causal top_left, layout {a.layout}; "
         f"median of {a.repeat} runs after one warm-up call; time = the slowest rank.",
         "",
+        f"One-thread FMA peak of the widest ISA ({peak['isa']}, attn-fma-peak, this run): "
+        f"{peak['gflops']:.1f} GFLOP/s.",
+        "",
         f"Single node, fused CPU kernel, 1 thread (`--pipeline=cpu --num-threads=1`): "
         f"{single['median_ms']:.1f} ms ({single.get('effective_gflops', 0):.1f} GFLOP/s "
-        "effective).",
+        f"effective, {100 * single.get('effective_gflops', 0) / peak['gflops']:.0f} % of the "
+        "peak).",
         "",
-        "| P | time ms | speed-up vs P=1 | model ms | per rank: compute / waiting ms | "
-        "transfer alone ms/step | bytes sent/rank |",
-        "|---|---|---|---|---|---|---|",
+        "| P | time ms | speed-up vs P=1 | effective GFLOP/s per rank (% of the 1-thread peak) | "
+        "model ms | per rank: compute / waiting ms | transfer alone ms/step | bytes sent/rank |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     out = {"t": a.t, "heads": a.heads, "d": a.d, "layout": a.layout, "repeat": a.repeat,
-           "cpu": cpu_model(), "single_ms": single["median_ms"], "ring": []}
+           "cpu": cpu_model(), "fma_peak_1thread": peak, "single_ms": single["median_ms"],
+           "ring": []}
     for p, r in rows:
         # Ranks beyond the cores share them: each computes at cores/P of the
         # one-rank rate.
@@ -113,7 +124,9 @@ def main():
                                       max(r["transfer_ms_per_step"] * 1e-3, 1e-9)
                                       if p > 1 else 1e12, latency=0.0)
         per = "; ".join(f"{x['compute_ms']:.0f} / {x['wait_ms']:.1f}" for x in r["per_rank"])
+        per_rank_rate = flops / (r["time_ms"] * 1e-3) / p / 1e9
         lines.append(f"| {p} | {r['time_ms']:.1f} | {base_ms / r['time_ms']:.2f}x | "
+                     f"{per_rank_rate:.1f} ({100 * per_rank_rate / peak['gflops']:.0f} %) | "
                      f"{model['total_s'] * 1e3:.1f} | {per} | "
                      f"{r['transfer_ms_per_step']:.2f} | {r['bytes_sent_per_rank']} |")
         out["ring"].append({"ranks": p, "report": r, "model_ms": model["total_s"] * 1e3})

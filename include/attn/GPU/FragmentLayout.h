@@ -1,0 +1,105 @@
+//===- FragmentLayout.h - lane <-> element maps of mma.sync and ldmatrix -*- C++ -*-===//
+//
+// The one table of which element of a warp-level matrix each lane holds, for
+// the tensor-core instructions the FlashAttention-2 kernel uses:
+//
+//   mma.sync.aligned.m16n8k16.row.col  (16-bit A and B, f32 C/D)
+//     A  16x16 (M x K)  vector<4x2xf16>  8 values per lane
+//     B  16x8  (K x N)  vector<2x2xf16>  4 values per lane
+//     C  16x8  (M x N)  vector<2x2xf32>  4 values per lane
+//   ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16
+//     lane l supplies the address of row l % 8 of matrix l / 8; register j
+//     of lane l holds two elements of matrix j.
+//
+// Value v of a fragment vector<Rx2xT> is element [v / 2][v % 2], the order
+// upstream's convert-vector-to-gpu numbers them. The maps are the ones
+// upstream derives in mlir/Dialect/NVGPU/Utils/MMAUtils.h
+// (getLaneIdAndValueIdToOperandCoord, getLaneIdToLdMatrixMatrixCoord), which
+// upstream validates on hardware; test/unit/FragmentLayoutTest.cpp
+// evaluates upstream's affine maps for every lane and value and compares.
+//
+// Used by the kernel emitter (ldmatrix addresses, which accumulator value is
+// which score) and by the CPU emulation of the warp instructions
+// (lib/Runtime/WarpEmulation.cpp), so both read the same table.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_GPU_FRAGMENTLAYOUT_H
+#define ATTN_GPU_FRAGMENTLAYOUT_H
+
+namespace attn::gpu::frag {
+
+inline constexpr int kWarpSize = 32;
+
+/// A (row, col) position in a warp-level matrix.
+struct Coord {
+  int row, col;
+  constexpr bool operator==(const Coord &o) const { return row == o.row && col == o.col; }
+};
+
+/// The quad (group of 4 lanes) of a lane and its place in the quad.
+constexpr int groupOf(int lane) { return lane / 4; }
+constexpr int threadInGroup(int lane) { return lane % 4; }
+
+// --- mma.sync m16n8k16 ---------------------------------------------------
+
+inline constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;
+inline constexpr int kValuesA = 8, kValuesB = 4, kValuesC = 4;
+
+/// A (16 x 16, row-major operand): value v of lane l.
+constexpr Coord mmaA(int lane, int v) {
+  return {groupOf(lane) + 8 * ((v / 2) % 2), 2 * threadInGroup(lane) + v % 2 + 8 * (v / 4)};
+}
+/// B (16 x 8, K x N, column operand): value v of lane l.
+constexpr Coord mmaB(int lane, int v) {
+  return {2 * threadInGroup(lane) + v % 2 + 8 * (v / 2), groupOf(lane)};
+}
+/// C and D (16 x 8, f32): value v of lane l. Lane l holds rows
+/// groupOf(l) (values 0, 1) and groupOf(l) + 8 (values 2, 3).
+constexpr Coord mmaC(int lane, int v) {
+  return {groupOf(lane) + 8 * (v / 2), 2 * threadInGroup(lane) + v % 2};
+}
+
+// --- ldmatrix m8n8 b16 -----------------------------------------------------
+
+/// The matrix and the row within it whose address lane l supplies.
+constexpr int ldmatrixMatrixOf(int lane) { return lane / 8; }
+constexpr int ldmatrixRowOf(int lane) { return lane % 8; }
+
+/// Element e (0, 1) of register j of lane l: a position in matrix j (8 x 8,
+/// rows as addressed). Without .trans lane l gets row l / 4, columns
+/// 2(l % 4) + e; with .trans the transpose.
+constexpr Coord ldmatrixElement(int lane, int e, bool transpose) {
+  Coord c{lane / 4, 2 * (lane % 4) + e};
+  return transpose ? Coord{c.col, c.row} : c;
+}
+
+/// The address (row, col of the first of 8 elements) lane l supplies to one
+/// ldmatrix.x4 that fills:
+///  - an A fragment from a row-major 16 x 16 tile (registers = a0a1, a2a3,
+///    a4a5, a6a7);
+constexpr Coord ldmatrixAddressA(int lane) { return {lane % 16, 8 * (lane / 16)}; }
+///  - the B fragments of two n-tiles from a tile stored N-major, [n][k]
+///    (16 n x 16 k; K rows for Q·Kᵀ): registers 0, 1 = n-tile 0, 2, 3 =
+///    n-tile 1 (no .trans);
+constexpr Coord ldmatrixAddressBNMajor(int lane) {
+  return {lane % 8 + 8 * (lane / 16), 8 * ((lane / 8) % 2)};
+}
+///  - the B fragments of two n-tiles from a tile stored K-major, [k][n]
+///    (16 k x 16 n; V rows for P·V): the same registers, with .trans.
+constexpr Coord ldmatrixAddressBKMajor(int lane) {
+  return {lane % 8 + 8 * ((lane / 8) % 2), 8 * (lane / 16)};
+}
+
+// --- the accumulator as the next A operand ---------------------------------
+
+/// FlashAttention-2 reuses the scores' accumulators as the A operand of P·V
+/// without moving data between lanes: A value v of k-step s comes from C
+/// value accumulatorForA(v).value of n-tile 2s + accumulatorForA(v).tile.
+struct AccumulatorSource {
+  int tile, value;
+};
+constexpr AccumulatorSource accumulatorForA(int v) { return {v / 4, v % 4}; }
+
+} // namespace attn::gpu::frag
+
+#endif // ATTN_GPU_FRAGMENTLAYOUT_H

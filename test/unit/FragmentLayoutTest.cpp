@@ -1,0 +1,176 @@
+//===- FragmentLayoutTest.cpp - our fragment table vs upstream's maps ------===//
+//
+// include/attn/GPU/FragmentLayout.h is the one table of lane <-> element
+// maps the tensor-core kernel and its CPU emulation use. Here it is checked
+// against the affine maps upstream MLIR derives for convert-vector-to-gpu's
+// mma.sync lowering (mlir/Dialect/NVGPU/Utils/MMAUtils.h, validated upstream
+// on hardware), for every lane and value, and for self-consistency: the
+// ldmatrix addresses the kernel uses load exactly the mma.sync fragments.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/GPU/FragmentLayout.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/NVGPU/Utils/MMAUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace frag = attn::gpu::frag;
+using frag::Coord;
+using frag::kValuesA;
+using frag::kValuesB;
+using frag::kValuesC;
+using frag::mmaA;
+using frag::mmaB;
+using frag::mmaC;
+using frag::ldmatrixElement;
+using frag::ldmatrixAddressA;
+using frag::ldmatrixAddressBNMajor;
+using frag::ldmatrixAddressBKMajor;
+using frag::AccumulatorSource;
+using frag::accumulatorForA;
+static_assert(kWarpSize == frag::kWarpSize, "upstream and our warp size");
+
+namespace {
+
+struct Upstream : ::testing::Test {
+  mlir::MLIRContext ctx;
+  mlir::OpBuilder b{&ctx};
+  mlir::Location loc = b.getUnknownLoc();
+
+  Upstream() {
+    ctx.loadDialect<mlir::affine::AffineDialect, mlir::arith::ArithDialect,
+                    mlir::vector::VectorDialect, mlir::nvgpu::NVGPUDialect>();
+  }
+
+  /// Evaluates `map` at the given dims (no symbols).
+  Coord eval(mlir::AffineMap map, std::initializer_list<int64_t> dims) {
+    llvm::SmallVector<mlir::Attribute> in, out;
+    for (int64_t d : dims)
+      in.push_back(b.getIndexAttr(d));
+    EXPECT_TRUE(mlir::succeeded(map.constantFold(in, out)));
+    EXPECT_EQ(out.size(), 2u);
+    return {int(mlir::cast<mlir::IntegerAttr>(out[0]).getInt()),
+            int(mlir::cast<mlir::IntegerAttr>(out[1]).getInt())};
+  }
+
+  mlir::nvgpu::WarpMatrixInfo info(llvm::ArrayRef<int64_t> shape, mlir::Type elt,
+                                   mlir::nvgpu::MatMulOperandRole role) {
+    return {mlir::VectorType::get(shape, elt), role};
+  }
+
+  /// Compares our (lane, value) -> coord with upstream's for one operand.
+  void compareOperand(mlir::nvgpu::WarpMatrixInfo wi, int values,
+                      Coord (*ours)(int, int), const char *name) {
+    mlir::FailureOr<mlir::AffineMap> map =
+        mlir::nvgpu::getLaneIdAndValueIdToOperandCoord(b, loc, wi);
+    ASSERT_TRUE(mlir::succeeded(map)) << name;
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int v = 0; v < values; ++v) {
+        Coord up = eval(*map, {lane, v});
+        Coord our = ours(lane, v);
+        EXPECT_EQ(our.row, up.row) << name << " lane " << lane << " value " << v;
+        EXPECT_EQ(our.col, up.col) << name << " lane " << lane << " value " << v;
+      }
+  }
+};
+
+TEST_F(Upstream, MmaSyncOperandsMatchConvertVectorToGpu) {
+  using Role = mlir::nvgpu::MatMulOperandRole;
+  compareOperand(info({16, 16}, b.getF16Type(), Role::A), kValuesA, mmaA, "A f16");
+  // Upstream derives no map for bf16 (nor does its mma.sync lowering take
+  // bf16); the PTX ISA gives .bf16 the same 16-bit fragment layout, and the
+  // kernel uses this one table for both.
+  EXPECT_TRUE(mlir::failed(mlir::nvgpu::getLaneIdAndValueIdToOperandCoord(
+      b, loc, info({16, 16}, b.getBF16Type(), Role::A))));
+  // Upstream's B operand is the N x K (transposed) warp tile.
+  compareOperand(info({8, 16}, b.getF16Type(), Role::B), kValuesB,
+                 [](int lane, int v) {
+                   Coord c = mmaB(lane, v);
+                   return Coord{c.col, c.row};
+                 },
+                 "B f16 (as N x K)");
+  compareOperand(info({16, 8}, b.getF32Type(), Role::C), kValuesC, mmaC, "C f32");
+}
+
+TEST_F(Upstream, LdmatrixAddressOfAMatchesUpstream) {
+  using Role = mlir::nvgpu::MatMulOperandRole;
+  auto params = mlir::nvgpu::getLdMatrixParams(info({16, 16}, b.getF16Type(), Role::A),
+                                               /*transpose=*/false);
+  ASSERT_TRUE(mlir::succeeded(params));
+  EXPECT_EQ(params->numTiles, 4);
+  mlir::FailureOr<mlir::AffineMap> map =
+      mlir::nvgpu::getLaneIdToLdMatrixMatrixCoord(b, loc, *params);
+  ASSERT_TRUE(mlir::succeeded(map));
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    Coord up = eval(*map, {lane});
+    EXPECT_EQ(ldmatrixAddressA(lane).row, up.row) << "lane " << lane;
+    EXPECT_EQ(ldmatrixAddressA(lane).col, up.col) << "lane " << lane;
+  }
+}
+
+/// ldmatrix as the PTX ISA defines it, read through the table: element e of
+/// register j of `lane`, for the addresses `address` gives each lane.
+Coord loaded(Coord (*address)(int), int lane, int j, int e, bool transpose) {
+  Coord within = ldmatrixElement(lane, e, transpose);
+  // The row of matrix j that holds the element was supplied by lane
+  // 8j + row; the element is `col` elements after that row's address.
+  int row = within.row, col = within.col;
+  Coord a = address(8 * j + row);
+  return {a.row, a.col + col};
+}
+
+TEST(FragmentTable, LdmatrixAddressesLoadTheMmaFragments) {
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (int j = 0; j < 4; ++j)
+      for (int e = 0; e < 2; ++e) {
+        // A from a row-major tile.
+        EXPECT_EQ(loaded(ldmatrixAddressA, lane, j, e, false), mmaA(lane, 2 * j + e))
+            << "A lane " << lane << " reg " << j;
+        // B of n-tile j / 2 from a [n][k] tile: element (k, n) sits at
+        // tile position (n, k).
+        Coord kb = mmaB(lane, 2 * (j % 2) + e);
+        Coord nk = loaded(ldmatrixAddressBNMajor, lane, j, e, false);
+        EXPECT_EQ(nk, (Coord{kb.col + 8 * (j / 2), kb.row}))
+            << "B (N-major) lane " << lane << " reg " << j;
+        // B of n-tile j / 2 from a [k][n] tile with .trans.
+        Coord kn = loaded(ldmatrixAddressBKMajor, lane, j, e, true);
+        EXPECT_EQ(kn, (Coord{kb.row, kb.col + 8 * (j / 2)}))
+            << "B (K-major) lane " << lane << " reg " << j;
+      }
+}
+
+TEST(FragmentTable, EveryElementHeldOnce) {
+  auto check = [](int rows, int cols, int values, Coord (*f)(int, int)) {
+    std::set<std::pair<int, int>> seen;
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int v = 0; v < values; ++v) {
+        Coord c = f(lane, v);
+        EXPECT_TRUE(c.row >= 0 && c.row < rows && c.col >= 0 && c.col < cols);
+        seen.insert({c.row, c.col});
+      }
+    EXPECT_EQ(int(seen.size()), rows * cols);
+  };
+  check(16, 16, kValuesA, mmaA);
+  check(16, 8, kValuesB, mmaB);
+  check(16, 8, kValuesC, mmaC);
+}
+
+TEST(FragmentTable, AccumulatorsOfTwoNTilesAreTheNextAOperand) {
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (int v = 0; v < kValuesA; ++v) {
+      AccumulatorSource s = accumulatorForA(v);
+      Coord c = mmaC(lane, s.value);
+      EXPECT_EQ(mmaA(lane, v), (Coord{c.row, c.col + 8 * s.tile})) << lane << " " << v;
+    }
+}
+
+} // namespace

@@ -13,6 +13,10 @@
 
 #include "ScheduleMapping.h"
 
+#include "attn/GPU/FragmentLayout.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -316,6 +320,18 @@ struct AttnMapScheduleToGpuPass
       }
       gpu::BarrierOp::create(rewriter, loc);
       rewriter.eraseOp(inner);
+    }
+
+    // Barriers written as inline PTX inside a thread loop (a schedule whose
+    // threads run in lockstep) become gpu.barrier.
+    SmallVector<LLVM::InlineAsmOp> asmBarriers;
+    launch.getBody().walk([&](LLVM::InlineAsmOp a) {
+      if (a.getAsmString() == ::attn::gpu::ptx::kBarrier)
+        asmBarriers.push_back(a);
+    });
+    for (LLVM::InlineAsmOp a : asmBarriers) {
+      rewriter.setInsertionPoint(a);
+      rewriter.replaceOpWithNewOp<gpu::BarrierOp>(a);
     }
 
     // Allocation scopes dissolve; workgroup buffers become attributions and

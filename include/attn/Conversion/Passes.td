@@ -340,11 +340,18 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
            "Query rows per block = threads per block (1..1024; halved to fit 48 KiB)">,
     Option<"tileK", "tile-k", "int64_t", /*default=*/"32",
-           "Keys per K/V tile staged in shared memory (halved to fit 48 KiB)">
+           "Keys per K/V tile staged in shared memory (halved to fit 48 KiB)">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "f16/bf16 sdpa with head dims 64/128 take the mma.sync FlashAttention-2 kernel">,
+    Option<"reportKernel", "report-kernel", "bool", /*default=*/"false",
+           "A remark at every sdpa that takes the CUDA-core kernel, with the reason">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::arith::ArithDialect"];
 }

@@ -102,4 +102,18 @@ constexpr AccumulatorSource accumulatorForA(int v) { return {v / 4, v % 4}; }
 
 } // namespace attn::gpu::frag
 
+namespace attn::gpu::ptx {
+// The PTX the tensor-core kernel writes as llvm.inline_asm: cp.async group
+// commit/wait (nvgpu's create_group/wait ops have no memory effects, which
+// the buffer deallocation pass refuses) and ex2.approx. The CPU emulation
+// recognises exactly these strings.
+/// A block barrier in the kernel schedule (gpu.barrier has no memory
+/// effects either); attn-map-schedule-to-gpu turns it into gpu.barrier.
+inline constexpr const char *kBarrier = "bar.sync 0;";
+inline constexpr const char *kCommitGroup = "cp.async.commit_group;";
+inline constexpr const char *kWaitGroupPrefix = "cp.async.wait_group ";
+inline constexpr const char *kEx2 = "ex2.approx.ftz.f32 $0, $1;";
+inline constexpr const char *kEx2Constraints = "=f,f";
+} // namespace attn::gpu::ptx
+
 #endif // ATTN_GPU_FRAGMENTLAYOUT_H

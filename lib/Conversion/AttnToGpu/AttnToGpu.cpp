@@ -30,6 +30,7 @@
 #include "attn/Conversion/Passes.h"
 
 #include "../FlashCore/FlashCore.h"
+#include "TensorCoreKernel.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
@@ -275,13 +276,26 @@ MemRefType identityBuffer(RankedTensorType t) {
 /// sdpa(q, k, v[, mask]) → the kernel schedule on buffers, at the op;
 /// fails with `reason` (and the IR untouched) when the kernel cannot take it.
 LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
-                                       int64_t tileQ, int64_t tileK,
-                                       std::string &reason) {
+                                       int64_t tileQ, int64_t tileK, bool tensorCores,
+                                       bool reportKernel, std::string &reason) {
   FailureOr<SdpaProblem> problem = SdpaProblem::analyze(
       op, KernelSupport{"GPU kernel", /*lowPrecision=*/true}, reason);
   if (failed(problem))
     return failure();
   const SdpaProblem &p = *problem;
+  std::string why = "tensor-cores=false";
+  if (tensorCores && tensorCoreKernelTakes(p, why)) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(op);
+    FlashBuilder g{rewriter, op.getLoc()};
+    SdpaBuffers s = materializeBuffers(rewriter, p, identityBuffer);
+    buildTensorCoreSchedule(g, p, s);
+    rewriter.replaceOp(op, outputTensor(rewriter, p, s));
+    return success();
+  }
+  if (reportKernel)
+    op.emitRemark() << "attn.sdpa takes the CUDA-core GPU kernel, not the tensor-core one: "
+                    << why;
   // Fit 48 KiB: halve tile-k down to 8 keys, then tile-q down to 16 rows
   // (large head dims), then tile-k further.
   int64_t tq = tileQ, tk = tileK;
@@ -335,7 +349,8 @@ struct ConvertAttnToGpuPass
     bool refused = false;
     for (SdpaOp op : ops) {
       std::string reason;
-      if (failed(rewriteSdpaToGpuSchedule(rewriter, op, tileQ, tileK, reason))) {
+      if (failed(rewriteSdpaToGpuSchedule(rewriter, op, tileQ, tileK, tensorCores,
+                                          reportKernel, reason))) {
         op.emitOpError(reason);
         refused = true;
       }

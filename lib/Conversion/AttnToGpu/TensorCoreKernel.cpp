@@ -1,0 +1,424 @@
+//===- TensorCoreKernel.cpp - attn.sdpa as a FlashAttention-2 mma.sync kernel -===//
+//
+// f16/bf16 attn.sdpa with head dims 64/128 becomes a FlashAttention-2
+// kernel on tensor cores, written at fragment level (upstream's
+// convert-vector-to-gpu gives up on a contract -> softmax -> contract chain):
+//
+//   forall (bh, qTile) → blocks                 64 query rows per block
+//     Ks[2·BK][D], Vs[2·BK][Dv] in workgroup memory (two stages; Q is staged
+//     through Ks once), rows swizzled: 16-byte chunk c of row r sits at chunk
+//     c ^ (r % 8), so the 8 rows an ldmatrix reads hit 8 different banks
+//     forall tid → 128 threads (4 warps × 16 query rows), in lockstep:
+//       cp.async Q tile → Ks; wait; ldmatrix.x4 → Q A-fragments (registers)
+//       cp.async K/V tile `begin` → stage 0
+//       for kTile in the tiles the block sees (FlashCore's tileRange):
+//         cp.async K/V tile kTile+1 → the other stage; wait for all but it
+//         S = Q·Kᵀ: mma.sync m16n8k16, K B-fragments by ldmatrix.x4
+//         scores in log2 units (scale·log2e, softcap, ALiBi, mask, the key
+//         visibility rules of FlashCore), row max over the quad (shuffles),
+//         m' = max(m, rowmax), α = 2^(m - m'), P = 2^(s - m') (ex2.approx)
+//         acc *= α; P rounded to f16/bf16 in registers is the A operand of
+//         P·V (FragmentLayout.h: accumulatorForA); V B-fragments by
+//         ldmatrix.x4.trans
+//       l summed over the quad; O = acc / l (0 for a row that saw no key)
+//
+// The per-thread code is SIMT: each thread holds its fragments as values
+// (nvgpu.ldmatrix / nvgpu.mma.sync operands) and the rows groupOf(lane) and
+// groupOf(lane) + 8 of its warp's 16. Every lane <-> element relation comes
+// from include/attn/GPU/FragmentLayout.h. The same IR runs on the CPU:
+// attn-emulate-gpu-schedule runs the 128 threads in lockstep, lanes as
+// vector elements, the warp instructions through the same table.
+//
+//===----------------------------------------------------------------------===//
+#include "TensorCoreKernel.h"
+
+#include "attn/GPU/FragmentLayout.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::flash;
+namespace frag = ::attn::gpu::frag;
+
+namespace {
+
+constexpr int64_t kWarps = 4;
+constexpr int64_t kBlockRows = 16 * kWarps; // query rows per block
+constexpr int64_t kThreads = 32 * kWarps;
+
+/// Keys per K/V tile: 64 for head dims up to 64, 32 for 128, so that two
+/// stages of K and V fit 32 KiB and Q (64 rows) fits the K stages.
+int64_t keyTile(const SdpaProblem &p) { return std::max(p.d, p.dv) <= 64 ? 64 : 32; }
+
+class TensorCoreKernel {
+public:
+  TensorCoreKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s)
+      : g(g), b(g.b), loc(g.loc), p(p), s(s), BK(keyTile(p)), elt(p.elementType) {}
+
+  void build(Value bh, Value qTile) {
+    hIdx = g.rem(bh, g.idx(p.heads));
+    bIdx = g.div(bh, g.idx(p.heads));
+    hk = g.div(hIdx, g.idx(p.group));
+    q0 = g.mul(qTile, g.idx(kBlockRows));
+    keys.emplace(g, p, s, bIdx);
+    if (p.hasAlibi())
+      alibi.emplace(g, p, s, *keys, bIdx, hIdx);
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    ks = memref::AllocaOp::create(b, loc, MemRefType::get({2 * BK, p.d}, elt, AffineMap(), wg));
+    vs = memref::AllocaOp::create(b, loc, MemRefType::get({2 * BK, p.dv}, elt, AffineMap(), wg));
+    tiles = keys->tileRange([&] { return q0; },
+                            [&] { return g.minI(g.add(q0, g.idx(kBlockRows)), s.tq); }, BK);
+    auto mapping = b.getArrayAttr(
+        {gpu::GPUThreadMappingAttr::get(b.getContext(), gpu::MappingId::DimX)});
+    scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(kThreads)},
+                          ValueRange{}, mapping,
+                          [&](OpBuilder &nb, Location, ValueRange ivs) {
+                            OpBuilder::InsertionGuard guard(b);
+                            b.setInsertionPoint(nb.getInsertionBlock(),
+                                                nb.getInsertionPoint());
+                            threadBody(ivs[0]);
+                            scf::InParallelOp::create(b, loc);
+                          });
+  }
+
+private:
+  FlashBuilder &g;
+  OpBuilder &b;
+  Location loc;
+  const SdpaProblem &p;
+  const SdpaBuffers &s;
+  int64_t BK;
+  Type elt;
+  std::optional<KeyVisibility> keys;
+  std::optional<AlibiBias> alibi;
+  KeyVisibility::Range tiles;
+  Value bIdx, hIdx, hk, q0, ks, vs;
+  // Per thread.
+  Value tid, warp, lane, rowA, rowB;
+
+  Type tokenType() { return nvgpu::DeviceAsyncTokenType::get(b.getContext()); }
+  VectorType fragA() { return VectorType::get({4, 2}, elt); }
+  VectorType fragB() { return VectorType::get({2, 2}, elt); }
+  VectorType fragC() { return VectorType::get({2, 2}, g.f32()); }
+  Value xorI(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+
+  /// The physical column of the 8-element chunk starting at `col` in row
+  /// `row` of a swizzled tile: chunk (col / 8) ^ (row % 8).
+  Value swizzle(Value row, Value col) {
+    Value chunk = xorI(g.div(col, g.idx(8)), g.rem(row, g.idx(8)));
+    return g.mul(chunk, g.idx(8));
+  }
+
+  /// cp.async of rows [row0, row0 + rows) of src[bIdx, head] (width
+  /// elements each) into tile rows [base, base + rows), 16 bytes per copy,
+  /// appended to `tokens`; rows at or past `limit` are zero-filled (their
+  /// source row clamped so that the address stays inside the buffer).
+  void copyRows(Value src, Value head, Value row0, Value limit, Value tile, Value base,
+                int64_t rows, int64_t width, SmallVectorImpl<Value> &tokens) {
+    int64_t chunksPerRow = width / 8, chunks = rows * chunksPerRow;
+    for (int64_t i = 0; i < chunks / kThreads; ++i) {
+      Value id = g.add(tid, g.idx(i * kThreads));
+      Value r = g.div(id, g.idx(chunksPerRow));
+      Value col = g.mul(g.rem(id, g.idx(chunksPerRow)), g.idx(8));
+      Value row = g.add(row0, r);
+      Value valid = g.lt(row, limit);
+      Value srcRow = g.maxI(g.minI(row, g.sub(limit, g.idx(1))), g.idx(0));
+      Value n = g.select(valid, g.idx(8), g.idx(0));
+      Value dstRow = g.add(r, base);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType(), tile, ValueRange{dstRow, swizzle(dstRow, col)}, src,
+          ValueRange{bIdx, head, srcRow, col}, b.getIndexAttr(8), n, b.getUnitAttr()));
+    }
+  }
+  Value inlinePtx(Type result, ValueRange operands, StringRef text, StringRef constraints,
+                  bool sideEffects) {
+    auto op = LLVM::InlineAsmOp::create(
+        b, loc, result, operands, b.getStringAttr(text), b.getStringAttr(constraints),
+        sideEffects ? b.getUnitAttr() : UnitAttr(), UnitAttr(),
+        LLVM::TailCallKindAttr::get(b.getContext(), LLVM::tailcallkind::TailCallKind::None),
+        LLVM::AsmDialectAttr(), ArrayAttr());
+    return result ? op.getResult(0) : Value();
+  }
+  /// Commits the copies issued so far as one group.
+  void commit() { inlinePtx(Type(), {}, ::attn::gpu::ptx::kCommitGroup, "", true); }
+  /// Waits until at most `pending` committed groups are in flight.
+  void waitGroups(int32_t pending) {
+    inlinePtx(Type(), {}, (::attn::gpu::ptx::kWaitGroupPrefix + std::to_string(pending) + ";"),
+              "", true);
+  }
+  /// The K and V rows of tile `kTile` into the stage at row `base`.
+  void copyKeyValueTile(Value kTile, Value base) {
+    Value k0 = g.mul(kTile, g.idx(BK));
+    SmallVector<Value> tokens;
+    copyRows(s.k, hk, k0, keys->keyCount(), ks, base, BK, p.d, tokens);
+    copyRows(s.v, hk, k0, keys->keyCount(), vs, base, BK, p.dv, tokens);
+    commit();
+  }
+
+  void barrier() { inlinePtx(Type(), {}, ::attn::gpu::ptx::kBarrier, "", true); }
+
+  /// ldmatrix.x4 at tile[row, col] (col: the logical column of the lane's
+  /// chunk; the swizzle is applied here).
+  Value ldmatrix(Value tile, Value row, Value col, bool transpose) {
+    return nvgpu::LdMatrixOp::create(b, loc, fragA(), tile,
+                                     ValueRange{row, swizzle(row, col)},
+                                     b.getBoolAttr(transpose), b.getI32IntegerAttr(4));
+  }
+
+  /// The two B fragments (registers 0,1 and 2,3) of an ldmatrix.x4 result.
+  std::pair<Value, Value> splitB(Value x4) {
+    auto half = [&](int64_t r) {
+      Value r0 = vector::ExtractOp::create(b, loc, x4, ArrayRef<int64_t>{r});
+      Value r1 = vector::ExtractOp::create(b, loc, x4, ArrayRef<int64_t>{r + 1});
+      Value e = arith::ConstantOp::create(b, loc, fragB(),
+                                          DenseElementsAttr::get(fragB(), b.getZeroAttr(elt)));
+      e = vector::InsertOp::create(b, loc, r0, e, ArrayRef<int64_t>{0});
+      return Value(vector::InsertOp::create(b, loc, r1, e, ArrayRef<int64_t>{1}));
+    };
+    return {half(0), half(2)};
+  }
+
+  Value mma(Value a, Value bb, Value c) {
+    return nvgpu::MmaSyncOp::create(b, loc, a, bb, c, ArrayRef<int64_t>{16, 8, 16});
+  }
+  Value zeroC() {
+    return arith::ConstantOp::create(b, loc, fragC(),
+                                     DenseElementsAttr::get(fragC(), b.getF32FloatAttr(0.0f)));
+  }
+  Value at(Value v, int64_t i) {
+    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i / 2, i % 2});
+  }
+  /// 2^x with the GPU's ex2.approx (the emulation evaluates FlashCore's
+  /// exp2 in its place): -inf gives 0.
+  Value ex2(Value x) {
+    return inlinePtx(g.f32(), x, ::attn::gpu::ptx::kEx2, ::attn::gpu::ptx::kEx2Constraints,
+                     false);
+  }
+  /// The reduction of x over the 4 lanes of a quad (xor shuffles 1, 2).
+  Value quad(Value x, bool isMax) {
+    for (int32_t off : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, loc, x, off, frag::kWarpSize,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      x = isMax ? g.fmax(x, other) : g.fadd(x, other);
+    }
+    return x;
+  }
+
+  /// The score of accumulator value v of n-tile j in log2 units, with every
+  /// rule applied: -inf where the key is hidden.
+  Value score(Value sv, Value row, Value key) {
+    Value x = softcapScores(g, p, g.fmul(sv, g.f(p.scaleLog2)));
+    if (alibi)
+      x = g.fadd(x, alibi->at(row, key));
+    Value visible = keys->isVisible(row, key);
+    if (s.mask) {
+      Value rc = g.minI(row, g.sub(s.tq, g.idx(1)));
+      Value kc = g.minI(key, g.sub(s.tk, g.idx(1)));
+      Value mv = g.load(s.mask, maskIndices(g, p.maskType, bIdx, hIdx, rc, kc));
+      if (p.maskKind == MaskKind::Keep) {
+        visible = g.andI(visible, mv);
+      } else {
+        if (mv.getType() != g.f32())
+          mv = arith::ExtFOp::create(b, loc, g.f32(), mv);
+        x = g.fma(mv, g.f(kLog2E), x);
+      }
+    }
+    return g.select(visible, x, g.negInf());
+  }
+
+  void threadBody(Value t) {
+    tid = t;
+    warp = g.div(tid, g.idx(frag::kWarpSize));
+    lane = g.rem(tid, g.idx(frag::kWarpSize));
+    Value grp = g.div(lane, g.idx(4)), tig = g.rem(lane, g.idx(4));
+    Value warpRow = g.mul(warp, g.idx(16));
+    rowA = g.add(g.add(q0, warpRow), grp);
+    rowB = g.add(rowA, g.idx(8));
+
+    // Q: cp.async into the K stages, then the A fragments into registers.
+    SmallVector<Value> qTokens;
+    copyRows(s.q, hIdx, q0, s.tq, ks, g.idx(0), kBlockRows, p.d, qTokens);
+    commit();
+    waitGroups(0);
+    barrier();
+    // The ldmatrix address of this lane (FragmentLayout: A, row-major).
+    Value aRow = g.add(warpRow, g.rem(lane, g.idx(16)));
+    Value aCol = g.mul(g.div(lane, g.idx(16)), g.idx(8));
+    SmallVector<Value> qFrag;
+    for (int64_t kk = 0; kk < p.d / 16; ++kk)
+      qFrag.push_back(ldmatrix(ks, aRow, g.add(aCol, g.idx(16 * kk)), false));
+    barrier();
+
+    // The lane's ldmatrix addresses for K ([n][k]) and V ([k][n], .trans).
+    Value l8 = g.rem(lane, g.idx(8));
+    Value kRow = g.add(l8, g.mul(g.div(lane, g.idx(16)), g.idx(8)));
+    Value kCol = g.mul(g.rem(g.div(lane, g.idx(8)), g.idx(2)), g.idx(8));
+    Value vRow = g.add(l8, g.mul(g.rem(g.div(lane, g.idx(8)), g.idx(2)), g.idx(8)));
+    Value vCol = g.mul(g.div(lane, g.idx(16)), g.idx(8));
+
+    // Prologue: the first tile into stage 0.
+    copyKeyValueTile(tiles.begin, g.idx(0));
+
+    int64_t nTiles = BK / 8, dvTiles = p.dv / 8;
+    SmallVector<Value> init = {g.negInf(), g.negInf(), g.f(0.0), g.f(0.0)};
+    for (int64_t n = 0; n < dvTiles; ++n)
+      init.push_back(zeroC());
+    SmallVector<Value> state = g.loopCarry(
+        tiles.begin, tiles.end, 1, init, [&](Value kTile, ValueRange carried) {
+          Value k0 = g.mul(kTile, g.idx(BK));
+          Value odd = g.rem(g.sub(kTile, tiles.begin), g.idx(2));
+          Value base = g.mul(odd, g.idx(BK));       // this tile's stage
+          Value nextBase = g.mul(g.sub(g.idx(1), odd), g.idx(BK));
+          // Prefetch the next tile into the other stage (zero-filled past the
+          // keys: the last iteration's prefetch is never read), then wait for
+          // everything but it.
+          copyKeyValueTile(g.add(kTile, g.idx(1)), nextBase);
+          waitGroups(1);
+          barrier();
+
+          // S = Q·Kᵀ, nTiles n-tiles of 8 keys.
+          SmallVector<Value> sAcc(nTiles, zeroC());
+          for (int64_t j2 = 0; j2 < nTiles / 2; ++j2)
+            for (int64_t kk = 0; kk < p.d / 16; ++kk) {
+              Value x4 = ldmatrix(ks, g.add(base, g.add(kRow, g.idx(16 * j2))),
+                                  g.add(kCol, g.idx(16 * kk)), false);
+              auto [b0, b1] = splitB(x4);
+              sAcc[2 * j2] = mma(qFrag[kk], b0, sAcc[2 * j2]);
+              sAcc[2 * j2 + 1] = mma(qFrag[kk], b1, sAcc[2 * j2 + 1]);
+            }
+
+          // Scores, row maxima (values 0, 1: row A; 2, 3: row B).
+          SmallVector<Value> x(nTiles * 4);
+          Value mxA = g.negInf(), mxB = g.negInf();
+          for (int64_t j = 0; j < nTiles; ++j)
+            for (int v = 0; v < 4; ++v) {
+              // mmaC(lane, v): row groupOf(lane) + 8·(v / 2) (rowA, rowB),
+              // column 2·threadInGroup(lane) + mmaC(0, v).col.
+              frag::Coord c = frag::mmaC(0, v);
+              Value row = v < 2 ? rowA : rowB;
+              Value key = g.add(g.add(k0, g.idx(8 * j + c.col)), g.mul(tig, g.idx(2)));
+              Value sc = score(at(sAcc[j], v), row, key);
+              x[4 * j + v] = sc;
+              if (v < 2)
+                mxA = g.fmax(mxA, sc);
+              else
+                mxB = g.fmax(mxB, sc);
+            }
+          mxA = quad(mxA, true);
+          mxB = quad(mxB, true);
+          Value mNewA = g.fmax(carried[0], mxA), mNewB = g.fmax(carried[1], mxB);
+          auto safe = [&](Value m) {
+            return g.select(g.cmpF(arith::CmpFPredicate::OEQ, m, g.negInf()), g.f(0.0), m);
+          };
+          Value mSafeA = safe(mNewA), mSafeB = safe(mNewB);
+          Value alphaA = ex2(g.fsub(carried[0], mSafeA));
+          Value alphaB = ex2(g.fsub(carried[1], mSafeB));
+          Value sumA = g.f(0.0), sumB = g.f(0.0);
+          SmallVector<Value> pr(nTiles * 4);
+          for (int64_t j = 0; j < nTiles; ++j)
+            for (int v = 0; v < 4; ++v) {
+              Value pv = ex2(g.fsub(x[4 * j + v], v < 2 ? mSafeA : mSafeB));
+              pr[4 * j + v] = pv;
+              if (v < 2)
+                sumA = g.fadd(sumA, pv);
+              else
+                sumB = g.fadd(sumB, pv);
+            }
+          Value lA = g.fma(alphaA, carried[2], sumA);
+          Value lB = g.fma(alphaB, carried[3], sumB);
+
+          // acc *= α (per row), then acc += P·V.
+          Value alphaV = vector::FromElementsOp::create(
+              b, loc, fragC(), ValueRange{alphaA, alphaA, alphaB, alphaB});
+          SmallVector<Value> acc;
+          for (int64_t n = 0; n < dvTiles; ++n)
+            acc.push_back(g.fmul(carried[4 + n], alphaV));
+          for (int64_t st = 0; st < BK / 16; ++st) {
+            SmallVector<Value> elems;
+            for (int v = 0; v < frag::kValuesA; ++v) {
+              frag::AccumulatorSource src = frag::accumulatorForA(v);
+              elems.push_back(arith::TruncFOp::create(b, loc, elt,
+                                                      pr[4 * (2 * st + src.tile) + src.value]));
+            }
+            Value pa = vector::FromElementsOp::create(b, loc, fragA(), elems);
+            for (int64_t n2 = 0; n2 < dvTiles / 2; ++n2) {
+              Value x4 = ldmatrix(vs, g.add(base, g.add(vRow, g.idx(16 * st))),
+                                  g.add(vCol, g.idx(16 * n2)), true);
+              auto [b0, b1] = splitB(x4);
+              acc[2 * n2] = mma(pa, b0, acc[2 * n2]);
+              acc[2 * n2 + 1] = mma(pa, b1, acc[2 * n2 + 1]);
+            }
+          }
+          // The stage just read is the next prefetch's target.
+          barrier();
+          SmallVector<Value> next = {mNewA, mNewB, lA, lB};
+          next.append(acc.begin(), acc.end());
+          return next;
+        });
+    // The last prefetch (zero-fill) completes before the block ends.
+    waitGroups(0);
+
+    // O = acc / l, l summed over the quad; rows past Tq are not written.
+    Value invA = g.inverseRowSum(quad(state[2], false));
+    Value invB = g.inverseRowSum(quad(state[3], false));
+    Type outElt = p.resultType.getElementType();
+    for (int half = 0; half < 2; ++half) {
+      Value row = half ? rowB : rowA;
+      g.ifThen(g.lt(row, s.tq), [&] {
+        for (int64_t n = 0; n < dvTiles; ++n)
+          for (int v = 2 * half; v < 2 * half + 2; ++v) {
+            frag::Coord c = frag::mmaC(0, v);
+            Value col = g.add(g.idx(8 * n + c.col), g.mul(tig, g.idx(2)));
+            Value o = g.fmul(at(state[4 + n], v), half ? invB : invA);
+            if (outElt != g.f32())
+              o = arith::TruncFOp::create(b, loc, outElt, o);
+            g.store(o, s.out, {bIdx, hIdx, row, col});
+          }
+      });
+    }
+  }
+};
+
+} // namespace
+
+bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, std::string &why) {
+  Type e = p.elementType;
+  if (!e.isF16() && !e.isBF16()) {
+    why = "the tensor-core kernel takes f16 and bf16 operands only";
+    return false;
+  }
+  auto dimOk = [](int64_t d) { return d == 64 || d == 128; };
+  if (!dimOk(p.d) || !dimOk(p.dv)) {
+    why = "the tensor-core kernel takes head dims 64 and 128 only (D = " +
+          std::to_string(p.d) + ", Dv = " + std::to_string(p.dv) + ")";
+    return false;
+  }
+  if (p.isPartial()) {
+    why = "the tensor-core kernel does not write a log-sum-exp";
+    return false;
+  }
+  return true;
+}
+
+int64_t mlir::attn::tensorCoreKeyTile(const SdpaProblem &p) { return keyTile(p); }
+
+void mlir::attn::buildTensorCoreSchedule(FlashBuilder &g, const SdpaProblem &p,
+                                         const SdpaBuffers &s) {
+  Value bh = g.mul(s.batch, g.idx(p.heads));
+  Value numQTiles = g.ceilDiv(s.tq, kBlockRows);
+  auto mapping = g.b.getArrayAttr(
+      {gpu::GPUBlockMappingAttr::get(g.b.getContext(), gpu::MappingId::DimX),
+       gpu::GPUBlockMappingAttr::get(g.b.getContext(), gpu::MappingId::DimY)});
+  scf::ForallOp::create(
+      g.b, g.loc, ArrayRef<OpFoldResult>{bh, numQTiles}, ValueRange{}, mapping,
+      [&](OpBuilder &nb, Location, ValueRange ivs) {
+        OpBuilder::InsertionGuard inner(g.b);
+        g.b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        TensorCoreKernel(g, p, s).build(ivs[0], ivs[1]);
+        scf::InParallelOp::create(g.b, g.loc);
+      });
+}

@@ -2,11 +2,13 @@
 //
 // attn-emulate-gpu-schedule: workgroup/private address spaces dropped,
 // thread-mapped scf.forall → sequential scf.for (each completes before the
-// next, as after a barrier), block-mapped scf.forall → scf.parallel.
+// next, as after a barrier), or its threads in lockstep where it uses warp
+// instructions (Lockstep.cpp); block-mapped scf.forall → scf.parallel.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/GPU/Passes.h"
 
+#include "Lockstep.h"
 #include "ScheduleMapping.h"
 
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -46,9 +48,12 @@ struct AttnEmulateGpuSchedulePass
         blockLoops.push_back(op);
     });
     // Threads in order: each loop completes before the next (the barrier).
+    // A loop with warp instructions or barriers inside runs its threads in
+    // lockstep instead (lanes as vector elements).
     for (scf::ForallOp op : threadLoops) {
       rewriter.setInsertionPoint(op);
-      if (failed(scf::forallToForLoop(rewriter, op)))
+      if (needsLockstep(op) ? failed(runInLockstep(rewriter, op))
+                            : failed(scf::forallToForLoop(rewriter, op)))
         return signalPassFailure();
     }
     // Blocks are independent: run them in parallel.

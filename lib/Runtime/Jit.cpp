@@ -1,5 +1,6 @@
 //===- Jit.cpp - compile an attn function once, call it many times --------===//
 #include "attn/Runtime/Jit.h"
+#include "attn/Runtime/WarpEmulation.h"
 #include "attn/Runtime/Mpi.h"
 
 #include "attn/Dialect/AttnDialect.h"
@@ -546,6 +547,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       add(name, addr);
     if (pipeline == Pipeline::Gpu)
       for (auto [name, addr] : cudaRuntimeSymbols())
+        add(name, addr);
+    if (pipeline == Pipeline::GpuSchedule)
+      for (auto [name, addr] : warpEmulationSymbols())
         add(name, addr);
     if (pipeline == Pipeline::Ring)
       for (auto [name, addr] : ::attn::mpi::runtimeSymbols())

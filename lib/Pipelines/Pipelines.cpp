@@ -199,6 +199,8 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // bf16 mma.sync, which upstream's nvgpu lowering does not take.
+  pm.addNestedPass<gpu::GPUModuleOp>(createAttnLegalizeMmaBf16());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = *features;

@@ -53,4 +53,20 @@ def AttnMapScheduleToGpu : Pass<"attn-map-schedule-to-gpu"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def AttnLegalizeMmaBf16 : Pass<"attn-legalize-mma-bf16"> {
+  let summary = "Lower bf16 nvgpu.mma.sync to nvvm.mma.sync (upstream's lowering takes f16 only)";
+  let description = [{
+    Upstream's `convert-nvgpu-to-nvvm` fails on `nvgpu.mma.sync` with bf16
+    operands ("failed to deduce operand PTX types"). This pass rewrites each
+    m16n8k16 bf16 → f32 `nvgpu.mma.sync` into `nvvm.mma.sync` with the
+    operands packed two bf16 per 32-bit register (A: 4, B: 2) and
+    `multiplicandAPtxType = bf16`, the form the PTX ISA gives for
+    `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`. Run it before
+    the NVVM lowering.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // ATTN_GPU_PASSES_TD

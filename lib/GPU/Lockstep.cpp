@@ -413,8 +413,7 @@ private:
       Value x = memref::LoadOp::create(b, loc, map.lookupOrDefault(load.getMemRef()), ivs);
       Value acc = vector::InsertOp::create(b, loc, x, loop.getRegionIterArgs()[0],
                                            ArrayRef<OpFoldResult>{l});
-      rw.eraseOp(loop.getBody()->getTerminator());
-      b.setInsertionPointToEnd(loop.getBody());
+      // (A loop built with iter_args and no body builder has no yield yet.)
       scf::YieldOp::create(b, loc, acc);
     }
     map.map(load.getResult(), loop.getResult(0));

@@ -153,6 +153,8 @@ static void addGpuSchedule(OpPassManager &pm,
   ConvertAttnToGpuOptions tiling;
   tiling.tileQ = options.tileQ;
   tiling.tileK = options.tileK;
+  tiling.tensorCores = options.tensorCores;
+  tiling.reportKernel = options.reportKernel;
   pm.addPass(createConvertAttnToGpu(tiling));
   // mha's projections (and any other attn op) run on the host.
   addReferenceLowering(pm);

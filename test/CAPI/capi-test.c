@@ -588,6 +588,15 @@ static const char *kRingModule =
     "  return %o : tensor<1x2x8x8xf32>\n"
     "}\n";
 
+/* A bf16 tensor-core mma (attn-legalize-mma-bf16). */
+static const char *kBf16MmaModule =
+    "func.func @f(%a: vector<4x2xbf16>, %b: vector<2x2xbf16>, %c: vector<2x2xf32>)\n"
+    "    -> vector<2x2xf32> {\n"
+    "  %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]}\n"
+    "      : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>\n"
+    "  return %d : vector<2x2xf32>\n"
+    "}\n";
+
 /* Runs `pass` (then `second`, if given) on a fresh module parsed from `src`
  * and prints the names of the ops in the function body. */
 static void runAndListOpsOn(MlirContext ctx, const char *src, const char *label,
@@ -629,6 +638,8 @@ static void testPasses(MlirContext ctx) {
   runAndListOps(ctx, "to-gpu+map", mlirCreateAttnConversionConvertAttnToGpu(),
                 mlirCreateAttnGPUAttnMapScheduleToGpu());
   runAndListOpsOn(ctx, kRingModule, "shard", mlirCreateAttnConversionAttnShard(), none);
+  runAndListOpsOn(ctx, kBf16MmaModule, "legalize-mma-bf16",
+                  mlirCreateAttnGPUAttnLegalizeMmaBf16(), none);
   runAndListOpsOn(ctx, kRingModule, "shard+lower-mpi", mlirCreateAttnConversionAttnShard(),
                   mlirCreateAttnConversionAttnLowerMpi());
 
@@ -645,6 +656,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnConversionAttnLowerMpi();
   mlirRegisterAttnGPUAttnEmulateGpuSchedule();
   mlirRegisterAttnGPUAttnMapScheduleToGpu();
+  mlirRegisterAttnGPUAttnLegalizeMmaBf16();
   attnRegisterPasses();
   attnRegisterPipelines();
   const char *pipelines[] = {
@@ -676,6 +688,7 @@ static void testPasses(MlirContext ctx) {
 // CHECK: to-gpu+map: ok: {{.*}}gpu.alloc {{.*}}gpu.launch gpu.memcpy gpu.dealloc {{.*}}func.return
 // CHECK: shard: ok: mpi.comm_world mpi.comm_rank mpi.comm_size {{.*}}cf.assert {{.*}}scf.if {{.*}}linalg.copy tensor.insert_slice func.return
 // CHECK-NOT: mpi.
+// CHECK: legalize-mma-bf16: ok: {{.*}}llvm.bitcast {{.*}}nvvm.mma.sync {{.*}}llvm.extractvalue {{.*}}vector.from_elements func.return
 // CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok
 // CHECK: parse builtin.module(convert-attn-to-loops{tile-q=16 tile-k=16}): ok

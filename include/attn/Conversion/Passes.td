@@ -335,6 +335,18 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     the same shared rules as the CPU kernel (window and key lengths bound
     the K/V tile loop). Any other sdpa (dropout, dynamic head dims) is
     refused with a diagnostic.
+
+    With `tensor-cores` (the default), an sdpa with f16 or bf16 operands and
+    head dims 64 or 128 takes a FlashAttention-2 schedule on tensor cores
+    instead: blocks of 4 warps × 16 query rows, one 128-thread loop whose
+    threads run in lockstep, Q fragments in registers (`nvgpu.ldmatrix`),
+    K/V tiles of 32 keys double-buffered in workgroup memory by cp.async
+    (`nvgpu.device_async_copy`, commit/wait as inline PTX) with a swizzle
+    against bank conflicts, `nvgpu.mma.sync` m16n8k16 with f32
+    accumulators, the online softmax in registers (quad shuffles,
+    ex2.approx), P reused in registers as the A operand of P·V. The
+    lane ↔ element maps come from `include/attn/GPU/FragmentLayout.h`.
+    `report-kernel` remarks at every sdpa that keeps the CUDA-core kernel.
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",

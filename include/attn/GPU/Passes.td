@@ -18,9 +18,24 @@ def AttnEmulateGpuSchedule : Pass<"attn-emulate-gpu-schedule"> {
     to threads become sequential `scf.for` loops (so each one completes
     before the next, as after a barrier) and those mapped to blocks become
     `scf.parallel` loops (OpenMP threads on the CPU).
+
+    A thread loop whose body uses warp-wide instructions (`nvgpu.ldmatrix`,
+    `nvgpu.mma.sync`, `gpu.shuffle`) or inline PTX (barriers, cp.async
+    groups, ex2.approx) runs its threads in lockstep instead: a per-thread
+    value becomes a vector with one element per thread; loads, stores and
+    cp.async copies loop over the lanes; xor shuffles are vector shuffles;
+    ldmatrix and mma.sync call `attn_emu_ldmatrix` and
+    `attn_emu_mma_m16n8k16` (the JIT provides them,
+    `attn/Runtime/WarpEmulation.h`), which follow the fragment table
+    `attn/GPU/FragmentLayout.h`. A missing barrier or cp.async wait cannot
+    show up this way.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def AttnMapScheduleToGpu : Pass<"attn-map-schedule-to-gpu"> {

@@ -92,6 +92,16 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "gpu.launch, or, for the schedule pipeline, after the "
                      "CPU emulation loops)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("f16/bf16 sdpa with head dims 64/128 take the mma.sync "
+                     "FlashAttention-2 kernel (convert-attn-to-gpu tensor-cores)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> reportKernel{
+      *this, "report-kernel",
+      llvm::cl::desc("A remark at every sdpa that takes the CUDA-core kernel "
+                     "(convert-attn-to-gpu report-kernel)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> deviceResident{
       *this, "device-resident",
       llvm::cl::desc("attn-gpu-pipeline: the function's arguments and results "

@@ -375,6 +375,9 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     gpu.chip = chip.empty() ? "sm_90" : chip;
     gpu.format = options.gpuFormat;
     gpu.deviceResident = options.gpuDeviceResident;
+    // Which sdpa keep the CUDA-core kernel (with the reason), among the
+    // remarks the compiled function reports.
+    gpu.reportKernel = true;
     if (pipeline == Pipeline::Gpu)
       mlir::attn::buildGpuPipeline(pm, gpu);
     else

@@ -203,6 +203,8 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   // bf16 mma.sync, which upstream's nvgpu lowering does not take.
   pm.addNestedPass<gpu::GPUModuleOp>(createAttnLegalizeMmaBf16());
+  // 16-byte aligned shared memory for cp.async and ldmatrix.
+  pm.addNestedPass<gpu::GPUModuleOp>(createAttnAlignWorkgroupBuffers());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = *features;

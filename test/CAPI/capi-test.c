@@ -639,7 +639,7 @@ static void testPasses(MlirContext ctx) {
                 mlirCreateAttnGPUAttnMapScheduleToGpu());
   runAndListOpsOn(ctx, kRingModule, "shard", mlirCreateAttnConversionAttnShard(), none);
   runAndListOpsOn(ctx, kBf16MmaModule, "legalize-mma-bf16",
-                  mlirCreateAttnGPUAttnLegalizeMmaBf16(), none);
+                  mlirCreateAttnGPUAttnLegalizeMmaBf16(), mlirCreateAttnGPUAttnAlignWorkgroupBuffers());
   runAndListOpsOn(ctx, kRingModule, "shard+lower-mpi", mlirCreateAttnConversionAttnShard(),
                   mlirCreateAttnConversionAttnLowerMpi());
 
@@ -657,6 +657,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnGPUAttnEmulateGpuSchedule();
   mlirRegisterAttnGPUAttnMapScheduleToGpu();
   mlirRegisterAttnGPUAttnLegalizeMmaBf16();
+  mlirRegisterAttnGPUAttnAlignWorkgroupBuffers();
   attnRegisterPasses();
   attnRegisterPipelines();
   const char *pipelines[] = {

@@ -84,4 +84,21 @@ def AttnLegalizeMmaBf16 : Pass<"attn-legalize-mma-bf16"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnAlignWorkgroupBuffers : Pass<"attn-align-workgroup-buffers"> {
+  let summary = "Align every gpu.func workgroup buffer (llvm.align) for 16-byte shared-memory accesses";
+  let description = [{
+    `convert-gpu-to-nvvm` gives a workgroup attribution the alignment of
+    its element type unless the attribution carries `llvm.align` (an f16
+    buffer becomes `.shared .align 2`), but cp.async of 16 bytes and
+    ldmatrix need 16-byte aligned shared addresses. This pass sets
+    `llvm.align = alignment` on every workgroup attribution of every
+    `gpu.func` that has a smaller or no alignment. Run it after kernel
+    outlining, before the NVVM lowering.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"16",
+           "Bytes (a power of two)">
+  ];
+}
+
 #endif // ATTN_GPU_PASSES_TD

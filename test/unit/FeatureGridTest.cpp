@@ -997,4 +997,56 @@ TEST(DecodeGrid, PrefillWithSixteenLanesAndSplits) {
   runSpec(s, {{2, 130, 1100}}, Pipeline::Cpu, 8, kTol, options);
 }
 
+/// The attention variants through the tensor-core kernel (f16/bf16, head
+/// dims 64/128 take it in the GPU pipelines; gpu-schedule runs it on the
+/// CPU, threads in lockstep): the same FlashCore rules as the other kernels,
+/// on the per-lane scores of the mma accumulators. Dynamic shapes compile
+/// once for all three shapes.
+struct TcFeatureCase {
+  std::string feature; ///< softcap, alibi, lengths, window, dynamic
+  int64_t d;
+  DType dtype;
+  ref::Causal causal;
+};
+
+class TensorCoreFeatures : public ::testing::TestWithParam<TcFeatureCase> {};
+
+TEST_P(TensorCoreFeatures, EmulatedKernelMatchesReference) {
+  const TcFeatureCase &c = GetParam();
+  Spec s;
+  s.h = 4;
+  s.hkv = 2;
+  s.d = s.dv = c.d;
+  s.dtype = c.dtype;
+  s.causal = c.causal;
+  if (c.feature == "softcap")
+    s.softcap = 0.5f;
+  else if (c.feature == "alibi")
+    s.slopes = Slopes::PerBatchHead;
+  else if (c.feature == "lengths")
+    s.lengthsInput = DType::I64;
+  else if (c.feature == "window")
+    s.window = ref::Window{40, 5, ref::Causal::BottomRight};
+  else if (c.feature == "dynamic")
+    s.dynamic = true;
+  double tol = c.dtype == DType::F16 ? 2e-3 : 1.6e-2;
+  std::vector<Shape> shapes = {{2, 97, 150}};
+  if (c.feature == "dynamic")
+    shapes = {{2, 97, 150}, {1, 1, 33}, {3, 64, 64}};
+  runSpec(s, shapes, Pipeline::GpuSchedule, static_cast<unsigned>(c.d + int(c.causal) * 5), tol);
+}
+
+void PrintTo(const TcFeatureCase &c, std::ostream *os) {
+  *os << c.feature << " D" << c.d << (c.dtype == DType::BF16 ? " bf16" : " f16") << " "
+      << causalName(c.causal);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, TensorCoreFeatures,
+    ::testing::Values(TcFeatureCase{"softcap", 64, DType::F16, ref::Causal::BottomRight},
+                      TcFeatureCase{"alibi", 128, DType::BF16, ref::Causal::None},
+                      TcFeatureCase{"lengths", 64, DType::BF16, ref::Causal::TopLeft},
+                      TcFeatureCase{"window", 128, DType::F16, ref::Causal::None},
+                      TcFeatureCase{"dynamic", 64, DType::F16, ref::Causal::BottomRight}));
+
 } // namespace

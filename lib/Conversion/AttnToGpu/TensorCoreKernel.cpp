@@ -212,10 +212,12 @@ private:
 
   /// The score of accumulator value v of n-tile j in log2 units, with every
   /// rule applied: -inf where the key is hidden.
-  Value score(Value sv, Value row, Value key) {
+  Value score(Value sv, Value row, Value key, bool rules) {
     Value x = softcapScores(g, p, g.fmul(sv, g.f(p.scaleLog2)));
     if (alibi)
       x = g.fadd(x, alibi->at(row, key));
+    if (!rules)
+      return x;
     Value visible = keys->isVisible(row, key);
     if (s.mask) {
       Value rc = g.minI(row, g.sub(s.tq, g.idx(1)));
@@ -293,23 +295,45 @@ private:
               sAcc[2 * j2 + 1] = mma(qFrag[kk], b1, sAcc[2 * j2 + 1]);
             }
 
-          // Scores, row maxima (values 0, 1: row A; 2, 3: row B).
-          SmallVector<Value> x(nTiles * 4);
-          Value mxA = g.negInf(), mxB = g.negInf();
-          for (int64_t j = 0; j < nTiles; ++j)
-            for (int v = 0; v < 4; ++v) {
-              // mmaC(lane, v): row groupOf(lane) + 8·(v / 2) (rowA, rowB),
-              // column 2·threadInGroup(lane) + mmaC(0, v).col.
-              frag::Coord c = frag::mmaC(0, v);
-              Value row = v < 2 ? rowA : rowB;
-              Value key = g.add(g.add(k0, g.idx(8 * j + c.col)), g.mul(tig, g.idx(2)));
-              Value sc = score(at(sAcc[j], v), row, key);
-              x[4 * j + v] = sc;
-              if (v < 2)
-                mxA = g.fmax(mxA, sc);
-              else
-                mxB = g.fmax(mxB, sc);
+          // Scores in log2 units. A tile every row of the block sees whole
+          // (most tiles below a causal diagonal, all without causal, window
+          // or key lengths) skips the per-key rules; a mask always applies.
+          auto scores = [&](bool rules) {
+            SmallVector<Value> x;
+            for (int64_t j = 0; j < nTiles; ++j)
+              for (int v = 0; v < 4; ++v) {
+                // mmaC(lane, v): row groupOf(lane) + 8·(v / 2) (rowA,
+                // rowB), column 2·threadInGroup(lane) + mmaC(0, v).col.
+                frag::Coord c = frag::mmaC(0, v);
+                Value row = v < 2 ? rowA : rowB;
+                Value key = g.add(g.add(k0, g.idx(8 * j + c.col)), g.mul(tig, g.idx(2)));
+                x.push_back(score(at(sAcc[j], v), row, key, rules));
+              }
+            return x;
+          };
+          SmallVector<Value> x;
+          if (s.mask) {
+            x = scores(true);
+          } else {
+            Value whole = keys->allVisible(
+                q0, [&] { return g.minI(g.add(q0, g.idx(kBlockRows)), s.tq); }, k0, BK);
+            SmallVector<Type> types(nTiles * 4, g.f32());
+            auto branch = scf::IfOp::create(b, loc, types, whole, /*withElse=*/true);
+            for (bool rules : {false, true}) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(rules ? branch.elseBlock() : branch.thenBlock());
+              scf::YieldOp::create(b, loc, scores(rules));
             }
+            x.assign(branch.getResults().begin(), branch.getResults().end());
+          }
+          // Row maxima (values 0, 1: row A; 2, 3: row B).
+          Value mxA = g.negInf(), mxB = g.negInf();
+          for (int64_t i = 0; i < nTiles * 4; ++i) {
+            if (i % 4 < 2)
+              mxA = g.fmax(mxA, x[i]);
+            else
+              mxB = g.fmax(mxB, x[i]);
+          }
           mxA = quad(mxA, true);
           mxB = quad(mxB, true);
           Value mNewA = g.fmax(carried[0], mxA), mNewB = g.fmax(carried[1], mxB);

@@ -30,6 +30,7 @@
 #include "attn/Conversion/Passes.h"
 
 #include "../FlashCore/FlashCore.h"
+#include "GpuBlock.h"
 #include "TensorCoreKernel.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -80,19 +81,18 @@ public:
       : g(g), p(p), s(s), TQ(tq), TK(tk) {}
 
   void build(Value bh, Value qTile) {
-    hIdx = g.rem(bh, g.idx(p.heads));
-    bIdx = g.div(bh, g.idx(p.heads));
-    hk = g.div(hIdx, g.idx(p.group));
-    q0 = g.mul(qTile, g.idx(TQ));
-    keys.emplace(g, p, s, bIdx);
-    if (p.hasAlibi())
-      alibi.emplace(g, p, s, *keys, bIdx, hIdx);
+    block.emplace(g, p, s, TQ, bh, qTile);
+    bIdx = block->bIdx;
+    hIdx = block->hIdx;
+    hk = block->hk;
+    q0 = block->q0;
+    keys = &*block->keys;
+    alibi = block->alibi ? &*block->alibi : nullptr;
     allocateShared();
     initRunningState();
     loadQueryTile();
     // Only the K/V tiles holding a key some row of this Q tile sees.
-    KeyVisibility::Range tiles = keys->tileRange(
-        [&] { return q0; }, [&] { return g.minI(g.add(q0, g.idx(TQ)), s.tq); }, TK);
+    KeyVisibility::Range tiles = block->tileRange(TK);
     g.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
       Value k0 = g.mul(kTile, g.idx(TK));
       loadKeyValueTile(k0);
@@ -113,8 +113,9 @@ private:
   const SdpaProblem &p;
   const SdpaBuffers &s;
   int64_t TQ, TK;
-  std::optional<KeyVisibility> keys; // of batch row bIdx
-  std::optional<AlibiBias> alibi;    // of (bIdx, hIdx)
+  std::optional<GpuBlock> block;
+  KeyVisibility *keys = nullptr; // of batch row bIdx
+  AlibiBias *alibi = nullptr;    // of (bIdx, hIdx); null without ALiBi
   Value bIdx, hIdx, hk, q0;
   Value qsT, ks, vs, accT, mS, lS; // workgroup buffers
   Value sRow;                 // this thread's scores / probabilities, [TK]
@@ -316,19 +317,9 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
   rewriter.setInsertionPoint(op);
   FlashBuilder g{rewriter, op.getLoc()};
   SdpaBuffers s = materializeBuffers(rewriter, p, identityBuffer);
-  Value bh = g.mul(s.batch, g.idx(p.heads));
-  Value numQTiles = g.ceilDiv(s.tq, tq);
-  auto mapping = rewriter.getArrayAttr(
-      {gpu::GPUBlockMappingAttr::get(rewriter.getContext(), gpu::MappingId::DimX),
-       gpu::GPUBlockMappingAttr::get(rewriter.getContext(), gpu::MappingId::DimY)});
-  scf::ForallOp::create(
-      rewriter, g.loc, ArrayRef<OpFoldResult>{bh, numQTiles}, ValueRange{}, mapping,
-      [&](OpBuilder &nb, Location, ValueRange ivs) {
-        OpBuilder::InsertionGuard inner(rewriter);
-        rewriter.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        GpuKernel(g, p, s, tq, tk).build(ivs[0], ivs[1]);
-        scf::InParallelOp::create(rewriter, g.loc);
-      });
+  forEachBlock(g, p, s, tq, [&](Value bh, Value qTile) {
+    GpuKernel(g, p, s, tq, tk).build(bh, qTile);
+  });
   rewriter.replaceOp(op, outputTensor(rewriter, p, s));
   return success();
 }

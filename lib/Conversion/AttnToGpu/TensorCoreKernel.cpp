@@ -32,6 +32,8 @@
 //===----------------------------------------------------------------------===//
 #include "TensorCoreKernel.h"
 
+#include "GpuBlock.h"
+
 #include "attn/GPU/FragmentLayout.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -61,18 +63,17 @@ public:
       : g(g), b(g.b), loc(g.loc), p(p), s(s), BK(keyTile(p)), elt(p.elementType) {}
 
   void build(Value bh, Value qTile) {
-    hIdx = g.rem(bh, g.idx(p.heads));
-    bIdx = g.div(bh, g.idx(p.heads));
-    hk = g.div(hIdx, g.idx(p.group));
-    q0 = g.mul(qTile, g.idx(kBlockRows));
-    keys.emplace(g, p, s, bIdx);
-    if (p.hasAlibi())
-      alibi.emplace(g, p, s, *keys, bIdx, hIdx);
+    block.emplace(g, p, s, kBlockRows, bh, qTile);
+    bIdx = block->bIdx;
+    hIdx = block->hIdx;
+    hk = block->hk;
+    q0 = block->q0;
+    keys = &*block->keys;
+    alibi = block->alibi ? &*block->alibi : nullptr;
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     ks = memref::AllocaOp::create(b, loc, MemRefType::get({2 * BK, p.d}, elt, AffineMap(), wg));
     vs = memref::AllocaOp::create(b, loc, MemRefType::get({2 * BK, p.dv}, elt, AffineMap(), wg));
-    tiles = keys->tileRange([&] { return q0; },
-                            [&] { return g.minI(g.add(q0, g.idx(kBlockRows)), s.tq); }, BK);
+    tiles = block->tileRange(BK);
     auto mapping = b.getArrayAttr(
         {gpu::GPUThreadMappingAttr::get(b.getContext(), gpu::MappingId::DimX)});
     scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(kThreads)},
@@ -94,8 +95,9 @@ private:
   const SdpaBuffers &s;
   int64_t BK;
   Type elt;
-  std::optional<KeyVisibility> keys;
-  std::optional<AlibiBias> alibi;
+  std::optional<GpuBlock> block;
+  KeyVisibility *keys = nullptr;
+  AlibiBias *alibi = nullptr; ///< null without ALiBi
   KeyVisibility::Range tiles;
   Value bIdx, hIdx, hk, q0, ks, vs;
   // Per thread.
@@ -315,8 +317,7 @@ private:
           if (s.mask) {
             x = scores(true);
           } else {
-            Value whole = keys->allVisible(
-                q0, [&] { return g.minI(g.add(q0, g.idx(kBlockRows)), s.tq); }, k0, BK);
+            Value whole = keys->allVisible(q0, [&] { return block->rowEnd(); }, k0, BK);
             SmallVector<Type> types(nTiles * 4, g.f32());
             auto branch = scf::IfOp::create(b, loc, types, whole, /*withElse=*/true);
             for (bool rules : {false, true}) {
@@ -430,21 +431,9 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, std::string &why) {
   return true;
 }
 
-int64_t mlir::attn::tensorCoreKeyTile(const SdpaProblem &p) { return keyTile(p); }
-
 void mlir::attn::buildTensorCoreSchedule(FlashBuilder &g, const SdpaProblem &p,
                                          const SdpaBuffers &s) {
-  Value bh = g.mul(s.batch, g.idx(p.heads));
-  Value numQTiles = g.ceilDiv(s.tq, kBlockRows);
-  auto mapping = g.b.getArrayAttr(
-      {gpu::GPUBlockMappingAttr::get(g.b.getContext(), gpu::MappingId::DimX),
-       gpu::GPUBlockMappingAttr::get(g.b.getContext(), gpu::MappingId::DimY)});
-  scf::ForallOp::create(
-      g.b, g.loc, ArrayRef<OpFoldResult>{bh, numQTiles}, ValueRange{}, mapping,
-      [&](OpBuilder &nb, Location, ValueRange ivs) {
-        OpBuilder::InsertionGuard inner(g.b);
-        g.b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        TensorCoreKernel(g, p, s).build(ivs[0], ivs[1]);
-        scf::InParallelOp::create(g.b, g.loc);
-      });
+  forEachBlock(g, p, s, kBlockRows, [&](Value bh, Value qTile) {
+    TensorCoreKernel(g, p, s).build(bh, qTile);
+  });
 }

@@ -17,9 +17,6 @@ namespace mlir::attn {
 /// Whether the tensor-core kernel takes `p`; sets `why` when it does not.
 bool tensorCoreKernelTakes(const flash::SdpaProblem &p, std::string &why);
 
-/// Keys per K/V tile of the tensor-core kernel for `p`.
-int64_t tensorCoreKeyTile(const flash::SdpaProblem &p);
-
 /// The kernel schedule for `p` on buffers `s` at g's insertion point: a
 /// forall over (B·H, ceil(Tq/64)) blocks of 128 threads that write s.out.
 void buildTensorCoreSchedule(flash::FlashBuilder &g, const flash::SdpaProblem &p,

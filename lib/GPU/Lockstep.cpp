@@ -82,6 +82,7 @@ private:
   IRMapping map;
   Value mask; ///< the lanes an scf.if on a varying condition runs (or null)
   Operation *lastScratch = nullptr; ///< scratch buffers go after it
+  DenseMap<std::pair<Type, unsigned>, Value> scratchBuffers;
 
   bool isVarying(Value v) const { return varying.contains(v); }
 
@@ -197,13 +198,21 @@ private:
     body(l);
   }
 
-  /// A buffer at the top of the lockstep region (outside every loop).
-  Value scratch(MemRefType t) {
+  /// A buffer of type `t` at the top of the lockstep region (outside every
+  /// loop), one per (type, slot): a warp instruction's operands are stored,
+  /// the call made and its result loaded before the next one, so each slot
+  /// is reused by every instruction (slot 0 the inputs, 1 and 2 what must
+  /// not alias them).
+  Value scratch(MemRefType t, unsigned slot = 0) {
+    Value &buf = scratchBuffers[{t, slot}];
+    if (buf)
+      return buf;
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointAfter(lastScratch);
     auto a = memref::AllocaOp::create(b, loc, t);
     lastScratch = a;
-    return a;
+    buf = a;
+    return buf;
   }
   Value address(Value buffer) {
     Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
@@ -469,9 +478,9 @@ private:
 
   /// A lane-innermost vector through memory: stored to a scratch buffer
   /// of its shape, whose address is returned.
-  Value spill(Value v) {
+  Value spill(Value v, unsigned slot = 0) {
     auto t = cast<VectorType>(v.getType());
-    Value buf = scratch(MemRefType::get(t.getShape(), t.getElementType()));
+    Value buf = scratch(MemRefType::get(t.getShape(), t.getElementType()), slot);
     forEachRow(t, [&](ArrayRef<int64_t> pos, ValueRange at) {
       vector::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, v, pos), buf, at);
     });
@@ -510,11 +519,11 @@ private:
         mt.getElementType().getIntOrFloatBitWidth() != 16)
       return ld.emitOpError("lockstep emulation: ldmatrix from a static 2-d 16-bit buffer only");
     auto i64s = VectorType::get({N}, b.getI64Type());
-    Value rows = spill(arith::IndexCastOp::create(b, loc, i64s, lanes(ld.getIndices()[0])));
-    Value cols = spill(arith::IndexCastOp::create(b, loc, i64s, lanes(ld.getIndices()[1])));
+    Value rows = spill(arith::IndexCastOp::create(b, loc, i64s, lanes(ld.getIndices()[0])), 0);
+    Value cols = spill(arith::IndexCastOp::create(b, loc, i64s, lanes(ld.getIndices()[1])), 1);
     Type rt = laneType(ld.getRes().getType());
     auto rvt = cast<VectorType>(rt);
-    Value out = scratch(MemRefType::get(rvt.getShape(), rvt.getElementType()));
+    Value out = scratch(MemRefType::get(rvt.getShape(), rvt.getElementType()), 2);
     Value src = map.lookupOrDefault(ld.getSrcMemref());
     call("attn_emu_ldmatrix",
          {address(src), arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(mt.getDimSize(0))),
@@ -536,7 +545,7 @@ private:
     Value c = spill(lanes(mma.getMatrixC()));
     Type dt = laneType(mma.getRes().getType());
     auto dvt = cast<VectorType>(dt);
-    Value d = scratch(MemRefType::get(dvt.getShape(), dvt.getElementType()));
+    Value d = scratch(MemRefType::get(dvt.getShape(), dvt.getElementType()), 1);
     call("attn_emu_mma_m16n8k16", {address(a), address(bb), address(c), address(d),
                                    i32(elt.isBF16() ? 1 : 0), i32(N)});
     map.map(mma.getRes(), reload(d, dt));

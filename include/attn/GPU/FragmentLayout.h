@@ -30,15 +30,23 @@ namespace attn::gpu::frag {
 
 inline constexpr int kWarpSize = 32;
 
+// Every map below is a template over the lane's integer type: plain `int`
+// for the emulation and the tests, an IR value wrapper (with +, *, /, % by
+// constants) for the kernel emitter, which so builds its lane arithmetic
+// from this very table.
+
 /// A (row, col) position in a warp-level matrix.
-struct Coord {
-  int row, col;
-  constexpr bool operator==(const Coord &o) const { return row == o.row && col == o.col; }
+template <typename I> struct CoordOf {
+  I row, col;
 };
+using Coord = CoordOf<int>;
+constexpr bool operator==(const Coord &a, const Coord &b) {
+  return a.row == b.row && a.col == b.col;
+}
 
 /// The quad (group of 4 lanes) of a lane and its place in the quad.
-constexpr int groupOf(int lane) { return lane / 4; }
-constexpr int threadInGroup(int lane) { return lane % 4; }
+template <typename I> constexpr I groupOf(I lane) { return lane / 4; }
+template <typename I> constexpr I threadInGroup(I lane) { return lane % 4; }
 
 // --- mma.sync m16n8k16 ---------------------------------------------------
 
@@ -46,16 +54,16 @@ inline constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;
 inline constexpr int kValuesA = 8, kValuesB = 4, kValuesC = 4;
 
 /// A (16 x 16, row-major operand): value v of lane l.
-constexpr Coord mmaA(int lane, int v) {
-  return {groupOf(lane) + 8 * ((v / 2) % 2), 2 * threadInGroup(lane) + v % 2 + 8 * (v / 4)};
+template <typename I> constexpr CoordOf<I> mmaA(I lane, int v) {
+  return {groupOf(lane) + 8 * ((v / 2) % 2), 2 * threadInGroup(lane) + (v % 2 + 8 * (v / 4))};
 }
 /// B (16 x 8, K x N, column operand): value v of lane l.
-constexpr Coord mmaB(int lane, int v) {
-  return {2 * threadInGroup(lane) + v % 2 + 8 * (v / 2), groupOf(lane)};
+template <typename I> constexpr CoordOf<I> mmaB(I lane, int v) {
+  return {2 * threadInGroup(lane) + (v % 2 + 8 * (v / 2)), groupOf(lane)};
 }
 /// C and D (16 x 8, f32): value v of lane l. Lane l holds rows
 /// groupOf(l) (values 0, 1) and groupOf(l) + 8 (values 2, 3).
-constexpr Coord mmaC(int lane, int v) {
+template <typename I> constexpr CoordOf<I> mmaC(I lane, int v) {
   return {groupOf(lane) + 8 * (v / 2), 2 * threadInGroup(lane) + v % 2};
 }
 
@@ -77,16 +85,18 @@ constexpr Coord ldmatrixElement(int lane, int e, bool transpose) {
 /// ldmatrix.x4 that fills:
 ///  - an A fragment from a row-major 16 x 16 tile (registers = a0a1, a2a3,
 ///    a4a5, a6a7);
-constexpr Coord ldmatrixAddressA(int lane) { return {lane % 16, 8 * (lane / 16)}; }
+template <typename I> constexpr CoordOf<I> ldmatrixAddressA(I lane) {
+  return {lane % 16, 8 * (lane / 16)};
+}
 ///  - the B fragments of two n-tiles from a tile stored N-major, [n][k]
 ///    (16 n x 16 k; K rows for Q·Kᵀ): registers 0, 1 = n-tile 0, 2, 3 =
 ///    n-tile 1 (no .trans);
-constexpr Coord ldmatrixAddressBNMajor(int lane) {
+template <typename I> constexpr CoordOf<I> ldmatrixAddressBNMajor(I lane) {
   return {lane % 8 + 8 * (lane / 16), 8 * ((lane / 8) % 2)};
 }
 ///  - the B fragments of two n-tiles from a tile stored K-major, [k][n]
 ///    (16 k x 16 n; V rows for P·V): the same registers, with .trans.
-constexpr Coord ldmatrixAddressBKMajor(int lane) {
+template <typename I> constexpr CoordOf<I> ldmatrixAddressBKMajor(I lane) {
   return {lane % 8 + 8 * ((lane / 8) % 2), 8 * (lane / 16)};
 }
 

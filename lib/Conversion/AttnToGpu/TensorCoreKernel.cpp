@@ -51,6 +51,19 @@ constexpr int64_t kWarps = 4;
 constexpr int64_t kBlockRows = 16 * kWarps; // query rows per block
 constexpr int64_t kThreads = 32 * kWarps;
 
+/// A lane number as IR (an index value) with the operators the fragment
+/// table's maps use, so that the kernel's lane arithmetic is the table's.
+struct LaneExpr {
+  FlashBuilder *g;
+  Value v;
+};
+LaneExpr operator+(LaneExpr a, LaneExpr b) { return {a.g, a.g->add(a.v, b.v)}; }
+LaneExpr operator+(LaneExpr a, int64_t c) { return {a.g, a.g->add(a.v, a.g->idx(c))}; }
+LaneExpr operator+(int64_t c, LaneExpr a) { return a + c; }
+LaneExpr operator*(int64_t c, LaneExpr a) { return {a.g, a.g->mul(a.v, a.g->idx(c))}; }
+LaneExpr operator/(LaneExpr a, int64_t c) { return {a.g, a.g->div(a.v, a.g->idx(c))}; }
+LaneExpr operator%(LaneExpr a, int64_t c) { return {a.g, a.g->rem(a.v, a.g->idx(c))}; }
+
 /// Keys per K/V tile: 32, so that two stages of K and V fit 32 KiB at head
 /// dim 128, Q (64 rows) fits the two K stages, and the scores of a tile (16
 /// f32 per thread) leave registers for the accumulator: with 64 keys ptxas
@@ -240,10 +253,12 @@ private:
     tid = t;
     warp = g.div(tid, g.idx(frag::kWarpSize));
     lane = g.rem(tid, g.idx(frag::kWarpSize));
-    Value grp = g.div(lane, g.idx(4)), tig = g.rem(lane, g.idx(4));
+    LaneExpr l{&g, lane};
     Value warpRow = g.mul(warp, g.idx(16));
-    rowA = g.add(g.add(q0, warpRow), grp);
-    rowB = g.add(rowA, g.idx(8));
+    // The two rows of the warp's 16 whose accumulators this lane holds
+    // (mmaC: values 0, 1 and 2, 3).
+    rowA = g.add(g.add(q0, warpRow), frag::mmaC(l, 0).row.v);
+    rowB = g.add(g.add(q0, warpRow), frag::mmaC(l, 2).row.v);
 
     // Q: cp.async into the K stages, then the A fragments into registers.
     SmallVector<Value> qTokens;
@@ -251,20 +266,18 @@ private:
     commit();
     waitGroups(0);
     barrier();
-    // The ldmatrix address of this lane (FragmentLayout: A, row-major).
-    Value aRow = g.add(warpRow, g.rem(lane, g.idx(16)));
-    Value aCol = g.mul(g.div(lane, g.idx(16)), g.idx(8));
+    // The ldmatrix address of this lane (A, row-major).
+    frag::CoordOf<LaneExpr> a = frag::ldmatrixAddressA(l);
+    Value aRow = g.add(warpRow, a.row.v), aCol = a.col.v;
     SmallVector<Value> qFrag;
     for (int64_t kk = 0; kk < p.d / 16; ++kk)
       qFrag.push_back(ldmatrix(ks, aRow, g.add(aCol, g.idx(16 * kk)), false));
     barrier();
 
     // The lane's ldmatrix addresses for K ([n][k]) and V ([k][n], .trans).
-    Value l8 = g.rem(lane, g.idx(8));
-    Value kRow = g.add(l8, g.mul(g.div(lane, g.idx(16)), g.idx(8)));
-    Value kCol = g.mul(g.rem(g.div(lane, g.idx(8)), g.idx(2)), g.idx(8));
-    Value vRow = g.add(l8, g.mul(g.rem(g.div(lane, g.idx(8)), g.idx(2)), g.idx(8)));
-    Value vCol = g.mul(g.div(lane, g.idx(16)), g.idx(8));
+    frag::CoordOf<LaneExpr> kAddr = frag::ldmatrixAddressBNMajor(l);
+    frag::CoordOf<LaneExpr> vAddr = frag::ldmatrixAddressBKMajor(l);
+    Value kRow = kAddr.row.v, kCol = kAddr.col.v, vRow = vAddr.row.v, vCol = vAddr.col.v;
 
     // Prologue: the first tile into stage 0.
     copyKeyValueTile(tiles.begin, g.idx(0));
@@ -304,11 +317,10 @@ private:
             SmallVector<Value> x;
             for (int64_t j = 0; j < nTiles; ++j)
               for (int v = 0; v < 4; ++v) {
-                // mmaC(lane, v): row groupOf(lane) + 8·(v / 2) (rowA,
-                // rowB), column 2·threadInGroup(lane) + mmaC(0, v).col.
-                frag::Coord c = frag::mmaC(0, v);
+                // Value v of n-tile j: row rowA or rowB, key k0 + 8j +
+                // mmaC(lane, v).col.
                 Value row = v < 2 ? rowA : rowB;
-                Value key = g.add(g.add(k0, g.idx(8 * j + c.col)), g.mul(tig, g.idx(2)));
+                Value key = g.add(k0, (8 * j + frag::mmaC(l, v).col).v);
                 x.push_back(score(at(sAcc[j], v), row, key, rules));
               }
             return x;
@@ -398,8 +410,7 @@ private:
       g.ifThen(g.lt(row, s.tq), [&] {
         for (int64_t n = 0; n < dvTiles; ++n)
           for (int v = 2 * half; v < 2 * half + 2; ++v) {
-            frag::Coord c = frag::mmaC(0, v);
-            Value col = g.add(g.idx(8 * n + c.col), g.mul(tig, g.idx(2)));
+            Value col = (8 * n + frag::mmaC(l, v).col).v;
             Value o = g.fmul(at(state[4 + n], v), half ? invB : invA);
             if (outElt != g.f32())
               o = arith::TruncFOp::create(b, loc, outElt, o);

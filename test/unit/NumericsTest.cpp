@@ -12,6 +12,18 @@
 using namespace attn;
 using namespace attn::testing;
 
+std::string attn::testing::causalAttr(ref::Causal c) {
+  switch (c) {
+  case ref::Causal::None:
+    return "";
+  case ref::Causal::TopLeft:
+    return "causal = #attn.causal<top_left>";
+  case ref::Causal::BottomRight:
+    return "causal = #attn.causal<bottom_right>";
+  }
+  return "";
+}
+
 std::string attn::testing::tensorType(const std::vector<int64_t> &shape,
                                       const std::string &elt) {
   std::string s = "tensor<";

@@ -23,6 +23,10 @@ namespace attn::testing {
 std::string tensorType(const std::vector<int64_t> &shape,
                        const std::string &elt = "f32");
 
+/// "causal = #attn.causal<top_left>" / "<bottom_right>", or "" for none:
+/// the attribute an attn.sdpa takes for `c`.
+std::string causalAttr(ref::Causal c);
+
 /// A function compiled through a pipeline, with its own MLIR context.
 class Jitted {
 public:

@@ -68,13 +68,6 @@ ref::Tensor logSumExp(const ref::Tensor &s) {
   return out;
 }
 
-std::string causalAttr(ref::Causal c) {
-  if (c == ref::Causal::None)
-    return "";
-  return std::string("causal = #attn.causal<") +
-         (c == ref::Causal::TopLeft ? "top_left" : "bottom_right") + ">, ";
-}
-
 class SdpaPartial : public ::testing::TestWithParam<std::tuple<PartialCase, Pipeline>> {};
 
 TEST_P(SdpaPartial, MatchesReferenceOutputAndLogSumExp) {
@@ -88,7 +81,7 @@ TEST_P(SdpaPartial, MatchesReferenceOutputAndLogSumExp) {
   ir << "func.func @f(%q: " << q << ", %k: " << k << ", %v: " << v
      << (c.keepMask ? ", %m: " + m : "") << ") -> (" << o << ", " << l << ") {\n"
      << "  %o, %l = attn.sdpa_partial %q, %k, %v" << (c.keepMask ? ", %m" : "") << " {"
-     << causalAttr(c.causal)
+     << (c.causal == ref::Causal::None ? "" : causalAttr(c.causal) + ", ")
      << (c.softcap ? "softcap = " + std::to_string(*c.softcap) + " : f32, " : "")
      << "scale = 0.3 : f32} : (" << q << ", " << k << ", " << v << (c.keepMask ? ", " + m : "")
      << ") -> (" << o << ", " << l << ")\n"

@@ -25,18 +25,6 @@ namespace {
 constexpr double kTol = 1e-5;
 constexpr int64_t kDyn = -1;
 
-std::string causalAttr(ref::Causal c) {
-  switch (c) {
-  case ref::Causal::None:
-    return "";
-  case ref::Causal::TopLeft:
-    return "causal = #attn.causal<top_left>";
-  case ref::Causal::BottomRight:
-    return "causal = #attn.causal<bottom_right>";
-  }
-  return "";
-}
-
 /// A random keep mask (about 3 in 4 kept) or additive mask (-inf at about
 /// 1 in 8 positions).
 ref::Mask randomMask(ref::Mask::Kind kind, std::vector<int64_t> shape,

@@ -56,43 +56,21 @@ int64_t sharedBytes(int64_t tq, int64_t tk, int64_t d, int64_t dv) {
   return 4 * (tk * (d + dv) + d * tq + dv * tq + 2 * tq);
 }
 
-/// A forall over `n` threads (`#gpu.thread<x>`); body(t) is emitted inside.
-void forEachThread(FlashBuilder &g, int64_t n, function_ref<void(Value)> body) {
-  OpBuilder &b = g.b;
-  auto mapping = b.getArrayAttr(
-      {gpu::GPUThreadMappingAttr::get(b.getContext(), gpu::MappingId::DimX)});
-  scf::ForallOp::create(b, g.loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
-                        ValueRange{}, mapping,
-                        [&](OpBuilder &nb, Location, ValueRange ivs) {
-                          OpBuilder::InsertionGuard guard(b);
-                          b.setInsertionPoint(nb.getInsertionBlock(),
-                                              nb.getInsertionPoint());
-                          body(ivs[0]);
-                          scf::InParallelOp::create(b, g.loc);
-                        });
-}
-
 /// The body of one thread block (bh, qTile): one query row per thread, K/V
 /// tiles staged in workgroup memory.
-class GpuKernel {
+class GpuKernel : GpuBlock {
 public:
-  GpuKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s,
-            int64_t tq, int64_t tk)
-      : g(g), p(p), s(s), TQ(tq), TK(tk) {}
+  /// The block's indices and rules are emitted here.
+  GpuKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s, int64_t tq,
+            int64_t tk, Value bh, Value qTile)
+      : GpuBlock(g, p, s, tq, bh, qTile), TQ(tq), TK(tk) {}
 
-  void build(Value bh, Value qTile) {
-    block.emplace(g, p, s, TQ, bh, qTile);
-    bIdx = block->bIdx;
-    hIdx = block->hIdx;
-    hk = block->hk;
-    q0 = block->q0;
-    keys = &*block->keys;
-    alibi = block->alibi ? &*block->alibi : nullptr;
+  void build() {
     allocateShared();
     initRunningState();
     loadQueryTile();
     // Only the K/V tiles holding a key some row of this Q tile sees.
-    KeyVisibility::Range tiles = block->tileRange(TK);
+    KeyVisibility::Range tiles = tileRange(TK);
     g.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
       Value k0 = g.mul(kTile, g.idx(TK));
       loadKeyValueTile(k0);
@@ -109,14 +87,7 @@ public:
   }
 
 private:
-  FlashBuilder &g;
-  const SdpaProblem &p;
-  const SdpaBuffers &s;
   int64_t TQ, TK;
-  std::optional<GpuBlock> block;
-  KeyVisibility *keys = nullptr; // of batch row bIdx
-  AlibiBias *alibi = nullptr;    // of (bIdx, hIdx); null without ALiBi
-  Value bIdx, hIdx, hk, q0;
   Value qsT, ks, vs, accT, mS, lS; // workgroup buffers
   Value sRow;                 // this thread's scores / probabilities, [TK]
 
@@ -318,7 +289,7 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
   FlashBuilder g{rewriter, op.getLoc()};
   SdpaBuffers s = materializeBuffers(rewriter, p, identityBuffer);
   forEachBlock(g, p, s, tq, [&](Value bh, Value qTile) {
-    GpuKernel(g, p, s, tq, tk).build(bh, qTile);
+    GpuKernel(g, p, s, tq, tk, bh, qTile).build();
   });
   rewriter.replaceOp(op, outputTensor(rewriter, p, s));
   return success();

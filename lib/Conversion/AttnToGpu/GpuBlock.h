@@ -2,8 +2,8 @@
 //
 // The CUDA-core kernel (AttnToGpu.cpp) and the tensor-core kernel
 // (TensorCoreKernel.cpp) are both one thread block per (batch·head, Q tile):
-// the grid, the block's indices, its key visibility rules, ALiBi bias and
-// K/V tile range are written once here.
+// the grid, the thread loops, the block's indices, its key visibility rules,
+// ALiBi bias and K/V tile range are written once here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_GPUBLOCK_H
@@ -19,6 +19,7 @@ namespace mlir::attn {
 
 /// One block's place in the problem: batch row, query head, its K/V head
 /// (GQA) and first query row, with the rules that batch row's keys follow.
+/// Both kernels derive from it.
 struct GpuBlock {
   flash::FlashBuilder &g;
   const flash::SdpaProblem &p;
@@ -51,6 +52,20 @@ struct GpuBlock {
     return keys->tileRange([&] { return q0; }, [&] { return rowEnd(); }, tileSize);
   }
 };
+
+/// A forall over `n` threads (`#gpu.thread<x>`); body(t) is emitted inside.
+inline void forEachThread(flash::FlashBuilder &g, int64_t n, function_ref<void(Value)> body) {
+  OpBuilder &b = g.b;
+  auto mapping = b.getArrayAttr(
+      {gpu::GPUThreadMappingAttr::get(b.getContext(), gpu::MappingId::DimX)});
+  scf::ForallOp::create(b, g.loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)}, ValueRange{},
+                        mapping, [&](OpBuilder &nb, Location, ValueRange ivs) {
+                          OpBuilder::InsertionGuard guard(b);
+                          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+                          body(ivs[0]);
+                          scf::InParallelOp::create(b, g.loc);
+                        });
+}
 
 /// forall (bh, qTile) in (B·H, ceil(Tq / rows)) mapped to
 /// [#gpu.block<x>, #gpu.block<y>], body(bh, qTile) emitted inside.

@@ -70,49 +70,29 @@ LaneExpr operator%(LaneExpr a, int64_t c) { return {a.g, a.g->rem(a.v, a.g->idx(
 /// spilled at D = 64 on sm_80 (128 registers, 4 bytes of spill stores).
 int64_t keyTile(const SdpaProblem &) { return 32; }
 
-class TensorCoreKernel {
+class TensorCoreKernel : GpuBlock {
 public:
-  TensorCoreKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s)
-      : g(g), b(g.b), loc(g.loc), p(p), s(s), BK(keyTile(p)), elt(p.elementType) {}
+  /// The block's indices and rules are emitted here.
+  TensorCoreKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s, Value bh,
+                   Value qTile)
+      : GpuBlock(g, p, s, kBlockRows, bh, qTile), b(g.b), loc(g.loc), BK(keyTile(p)),
+        elt(p.elementType) {}
 
-  void build(Value bh, Value qTile) {
-    block.emplace(g, p, s, kBlockRows, bh, qTile);
-    bIdx = block->bIdx;
-    hIdx = block->hIdx;
-    hk = block->hk;
-    q0 = block->q0;
-    keys = &*block->keys;
-    alibi = block->alibi ? &*block->alibi : nullptr;
+  void build() {
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     ks = memref::AllocaOp::create(b, loc, MemRefType::get({2 * BK, p.d}, elt, AffineMap(), wg));
     vs = memref::AllocaOp::create(b, loc, MemRefType::get({2 * BK, p.dv}, elt, AffineMap(), wg));
-    tiles = block->tileRange(BK);
-    auto mapping = b.getArrayAttr(
-        {gpu::GPUThreadMappingAttr::get(b.getContext(), gpu::MappingId::DimX)});
-    scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(kThreads)},
-                          ValueRange{}, mapping,
-                          [&](OpBuilder &nb, Location, ValueRange ivs) {
-                            OpBuilder::InsertionGuard guard(b);
-                            b.setInsertionPoint(nb.getInsertionBlock(),
-                                                nb.getInsertionPoint());
-                            threadBody(ivs[0]);
-                            scf::InParallelOp::create(b, loc);
-                          });
+    tiles = tileRange(BK);
+    forEachThread(g, kThreads, [&](Value t) { threadBody(t); });
   }
 
 private:
-  FlashBuilder &g;
   OpBuilder &b;
   Location loc;
-  const SdpaProblem &p;
-  const SdpaBuffers &s;
   int64_t BK;
   Type elt;
-  std::optional<GpuBlock> block;
-  KeyVisibility *keys = nullptr;
-  AlibiBias *alibi = nullptr; ///< null without ALiBi
   KeyVisibility::Range tiles;
-  Value bIdx, hIdx, hk, q0, ks, vs;
+  Value ks, vs;
   // Per thread.
   Value tid, warp, lane, rowA, rowB;
 
@@ -329,7 +309,7 @@ private:
           if (s.mask) {
             x = scores(true);
           } else {
-            Value whole = keys->allVisible(q0, [&] { return block->rowEnd(); }, k0, BK);
+            Value whole = keys->allVisible(q0, [&] { return rowEnd(); }, k0, BK);
             SmallVector<Type> types(nTiles * 4, g.f32());
             auto branch = scf::IfOp::create(b, loc, types, whole, /*withElse=*/true);
             for (bool rules : {false, true}) {
@@ -445,6 +425,6 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, std::string &why) {
 void mlir::attn::buildTensorCoreSchedule(FlashBuilder &g, const SdpaProblem &p,
                                          const SdpaBuffers &s) {
   forEachBlock(g, p, s, kBlockRows, [&](Value bh, Value qTile) {
-    TensorCoreKernel(g, p, s).build(bh, qTile);
+    TensorCoreKernel(g, p, s, bh, qTile).build();
   });
 }

@@ -906,6 +906,7 @@ struct DecodeCase {
   int64_t d = 64;
   DType dtype = DType::F32;
   std::string feature = ""; ///< "", mask, additive, alibi, lengths, window, softcap
+  int64_t dv = 0;           ///< 0: 48 for D 64 (not whole vectors), else D
 };
 
 std::string decodeName(const DecodeCase &c) {
@@ -913,7 +914,8 @@ std::string decodeName(const DecodeCase &c) {
   return "Tq" + std::to_string(c.tq) + "_Tk" + std::to_string(c.tk) + "_H" +
          std::to_string(c.h) + "_Hkv" + std::to_string(c.hkv) + "_" + causalName(c.causal) +
          (c.split ? "_split" : "_nosplit") + "_w" + std::to_string(c.vectorWidth) + "_D" +
-         std::to_string(c.d) + dt + (c.feature.empty() ? "" : "_" + c.feature);
+         std::to_string(c.d) + (c.dv ? "_Dv" + std::to_string(c.dv) : "") + dt +
+         (c.feature.empty() ? "" : "_" + c.feature);
 }
 
 void PrintTo(const DecodeCase &c, std::ostream *os) { *os << decodeName(c); }
@@ -926,7 +928,7 @@ TEST_P(DecodeGrid, CpuKernelMatchesReference) {
   s.h = c.h;
   s.hkv = c.hkv;
   s.d = c.d;
-  s.dv = c.d == 64 ? 48 : c.d; // Dv != D, not a multiple of 16 lanes
+  s.dv = c.dv ? c.dv : c.d == 64 ? 48 : c.d; // Dv != D, not a multiple of 16 lanes
   s.causal = c.causal;
   s.dtype = c.dtype;
   if (c.feature == "mask" || c.feature == "additive") {
@@ -976,7 +978,26 @@ INSTANTIATE_TEST_SUITE_P(
         DecodeCase{2, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "alibi"},
         DecodeCase{1, 2500, 8, 1, kDecBottomRight, true, 16, 64, DType::F32, "lengths"},
         DecodeCase{7, 2500, 8, 2, kDecNone, true, 8, 64, DType::F32, "window"},
-        DecodeCase{2, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap"}),
+        DecodeCase{2, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap"},
+        // Few rows (G·Tq at most a row block: 8 at 16 lanes, 4 at 8) with
+        // whole vectors of D and Dv read K and V in place: scores folded
+        // from per-key vectors over D, keys prefetched ahead. Groups of 16,
+        // 4 and 2 keys (1, 3-4, 5-8 rows), a partial last tile, splits.
+        DecodeCase{1, 4099, 8, 2, kDecBottomRight, true, 16, 128, DType::F32, "", 128},
+        DecodeCase{1, 1000, 8, 1, kDecNone, false, 16, 128, DType::F32, "", 128},
+        DecodeCase{2, 777, 8, 2, kDecTopLeft, true, 16, 64, DType::F32, "", 64},
+        DecodeCase{1, 33, 4, 4, kDecBottomRight, false, 16, 64, DType::F32, "", 64},
+        DecodeCase{1, 1500, 12, 4, kDecNone, true, 16, 64, DType::F32, "", 32},
+        DecodeCase{1, 2000, 8, 4, kDecBottomRight, true, 8, 64, DType::F32, "", 64},
+        DecodeCase{3, 130, 4, 4, kDecTopLeft, false, 8, 32, DType::F32, "", 16},
+        DecodeCase{1, 2048, 8, 2, kDecBottomRight, true, 16, 128, DType::F16, "", 128},
+        DecodeCase{2, 900, 4, 2, kDecTopLeft, true, 8, 64, DType::BF16, "", 64},
+        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "mask", 64},
+        DecodeCase{2, 1500, 8, 4, kDecNone, false, 16, 64, DType::F32, "additive", 64},
+        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "alibi", 64},
+        DecodeCase{1, 2500, 8, 1, kDecBottomRight, true, 16, 64, DType::F32, "lengths", 64},
+        DecodeCase{2, 2500, 8, 2, kDecNone, true, 16, 64, DType::F32, "window", 64},
+        DecodeCase{1, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap", 64}),
     decodeParamName);
 
 /// Prefill shapes through the same kernel with 16 lanes (8-row register

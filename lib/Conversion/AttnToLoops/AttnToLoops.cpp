@@ -57,6 +57,20 @@ constexpr int64_t kProjectRows = 128;
 /// two-input shuffles: for each bit h of the index, rows i and i + h (bit
 /// h clear in i) swap the lanes where the row's and the lane's bit h
 /// differ, which moves element (i, j) to (j, i) once every bit is done.
+/// The two shuffles of vectors a, b (width w) that swap halves at lane bit
+/// h: `low` takes a's lanes where bit h is clear and b's lanes (moved down
+/// by h) where it is set; `high` takes a's lanes moved up by h and b's own.
+/// Shuffle lane indices: b's lanes are w + j.
+std::pair<SmallVector<int64_t>, SmallVector<int64_t>> halfSwapMasks(int64_t w, int64_t h) {
+  SmallVector<int64_t> low, high;
+  for (int64_t j = 0; j < w; ++j) {
+    bool set = (j & h) != 0;
+    low.push_back(set ? w + j - h : j);
+    high.push_back(set ? w + j : j + h);
+  }
+  return {low, high};
+}
+
 void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
                     function_ref<void(int64_t, Value)> store) {
   int64_t w = e.width;
@@ -64,12 +78,7 @@ void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
   for (int64_t x = 0; x < w; ++x)
     block.push_back(load(x));
   for (int64_t h = w / 2; h >= 1; h /= 2) {
-    SmallVector<int64_t> low, high; // lanes of shuffle(a, b): b's are w + j
-    for (int64_t j = 0; j < w; ++j) {
-      bool set = (j & h) != 0;
-      low.push_back(set ? w + j - h : j);
-      high.push_back(set ? w + j : j + h);
-    }
+    auto [low, high] = halfSwapMasks(w, h);
     for (int64_t i = 0; i < w; ++i) {
       if (i & h)
         continue;
@@ -81,6 +90,34 @@ void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
   for (int64_t x = 0; x < w; ++x)
     store(x, block[x]);
 }
+
+/// One step of the lane-sum tree of foldKeys: lanes with bit h clear hold
+/// a[j] + a[j ^ h], lanes with bit h set b[j] + b[j ^ h]. With a and b
+/// each holding one key per aligned run of 2h lanes, the result holds
+/// one key per run of h lanes: a's keys where bit h is clear, b's where
+/// it is set.
+Value addHalves(FlashBuilder &e, Value a, Value b, int64_t h) {
+  auto [low, high] = halfSwapMasks(e.width, h);
+  Value lowHalves = vector::ShuffleOp::create(e.b, e.loc, a, b, low);
+  Value highHalves = vector::ShuffleOp::create(e.b, e.loc, a, b, high);
+  return e.fadd(lowHalves, highHalves);
+}
+
+/// i with its lowest `bits` bits reversed.
+int64_t reverseBits(int64_t i, int64_t bits) {
+  int64_t r = 0;
+  for (int64_t k = 0; k < bits; ++k)
+    r |= ((i >> k) & 1) << (bits - 1 - k);
+  return r;
+}
+
+/// Largest power of two <= n (n >= 1).
+int64_t powerOf2Floor(int64_t n) { return int64_t(1) << llvm::Log2_64(n); }
+
+/// Vector accumulators the microkernels keep in registers: half the
+/// register file (32 with AVX-512, 16 with AVX2), the rest for loads and
+/// broadcasts.
+int64_t accumulatorBudget(int64_t vectorWidth) { return vectorWidth >= 16 ? 16 : 8; }
 
 /// The register-blocked loop every microkernel here is: for k in [0, n),
 /// load `cols` vectors b_v = loadB(k, v), then for each of `rows` rows
@@ -156,11 +193,22 @@ struct TileRows {
 class FlashKernel {
 public:
   FlashKernel(FlashBuilder &e, const SdpaProblem &p, const SdpaBuffers &s,
-              const ConvertAttnToLoopsOptions &t)
+              const ConvertAttnToLoopsOptions &t, bool directKeys = false)
       : e(e), p(p), s(s), t(t),
-        dvPadded(paddedDv(p, t)),
-        rowBlock(t.tileQ % rowBlockFor(t.vectorWidth) == 0 ? rowBlockFor(t.vectorWidth)
-                                                           : kRowBlock) {}
+        dvPadded(paddedDv(p, t)), directKeys(directKeys),
+        rowBlock(directKeys ? t.tileQ
+                 : t.tileQ % rowBlockFor(t.vectorWidth) == 0 ? rowBlockFor(t.vectorWidth)
+                                                             : kRowBlock) {}
+
+  /// Whether a tile of `rows` rows (static) reads K and V in place instead
+  /// of packing them (see computeScoresDirect): few rows (decode), whole
+  /// vectors of D and Dv.
+  static bool takesDirectKeys(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t,
+                              int64_t rows) {
+    int64_t w = t.vectorWidth;
+    return rows >= 1 && rows <= rowBlockFor(w) && rows <= t.tileQ &&
+           llvm::isPowerOf2_64(w) && p.d % w == 0 && p.dv % w == 0 && t.tileK % w == 0;
+  }
 
   /// The tile's rows against the keys they see, or against split `split`
   /// of `splits` (contiguous runs of the visible K/V tiles).
@@ -191,11 +239,15 @@ public:
       Value k0 = e.mul(kTile, e.idx(t.tileK));
       // Keys past L (the key length, else Tk) are neither read nor kept.
       Value kRows = e.minI(e.idx(t.tileK), e.sub(keys->keyCount(), k0));
-      packKeyValueTile(k0, kRows);
-      computeScores(k0);
+      if (directKeys) {
+        computeScoresDirect(k0, kRows);
+      } else {
+        packKeyValueTile(k0, kRows);
+        computeScores(k0);
+      }
       maskTile(q, k0, kRows);
       onlineSoftmax();
-      accumulateValues();
+      accumulateValues(k0, kRows);
     });
     return TileState{mRow, lRow, acc};
   }
@@ -224,6 +276,7 @@ private:
   std::optional<KeyVisibility> keys; // per batch row
   std::optional<AlibiBias> tileAlibi; // per-head tiles: the tile's head
   int64_t dvPadded;
+  bool directKeys; ///< K and V read in place (computeScoresDirect)
   int64_t rowBlock;
   TileRows rows;
   Value bIdx, hkv;
@@ -264,8 +317,10 @@ private:
 
   void allocateScratch() {
     qs = scratch({t.tileQ, p.d});
-    kt = scratch({p.d, t.tileK});
-    vt = scratch({t.tileK, dvPadded});
+    if (!directKeys) {
+      kt = scratch({p.d, t.tileK});
+      vt = scratch({t.tileK, dvPadded});
+    }
     sp = scratch({t.tileQ, t.tileK});
     acc = scratch({t.tileQ, dvPadded});
     mRow = scratch({t.tileQ});
@@ -385,25 +440,124 @@ private:
             e, rowBlock, 2, e.idx(p.d), init,
             [&](Value d, int64_t v) { return e.vload(kt, {d, cols[v]}); },
             [&](int64_t r, Value d) { return e.load(qs, {e.add(i, e.idx(r)), d}); });
-        for (int64_t r = 0; r < rowBlock; ++r) {
-          Value row = e.add(i, e.idx(r));
-          std::optional<AlibiBias> rowAlibi;
-          AlibiBias *alibi = tileAlibi ? &*tileAlibi : nullptr;
-          Value rowQ;
-          if (p.hasAlibi()) {
-            Value tileRow = rowAt(row);
-            rowQ = queryOf(tileRow);
-            if (!alibi)
-              alibi = &rowAlibi.emplace(e, p, s, *keys, bIdx, headOf(tileRow));
+        for (int64_t r = 0; r < rowBlock; ++r)
+          storeScores(k0, e.add(i, e.idx(r)), cols, {sums[2 * r], sums[2 * r + 1]});
+      });
+    });
+  }
+
+  /// S[row][cols[v]..+w) = softcap(x_v) + ALiBi: the raw scores `x` of tile
+  /// row `row` for the keys k0 + cols[v] .., finished in registers.
+  void storeScores(Value k0, Value row, ArrayRef<Value> cols, ArrayRef<Value> x) {
+    std::optional<AlibiBias> rowAlibi;
+    AlibiBias *alibi = tileAlibi ? &*tileAlibi : nullptr;
+    Value rowQ;
+    if (p.hasAlibi()) {
+      Value tileRow = rowAt(row);
+      rowQ = queryOf(tileRow);
+      if (!alibi)
+        alibi = &rowAlibi.emplace(e, p, s, *keys, bIdx, headOf(tileRow));
+    }
+    for (auto [col, raw] : llvm::zip_equal(cols, x)) {
+      Value v = softcapScores(e, p, raw);
+      if (alibi)
+        v = e.fadd(v, alibi->atLanes(rowQ, e.add(k0, col)));
+      e.vstore(v, sp, {row, col});
+    }
+  }
+
+  /// Bytes of K (and as many of V) a tile read in place asks the caches for
+  /// ahead of the keys it is working on: the read stream of a decode is
+  /// the kernel's speed, and the hardware prefetchers alone kept it at
+  /// about half the measured read bandwidth (bench/cpu/RESULTS.md).
+  static constexpr int64_t kPrefetchBytes = 64 * 1024;
+
+  /// Prefetches (into every cache level) the K and V rows
+  /// max(tile-k, kPrefetchBytes / row bytes) keys past each key of the
+  /// tile starting at k0, clamped to the batch row's last key: one
+  /// prefetch per 64-byte line.
+  void prefetchKeysAhead(Value k0, Value j0, int64_t n) {
+    auto kType = cast<MemRefType>(s.k.getType());
+    int64_t elemBits = kType.getElementTypeBitWidth();
+    int64_t ahead = std::max<int64_t>(t.tileK, kPrefetchBytes * 8 / (p.d * elemBits));
+    Value last = e.sub(keys->keyCount(), e.idx(1));
+    e.loop(j0, e.add(j0, e.idx(n)), 1, [&](Value j) {
+      Value row = e.maxI(e.minI(e.add(k0, e.add(j, e.idx(ahead))), last), e.idx(0));
+      for (auto [buf, width] : {std::pair(s.k, p.d), std::pair(s.v, p.dv)}) {
+        int64_t lineElems = 512 / cast<MemRefType>(buf.getType()).getElementTypeBitWidth();
+        for (int64_t c = 0; c < width; c += lineElems)
+          memref::PrefetchOp::create(e.b, e.loc, buf, ValueRange{bIdx, hkv, row, e.idx(c)},
+                                     /*isWrite=*/false, /*localityHint=*/3,
+                                     /*isDataCache=*/true);
+      }
+    });
+  }
+
+  /// The scores of a tile of few rows (R = tile-q <= the row block: decode)
+  /// with K read in place: no transposed copy of K, whose w·log2(w)
+  /// shuffles per w keys and D would cost more than the R·D FMAs a key
+  /// needs. For each run of w keys, groups of g keys (g·R accumulators, one
+  /// vector over d per row and key; each K row loaded once for all rows)
+  /// are summed over D, then each row's w vectors are folded into one
+  /// vector of w scores by a tree of addHalves (log2(w) levels, w - 1
+  /// steps, each two shuffles and an add: about 2 shuffles per key and
+  /// row). Slot i of the run holds key reverseBits(i): the tree puts slot
+  /// i's sum in lane reverseBits(i), so the scores come out in key order.
+  /// Keys past the tile's (the partial last tile) repeat its last key; the
+  /// keep rules hide them.
+  void computeScoresDirect(Value k0, Value kRows) {
+    int64_t w = t.vectorWidth, rowsN = t.tileQ;
+    int64_t bits = llvm::Log2_64(w);
+    int64_t g = std::min(w, powerOf2Floor(std::max<int64_t>(1, accumulatorBudget(w) / rowsN)));
+    int64_t groupLevels = llvm::Log2_64(g);
+    Value lastKey = e.add(k0, e.sub(kRows, e.idx(1)));
+    e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
+      prefetchKeysAhead(k0, j, w);
+      // Per row, the folded vectors not yet paired: (vector, levels done);
+      // equal neighbours pair at once (a binary counter), so at most
+      // log2(w / g) + 1 wait per row.
+      SmallVector<SmallVector<std::pair<Value, int64_t>>> pending(rowsN);
+      for (int64_t slot0 = 0; slot0 < w; slot0 += g) {
+        SmallVector<Value> keyRows;
+        for (int64_t x = 0; x < g; ++x)
+          keyRows.push_back(
+              e.minI(e.add(k0, e.add(j, e.idx(reverseBits(slot0 + x, bits)))), lastKey));
+        SmallVector<Value> init(rowsN * g, e.splat(0.0));
+        SmallVector<Value> sums = e.loopCarry(
+            e.idx(0), e.idx(p.d), w, init, [&](Value d, ValueRange a) {
+              SmallVector<Value> kv;
+              for (int64_t x = 0; x < g; ++x)
+                kv.push_back(e.vloadF32(s.k, {bIdx, hkv, keyRows[x], d}));
+              SmallVector<Value> next;
+              for (int64_t r = 0; r < rowsN; ++r) {
+                Value qv = e.vload(qs, {e.idx(r), d});
+                for (int64_t x = 0; x < g; ++x)
+                  next.push_back(e.fma(qv, kv[x], a[r * g + x]));
+              }
+              return next;
+            });
+        for (int64_t r = 0; r < rowsN; ++r) {
+          // The group's g slots: levels 0 .. groupLevels of the tree.
+          SmallVector<Value> level(sums.begin() + r * g, sums.begin() + (r + 1) * g);
+          for (int64_t l = 0; l < groupLevels; ++l) {
+            SmallVector<Value> up;
+            for (size_t i = 0; i < level.size(); i += 2)
+              up.push_back(addHalves(e, level[i], level[i + 1], w >> (l + 1)));
+            level = up;
           }
-          for (int64_t v = 0; v < 2; ++v) {
-            Value x = softcapScores(e, p, sums[2 * r + v]);
-            if (alibi)
-              x = e.fadd(x, alibi->atLanes(rowQ, e.add(k0, cols[v])));
-            e.vstore(x, sp, {row, cols[v]});
+          auto &stack = pending[r];
+          stack.push_back({level[0], groupLevels});
+          while (stack.size() >= 2 && stack[stack.size() - 2].second == stack.back().second) {
+            auto [b, l] = stack.pop_back_val();
+            Value a = stack.pop_back_val().first;
+            stack.push_back({addHalves(e, a, b, w >> (l + 1)), l + 1});
           }
         }
-      });
+      }
+      for (int64_t r = 0; r < rowsN; ++r) {
+        assert(pending[r].size() == 1 && pending[r][0].second == bits && "tree not complete");
+        storeScores(k0, e.idx(r), {j}, {pending[r][0].first});
+      }
     });
   }
 
@@ -496,11 +650,19 @@ private:
     });
   }
 
-  /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: rowBlock rows × 1
-  /// or 2 vectors of columns in registers.
-  void accumulateValues() {
+  /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: rowBlock rows ×
+  /// 1, 2 or 4 vectors of columns in registers (as many as the accumulator
+  /// budget allows). With K/V read in place (directKeys), V's rows are read
+  /// where they are, for the tile's keys only (P is 0 past them).
+  void accumulateValues(Value k0, Value kRows) {
     int64_t w = t.vectorWidth;
-    int64_t cols = dvPadded % (2 * w) == 0 ? 2 : 1;
+    int64_t cols = 1;
+    for (int64_t c : {4, 2})
+      if (rowBlock * c <= accumulatorBudget(w) && dvPadded % (c * w) == 0) {
+        cols = c;
+        break;
+      }
+    Value keyCount = directKeys ? kRows : e.idx(t.tileK);
     e.loop(e.idx(0), e.idx(t.tileQ), rowBlock, [&](Value i) {
       e.loop(e.idx(0), e.idx(dvPadded), cols * w, [&](Value c) {
         SmallVector<Value> init;
@@ -514,8 +676,12 @@ private:
             init.push_back(e.fmul(e.vload(acc, {row, colIdx[v]}), alpha));
         }
         SmallVector<Value> sums = broadcastFmaBlock(
-            e, rowBlock, cols, e.idx(t.tileK), init,
-            [&](Value j, int64_t v) { return e.vload(vt, {j, colIdx[v]}); },
+            e, rowBlock, cols, keyCount, init,
+            [&](Value j, int64_t v) {
+              if (directKeys)
+                return e.vloadF32(s.v, {bIdx, hkv, e.add(k0, j), colIdx[v]});
+              return e.vload(vt, {j, colIdx[v]});
+            },
             [&](int64_t r, Value j) { return e.load(sp, {e.add(i, e.idx(r)), j}); });
         for (int64_t r = 0; r < rowBlock; ++r)
           for (int64_t v = 0; v < cols; ++v)
@@ -649,7 +815,13 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
     ConvertAttnToLoopsOptions tiling = this->tiling;
     int64_t staticTq = p.queryType.getDimSize(2);
     bool grouped = !ShapedType::isDynamic(staticTq) && staticTq < tiling.tileQ;
-    if (grouped)
+    // Few grouped rows (at most a row block) make a tile of exactly those
+    // rows that reads K/V in place (FlashKernel::computeScoresDirect).
+    bool directKeys =
+        grouped && FlashKernel::takesDirectKeys(p, tiling, p.group * staticTq);
+    if (directKeys)
+      tiling.tileQ = p.group * staticTq;
+    else if (grouped)
       tiling.tileQ = std::min<int64_t>(
           tiling.tileQ,
           std::max<int64_t>(kRowBlock, llvm::alignTo(p.group * staticTq, kRowBlock)));
@@ -678,7 +850,7 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
     SmallVector<Value> upper{e.idx(p.kvHeads), s.batch, e.idx(headsPerItem), numTiles};
     if (tiling.minWorkItems <= 1) {
       parallelLoop(e, upper, /*stackScope=*/true, [&](ValueRange ivs) {
-        FlashKernel kernel(e, p, s, tiling);
+        FlashKernel kernel(e, p, s, tiling, directKeys);
         TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
         kernel.writeOutput(ivs[1], rows, kernel.attend(/*batch=*/ivs[1], rows));
       });
@@ -714,7 +886,7 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
     SmallVector<Value> upperSplit(upper);
     upperSplit.push_back(splits);
     parallelLoop(e, upperSplit, /*stackScope=*/true, [&](ValueRange ivs) {
-      FlashKernel kernel(e, p, s, tiling);
+      FlashKernel kernel(e, p, s, tiling, directKeys);
       TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
       TileState state = kernel.attend(/*batch=*/ivs[1], rows, ivs[4], splits);
       e.ifThenElse(
@@ -724,7 +896,7 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
     });
     e.ifThen(split, [&] {
       parallelLoop(e, upper, /*stackScope=*/true, [&](ValueRange ivs) {
-        FlashKernel kernel(e, p, s, tiling);
+        FlashKernel kernel(e, p, s, tiling, directKeys);
         kernel.mergeSplits(ivs[1], tileRows(ivs[0], ivs[2], ivs[3]), states,
                            e.mul(itemIndex(ivs), splits), splits);
       });

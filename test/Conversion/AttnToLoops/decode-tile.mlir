@@ -4,22 +4,49 @@
 
 // A static Tq below tile-q (decode) groups the G·Tq rows of the query heads
 // that share one K/V head into one tile (G = 4, Tq = 1: 4 rows), so each
-// K/V tile is loaded and transposed once per group: Qs is [4, D], the
-// scores [4, tile-k], the accumulator [4, Dv], and the parallel loop runs
-// over (K/V head, batch, 1, Q tiles = 1).
+// K/V tile is loaded once per group, and the parallel loop runs over
+// (K/V head, batch, 1, Q tiles = 1).
 // Row r of the tile is query r mod Tq of head kvHead·G + r / Tq.
+// So few rows (at most a row block: 4 at 8 lanes) read K and V in place:
+// scratch is only Qs [4, D], the scores [4, tile-k], the accumulator
+// [4, Dv] and the three row vectors — no transposed K, no copy of V.
 // CHECK-LABEL: func.func @decode
+// CHECK: %[[KB:.*]] = bufferization.to_buffer %arg1
+// CHECK: %[[VB:.*]] = bufferization.to_buffer %arg2
 // CHECK: scf.parallel (%[[KVH:.*]], %[[B:.*]], %{{.*}}, %{{.*}}) = (%c0, %c0, %c0, %c0) to (%c8, %c1, %c1, %c1)
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
-// CHECK: memref.alloca() {alignment = 64 : i64} : memref<128x64xf32>
-// CHECK: memref.alloca() {alignment = 64 : i64} : memref<64x128xf32>
-// CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
-// CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
 // Q rows: head kvHead·4 + r / 1 (= r), query r mod 1 (= 0).
 // CHECK: %[[R:.*]] = arith.addi %{{.*}}, %{{.*}} : index
 // CHECK: %[[G4:.*]] = arith.muli %[[KVH]], %c4
 // CHECK: %[[HEAD:.*]] = arith.addi %[[G4]], %[[R]]
 // CHECK: vector.load %{{.*}}[%[[B]], %[[HEAD]], %c0, %{{.*}}]
+// Per run of 8 keys, each key 128 keys ahead (64 KiB of f32 K rows of 512
+// bytes) is prefetched, one prefetch per 64-byte line of K and of V.
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8 {
+// CHECK: %[[AHEAD:.*]] = arith.maxsi
+// CHECK-COUNT-8: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[AHEAD]], %{{.*}}], read, locality<3>, data
+// CHECK-COUNT-8: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[AHEAD]], %{{.*}}], read, locality<3>, data
+// Scores: groups of 2 keys (8 accumulators = 4 rows x 2 keys) summed over
+// D from K's rows in place; slot 1 of the run is key 4 (bits reversed).
+// CHECK: %[[K0:.*]] = arith.minsi
+// CHECK: arith.addi %{{.*}}, %c4 : index
+// CHECK: %[[K1:.*]] = arith.minsi
+// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-NEXT: vector.load %[[KB]][%[[B]], %[[KVH]], %[[K0]], %{{.*}}]
+// CHECK-NEXT: vector.load %[[KB]][%[[B]], %[[KVH]], %[[K1]], %{{.*}}]
+// Each row's pair folded at lane bit 4 (two shuffles and an add).
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15]
+// CHECK-NEXT: arith.addf
+// P·V: 4 rows x 2 vectors over the tile's keys only, V rows in place.
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: vector.load %[[VB]][%[[B]], %[[KVH]],
+// CHECK-NOT: memref.alloca
 // No key split without min-work-items: no heap scratch but the output.
 // CHECK-NOT: memref.alloc(
 // CHECK: return

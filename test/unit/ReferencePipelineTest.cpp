@@ -770,8 +770,9 @@ func.func @f(%x: tensor<3x7x40xf32>, %w: tensor<48x40xf32>, %b: tensor<48xf32>, 
   EXPECT_LE(relativeError(out[3], ref::project(x2, w12, nullptr, ref::Layout::OutIn)), 1e-5);
 }
 
-// The packed-panel projection at 8 and 16 lanes: 300 rows (three 128-row
-// chunks, the last partial, not a multiple of the row block), out_in
+// The packed-panel projection at 8 and 16 lanes: 300 rows (two chunks of
+// at most 256 rows, the blocks spread 38 + 37 blocks of 4 rows at 8 lanes,
+// 13 + 12 blocks of 12 at 16; the last block partial), out_in
 // weights whose In is a multiple of the width (blocks transposed in
 // registers) or not (In = 40 at 16 lanes: element-wise packing), in_out
 // weights (rows copied), with and without bias.

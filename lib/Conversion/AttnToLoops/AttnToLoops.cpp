@@ -48,9 +48,23 @@ constexpr int64_t kRowBlock = 4; // rows per register block (16-register ISAs)
 /// Fewest K/V tiles a key split runs: fewer and the merge costs more than
 /// the parallelism gains.
 constexpr int64_t kMinTilesPerSplit = 4;
-/// Rows of x a projection works through per chunk (a multiple of every
-/// row block).
-constexpr int64_t kProjectRows = 128;
+/// Rows of x a projection works through per chunk (rounded down to whole
+/// row blocks): 256 rows of 768 inputs are 768 KiB, which stay in a 2 MiB
+/// L2 beside a weight panel while a thread goes through its panels, and a
+/// GPT-2 prefill of up to 256 tokens is one chunk whose panels the threads
+/// share (each thread reads half of W, not all of it).
+constexpr int64_t kProjectRows = 256;
+
+/// Rows per register block of the projection microkernel: 12 rows × 2
+/// vectors of accumulators with AVX-512 (24 of its 32 registers; each
+/// weight vector loaded serves 12 FMAs instead of 8), 4 × 2 with AVX2's 16
+/// registers. (On the 2-vCPU development VM the 12-row block with 256-row
+/// chunks was 0.85-1.15× the time of 8 rows with 128-row chunks over
+/// GPT-2's 768×768 and 768×2304 weights, T 128-2048: within the host's
+/// noise, faster at the larger sizes; docs/cpu.md.)
+int64_t projectRowBlockFor(int64_t vectorWidth) {
+  return vectorWidth >= 16 ? 3 * kRowBlock : kRowBlock;
+}
 
 /// Transposes a w × w block (w = e.width, a power of two) in registers:
 /// store(x, column x) for the w vectors load(0 .. w-1), with w·log2(w)
@@ -1076,7 +1090,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
 
     bool outIn = op.getLayout() == WeightLayout::out_in;
     int64_t panel = 2 * w, panels = out / panel;
-    int64_t rowBlock = rowBlockFor(w);
+    int64_t rowBlock = projectRowBlockFor(w);
 
     // Wp[p][i][j] = W[p·2w + j][i] (out_in) or W[i][p·2w + j] (in_out).
     Value wp = memref::AllocOp::create(
@@ -1129,8 +1143,11 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     // floats, stays in cache while a thread goes through its panels), then
     // panels, then blocks of rows within the chunk.
     int64_t chunkBlocks = kProjectRows / rowBlock;
-    Value numChunks = e.ceilDiv(rows, kProjectRows);
     Value numBlocks = e.ceilDiv(rows, rowBlock);
+    Value numChunks = e.ceilDiv(numBlocks, chunkBlocks);
+    // The blocks spread evenly over the chunks (a last chunk of a few rows
+    // would leave the thread that gets it idle).
+    Value blocksPerChunk = e.ceilDiv(numBlocks, e.maxI(numChunks, e.idx(1)));
     // y[block rows, panel p] = bias + x[block rows] · Wp[p].
     auto projectBlock = [&](Value p, Value block) {
       Value o = e.mul(p, e.idx(panel)), o1 = e.add(o, e.idx(w));
@@ -1159,9 +1176,9 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
       }
     };
     parallelLoop(
-        e, {numChunks, e.idx(panels), e.idx(chunkBlocks)}, /*stackScope=*/false,
+        e, {numChunks, e.idx(panels), blocksPerChunk}, /*stackScope=*/false,
         [&](ValueRange ivs) {
-          Value block = e.add(e.mul(ivs[0], e.idx(chunkBlocks)), ivs[2]);
+          Value block = e.add(e.mul(ivs[0], blocksPerChunk), ivs[2]);
           e.ifThen(e.lt(block, numBlocks), [&] { projectBlock(ivs[1], block); });
         });
     Value result = bufferization::ToTensorOp::create(

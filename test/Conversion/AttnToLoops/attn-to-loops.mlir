@@ -156,9 +156,10 @@ func.func @half_and_bfloat(%h: tensor<1x2x8x16xf16>, %b: tensor<1x2x8x16xbf16>)
 
 // attn.project: W (out_in) packed once into panels of 2 vectors of
 // outputs, Wp[p][i][0..16) = W[16p + j][i], 8 x 8 blocks transposed in
-// registers, panels in parallel; then, in parallel over (chunk of 128 rows,
+// registers, panels in parallel; then, in parallel over (chunk of rows,
 // panel, block of 4 rows), 4 rows x 16 outputs of vector accumulators over
-// i starting from the bias; leading dims collapsed and expanded back.
+// i starting from the bias; leading dims collapsed and expanded back. The
+// blocks are spread evenly over ceil(blocks / 64) chunks (256 rows at most).
 // CHECK-LABEL: func.func @project
 // CHECK: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<2x?x64xf32> into tensor<?x64xf32>
 // CHECK: %[[WP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x64x16xf32>
@@ -166,8 +167,11 @@ func.func @half_and_bfloat(%h: tensor<1x2x8x16xf16>, %b: tensor<1x2x8x16xbf16>)
 // CHECK-COUNT-8: vector.load %{{.*}} : memref<32x64xf32, {{.*}}>, vector<8xf32>
 // CHECK-COUNT-24: vector.shuffle
 // CHECK-COUNT-8: vector.store %{{.*}}, %[[WP]][%[[P]], %{{.*}}, %c{{0|8}}]
-// CHECK: %[[CHUNKS:.*]] = arith.ceildivsi %{{.*}}, %c128
-// CHECK: scf.parallel ({{.*}}) = (%c0, %c0, %c0) to (%[[CHUNKS]], %c2, %c32)
+// CHECK: %[[NB:.*]] = arith.ceildivsi %{{.*}}, %c4
+// CHECK: %[[CHUNKS:.*]] = arith.ceildivsi %[[NB]], %c64
+// CHECK: %[[NC1:.*]] = arith.maxsi %[[CHUNKS]], %c1
+// CHECK: %[[PER:.*]] = arith.ceildivsi %[[NB]], %[[NC1]]
+// CHECK: scf.parallel ({{.*}}) = (%c0, %c0, %c0) to (%[[CHUNKS]], %c2, %[[PER]])
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-COUNT-8: vector.fma
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [2, %{{.*}}, 32] : tensor<?x32xf32> into tensor<2x?x32xf32>
@@ -181,7 +185,7 @@ func.func @half_and_bfloat(%h: tensor<1x2x8x16xf16>, %b: tensor<1x2x8x16xbf16>)
 // CHECK: %[[T:.*]] = memref.dim %{{.*}}, %c1 : memref<?x?x64xf32, {{.*}}>
 // CHECK: %[[ROWS:.*]] = arith.muli %[[B]], %[[T]]
 // CHECK: memref.alloc(%[[B]], %[[T]]) {alignment = 64 : i64} : memref<?x?x32xf32>
-// CHECK: arith.ceildivsi %[[ROWS]], %c128
+// CHECK: arith.ceildivsi %[[ROWS]], %c4
 // CHECK: arith.remui %{{.*}}, %[[T]]
 // CHECK: arith.divui %{{.*}}, %[[T]]
 // CHECK: vector.fma

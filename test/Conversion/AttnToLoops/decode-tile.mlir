@@ -115,3 +115,17 @@ func.func @prefill(%q: tensor<1x2x256x64xf32>, %k: tensor<1x2x256x64xf32>,
       : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>) -> tensor<1x2x256x64xf32>
   return %o : tensor<1x2x256x64xf32>
 }
+
+// -----
+
+// Projections at 16 lanes: 12 rows x 2 vectors of accumulators (24 of
+// AVX-512's 32 registers), 21 blocks (252 rows) per chunk at most.
+// W16-LABEL: func.func @project16
+// W16: %[[NB:.*]] = arith.ceildivsi %{{.*}}, %c12
+// W16: arith.ceildivsi %[[NB]], %c21
+// W16: scf.for {{.*}} iter_args({{.*}}) -> ({{(vector<16xf32>, ){23}vector<16xf32>}})
+// W16-COUNT-24: vector.fma
+func.func @project16(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
+  %y = attn.project %x, %w : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

@@ -134,6 +134,15 @@ def cmd_inputs(a):
             path = os.path.join(a.dir, name + ".npy")
             np.save(path, x)
             files.append(path)
+    elif a.kind == "project":
+        # y = x · Wᵀ + b, W [out, in] (nn.Linear's layout), GPT-2's scale.
+        arrays = [("x", uniform((1, a.t, a.e))),
+                  ("w", uniform((a.out, a.e)) / np.float32(math.sqrt(a.e))),
+                  ("b", uniform((a.out,), -0.1, 0.1))]
+        for name, x in arrays:
+            path = os.path.join(a.dir, name + ".npy")
+            np.save(path, x)
+            files.append(path)
     else:
         e = a.e
         arrays = [("x", uniform((1, a.t, e)))]
@@ -310,6 +319,28 @@ def cmd_mha(a):
     print(json.dumps({"impls": run_impls(a, make), "shape": [bsz, t, e, heads]}))
 
 
+def cmd_project(a):
+    import numpy as np
+    x, w, b = load(np, a.dir, ("x", "w", "b"))
+
+    def make(impl):
+        if impl == "numpy":
+            wt = np.ascontiguousarray(w.T)
+            return (lambda: x @ wt + b), (lambda o: o)
+        if impl == "torch":
+            import torch
+            torch.set_num_threads(a.threads)
+            xt, wt, bt = (torch.from_numpy(v) for v in (x, w, b))
+
+            def fn():
+                with torch.no_grad():
+                    return torch.nn.functional.linear(xt, wt, bt)
+            return fn, (lambda o: o.numpy())
+        raise ValueError("unknown impl %r" % impl)
+
+    print(json.dumps({"impls": run_impls(a, make), "shape": list(x.shape) + [w.shape[0]]}))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -317,14 +348,15 @@ def main():
     env = sub.add_parser("env")
     env.add_argument("--threads", type=int, default=0)
     inp = sub.add_parser("inputs")
-    inp.add_argument("kind", choices=("sdpa", "mha"))
+    inp.add_argument("kind", choices=("sdpa", "mha", "project"))
     inp.add_argument("--dir", required=True)
     inp.add_argument("--seed", type=int, default=1)
     for n in ("b", "h", "hkv", "tq", "tk", "d", "t"):
         inp.add_argument("--" + n, type=int, default=1)
     inp.add_argument("--e", type=int, default=768)
+    inp.add_argument("--out", type=int, default=768, help="project: output width")
     inp.add_argument("--dtype", choices=("f32", "f16", "bf16"), default="f32")
-    for name in ("sdpa", "mha"):
+    for name in ("sdpa", "mha", "project"):
         p = sub.add_parser(name)
         p.add_argument("--dir", required=True)
         p.add_argument("--impl", default="torch,numpy")
@@ -336,11 +368,12 @@ def main():
             p.add_argument("--causal", choices=("none", "top_left", "bottom_right"),
                            default="none")
             p.add_argument("--dtype", choices=("f32", "f16", "bf16"), default="f32")
-        else:
+        elif name == "mha":
             p.add_argument("--heads", type=int, default=12)
     a = ap.parse_args()
     set_threads(getattr(a, "threads", 0))
-    {"env": cmd_env, "inputs": cmd_inputs, "sdpa": cmd_sdpa, "mha": cmd_mha}[a.cmd](a)
+    {"env": cmd_env, "inputs": cmd_inputs, "sdpa": cmd_sdpa, "mha": cmd_mha,
+     "project": cmd_project}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ measured at the start of the group):
            [B,Hkv,G*Tq,D] against k [B,Hkv,Tk,D], no K/V copy); GB/s of K/V
            read against the read bandwidth (attn-fma-peak --bandwidth),
            measured beside each row over 1 GiB and over the K/V's own size.
+  project  attn.project as in GPT-2 (x [1, T, 768] · Wᵀ + b, W [out, 768],
+           out 768: one of the four projections, 2304: Q, K and V fused),
+           T from --project-ts: attn-run against torch F.linear and NumPy.
   gpt2     the GPT-2 small block (examples/gpt2_small_mha.mlir; other T: the
            same file with T replaced): attn-run against torch
            nn.MultiheadAttention (causal bool mask, need_weights=False) and
@@ -50,9 +53,11 @@ SDPA = dict(b=1, h=12, hkv=12, d=64)
 DECODE = dict(b=1, h=32, hkv=8, tq=1, d=128)
 
 FULL = dict(sdpa_ts="512,1024,2048,4096", half_ts="1024,2048",
-            decode_tks="4096,16384,32768,65536", gpt2_ts="128,1024", repeat=5,
+            decode_tks="4096,16384,32768,65536", gpt2_ts="128,1024",
+            project_ts="128,1024,2048", repeat=5,
             anchor_max_t=2048, peak_seconds=0.5, bandwidth_mib=1024)
-QUICK = dict(sdpa_ts="64", half_ts="64", decode_tks="256,1024", gpt2_ts="32", repeat=2,
+QUICK = dict(sdpa_ts="64", half_ts="64", decode_tks="256,1024", gpt2_ts="32",
+             project_ts="32", repeat=2,
              anchor_max_t=64, peak_seconds=0.1, bandwidth_mib=64)
 
 # Issue 13's targets, checked on the rows that exist.
@@ -64,7 +69,10 @@ TARGETS = [
     ("f16 sdpa T 2048: ≥ 80 % of the f32 time-per-FLOP", "f16", 0.80),
     ("bf16 sdpa T 2048: ≥ 80 % of the f32 time-per-FLOP", "bf16", 0.80),
     ("GPT-2 small block T 128: ≥ 3× nn.MultiheadAttention", "gpt2", 3.0),
+    ("projections, GPT-2 sizes (every project row): ≥ 70 % of the widest-ISA peak, "
+     "the slowest row", "project", 0.70),
 ]
+PROJECT_IN, PROJECT_OUTS = 768, (768, 2304)
 
 
 def rel(path):
@@ -211,6 +219,8 @@ class Suite:
             return "decode Tk=%d" % row["Tk"]
         if row["kind"] == "gpt2":
             return "gpt2 T=%d" % row["T"]
+        if row["kind"] == "project":
+            return "project T=%d %dx%d" % (row["T"], row["In"], row["Out"])
         return "%s T=%d %s" % (row["dtype"], row["T"],
                                "non-causal" if row["causal"] == "none" else row["causal"])
 
@@ -288,6 +298,27 @@ class Suite:
                          ["--heads", "12"])
         self.drop(d)
 
+    def project_group(self, t):
+        self.group_peak("project T=%d" % t)
+        group = "project T=%d" % t
+        for out in PROJECT_OUTS:
+            d = self.make_inputs("project_T%d_%d" % (t, out), "project", t=t, e=PROJECT_IN,
+                                 out=out)
+            prog = os.path.join(self.programs, "project_T%d_%d.mlir" % (t, out))
+            x, w, b = ("tensor<1x%dx%dxf32>" % (t, PROJECT_IN),
+                       "tensor<%dx%dxf32>" % (out, PROJECT_IN), "tensor<%dxf32>" % out)
+            y = "tensor<1x%dx%dxf32>" % (t, out)
+            with open(prog, "w") as f:
+                f.write("func.func @f(%%x: %s, %%w: %s, %%b: %s) -> %s {\n"
+                        "  %%y = attn.project %%x, %%w, %%b : (%s, %s, %s) -> %s\n"
+                        "  return %%y : %s\n}\n" % (x, w, b, y, x, w, b, y, y))
+            base = {"kind": "project", "dtype": "f32", "T": t, "In": PROJECT_IN, "Out": out,
+                    "variant": "out"}
+            row, out_npy = self.attn_row(group, prog, d, ("x", "w", "b"), dict(base))
+            base.update(flops=row["flops"], effective_flops=row["effective_flops"])
+            self.anchor_rows(group, "project", d, out_npy, ["torch", "numpy"], base)
+            self.drop(d)
+
     def drop(self, d):
         if not self.a.keep_inputs:
             shutil.rmtree(d, ignore_errors=True)
@@ -316,6 +347,7 @@ def parse_args():
     for k, help_ in (("sdpa_ts", "T of the f32 sdpa rows (B 1, H 12, D 64), causal and not"),
                      ("half_ts", "T of the f16 and bf16 rows (an f32 row is run at each)"),
                      ("decode_tks", "Tk of the decode rows (B 1, H 32, Hkv 8, D 128, Tq 1)"),
+                     ("project_ts", "T of the projection rows (In 768, Out 768 and 2304)"),
                      ("gpt2_ts", "T of the GPT-2 small blocks (128: the example as is)")):
         ap.add_argument("--" + k.replace("_", "-"), default=None, metavar="N,N,...",
                         help="%s; '' for none. Default: %s (--quick: %s)" % (help_, FULL[k],
@@ -352,7 +384,7 @@ def parse_args():
     for k, v in preset.items():
         if getattr(a, k) is None:
             setattr(a, k, v)
-    for k in ("sdpa_ts", "half_ts", "decode_tks", "gpt2_ts"):
+    for k in ("sdpa_ts", "half_ts", "decode_tks", "project_ts", "gpt2_ts"):
         setattr(a, k, ints(getattr(a, k), "--" + k.replace("_", "-")))
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -397,6 +429,8 @@ def main():
         s.sdpa_group(t, t in a.sdpa_ts, ["f16", "bf16"] if t in a.half_ts else [])
     for tk in a.decode_tks:
         s.decode_group(tk)
+    for t in a.project_ts:
+        s.project_group(t)
     for t in a.gpt2_ts:
         s.gpt2_group(t)
     if not a.keep_inputs:
@@ -407,7 +441,8 @@ def main():
               "cores": os.cpu_count(), "threads": s.threads, "machine": s.machine,
               "fma_peaks": peaks, "bandwidth": bw, "anchor_env": env,
               "settings": {k: getattr(a, k) for k in ("sdpa_ts", "half_ts", "decode_tks",
-                                                      "gpt2_ts", "repeat", "anchor_max_t",
+                                                      "gpt2_ts", "project_ts", "repeat",
+                                                      "anchor_max_t",
                                                       "anchor_max_seconds", "peak_seconds",
                                                       "bandwidth_mib")},
               "rows": s.rows, "commands": s.commands}
@@ -466,6 +501,10 @@ def target_values(rows):
     g = find(rows, kind="gpt2", impl="attn-cpu", T=128)
     if g:
         v["gpt2"] = ratio(find(rows, kind="gpt2", impl="torch", T=128), g)
+    pr = [r for r in rows if r["kind"] == "project" and r["impl"] == "attn-cpu"
+          and r.get("peak_fraction")]
+    if pr:
+        v["project"] = min(r["peak_fraction"] for r in pr)
     return v
 
 
@@ -630,6 +669,28 @@ def render(res, out, rendered_only=False):
                              anchor_cell(rows, "torch", **key), anchor_cell(rows, "numpy", **key),
                              fmt(ratio(tr, r), "%.1f×"), fmt(ratio(nr, r), "%.1f×"),
                              fmt(tr and tr.get("kv_gbps"), "%.1f"),
+                             fmt(tr and tr.get("max_abs_error"), "%.1e")))
+        lines.append("")
+
+    pj = [r for r in rows if r["kind"] == "project" and r["impl"] == "attn-cpu"]
+    if pj:
+        lines += ["## Projections (attn.project, GPT-2 sizes, f32, with bias)", "",
+                  "y = x · Wᵀ + b, x [1, T, In], W [Out, In] (out_in, nn.Linear's layout): "
+                  "Out 768 is one of GPT-2's four projections, 2304 its fused Q/K/V. torch: "
+                  "`F.linear`; NumPy: `x @ W.T + b` (W.T made contiguous once). attn-run's "
+                  "time includes packing W into panels, which every call does.", "",
+                  "| T | In × Out | attn ms | GFLOP/s | peak | % of peak | torch ms | numpy ms "
+                  "| vs torch | vs numpy | err torch |",
+                  "|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in pj:
+            key = dict(kind="project", T=r["T"], Out=r["Out"])
+            tr, nr = find(rows, impl="torch", **key), find(rows, impl="numpy", **key)
+            lines.append("| %d | %d × %d | %.3f | %.1f | %.0f | %.0f %% | %s | %s | %s | %s "
+                         "| %s |" % (
+                             r["T"], r["In"], r["Out"], r["median_ms"], r["effective_gflops"],
+                             r["local_peak_gflops"], 100 * r["peak_fraction"],
+                             anchor_cell(rows, "torch", **key), anchor_cell(rows, "numpy", **key),
+                             fmt(ratio(tr, r), "%.1f×"), fmt(ratio(nr, r), "%.1f×"),
                              fmt(tr and tr.get("max_abs_error"), "%.1e")))
         lines.append("")
 

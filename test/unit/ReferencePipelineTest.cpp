@@ -775,21 +775,28 @@ func.func @f(%x: tensor<3x7x40xf32>, %w: tensor<48x40xf32>, %b: tensor<48xf32>, 
 // 13 + 12 blocks of 12 at 16; the last block partial), out_in
 // weights whose In is a multiple of the width (blocks transposed in
 // registers) or not (In = 40 at 16 lanes: element-wise packing), in_out
-// weights (rows copied), with and without bias.
+// weights (rows copied), with and without bias. Static rows that fit one
+// chunk (120 and 100 rows) pack each panel on the stack of the thread that
+// uses it, in all three ways.
 TEST(CpuPipeline, TiledProjectionsAtBothWidths) {
   const char *src = R"(
 func.func @f(%x: tensor<2x150x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>,
              %wt: tensor<64x96xf32>, %x40: tensor<300x40xf32>, %w40: tensor<32x40xf32>,
-             %xd: tensor<?x?x64xf32>, %x4: tensor<2x?x?x64xf32>)
+             %xd: tensor<?x?x64xf32>, %x4: tensor<2x?x?x64xf32>, %xs: tensor<3x40x64xf32>,
+             %x40s: tensor<100x40xf32>)
     -> (tensor<2x150x64xf32>, tensor<2x150x96xf32>, tensor<300x32xf32>, tensor<?x?x64xf32>,
-        tensor<2x?x?x96xf32>) {
+        tensor<2x?x?x96xf32>, tensor<3x40x64xf32>, tensor<3x40x96xf32>, tensor<100x32xf32>) {
   %0 = attn.project %x, %w, %b : (tensor<2x150x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x150x64xf32>
   %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<2x150x64xf32>, tensor<64x96xf32>) -> tensor<2x150x96xf32>
   %2 = attn.project %x40, %w40 : (tensor<300x40xf32>, tensor<32x40xf32>) -> tensor<300x32xf32>
   %3 = attn.project %xd, %w, %b : (tensor<?x?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
   %4 = attn.project %x4, %wt {layout = #attn.layout<in_out>} : (tensor<2x?x?x64xf32>, tensor<64x96xf32>) -> tensor<2x?x?x96xf32>
-  return %0, %1, %2, %3, %4 : tensor<2x150x64xf32>, tensor<2x150x96xf32>, tensor<300x32xf32>,
-                              tensor<?x?x64xf32>, tensor<2x?x?x96xf32>
+  %5 = attn.project %xs, %w, %b : (tensor<3x40x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<3x40x64xf32>
+  %6 = attn.project %xs, %wt {layout = #attn.layout<in_out>} : (tensor<3x40x64xf32>, tensor<64x96xf32>) -> tensor<3x40x96xf32>
+  %7 = attn.project %x40s, %w40 : (tensor<100x40xf32>, tensor<32x40xf32>) -> tensor<100x32xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<2x150x64xf32>, tensor<2x150x96xf32>,
+      tensor<300x32xf32>, tensor<?x?x64xf32>, tensor<2x?x?x96xf32>, tensor<3x40x64xf32>,
+      tensor<3x40x96xf32>, tensor<100x32xf32>
 })";
   for (int64_t width : {8, 16}) {
     SCOPED_TRACE("vector-width " + std::to_string(width));
@@ -804,14 +811,18 @@ func.func @f(%x: tensor<2x150x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>
     auto x = randomTensor({2, 150, 64}, gen), w = randomTensor({64, 64}, gen),
          b = randomTensor({64}, gen), wt = randomTensor({64, 96}, gen),
          x40 = randomTensor({300, 40}, gen), w40 = randomTensor({32, 40}, gen),
-         xd = randomTensor({3, 50, 64}, gen), x4 = randomTensor({2, 3, 7, 64}, gen);
-    auto out = j.run({x, w, b, wt, x40, w40, xd, x4});
-    ASSERT_EQ(out.size(), 5u);
+         xd = randomTensor({3, 50, 64}, gen), x4 = randomTensor({2, 3, 7, 64}, gen),
+         xs = randomTensor({3, 40, 64}, gen), x40s = randomTensor({100, 40}, gen);
+    auto out = j.run({x, w, b, wt, x40, w40, xd, x4, xs, x40s});
+    ASSERT_EQ(out.size(), 8u);
     EXPECT_LE(relativeError(out[0], ref::project(x, w, &b, ref::Layout::OutIn)), 1e-5);
     EXPECT_LE(relativeError(out[1], ref::project(x, wt, nullptr, ref::Layout::InOut)), 1e-5);
     EXPECT_LE(relativeError(out[2], ref::project(x40, w40, nullptr, ref::Layout::OutIn)), 1e-5);
     EXPECT_LE(relativeError(out[3], ref::project(xd, w, &b, ref::Layout::OutIn)), 1e-5);
     EXPECT_LE(relativeError(out[4], ref::project(x4, wt, nullptr, ref::Layout::InOut)), 1e-5);
+    EXPECT_LE(relativeError(out[5], ref::project(xs, w, &b, ref::Layout::OutIn)), 1e-5);
+    EXPECT_LE(relativeError(out[6], ref::project(xs, wt, nullptr, ref::Layout::InOut)), 1e-5);
+    EXPECT_LE(relativeError(out[7], ref::project(x40s, w40, nullptr, ref::Layout::OutIn)), 1e-5);
   }
 }
 

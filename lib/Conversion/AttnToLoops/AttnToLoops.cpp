@@ -54,6 +54,9 @@ constexpr int64_t kMinTilesPerSplit = 4;
 /// GPT-2 prefill of up to 256 tokens is one chunk whose panels the threads
 /// share (each thread reads half of W, not all of it).
 constexpr int64_t kProjectRows = 256;
+/// The largest weight panel (In × 2 vectors of f32) a projection packs on a
+/// thread's stack: 256 KiB (In up to 2048 at 16 lanes).
+constexpr int64_t kInlinePanelBytes = 256 * 1024;
 
 /// Rows per register block of the projection microkernel: 12 rows × 2
 /// vectors of accumulators with AVX-512 (24 of its 32 registers; each
@@ -1092,39 +1095,53 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     int64_t panel = 2 * w, panels = out / panel;
     int64_t rowBlock = projectRowBlockFor(w);
 
-    // Wp[p][i][j] = W[p·2w + j][i] (out_in) or W[i][p·2w + j] (in_out).
-    Value wp = memref::AllocOp::create(
-        rewriter, loc, MemRefType::get({panels, in, panel}, e.f32()), ValueRange{},
-        rewriter.getI64IntegerAttr(64));
+    // Panel p of W packed into `dst` at `at(i, j)`: dst[i][j] = W[p·2w + j][i]
+    // (out_in: w × w blocks transposed in registers when In allows) or
+    // W[i][p·2w + j] (in_out: rows copied).
     bool blocked = outIn && in % w == 0 && llvm::isPowerOf2_64(w);
-    parallelLoop(e, {e.idx(panels)}, /*stackScope=*/false, [&](ValueRange ivs) {
-          Value p = ivs[0];
-          Value o0 = e.mul(p, e.idx(panel));
-          if (!outIn) {
-            e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
-              for (int64_t h = 0; h < 2; ++h)
-                e.vstore(e.vloadF32(wb, {i, e.add(o0, e.idx(h * w))}), wp,
-                         {p, i, e.idx(h * w)});
-            });
-            return;
-          }
-          if (!blocked) {
-            e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
-              e.loop(e.idx(0), e.idx(panel), 1, [&](Value j) {
-                e.store(e.loadF32(wb, {e.add(o0, j), i}), wp, {p, i, j});
-              });
-            });
-            return;
-          }
-          e.loop(e.idx(0), e.idx(in), w, [&](Value i) {
-            for (int64_t h = 0; h < 2; ++h)
-              transposeBlock(
-                  e, [&](int64_t x) { return e.vloadF32(wb, {e.add(o0, e.idx(h * w + x)), i}); },
-                  [&](int64_t x, Value v) {
-                    e.vstore(v, wp, {p, e.add(i, e.idx(x)), e.idx(h * w)});
-                  });
+    auto packPanel = [&](Value p, Value dst,
+                         function_ref<SmallVector<Value>(Value, Value)> at) {
+      Value o0 = e.mul(p, e.idx(panel));
+      if (!outIn) {
+        e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
+          for (int64_t h = 0; h < 2; ++h)
+            e.vstore(e.vloadF32(wb, {i, e.add(o0, e.idx(h * w))}), dst, at(i, e.idx(h * w)));
+        });
+        return;
+      }
+      if (!blocked) {
+        e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
+          e.loop(e.idx(0), e.idx(panel), 1, [&](Value j) {
+            e.store(e.loadF32(wb, {e.add(o0, j), i}), dst, at(i, j));
           });
         });
+        return;
+      }
+      e.loop(e.idx(0), e.idx(in), w, [&](Value i) {
+        for (int64_t h = 0; h < 2; ++h)
+          transposeBlock(
+              e, [&](int64_t x) { return e.vloadF32(wb, {e.add(o0, e.idx(h * w + x)), i}); },
+              [&](int64_t x, Value v) { e.vstore(v, dst, at(e.add(i, e.idx(x)), e.idx(h * w))); });
+      });
+    };
+    // Rows that are known to fit one chunk use each panel once: the thread
+    // that takes it packs it on its stack just before (no packed copy of W
+    // on the heap, written out and read back); otherwise W is packed once,
+    // in parallel, into Wp[panels][In][2w] and every chunk reads it.
+    int64_t staticRows = ShapedType::isDynamic(rowsT.getDimSize(0)) || delinearise
+                             ? ShapedType::kDynamic
+                             : rowsT.getDimSize(0);
+    int64_t chunkRows = (kProjectRows / rowBlock) * rowBlock;
+    bool packInline = !ShapedType::isDynamic(staticRows) && staticRows <= chunkRows &&
+                      in * panel * 4 <= kInlinePanelBytes;
+    Value wp;
+    if (!packInline) {
+      wp = memref::AllocOp::create(rewriter, loc, MemRefType::get({panels, in, panel}, e.f32()),
+                                   ValueRange{}, rewriter.getI64IntegerAttr(64));
+      parallelLoop(e, {e.idx(panels)}, /*stackScope=*/false, [&](ValueRange ivs) {
+        packPanel(ivs[0], wp, [&](Value i, Value j) { return SmallVector<Value>{ivs[0], i, j}; });
+      });
+    }
 
     SmallVector<int64_t> outShape{rowsT.getDimSize(0), out};
     SmallVector<Value> dyn;
@@ -1148,8 +1165,10 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     // The blocks spread evenly over the chunks (a last chunk of a few rows
     // would leave the thread that gets it idle).
     Value blocksPerChunk = e.ceilDiv(numBlocks, e.maxI(numChunks, e.idx(1)));
-    // y[block rows, panel p] = bias + x[block rows] · Wp[p].
-    auto projectBlock = [&](Value p, Value block) {
+    // y[block rows, panel p] = bias + x[block rows] · panel p (`packed`,
+    // element (i, j) at packedAt(i, j)).
+    auto projectBlock = [&](Value p, Value block, Value packed,
+                            function_ref<SmallVector<Value>(Value, Value)> packedAt) {
       Value o = e.mul(p, e.idx(panel)), o1 = e.add(o, e.idx(w));
       Value r0 = e.mul(block, e.idx(rowBlock));
       Value lastRow = e.sub(rows, e.idx(1));
@@ -1165,7 +1184,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
       }
       SmallVector<Value> sums = broadcastFmaBlock(
           e, rowBlock, 2, e.idx(in), init,
-          [&](Value i, int64_t v) { return e.vload(wp, {p, i, e.idx(v * w)}); },
+          [&](Value i, int64_t v) { return e.vload(packed, packedAt(i, e.idx(v * w))); },
           [&](int64_t r, Value i) { return e.loadF32(xb, at(rowIdx[r], i)); });
       for (int64_t r = 0; r < rowBlock; ++r) {
         Value row = e.add(r0, e.idx(r));
@@ -1175,12 +1194,24 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
         });
       }
     };
-    parallelLoop(
-        e, {numChunks, e.idx(panels), blocksPerChunk}, /*stackScope=*/false,
-        [&](ValueRange ivs) {
-          Value block = e.add(e.mul(ivs[0], blocksPerChunk), ivs[2]);
-          e.ifThen(e.lt(block, numBlocks), [&] { projectBlock(ivs[1], block); });
-        });
+    // In parallel over (chunk, panel): each item takes its panel through
+    // the chunk's row blocks, one after the other (the panel stays in
+    // cache).
+    parallelLoop(e, {numChunks, e.idx(panels)}, /*stackScope=*/packInline, [&](ValueRange ivs) {
+      Value p = ivs[1];
+      Value packed = wp;
+      std::function<SmallVector<Value>(Value, Value)> packedAt =
+          [&](Value i, Value j) { return SmallVector<Value>{p, i, j}; };
+      if (packInline) {
+        packed = memref::AllocaOp::create(e.b, e.loc, MemRefType::get({in, panel}, e.f32()),
+                                          ValueRange{}, e.b.getI64IntegerAttr(64));
+        packedAt = [](Value i, Value j) { return SmallVector<Value>{i, j}; };
+        packPanel(p, packed, packedAt);
+      }
+      Value first = e.mul(ivs[0], blocksPerChunk);
+      e.loop(first, e.minI(e.add(first, blocksPerChunk), numBlocks), 1,
+             [&](Value block) { projectBlock(p, block, packed, packedAt); });
+    });
     Value result = bufferization::ToTensorOp::create(
         rewriter, loc, RankedTensorType::get(outBufT.getShape(), elt), y,
         /*restrict=*/true, /*writable=*/true);

@@ -156,8 +156,9 @@ func.func @half_and_bfloat(%h: tensor<1x2x8x16xf16>, %b: tensor<1x2x8x16xbf16>)
 
 // attn.project: W (out_in) packed once into panels of 2 vectors of
 // outputs, Wp[p][i][0..16) = W[16p + j][i], 8 x 8 blocks transposed in
-// registers, panels in parallel; then, in parallel over (chunk of rows,
-// panel, block of 4 rows), 4 rows x 16 outputs of vector accumulators over
+// registers, panels in parallel (the rows are dynamic: W is packed once for
+// all chunks); then, in parallel over (chunk of rows, panel), the chunk's
+// blocks of 4 rows in turn, 4 rows x 16 outputs of vector accumulators over
 // i starting from the bias; leading dims collapsed and expanded back. The
 // blocks are spread evenly over ceil(blocks / 64) chunks (256 rows at most).
 // CHECK-LABEL: func.func @project
@@ -171,7 +172,11 @@ func.func @half_and_bfloat(%h: tensor<1x2x8x16xf16>, %b: tensor<1x2x8x16xbf16>)
 // CHECK: %[[CHUNKS:.*]] = arith.ceildivsi %[[NB]], %c64
 // CHECK: %[[NC1:.*]] = arith.maxsi %[[CHUNKS]], %c1
 // CHECK: %[[PER:.*]] = arith.ceildivsi %[[NB]], %[[NC1]]
-// CHECK: scf.parallel ({{.*}}) = (%c0, %c0, %c0) to (%[[CHUNKS]], %c2, %[[PER]])
+// CHECK: scf.parallel (%[[C:.*]], %{{.*}}) = (%c0, %c0) to (%[[CHUNKS]], %c2)
+// CHECK: %[[FIRST:.*]] = arith.muli %[[C]], %[[PER]]
+// CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %[[PER]]
+// CHECK: %[[LAST:.*]] = arith.minsi %[[END]], %[[NB]]
+// CHECK: scf.for %{{.*}} = %[[FIRST]] to %[[LAST]] step %c1
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-COUNT-8: vector.fma
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [2, %{{.*}}, 32] : tensor<?x32xf32> into tensor<2x?x32xf32>

@@ -129,3 +129,19 @@ func.func @project16(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64
   %y = attn.project %x, %w : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// Static rows that fit one chunk: each (chunk, panel) item packs its panel
+// on its stack ([In, 2 vectors], 64 x 32 here) and no packed copy of W is
+// allocated.
+// W16-LABEL: func.func @project16_static
+// W16-NOT: memref.alloc() {{.*}} : memref<2x64x32xf32>
+// W16: scf.parallel (%{{.*}}, %[[P:.*]]) = (%c0, %c0) to (%c1, %c2)
+// W16: memref.alloca_scope
+// W16: %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x32xf32>
+// W16-COUNT-16: vector.shuffle
+// W16: vector.store %{{.*}}, %[[PANEL]]
+// W16: vector.load %[[PANEL]]
+func.func @project16_static(%x: tensor<100x64xf32>, %w: tensor<64x64xf32>) -> tensor<100x64xf32> {
+  %y = attn.project %x, %w : (tensor<100x64xf32>, tensor<64x64xf32>) -> tensor<100x64xf32>
+  return %y : tensor<100x64xf32>
+}

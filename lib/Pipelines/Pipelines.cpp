@@ -90,6 +90,9 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
   ConvertSCFToOpenMPPassOptions omp;
   omp.numThreads = options.threads;
   pm.addPass(createConvertSCFToOpenMPPass(omp));
+  // Guided chunks instead of static shares: a thread slowed by the host (or
+  // given the costlier tiles) no longer holds the others at the loop's end.
+  pm.addPass(mlir::attn::createAttnOpenMPSchedule());
   mlir::attn::buildLowerToLLVMPipeline(pm);
 }
 

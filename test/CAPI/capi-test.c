@@ -597,6 +597,24 @@ static const char *kBf16MmaModule =
     "  return %d : vector<2x2xf32>\n"
     "}\n";
 
+/* An OpenMP worksharing loop without a schedule (attn-openmp-schedule). */
+static const char *kOmpModule =
+    "func.func @f(%n: index, %buf: memref<?xf32>) {\n"
+    "  %c0 = arith.constant 0 : index\n"
+    "  %c1 = arith.constant 1 : index\n"
+    "  %one = arith.constant 1.0 : f32\n"
+    "  omp.parallel {\n"
+    "    omp.wsloop {\n"
+    "      omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) {\n"
+    "        memref.store %one, %buf[%i] : memref<?xf32>\n"
+    "        omp.yield\n"
+    "      }\n"
+    "    }\n"
+    "    omp.terminator\n"
+    "  }\n"
+    "  return\n"
+    "}\n";
+
 /* Runs `pass` (then `second`, if given) on a fresh module parsed from `src`
  * and prints the names of the ops in the function body. */
 static void runAndListOpsOn(MlirContext ctx, const char *src, const char *label,
@@ -642,6 +660,8 @@ static void testPasses(MlirContext ctx) {
                   mlirCreateAttnGPUAttnLegalizeMmaBf16(), mlirCreateAttnGPUAttnAlignWorkgroupBuffers());
   runAndListOpsOn(ctx, kRingModule, "shard+lower-mpi", mlirCreateAttnConversionAttnShard(),
                   mlirCreateAttnConversionAttnLowerMpi());
+  runAndListOpsOn(ctx, kOmpModule, "openmp-schedule",
+                  mlirCreateAttnTransformsAttnOpenMPSchedule(), none);
 
   /* Registration by name, then textual pipelines. */
   mlirRegisterAttnTransformsPasses();
@@ -649,6 +669,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnGPUPasses();
   mlirRegisterAttnTransformsAttnDecompose();
   mlirRegisterAttnTransformsAttnFuse();
+  mlirRegisterAttnTransformsAttnOpenMPSchedule();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
   mlirRegisterAttnConversionConvertAttnToGpu();
@@ -691,6 +712,7 @@ static void testPasses(MlirContext ctx) {
 // CHECK-NOT: mpi.
 // CHECK: legalize-mma-bf16: ok: {{.*}}llvm.bitcast {{.*}}nvvm.mma.sync {{.*}}llvm.extractvalue {{.*}}vector.from_elements func.return
 // CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return
+// CHECK: openmp-schedule: ok: arith.constant arith.constant arith.constant omp.parallel func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok
 // CHECK: parse builtin.module(convert-attn-to-loops{tile-q=16 tile-k=16}): ok
 // CHECK: parse builtin.module(attn-reference-pipeline{lower-to-llvm=false}): ok

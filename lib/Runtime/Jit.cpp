@@ -815,9 +815,23 @@ CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats) cons
   llvm::Error e = callContiguous(
       data, shapes,
       [&](size_t i, const ResultBuffer &r) {
+        std::vector<int64_t> dense = rowMajorStrides(r.shape);
+        bool rowMajor = true; // a dim of size 1 may have any stride
+        for (size_t d = 0; d < r.shape.size(); ++d)
+          rowMajor &= r.shape[d] == 1 || r.strides[d] == dense[d];
+        if (rowMajor) {
+          // One copy, without zero-filling the output first (the whole
+          // output is written once instead of twice).
+          HostTensor out;
+          out.dtype = results[i].dtype;
+          out.shape = r.shape.vec();
+          out.bytes.assign(r.data, r.data + out.numel() * dtypeSize(out.dtype));
+          outs.push_back(std::move(out));
+          return;
+        }
         HostTensor out = HostTensor::zeros(results[i].dtype, r.shape.vec());
-        copyStrided(r.data, r.strides, out.bytes.data(),
-                    rowMajorStrides(r.shape), r.shape, dtypeSize(out.dtype));
+        copyStrided(r.data, r.strides, out.bytes.data(), dense, r.shape,
+                    dtypeSize(out.dtype));
         outs.push_back(std::move(out));
       },
       stats);

@@ -69,11 +69,6 @@ int64_t projectRowBlockFor(int64_t vectorWidth) {
   return vectorWidth >= 16 ? 3 * kRowBlock : kRowBlock;
 }
 
-/// Transposes a w × w block (w = e.width, a power of two) in registers:
-/// store(x, column x) for the w vectors load(0 .. w-1), with w·log2(w)
-/// two-input shuffles: for each bit h of the index, rows i and i + h (bit
-/// h clear in i) swap the lanes where the row's and the lane's bit h
-/// differ, which moves element (i, j) to (j, i) once every bit is done.
 /// The two shuffles of vectors a, b (width w) that swap halves at lane bit
 /// h: `low` takes a's lanes where bit h is clear and b's lanes (moved down
 /// by h) where it is set; `high` takes a's lanes moved up by h and b's own.
@@ -88,6 +83,11 @@ std::pair<SmallVector<int64_t>, SmallVector<int64_t>> halfSwapMasks(int64_t w, i
   return {low, high};
 }
 
+/// Transposes a w × w block (w = e.width, a power of two) in registers:
+/// store(x, column x) for the w vectors load(0 .. w-1), with w·log2(w)
+/// two-input shuffles: for each bit h of the index, rows i and i + h (bit
+/// h clear in i) swap the lanes where the row's and the lane's bit h
+/// differ, which moves element (i, j) to (j, i) once every bit is done.
 void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
                     function_ref<void(int64_t, Value)> store) {
   int64_t w = e.width;
@@ -108,7 +108,7 @@ void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
     store(x, block[x]);
 }
 
-/// One step of the lane-sum tree of foldKeys: lanes with bit h clear hold
+/// One step of the lane-sum tree of computeScoresDirect: lanes with bit h clear hold
 /// a[j] + a[j ^ h], lanes with bit h set b[j] + b[j ^ h]. With a and b
 /// each holding one key per aligned run of 2h lanes, the result holds
 /// one key per run of h lanes: a's keys where bit h is clear, b's where
@@ -1131,8 +1131,8 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     int64_t staticRows = ShapedType::isDynamic(rowsT.getDimSize(0)) || delinearise
                              ? ShapedType::kDynamic
                              : rowsT.getDimSize(0);
-    int64_t chunkRows = (kProjectRows / rowBlock) * rowBlock;
-    bool packInline = !ShapedType::isDynamic(staticRows) && staticRows <= chunkRows &&
+    int64_t chunkBlocks = kProjectRows / rowBlock;
+    bool packInline = !ShapedType::isDynamic(staticRows) && staticRows <= chunkBlocks * rowBlock &&
                       in * panel * 4 <= kInlinePanelBytes;
     Value wp;
     if (!packInline) {
@@ -1156,10 +1156,8 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     auto outBufT = MemRefType::get(outShape, elt);
     Value y = memref::AllocOp::create(rewriter, loc, outBufT, dyn,
                                       rewriter.getI64IntegerAttr(64));
-    // Rows in chunks of kProjectRows (the chunk of x, kProjectRows·In
-    // floats, stays in cache while a thread goes through its panels), then
-    // panels, then blocks of rows within the chunk.
-    int64_t chunkBlocks = kProjectRows / rowBlock;
+    // Rows in chunks of at most kProjectRows (the chunk of x stays in cache
+    // while a thread goes through its panels).
     Value numBlocks = e.ceilDiv(rows, rowBlock);
     Value numChunks = e.ceilDiv(numBlocks, chunkBlocks);
     // The blocks spread evenly over the chunks (a last chunk of a few rows
@@ -1199,13 +1197,14 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     // cache).
     parallelLoop(e, {numChunks, e.idx(panels)}, /*stackScope=*/packInline, [&](ValueRange ivs) {
       Value p = ivs[1];
+      // The panel: its own [In, 2w] stack copy, or panel p of Wp.
+      auto packedAt = [&](Value i, Value j) {
+        return packInline ? SmallVector<Value>{i, j} : SmallVector<Value>{p, i, j};
+      };
       Value packed = wp;
-      std::function<SmallVector<Value>(Value, Value)> packedAt =
-          [&](Value i, Value j) { return SmallVector<Value>{p, i, j}; };
       if (packInline) {
         packed = memref::AllocaOp::create(e.b, e.loc, MemRefType::get({in, panel}, e.f32()),
                                           ValueRange{}, e.b.getI64IntegerAttr(64));
-        packedAt = [](Value i, Value j) { return SmallVector<Value>{i, j}; };
         packPanel(p, packed, packedAt);
       }
       Value first = e.mul(ivs[0], blocksPerChunk);

@@ -95,6 +95,10 @@ struct CompileOptions {
   /// the call; each output is filled by a device-to-device copy. Without it
   /// a Gpu kernel takes host buffers and copies them in and out.
   bool deviceResident = false;
+  /// Gpu: f32 attention with head dims 64/128 runs on tensor cores with
+  /// TF32 operands (10 mantissa bits, about f16's relative error; f32
+  /// accumulation and softmax). Off: f32 keeps full precision.
+  bool tf32 = false;
 };
 
 enum class Causal { None, TopLeft, BottomRight };

@@ -16,9 +16,11 @@
 //     (nvgpu.device_async_copy, with its zero fill) loop over the lanes;
 //   - gpu.shuffle xor is a vector.shuffle across lanes;
 //   - nvgpu.ldmatrix and nvgpu.mma.sync call attn_emu_ldmatrix /
-//     attn_emu_mma_m16n8k16 (attn/Runtime/WarpEmulation.h), which follow
-//     the fragment table attn/GPU/FragmentLayout.h;
-//   - inline PTX: ex2.approx becomes exp2 (2^x; -inf gives 0), barriers and
+//     attn_emu_mma_m16n8k16 / attn_emu_mma_m16n8k8_tf32
+//     (attn/Runtime/WarpEmulation.h), which follow the fragment table
+//     attn/GPU/FragmentLayout.h;
+//   - inline PTX: ex2.approx becomes exp2 (2^x; -inf gives 0),
+//     cvt.rna.tf32.f32 rounds the f32 bits in integer arithmetic, barriers and
 //     cp.async commit/wait disappear (every lane has finished every earlier
 //     op, and every copy is complete when it returns).
 //
@@ -401,6 +403,10 @@ private:
       map.map(op.getResult(0), exp2(x));
       return success();
     }
+    if (text == ptx::kCvtTf32) {
+      map.map(op.getResult(0), roundTf32(map.lookupOrDefault(op.getOperand(0))));
+      return success();
+    }
     return op.emitOpError("lockstep emulation: unknown inline PTX '") << text << "'";
   }
 
@@ -515,9 +521,10 @@ private:
 
   LogicalResult convertLdMatrix(nvgpu::LdMatrixOp ld) {
     auto mt = cast<MemRefType>(ld.getSrcMemref().getType());
-    if (mt.getRank() != 2 || !mt.hasStaticShape() ||
-        mt.getElementType().getIntOrFloatBitWidth() != 16)
-      return ld.emitOpError("lockstep emulation: ldmatrix from a static 2-d 16-bit buffer only");
+    unsigned bits = mt.getElementType().getIntOrFloatBitWidth();
+    if (mt.getRank() != 2 || !mt.hasStaticShape() || !(bits == 16 || bits == 32))
+      return ld.emitOpError(
+          "lockstep emulation: ldmatrix from a static 2-d 16- or 32-bit buffer only");
     auto i64s = VectorType::get({N}, b.getI64Type());
     Value rows = spill(arith::IndexCastOp::create(b, loc, i64s, lanes(ld.getIndices()[0])), 0);
     Value cols = spill(arith::IndexCastOp::create(b, loc, i64s, lanes(ld.getIndices()[1])), 1);
@@ -529,7 +536,7 @@ private:
          {address(src), arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(mt.getDimSize(0))),
           arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(mt.getDimSize(1))),
           address(rows), address(cols), address(out), i32(ld.getNumTiles()),
-          i32(ld.getTranspose() ? 1 : 0), i32(N)});
+          i32(ld.getTranspose() ? 1 : 0), i32(bits / 8), i32(N)});
     map.map(ld.getRes(), reload(out, rt));
     return success();
   }
@@ -537,19 +544,45 @@ private:
   LogicalResult convertMma(nvgpu::MmaSyncOp mma) {
     std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
     Type elt = cast<VectorType>(mma.getMatrixA().getType()).getElementType();
-    if (shape != std::array<int64_t, 3>{16, 8, 16} || !(elt.isF16() || elt.isBF16()) ||
+    bool halves = shape == std::array<int64_t, 3>{16, 8, 16} && (elt.isF16() || elt.isBF16());
+    bool tf32 = shape == std::array<int64_t, 3>{16, 8, 8} && elt.isF32() && mma.getTf32Enabled();
+    if (!(halves || tf32) ||
         !cast<VectorType>(mma.getMatrixC().getType()).getElementType().isF32())
-      return mma.emitOpError("lockstep emulation: mma.sync m16n8k16 f16/bf16 -> f32 only");
+      return mma.emitOpError("lockstep emulation: mma.sync m16n8k16 f16/bf16 or m16n8k8 tf32 "
+                             "-> f32 only");
     Value a = spill(lanes(mma.getMatrixA()));
     Value bb = spill(lanes(mma.getMatrixB()));
     Value c = spill(lanes(mma.getMatrixC()));
     Type dt = laneType(mma.getRes().getType());
     auto dvt = cast<VectorType>(dt);
     Value d = scratch(MemRefType::get(dvt.getShape(), dvt.getElementType()), 1);
-    call("attn_emu_mma_m16n8k16", {address(a), address(bb), address(c), address(d),
-                                   i32(elt.isBF16() ? 1 : 0), i32(N)});
+    if (tf32)
+      call("attn_emu_mma_m16n8k8_tf32", {address(a), address(bb), address(c), address(d), i32(N)});
+    else
+      call("attn_emu_mma_m16n8k16", {address(a), address(bb), address(c), address(d),
+                                     i32(elt.isBF16() ? 1 : 0), i32(N)});
     map.map(mma.getRes(), reload(d, dt));
     return success();
+  }
+
+  /// cvt.rna.tf32.f32 of an f32 (one thread's, or every lane's as a
+  /// vector): the bits rounded to 10 mantissa bits, ties away from zero (add
+  /// half of the dropped range, clear it); NaN keeps its bits.
+  Value roundTf32(Value x) {
+    Type it = b.getI32Type();
+    if (auto vt = dyn_cast<VectorType>(x.getType()))
+      it = vt.clone(it);
+    auto constant = [&](uint32_t v) -> Value {
+      TypedAttr a = b.getI32IntegerAttr(int32_t(v));
+      if (auto vt = dyn_cast<VectorType>(it))
+        a = DenseElementsAttr::get(vt, a);
+      return arith::ConstantOp::create(b, loc, a);
+    };
+    Value bits = arith::BitcastOp::create(b, loc, it, x);
+    Value rounded = arith::AndIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, bits, constant(0x1000u)), constant(0xffffe000u));
+    Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+    return arith::SelectOp::create(b, loc, nan, bits, rounded);
   }
 
   LogicalResult convertShuffle(gpu::ShuffleOp shfl) {

@@ -157,6 +157,7 @@ static void addGpuSchedule(OpPassManager &pm,
   tiling.tileQ = options.tileQ;
   tiling.tileK = options.tileK;
   tiling.tensorCores = options.tensorCores;
+  tiling.tf32 = options.tf32;
   tiling.reportKernel = options.reportKernel;
   pm.addPass(createConvertAttnToGpu(tiling));
   // mha's projections (and any other attn op) run on the host.

@@ -434,6 +434,7 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
   jo.tileK = options.tileK;
   jo.threads = options.threads;
   jo.gpuDeviceResident = options.deviceResident;
+  jo.gpuTf32 = options.tf32;
   im.deviceResident = options.deviceResident;
   auto fn = rt::CompiledFunction::compile(
       *im.module, entry,

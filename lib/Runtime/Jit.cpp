@@ -375,6 +375,7 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     gpu.chip = chip.empty() ? "sm_90" : chip;
     gpu.format = options.gpuFormat;
     gpu.deviceResident = options.gpuDeviceResident;
+    gpu.tf32 = options.gpuTf32;
     // Which sdpa keep the CUDA-core kernel (with the reason), among the
     // remarks the compiled function reports.
     gpu.reportKernel = true;

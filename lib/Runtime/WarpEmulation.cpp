@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace frag = attn::gpu::frag;
 
@@ -53,35 +54,82 @@ extern "C" void attn_emu_mma_m16n8k16(int64_t a, int64_t b, int64_t c, int64_t d
   }
 }
 
+extern "C" void attn_emu_mma_m16n8k8_tf32(int64_t a, int64_t b, int64_t c, int64_t d,
+                                          int32_t threads) {
+  auto *A = reinterpret_cast<const float *>(a);
+  auto *B = reinterpret_cast<const float *>(b);
+  auto *C = reinterpret_cast<const float *>(c);
+  auto *D = reinterpret_cast<float *>(d);
+  // What the tensor core reads of a 32-bit operand register.
+  auto tf32 = [](float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    bits &= 0xffffe000u;
+    float y;
+    std::memcpy(&y, &bits, 4);
+    return double(y);
+  };
+  for (int w = 0; w < threads / frag::kWarpSize; ++w) {
+    int base = w * frag::kWarpSize;
+    double am[frag::kMmaM][frag::kMmaKTf32], bm[frag::kMmaKTf32][frag::kMmaN];
+    for (int lane = 0; lane < frag::kWarpSize; ++lane) {
+      for (int v = 0; v < frag::kValuesATf32; ++v) {
+        frag::Coord e = frag::mmaATf32(lane, v);
+        am[e.row][e.col] = tf32(A[v * threads + base + lane]);
+      }
+      for (int v = 0; v < frag::kValuesBTf32; ++v) {
+        frag::Coord e = frag::mmaBTf32(lane, v);
+        bm[e.row][e.col] = tf32(B[v * threads + base + lane]);
+      }
+    }
+    for (int lane = 0; lane < frag::kWarpSize; ++lane)
+      for (int v = 0; v < frag::kValuesC; ++v) {
+        frag::Coord e = frag::mmaC(lane, v);
+        double sum = C[v * threads + base + lane];
+        for (int k = 0; k < frag::kMmaKTf32; ++k)
+          sum += am[e.row][k] * bm[k][e.col];
+        D[v * threads + base + lane] = float(sum);
+      }
+  }
+}
+
 extern "C" void attn_emu_ldmatrix(int64_t base, int64_t rows, int64_t cols, int64_t row,
                                   int64_t col, int64_t out, int32_t numTiles,
-                                  int32_t transpose, int32_t threads) {
-  auto *M = reinterpret_cast<const uint16_t *>(base);
+                                  int32_t transpose, int32_t elementBytes, int32_t threads) {
   auto *R = reinterpret_cast<const int64_t *>(row);
   auto *Cc = reinterpret_cast<const int64_t *>(col);
-  auto *O = reinterpret_cast<uint16_t *>(out);
+  bool wide = elementBytes == 4;
+  int rowElements = wide ? frag::kLdmatrixRowB32 : frag::kLdmatrixRowB16;
+  int perRegister = wide ? 1 : 2;
   for (int w = 0; w < threads / frag::kWarpSize; ++w) {
     int wb = w * frag::kWarpSize;
     for (int lane = 0; lane < frag::kWarpSize; ++lane)
       for (int j = 0; j < numTiles; ++j)
-        for (int e = 0; e < 2; ++e) {
-          frag::Coord at = frag::ldmatrixElement(lane, e, transpose != 0);
+        for (int e = 0; e < perRegister; ++e) {
+          frag::Coord at = wide ? frag::ldmatrixElementB32(lane)
+                                : frag::ldmatrixElement(lane, e, transpose != 0);
           // Row `at.row` of matrix j was addressed by lane 8j + at.row.
           int src = wb + 8 * j + at.row;
           int64_t r = R[src], c0 = Cc[src];
-          if (r < 0 || r >= rows || c0 < 0 || c0 + 8 > cols) {
+          if (r < 0 || r >= rows || c0 < 0 || c0 + rowElements > cols) {
             std::fprintf(stderr,
                          "attn-emulate-gpu-schedule: ldmatrix address (%lld, %lld) of thread "
                          "%d outside the %lldx%lld shared buffer\n",
                          (long long)r, (long long)c0, src, (long long)rows, (long long)cols);
             std::abort();
           }
-          O[(2 * j + e) * threads + wb + lane] = M[r * cols + c0 + at.col];
+          int64_t from = r * cols + c0 + at.col;
+          int64_t to = (perRegister * j + e) * threads + wb + lane;
+          if (wide)
+            reinterpret_cast<uint32_t *>(out)[to] = reinterpret_cast<const uint32_t *>(base)[from];
+          else
+            reinterpret_cast<uint16_t *>(out)[to] = reinterpret_cast<const uint16_t *>(base)[from];
         }
   }
 }
 
 std::vector<std::pair<const char *, void *>> attn::runtime::warpEmulationSymbols() {
   return {{"attn_emu_mma_m16n8k16", reinterpret_cast<void *>(&attn_emu_mma_m16n8k16)},
+          {"attn_emu_mma_m16n8k8_tf32", reinterpret_cast<void *>(&attn_emu_mma_m16n8k8_tf32)},
           {"attn_emu_ldmatrix", reinterpret_cast<void *>(&attn_emu_ldmatrix)}};
 }

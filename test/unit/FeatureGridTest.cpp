@@ -1050,15 +1050,20 @@ TEST_P(TensorCoreFeatures, EmulatedKernelMatchesReference) {
     s.window = ref::Window{40, 5, ref::Causal::BottomRight};
   else if (c.feature == "dynamic")
     s.dynamic = true;
-  double tol = c.dtype == DType::F16 ? 2e-3 : 1.6e-2;
+  // f32: TF32 operands (TensorCoreTest.cpp), asked for with gpuTf32.
+  double tol = c.dtype == DType::F16 ? 2e-3 : c.dtype == DType::F32 ? 1e-3 : 1.6e-2;
+  runtime::JitOptions options;
+  options.gpuTf32 = c.dtype == DType::F32;
   std::vector<Shape> shapes = {{2, 97, 150}};
   if (c.feature == "dynamic")
     shapes = {{2, 97, 150}, {1, 1, 33}, {3, 64, 64}};
-  runSpec(s, shapes, Pipeline::GpuSchedule, static_cast<unsigned>(c.d + int(c.causal) * 5), tol);
+  runSpec(s, shapes, Pipeline::GpuSchedule, static_cast<unsigned>(c.d + int(c.causal) * 5), tol,
+          options);
 }
 
 void PrintTo(const TcFeatureCase &c, std::ostream *os) {
-  *os << c.feature << " D" << c.d << (c.dtype == DType::BF16 ? " bf16" : " f16") << " "
+  *os << c.feature << " D" << c.d
+      << (c.dtype == DType::BF16 ? " bf16" : c.dtype == DType::F32 ? " tf32" : " f16") << " "
       << causalName(c.causal);
 }
 
@@ -1068,6 +1073,11 @@ INSTANTIATE_TEST_SUITE_P(
                       TcFeatureCase{"alibi", 128, DType::BF16, ref::Causal::None},
                       TcFeatureCase{"lengths", 64, DType::BF16, ref::Causal::TopLeft},
                       TcFeatureCase{"window", 128, DType::F16, ref::Causal::None},
-                      TcFeatureCase{"dynamic", 64, DType::F16, ref::Causal::BottomRight}));
+                      TcFeatureCase{"dynamic", 64, DType::F16, ref::Causal::BottomRight},
+                      TcFeatureCase{"softcap", 128, DType::F32, ref::Causal::TopLeft},
+                      TcFeatureCase{"alibi", 64, DType::F32, ref::Causal::BottomRight},
+                      TcFeatureCase{"lengths", 128, DType::F32, ref::Causal::None},
+                      TcFeatureCase{"window", 64, DType::F32, ref::Causal::None},
+                      TcFeatureCase{"dynamic", 128, DType::F32, ref::Causal::BottomRight}));
 
 } // namespace

@@ -37,6 +37,14 @@ using frag::ldmatrixAddressBNMajor;
 using frag::ldmatrixAddressBKMajor;
 using frag::AccumulatorSource;
 using frag::accumulatorForA;
+using frag::kValuesATf32;
+using frag::kValuesBTf32;
+using frag::mmaATf32;
+using frag::mmaBTf32;
+using frag::ldmatrixElementB32;
+using frag::ldmatrixAddressBNMajorTf32;
+using frag::keyOfColumnTf32;
+using frag::accumulatorForATf32;
 static_assert(kWarpSize == frag::kWarpSize, "upstream and our warp size");
 
 namespace {
@@ -101,6 +109,19 @@ TEST_F(Upstream, MmaSyncOperandsMatchConvertVectorToGpu) {
   compareOperand(info({16, 8}, b.getF32Type(), Role::C), kValuesC, mmaC, "C f32");
 }
 
+TEST_F(Upstream, Tf32OperandsMatchConvertVectorToGpu) {
+  // m16n8k8 with f32 operands (TF32): upstream's warp tiles are A 16 x 8
+  // and B as N x K, 8 x 8.
+  using Role = mlir::nvgpu::MatMulOperandRole;
+  compareOperand(info({16, 8}, b.getF32Type(), Role::A), kValuesATf32, mmaATf32, "A tf32");
+  compareOperand(info({8, 8}, b.getF32Type(), Role::B), kValuesBTf32,
+                 [](int lane, int v) {
+                   Coord c = mmaBTf32(lane, v);
+                   return Coord{c.col, c.row};
+                 },
+                 "B tf32 (as N x K)");
+}
+
 TEST_F(Upstream, LdmatrixAddressOfAMatchesUpstream) {
   using Role = mlir::nvgpu::MatMulOperandRole;
   auto params = mlir::nvgpu::getLdMatrixParams(info({16, 16}, b.getF16Type(), Role::A),
@@ -148,6 +169,21 @@ TEST(FragmentTable, LdmatrixAddressesLoadTheMmaFragments) {
       }
 }
 
+TEST(FragmentTable, Ldmatrix32BitAddressesLoadTheTf32Fragments) {
+  // 32-bit ldmatrix: one element per register, row l / 4, column l % 4 of
+  // the 4-element (16-byte) row that lane 8j + l / 4 addressed.
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (int j = 0; j < 4; ++j) {
+      Coord within = ldmatrixElementB32(lane);
+      Coord a = ldmatrixAddressBNMajorTf32(8 * j + within.row);
+      Coord nk{a.row, a.col + within.col};
+      // Register j: value j % 2 of the B fragment of n-tile j / 2; element
+      // (k, n) of B sits at tile position (n, k).
+      Coord kb = mmaBTf32(lane, j % 2);
+      EXPECT_EQ(nk, (Coord{kb.col + 8 * (j / 2), kb.row})) << "lane " << lane << " reg " << j;
+    }
+}
+
 TEST(FragmentTable, EveryElementHeldOnce) {
   auto check = [](int rows, int cols, int values, Coord (*f)(int, int)) {
     std::set<std::pair<int, int>> seen;
@@ -162,6 +198,8 @@ TEST(FragmentTable, EveryElementHeldOnce) {
   check(16, 16, kValuesA, mmaA);
   check(16, 8, kValuesB, mmaB);
   check(16, 8, kValuesC, mmaC);
+  check(16, 8, kValuesATf32, mmaATf32);
+  check(8, 8, kValuesBTf32, mmaBTf32);
 }
 
 TEST(FragmentTable, AccumulatorsOfTwoNTilesAreTheNextAOperand) {
@@ -170,6 +208,22 @@ TEST(FragmentTable, AccumulatorsOfTwoNTilesAreTheNextAOperand) {
       AccumulatorSource s = accumulatorForA(v);
       Coord c = mmaC(lane, s.value);
       EXPECT_EQ(mmaA(lane, v), (Coord{c.row, c.col + 8 * s.tile})) << lane << " " << v;
+    }
+}
+
+TEST(FragmentTable, Tf32AccumulatorsAreTheNextAOperandUnderTheKeyPermutation) {
+  // Value v of the A operand of a tf32 P·V k-step is (row, column k); the
+  // key it stands for is keyOfColumnTf32(k), and the scores' accumulator
+  // value accumulatorForATf32(v) of the same lane holds exactly (row, key).
+  std::set<int> keys;
+  for (int k = 0; k < frag::kMmaKTf32; ++k)
+    keys.insert(keyOfColumnTf32(k));
+  EXPECT_EQ(int(keys.size()), frag::kMmaKTf32); // a permutation of the 8 keys
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (int v = 0; v < kValuesATf32; ++v) {
+      Coord a = mmaATf32(lane, v);
+      Coord c = mmaC(lane, accumulatorForATf32(v));
+      EXPECT_EQ((Coord{a.row, keyOfColumnTf32(a.col)}), c) << lane << " " << v;
     }
 }
 

@@ -7,6 +7,9 @@
 // the same (rounded) inputs. Tolerances: the output is rounded once to the
 // input type (2^-11 f16, 2^-8 bf16 relative) and P is rounded to it before
 // P·V, as on the GPU: 2e-3 (f16) and 1.6e-2 (bf16) of the largest output.
+// f32 with tf32=true takes the same schedule with TF32 operands (Q, K, P, V
+// rounded to 10 mantissa bits, ties away; f32 accumulators and output), on
+// unrounded f32 inputs: 1e-3 of the largest output (measured 2.2-4.6e-4).
 //
 //===----------------------------------------------------------------------===//
 #include "NumericsTest.h"
@@ -32,14 +35,14 @@ struct TcCase {
 void PrintTo(const TcCase &c, std::ostream *os) {
   *os << c.b << "x" << c.h << "/" << c.hkv << " Tq" << c.tq << " Tk" << c.tk << " D" << c.d
       << " Dv" << c.dv << " causal" << int(c.causal) << " mask" << int(c.mask)
-      << (c.dtype == DType::BF16 ? " bf16" : " f16");
+      << (c.dtype == DType::BF16 ? " bf16" : c.dtype == DType::F32 ? " tf32" : " f16");
 }
 
 class TensorCore : public ::testing::TestWithParam<TcCase> {};
 
 TEST_P(TensorCore, EmulatedKernelMatchesReference) {
   const TcCase &c = GetParam();
-  std::string elt = c.dtype == DType::BF16 ? "bf16" : "f16";
+  std::string elt = c.dtype == DType::BF16 ? "bf16" : c.dtype == DType::F32 ? "f32" : "f16";
   std::string qT = tensorType({c.b, c.h, c.tq, c.d}, elt),
               kT = tensorType({c.b, c.hkv, c.tk, c.d}, elt),
               vT = tensorType({c.b, c.hkv, c.tk, c.dv}, elt),
@@ -80,11 +83,13 @@ TEST_P(TensorCore, EmulatedKernelMatchesReference) {
     o.mask = &m;
   ref::Tensor want = ref::sdpa(q, k, v, o);
 
-  Jitted j(src.str(), "f", Pipeline::GpuSchedule);
+  attn::runtime::JitOptions options;
+  options.gpuTf32 = c.dtype == DType::F32;
+  Jitted j(src.str(), "f", Pipeline::GpuSchedule, options);
   ASSERT_TRUE(j.ok());
   auto out = j.run(inputs, dtypes);
   ASSERT_EQ(out.size(), 1u);
-  double tol = c.dtype == DType::BF16 ? 1.6e-2 : 2e-3;
+  double tol = c.dtype == DType::BF16 ? 1.6e-2 : c.dtype == DType::F32 ? 1e-3 : 2e-3;
   EXPECT_LE(relativeError(out[0], want), tol);
 }
 
@@ -107,6 +112,16 @@ INSTANTIATE_TEST_SUITE_P(
         TcCase{1, 4, 2, 70, 200, 64, 128, C::None, M::Keep, DType::F16},
         TcCase{2, 2, 1, 64, 64, 128, 128, C::TopLeft, M::Add, DType::F16},
         TcCase{1, 4, 4, 90, 90, 64, 64, C::BottomRight, M::Keep, DType::BF16},
-        TcCase{1, 2, 2, 33, 129, 128, 64, C::None, M::Add, DType::BF16}));
+        TcCase{1, 2, 2, 33, 129, 128, 64, C::None, M::Add, DType::BF16},
+        // f32 as TF32: 32-key tiles at head dim 64, 16-key tiles when a head
+        // dim is 128; Q read from global memory, V per element.
+        TcCase{1, 4, 1, 1, 1000, 64, 64, C::None, M::None, DType::F32},
+        TcCase{1, 8, 2, 7, 4099, 128, 128, C::BottomRight, M::None, DType::F32},
+        TcCase{2, 4, 2, 100, 130, 64, 64, C::BottomRight, M::None, DType::F32},
+        TcCase{1, 2, 2, 130, 100, 64, 64, C::TopLeft, M::None, DType::F32},
+        TcCase{1, 2, 1, 128, 96, 128, 64, C::BottomRight, M::None, DType::F32},
+        TcCase{1, 4, 2, 70, 200, 64, 128, C::None, M::Keep, DType::F32},
+        TcCase{2, 2, 1, 64, 64, 128, 128, C::TopLeft, M::Add, DType::F32},
+        TcCase{1, 2, 2, 33, 129, 128, 64, C::None, M::Add, DType::F32}));
 
 } // namespace

@@ -57,6 +57,10 @@ static cl::opt<bool> deviceResident(
     "device-resident",
     cl::desc("gpu: inputs and outputs are CUDA device buffers (no host copies)"),
     cl::cat(aotCategory));
+static cl::opt<bool> tf32Opt(
+    "tf32",
+    cl::desc("gpu: f32 sdpa with head dims 64/128 run on tensor cores with TF32 operands"),
+    cl::cat(aotCategory));
 static cl::opt<int64_t> tileQ("tile-q", cl::desc("Query rows per tile"), cl::cat(aotCategory));
 static cl::opt<int64_t> tileK("tile-k", cl::desc("Keys per tile"), cl::cat(aotCategory));
 static cl::opt<int64_t> vectorWidth("vector-width",
@@ -132,6 +136,7 @@ int main(int argc, char **argv) {
   set(minWorkItems, options.jit.minWorkItems);
   options.jit.threads = numThreads;
   options.jit.gpuDeviceResident = deviceResident;
+  options.jit.gpuTf32 = tf32Opt;
   options.jit.ranks = ranks;
   if (ranks < 1)
     fail("--ranks must be >= 1, got " + llvm::Twine(ranks));

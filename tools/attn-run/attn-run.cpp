@@ -131,6 +131,11 @@ static cl::opt<int64_t> tileK("tile-k",
                               cl::desc("Keys per tile of the fused kernel (default: the "
                                        "pipeline's)"),
                               cl::cat(runCategory));
+static cl::opt<bool> tf32Opt(
+    "tf32",
+    cl::desc("gpu, gpu-schedule: f32 sdpa with head dims 64/128 take the tensor-core kernel "
+             "with TF32 operands (10 mantissa bits; compare with --rtol/--atol of f16)"),
+    cl::cat(runCategory));
 static cl::opt<int64_t> numThreads("num-threads", cl::init(0),
                                 cl::desc("cpu pipeline: worker threads (0: all cores)"), cl::cat(runCategory));
 static cl::opt<std::string> gpuChip("gpu-chip",
@@ -231,6 +236,9 @@ static void warnInapplicable(rt::Pipeline p, std::optional<rt::Pipeline> ref) {
   if (given(numThreads) && p != rt::Pipeline::Cpu && p != rt::Pipeline::Ring &&
       ref != rt::Pipeline::Cpu)
     warn("--num-threads applies only to --pipeline=cpu, not " +
+         rt::pipelineName(p) + "; ignored");
+  if (given(tf32Opt) && p != rt::Pipeline::Gpu && p != rt::Pipeline::GpuSchedule)
+    warn("--tf32 applies only to --pipeline=gpu and gpu-schedule, not " +
          rt::pipelineName(p) + "; ignored");
   if (given(seed) && !randomInputs)
     warn("--seed applies only with --random-inputs; ignored");
@@ -393,6 +401,7 @@ int main(int argc, char **argv) {
     jit.tileQ = tileQ;
   if (tileK.getNumOccurrences())
     jit.tileK = tileK;
+  jit.gpuTf32 = tf32Opt;
   jit.threads = numThreads;
   jit.gpuChip = gpuChip;
   jit.gpuFormat = gpuFormat;

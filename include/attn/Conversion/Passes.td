@@ -347,6 +347,17 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     ex2.approx), P reused in registers as the A operand of P·V. The
     lane ↔ element maps come from `include/attn/GPU/FragmentLayout.h`.
     `report-kernel` remarks at every sdpa that keeps the CUDA-core kernel.
+
+    With `tf32` (off by default: it trades accuracy for speed), an f32 sdpa
+    with head dims 64 or 128 takes the same kernel with TF32 operands:
+    `nvgpu.mma.sync` m16n8k8 `tf32Enabled`, Q·Kᵀ and P·V operands rounded
+    to 10 mantissa bits (`cvt.rna.tf32.f32`: round to nearest, ties
+    away), f32 accumulators and softmax; Q read into registers from
+    global memory, K by 32-bit `ldmatrix`, P's accumulators as the A
+    operand with each k-step's keys permuted (no data between lanes), V read
+    per element from the swizzled tile; 32 keys per tile at head dims 64,
+    16 when one is 128. Relative error about that of f16 (2^-11 per
+    operand), with f32's range.
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
@@ -355,6 +366,9 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
            "Keys per K/V tile staged in shared memory (halved to fit 48 KiB)">,
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
            "f16/bf16 sdpa with head dims 64/128 take the mma.sync FlashAttention-2 kernel">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "f32 sdpa with head dims 64/128 take the tensor-core kernel with TF32 "
+           "operands (10 mantissa bits; with tensor-cores)">,
     Option<"reportKernel", "report-kernel", "bool", /*default=*/"false",
            "A remark at every sdpa that takes the CUDA-core kernel, with the reason">
   ];

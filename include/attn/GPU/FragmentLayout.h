@@ -110,12 +110,58 @@ struct AccumulatorSource {
 };
 constexpr AccumulatorSource accumulatorForA(int v) { return {v / 4, v % 4}; }
 
+// --- mma.sync m16n8k8 tf32 (f32 inputs as TF32) ----------------------------
+//
+//   mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+//     A  16x8 (M x K)  vector<4x1xf32>  4 values per lane (one 32-bit register each)
+//     B  8x8  (K x N)  vector<2x1xf32>  2 values per lane
+//     C  16x8 (M x N)  vector<2x2xf32>  as m16n8k16 (mmaC)
+//   ldmatrix.sync.aligned.m8n8.x{1,2,4}.b16 on 32-bit data: each 16-byte row
+//     is 4 elements; register j of lane l holds one element of matrix j.
+
+inline constexpr int kMmaKTf32 = 8;
+inline constexpr int kValuesATf32 = 4, kValuesBTf32 = 2;
+/// Elements of an ldmatrix row (16 bytes) for 16-bit and 32-bit data.
+inline constexpr int kLdmatrixRowB16 = 8, kLdmatrixRowB32 = 4;
+
+/// A (16 x 8, tf32): value v of lane l: rows groupOf(l) (v = 0, 2) and
+/// groupOf(l) + 8 (v = 1, 3), columns threadInGroup(l) (v = 0, 1) and + 4.
+template <typename I> constexpr CoordOf<I> mmaATf32(I lane, int v) {
+  return {groupOf(lane) + 8 * (v % 2), threadInGroup(lane) + 4 * (v / 2)};
+}
+/// B (8 x 8, K x N, tf32): value v of lane l.
+template <typename I> constexpr CoordOf<I> mmaBTf32(I lane, int v) {
+  return {threadInGroup(lane) + 4 * v, groupOf(lane)};
+}
+
+/// Element of register j of lane l for 32-bit ldmatrix (no .trans: a
+/// transposed load would split the 32-bit elements): row l / 4, column
+/// l % 4 of matrix j.
+constexpr Coord ldmatrixElementB32(int lane) { return {lane / 4, lane % 4}; }
+
+/// The address an ldmatrix.x4 on 32-bit data needs from lane l to fill
+/// the tf32 B fragments (registers 0, 1 = n-tile 0, 2, 3 = n-tile 1) of
+/// one k-step from a tile stored N-major, [n][k] (16 n x 8 k; K rows for
+/// Q·Kᵀ).
+template <typename I> constexpr CoordOf<I> ldmatrixAddressBNMajorTf32(I lane) {
+  return {lane % 8 + 8 * (lane / 16), kLdmatrixRowB32 * ((lane / 8) % 2)};
+}
+
+/// tf32 P·V takes the scores' accumulators as its A operand without moving
+/// data between lanes by permuting the keys of each k-step: column k of the
+/// A operand (and row k of the B operand, V) is key keyOfColumnTf32(k) of
+/// the 8 in the step, so that A value v of k-step s is C value
+/// accumulatorForATf32(v) of n-tile s. (C holds keys 2t, 2t + 1 of each
+/// row in lane t of a quad; A wants columns t and t + 4.)
+template <typename I> constexpr I keyOfColumnTf32(I k) { return 2 * (k % 4) + k / 4; }
+constexpr int accumulatorForATf32(int v) { return 2 * (v % 2) + v / 2; }
+
 } // namespace attn::gpu::frag
 
 namespace attn::gpu::ptx {
 // The PTX the tensor-core kernel writes as llvm.inline_asm: cp.async group
 // commit/wait (nvgpu's create_group/wait ops have no memory effects, which
-// the buffer deallocation pass refuses) and ex2.approx. The CPU emulation
+// the buffer deallocation pass refuses), ex2.approx and the TF32 rounding. The CPU emulation
 // recognises exactly these strings.
 /// A block barrier in the kernel schedule (gpu.barrier has no memory
 /// effects either); attn-map-schedule-to-gpu turns it into gpu.barrier.
@@ -124,6 +170,11 @@ inline constexpr const char *kCommitGroup = "cp.async.commit_group;";
 inline constexpr const char *kWaitGroupPrefix = "cp.async.wait_group ";
 inline constexpr const char *kEx2 = "ex2.approx.ftz.f32 $0, $1;";
 inline constexpr const char *kEx2Constraints = "=f,f";
+/// f32 -> TF32 (10 mantissa bits, round to nearest, ties away from zero),
+/// the 32-bit pattern of an f32. (nvvm.convert.float.to.tf32 declares no
+/// memory effects either.)
+inline constexpr const char *kCvtTf32 = "cvt.rna.tf32.f32 $0, $1;";
+inline constexpr const char *kCvtTf32Constraints = "=r,f";
 } // namespace attn::gpu::ptx
 
 #endif // ATTN_GPU_FRAGMENTLAYOUT_H

@@ -97,6 +97,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("f16/bf16 sdpa with head dims 64/128 take the mma.sync "
                      "FlashAttention-2 kernel (convert-attn-to-gpu tensor-cores)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tf32{
+      *this, "tf32",
+      llvm::cl::desc("f32 sdpa with head dims 64/128 take the tensor-core "
+                     "kernel with TF32 operands (convert-attn-to-gpu tf32)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> reportKernel{
       *this, "report-kernel",
       llvm::cl::desc("A remark at every sdpa that takes the CUDA-core kernel "

@@ -131,6 +131,9 @@ struct JitOptions {
   /// device-resident): no host copies inside a call. Results are device
   /// buffers the caller owns.
   bool gpuDeviceResident = false;
+  /// gpu, gpu-schedule: f32 sdpa with head dims 64/128 take the tensor-core
+  /// kernel with TF32 operands (convert-attn-to-gpu tf32).
+  bool gpuTf32 = false;
   /// ring: the ranks P each attn.ring sdpa is sharded over (attn-shard);
   /// the function's signature becomes one rank's share.
   int64_t ranks = 1;

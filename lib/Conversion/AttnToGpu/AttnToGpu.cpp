@@ -249,14 +249,14 @@ MemRefType identityBuffer(RankedTensorType t) {
 /// fails with `reason` (and the IR untouched) when the kernel cannot take it.
 LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
                                        int64_t tileQ, int64_t tileK, bool tensorCores,
-                                       bool reportKernel, std::string &reason) {
+                                       bool tf32, bool reportKernel, std::string &reason) {
   FailureOr<SdpaProblem> problem = SdpaProblem::analyze(
       op, KernelSupport{"GPU kernel", /*lowPrecision=*/true}, reason);
   if (failed(problem))
     return failure();
   const SdpaProblem &p = *problem;
   std::string why = "tensor-cores=false";
-  if (tensorCores && tensorCoreKernelTakes(p, why)) {
+  if (tensorCores && tensorCoreKernelTakes(p, tf32, why)) {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
     FlashBuilder g{rewriter, op.getLoc()};
@@ -311,7 +311,7 @@ struct ConvertAttnToGpuPass
     bool refused = false;
     for (SdpaOp op : ops) {
       std::string reason;
-      if (failed(rewriteSdpaToGpuSchedule(rewriter, op, tileQ, tileK, tensorCores,
+      if (failed(rewriteSdpaToGpuSchedule(rewriter, op, tileQ, tileK, tensorCores, tf32,
                                           reportKernel, reason))) {
         op.emitOpError(reason);
         refused = true;

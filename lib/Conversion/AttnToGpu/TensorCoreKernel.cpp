@@ -68,7 +68,12 @@ LaneExpr operator%(LaneExpr a, int64_t c) { return {a.g, a.g->rem(a.v, a.g->idx(
 /// dim 128, Q (64 rows) fits the two K stages, and the scores of a tile (16
 /// f32 per thread) leave registers for the accumulator: with 64 keys ptxas
 /// spilled at D = 64 on sm_80 (128 registers, 4 bytes of spill stores).
-int64_t keyTile(const SdpaProblem &) { return 32; }
+/// f32 (TF32) rows take twice the bytes: 32 keys at D = Dv = 64, 16 when a
+/// head dim is 128.
+int64_t keyTile(const SdpaProblem &p) {
+  int64_t bytes = p.elementType.getIntOrFloatBitWidth() / 8;
+  return 2 * 32 * (p.d + p.dv) * bytes <= 32 * 1024 ? 32 : 16;
+}
 
 class TensorCoreKernel : GpuBlock {
 public:
@@ -76,7 +81,8 @@ public:
   TensorCoreKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s, Value bh,
                    Value qTile)
       : GpuBlock(g, p, s, kBlockRows, bh, qTile), b(g.b), loc(g.loc), BK(keyTile(p)),
-        elt(p.elementType) {}
+        elt(p.elementType), tf32(p.elementType.isF32()),
+        chunk(tf32 ? frag::kLdmatrixRowB32 : frag::kLdmatrixRowB16) {}
 
   void build() {
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -91,6 +97,12 @@ private:
   Location loc;
   int64_t BK;
   Type elt;
+  /// f32 operands as TF32 (mma.sync m16n8k8): Q read into registers from
+  /// global memory, every operand rounded (cvt.rna), V read per element.
+  bool tf32;
+  /// Elements per 16 bytes: one cp.async, one ldmatrix row, one swizzled
+  /// chunk.
+  int64_t chunk;
   KeyVisibility::Range tiles;
   Value ks, vs;
   // Per thread.
@@ -102,11 +114,15 @@ private:
   VectorType fragC() { return VectorType::get({2, 2}, g.f32()); }
   Value xorI(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
 
-  /// The physical column of the 8-element chunk starting at `col` in row
-  /// `row` of a swizzled tile: chunk (col / 8) ^ (row % 8).
+  /// The physical column of the 16-byte chunk starting at `col` in row
+  /// `row` of a swizzled tile: chunk (col / chunk) ^ (row % 8).
   Value swizzle(Value row, Value col) {
-    Value chunk = xorI(g.div(col, g.idx(8)), g.rem(row, g.idx(8)));
-    return g.mul(chunk, g.idx(8));
+    Value c = xorI(g.div(col, g.idx(chunk)), g.rem(row, g.idx(8)));
+    return g.mul(c, g.idx(chunk));
+  }
+  /// Element `col` of row `row` of a swizzled tile.
+  Value swizzledElement(Value tile, Value row, Value col) {
+    return g.load(tile, {row, g.add(swizzle(row, col), g.rem(col, g.idx(chunk)))});
   }
 
   /// cp.async of rows [row0, row0 + rows) of src[bIdx, head] (width
@@ -115,19 +131,20 @@ private:
   /// source row clamped so that the address stays inside the buffer).
   void copyRows(Value src, Value head, Value row0, Value limit, Value tile, Value base,
                 int64_t rows, int64_t width, SmallVectorImpl<Value> &tokens) {
-    int64_t chunksPerRow = width / 8, chunks = rows * chunksPerRow;
+    int64_t chunksPerRow = width / chunk, chunks = rows * chunksPerRow;
+    assert(chunks % kThreads == 0 && "every thread copies the same number of chunks");
     for (int64_t i = 0; i < chunks / kThreads; ++i) {
       Value id = g.add(tid, g.idx(i * kThreads));
       Value r = g.div(id, g.idx(chunksPerRow));
-      Value col = g.mul(g.rem(id, g.idx(chunksPerRow)), g.idx(8));
+      Value col = g.mul(g.rem(id, g.idx(chunksPerRow)), g.idx(chunk));
       Value row = g.add(row0, r);
       Value valid = g.lt(row, limit);
       Value srcRow = g.maxI(g.minI(row, g.sub(limit, g.idx(1))), g.idx(0));
-      Value n = g.select(valid, g.idx(8), g.idx(0));
+      Value n = g.select(valid, g.idx(chunk), g.idx(0));
       Value dstRow = g.add(r, base);
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, loc, tokenType(), tile, ValueRange{dstRow, swizzle(dstRow, col)}, src,
-          ValueRange{bIdx, head, srcRow, col}, b.getIndexAttr(8), n, b.getUnitAttr()));
+          ValueRange{bIdx, head, srcRow, col}, b.getIndexAttr(chunk), n, b.getUnitAttr()));
     }
   }
   Value inlinePtx(Type result, ValueRange operands, StringRef text, StringRef constraints,
@@ -179,7 +196,128 @@ private:
   }
 
   Value mma(Value a, Value bb, Value c) {
-    return nvgpu::MmaSyncOp::create(b, loc, a, bb, c, ArrayRef<int64_t>{16, 8, 16});
+    if (tf32)
+      return nvgpu::MmaSyncOp::create(b, loc, a, bb, c,
+                                      ArrayRef<int64_t>{frag::kMmaM, frag::kMmaN, frag::kMmaKTf32},
+                                      /*tf32Enabled=*/true);
+    return nvgpu::MmaSyncOp::create(b, loc, a, bb, c,
+                                    ArrayRef<int64_t>{frag::kMmaM, frag::kMmaN, frag::kMmaK});
+  }
+
+  // --- f16 / bf16 ------------------------------------------------------------
+  /// S += Q·Kᵀ for the tile at stage row `base`: per pair of n-tiles and
+  /// k-step of 16 dims, one ldmatrix.x4 gives both B fragments.
+  void scoresHalf(ArrayRef<Value> qFrag, Value base, LaneExpr l, SmallVectorImpl<Value> &sAcc) {
+    // This lane's ldmatrix address in K's [n][k] tile.
+    frag::CoordOf<LaneExpr> kAddr = frag::ldmatrixAddressBNMajor(l);
+    Value kRow = kAddr.row.v, kCol = kAddr.col.v;
+    for (int64_t j2 = 0; j2 < int64_t(sAcc.size()) / 2; ++j2)
+      for (int64_t kk = 0; kk < p.d / frag::kMmaK; ++kk) {
+        Value x4 = ldmatrix(ks, g.add(base, g.add(kRow, g.idx(16 * j2))),
+                            g.add(kCol, g.idx(frag::kMmaK * kk)), false);
+        auto [b0, b1] = splitB(x4);
+        sAcc[2 * j2] = mma(qFrag[kk], b0, sAcc[2 * j2]);
+        sAcc[2 * j2 + 1] = mma(qFrag[kk], b1, sAcc[2 * j2 + 1]);
+      }
+  }
+  /// acc += P·V for the tile at stage row `base`: P rounded to f16/bf16 in
+  /// registers is the A operand (accumulatorForA), V's B fragments come by
+  /// ldmatrix.x4.trans from its [k][n] tile.
+  void valuesHalf(ArrayRef<Value> pr, Value base, LaneExpr l, SmallVectorImpl<Value> &acc) {
+    frag::CoordOf<LaneExpr> vAddr = frag::ldmatrixAddressBKMajor(l);
+    Value vRow = vAddr.row.v, vCol = vAddr.col.v;
+    for (int64_t st = 0; st < BK / frag::kMmaK; ++st) {
+      SmallVector<Value> elems;
+      for (int v = 0; v < frag::kValuesA; ++v) {
+        frag::AccumulatorSource src = frag::accumulatorForA(v);
+        elems.push_back(
+            arith::TruncFOp::create(b, loc, elt, pr[4 * (2 * st + src.tile) + src.value]));
+      }
+      Value pa = fragment(fragA(), elems);
+      for (int64_t n2 = 0; n2 < int64_t(acc.size()) / 2; ++n2) {
+        Value x4 = ldmatrix(vs, g.add(base, g.add(vRow, g.idx(16 * st))),
+                            g.add(vCol, g.idx(16 * n2)), true);
+        auto [b0, b1] = splitB(x4);
+        acc[2 * n2] = mma(pa, b0, acc[2 * n2]);
+        acc[2 * n2 + 1] = mma(pa, b1, acc[2 * n2 + 1]);
+      }
+    }
+  }
+
+  // --- TF32 ----------------------------------------------------------------
+  VectorType fragATf32() { return VectorType::get({frag::kValuesATf32, 1}, g.f32()); }
+  VectorType fragBTf32() { return VectorType::get({frag::kValuesBTf32, 1}, g.f32()); }
+  /// x rounded to TF32 (cvt.rna.tf32.f32: 10 mantissa bits, ties away from
+  /// zero), still an f32: what the tensor core then reads exactly.
+  Value roundTf32(Value x) {
+    Value bits = inlinePtx(b.getI32Type(), x, ::attn::gpu::ptx::kCvtTf32,
+                           ::attn::gpu::ptx::kCvtTf32Constraints, false);
+    return arith::BitcastOp::create(b, loc, g.f32(), bits);
+  }
+  Value fragment(VectorType t, ArrayRef<Value> values) {
+    return vector::FromElementsOp::create(b, loc, t, values);
+  }
+  /// The A fragments of this lane's Q rows, one per k-step of 8 dims, read
+  /// from global memory (once per block) and rounded. Rows past Tq read the
+  /// last row (their results are never stored).
+  SmallVector<Value> loadQTf32(LaneExpr l, Value warpRow) {
+    SmallVector<Value> q;
+    Value last = g.sub(s.tq, g.idx(1));
+    for (int64_t kk = 0; kk < p.d / frag::kMmaKTf32; ++kk) {
+      SmallVector<Value> vals;
+      for (int v = 0; v < frag::kValuesATf32; ++v) {
+        frag::CoordOf<LaneExpr> e = frag::mmaATf32(l, v);
+        Value row = g.minI(g.add(g.add(q0, warpRow), e.row.v), last);
+        Value col = g.add(e.col.v, g.idx(frag::kMmaKTf32 * kk));
+        vals.push_back(roundTf32(g.load(s.q, {bIdx, hIdx, row, col})));
+      }
+      q.push_back(fragment(fragATf32(), vals));
+    }
+    return q;
+  }
+  /// S += Q·Kᵀ for the tile at stage row `base`, TF32: per pair of n-tiles
+  /// and k-step of 8 dims, one 32-bit ldmatrix.x4 gives both B fragments.
+  void scoresTf32(ArrayRef<Value> qFrag, Value base, LaneExpr l, SmallVectorImpl<Value> &sAcc) {
+    // This lane's ldmatrix address in K's [n][k] tile.
+    frag::CoordOf<LaneExpr> kAddr = frag::ldmatrixAddressBNMajorTf32(l);
+    Value kRow = kAddr.row.v, kCol = kAddr.col.v;
+    for (int64_t j2 = 0; j2 < int64_t(sAcc.size()) / 2; ++j2)
+      for (int64_t kk = 0; kk < p.d / frag::kMmaKTf32; ++kk) {
+        Value row = g.add(base, g.add(kRow, g.idx(16 * j2)));
+        Value x4 = nvgpu::LdMatrixOp::create(
+            b, loc, fragATf32(), ks,
+            ValueRange{row, swizzle(row, g.add(kCol, g.idx(frag::kMmaKTf32 * kk)))},
+            b.getBoolAttr(false), b.getI32IntegerAttr(4));
+        for (int64_t t = 0; t < 2; ++t) {
+          Value b0 = roundTf32(at1(x4, 2 * t)), b1 = roundTf32(at1(x4, 2 * t + 1));
+          sAcc[2 * j2 + t] = mma(qFrag[kk], fragment(fragBTf32(), {b0, b1}), sAcc[2 * j2 + t]);
+        }
+      }
+  }
+  /// acc += P·V for the tile at stage row `base`, TF32: k-step st takes the
+  /// 8 keys of n-tile st with its columns permuted (keyOfColumnTf32), so
+  /// that P's accumulators are the A operand as they lie; each lane reads
+  /// its two V values of every n-tile from the swizzled tile.
+  void valuesTf32(ArrayRef<Value> pr, Value base, LaneExpr l, SmallVectorImpl<Value> &acc) {
+    for (int64_t st = 0; st < BK / frag::kMmaKTf32; ++st) {
+      SmallVector<Value> pa;
+      for (int v = 0; v < frag::kValuesATf32; ++v)
+        pa.push_back(roundTf32(pr[4 * st + frag::accumulatorForATf32(v)]));
+      Value a = fragment(fragATf32(), pa);
+      for (int64_t n = 0; n < int64_t(acc.size()); ++n) {
+        SmallVector<Value> vb;
+        for (int v = 0; v < frag::kValuesBTf32; ++v) {
+          frag::CoordOf<LaneExpr> e = frag::mmaBTf32(l, v);
+          Value key = g.add(base, g.add(g.idx(frag::kMmaKTf32 * st), frag::keyOfColumnTf32(e.row).v));
+          Value col = g.add(e.col.v, g.idx(frag::kMmaN * n));
+          vb.push_back(roundTf32(swizzledElement(vs, key, col)));
+        }
+        acc[n] = mma(a, fragment(fragBTf32(), vb), acc[n]);
+      }
+    }
+  }
+  Value at1(Value v, int64_t i) {
+    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, 0});
   }
   Value zeroC() {
     return arith::ConstantOp::create(b, loc, fragC(),
@@ -240,24 +378,23 @@ private:
     rowA = g.add(g.add(q0, warpRow), frag::mmaC(l, 0).row.v);
     rowB = g.add(g.add(q0, warpRow), frag::mmaC(l, 2).row.v);
 
-    // Q: cp.async into the K stages, then the A fragments into registers.
-    SmallVector<Value> qTokens;
-    copyRows(s.q, hIdx, q0, s.tq, ks, g.idx(0), kBlockRows, p.d, qTokens);
-    commit();
-    waitGroups(0);
-    barrier();
-    // The ldmatrix address of this lane (A, row-major).
-    frag::CoordOf<LaneExpr> a = frag::ldmatrixAddressA(l);
-    Value aRow = g.add(warpRow, a.row.v), aCol = a.col.v;
     SmallVector<Value> qFrag;
-    for (int64_t kk = 0; kk < p.d / 16; ++kk)
-      qFrag.push_back(ldmatrix(ks, aRow, g.add(aCol, g.idx(16 * kk)), false));
-    barrier();
-
-    // The lane's ldmatrix addresses for K ([n][k]) and V ([k][n], .trans).
-    frag::CoordOf<LaneExpr> kAddr = frag::ldmatrixAddressBNMajor(l);
-    frag::CoordOf<LaneExpr> vAddr = frag::ldmatrixAddressBKMajor(l);
-    Value kRow = kAddr.row.v, kCol = kAddr.col.v, vRow = vAddr.row.v, vCol = vAddr.col.v;
+    if (tf32) {
+      qFrag = loadQTf32(l, warpRow);
+    } else {
+      // Q: cp.async into the K stages, then the A fragments into registers.
+      SmallVector<Value> qTokens;
+      copyRows(s.q, hIdx, q0, s.tq, ks, g.idx(0), kBlockRows, p.d, qTokens);
+      commit();
+      waitGroups(0);
+      barrier();
+      // The ldmatrix address of this lane (A, row-major).
+      frag::CoordOf<LaneExpr> a = frag::ldmatrixAddressA(l);
+      Value aRow = g.add(warpRow, a.row.v), aCol = a.col.v;
+      for (int64_t kk = 0; kk < p.d / 16; ++kk)
+        qFrag.push_back(ldmatrix(ks, aRow, g.add(aCol, g.idx(16 * kk)), false));
+      barrier();
+    }
 
     // Prologue: the first tile into stage 0.
     copyKeyValueTile(tiles.begin, g.idx(0));
@@ -281,14 +418,10 @@ private:
 
           // S = Q·Kᵀ, nTiles n-tiles of 8 keys.
           SmallVector<Value> sAcc(nTiles, zeroC());
-          for (int64_t j2 = 0; j2 < nTiles / 2; ++j2)
-            for (int64_t kk = 0; kk < p.d / 16; ++kk) {
-              Value x4 = ldmatrix(ks, g.add(base, g.add(kRow, g.idx(16 * j2))),
-                                  g.add(kCol, g.idx(16 * kk)), false);
-              auto [b0, b1] = splitB(x4);
-              sAcc[2 * j2] = mma(qFrag[kk], b0, sAcc[2 * j2]);
-              sAcc[2 * j2 + 1] = mma(qFrag[kk], b1, sAcc[2 * j2 + 1]);
-            }
+          if (tf32)
+            scoresTf32(qFrag, base, l, sAcc);
+          else
+            scoresHalf(qFrag, base, l, sAcc);
 
           // Scores in log2 units. A tile every row of the block sees whole
           // (most tiles below a causal diagonal, all without causal, window
@@ -356,22 +489,10 @@ private:
           SmallVector<Value> acc;
           for (int64_t n = 0; n < dvTiles; ++n)
             acc.push_back(g.fmul(carried[4 + n], alphaV));
-          for (int64_t st = 0; st < BK / 16; ++st) {
-            SmallVector<Value> elems;
-            for (int v = 0; v < frag::kValuesA; ++v) {
-              frag::AccumulatorSource src = frag::accumulatorForA(v);
-              elems.push_back(arith::TruncFOp::create(b, loc, elt,
-                                                      pr[4 * (2 * st + src.tile) + src.value]));
-            }
-            Value pa = vector::FromElementsOp::create(b, loc, fragA(), elems);
-            for (int64_t n2 = 0; n2 < dvTiles / 2; ++n2) {
-              Value x4 = ldmatrix(vs, g.add(base, g.add(vRow, g.idx(16 * st))),
-                                  g.add(vCol, g.idx(16 * n2)), true);
-              auto [b0, b1] = splitB(x4);
-              acc[2 * n2] = mma(pa, b0, acc[2 * n2]);
-              acc[2 * n2 + 1] = mma(pa, b1, acc[2 * n2 + 1]);
-            }
-          }
+          if (tf32)
+            valuesTf32(pr, base, l, acc);
+          else
+            valuesHalf(pr, base, l, acc);
           // The stage just read is the next prefetch's target.
           barrier();
           SmallVector<Value> next = {mNewA, mNewB, lA, lB};
@@ -403,10 +524,14 @@ private:
 
 } // namespace
 
-bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, std::string &why) {
+bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::string &why) {
   Type e = p.elementType;
-  if (!e.isF16() && !e.isBF16()) {
-    why = "the tensor-core kernel takes f16 and bf16 operands only";
+  if (e.isF32() && !tf32) {
+    why = "the tensor-core kernel takes f32 operands only as TF32, when asked (tf32=true)";
+    return false;
+  }
+  if (!e.isF16() && !e.isBF16() && !e.isF32()) {
+    why = "the tensor-core kernel takes f16, bf16 and (as TF32) f32 operands only";
     return false;
   }
   auto dimOk = [](int64_t d) { return d == 64 || d == 128; };

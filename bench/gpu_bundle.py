@@ -44,6 +44,11 @@ CHECKS = [
     dict(name="additive_mask_f16", b=2, h=4, hkv=4, tq=96, tk=96, d=128, dtype="f16", mask="additive"),
     dict(name="decode_gqa_bf16", b=4, h=32, hkv=8, tq=1, tk=1000, d=128, dtype="bf16", causal="bottom_right"),
     dict(name="causal_gqa_f16", b=1, h=16, hkv=4, tq=300, tk=300, d=64, dtype="f16", causal="top_left"),
+    # f32 through the tensor-core kernel with TF32 operands (attn-aot --tf32).
+    dict(name="causal_br_tf32", b=2, h=8, hkv=2, tq=130, tk=200, d=128, dtype="f32",
+         causal="bottom_right", tf32=True),
+    dict(name="bool_mask_tf32", b=2, h=4, hkv=4, tq=65, tk=190, d=64, dtype="f32", mask="bool",
+         tf32=True),
 ]
 
 # Timing: B 4, H 16, against torch's SDPA backends on the same shapes.
@@ -55,6 +60,12 @@ TIMINGS = [
 ]
 # (bf16 D 128 T 8192 is the tensor-core kernel's target shape: >= 35 % of the
 # bf16 matmul rate and >= 0.8x torch's flash backend; causal >= 1.7x faster.)
+# f32 as TF32 against torch with allow_tf32 and a TF32 matmul.
+TIMINGS += [
+    dict(name=f"time_tf32_d{d}_t4096_{'causal' if c else 'full'}", b=4, h=16, hkv=16, tq=4096,
+         tk=4096, d=d, dtype="f32", causal="top_left" if c else None, timing=True, tf32=True)
+    for d in (64, 128) for c in (False, True)
+]
 
 
 def mlir_for(k):
@@ -89,6 +100,8 @@ def compile_all(build, kernels, pipeline, extra, work):
         with open(src, "w") as f:
             f.write(mlir_for(k))
         flags = ["--device-resident"] if k.get("device") else []
+        if k.get("tf32") and pipeline == "gpu":
+            flags.append("--tf32")
         run([os.path.join(build, "bin", "attn-aot"), src, f"--pipeline={pipeline}",
              f"--name={k['name']}", "-o", work] + extra + flags)
         objects.append(os.path.join(work, k["name"] + ".o"))

@@ -17,7 +17,8 @@ python3, numpy, and torch 2.x for the timing.
    allocation, stream, launch, synchronisation; no host copies), against
    torch.nn.functional.scaled_dot_product_attention on the same tensors
    with each backend that runs (flash, cuDNN, efficient, math), in TFLOP/s
-   (4·B·H·Tq·Tk·D, halved for causal) and as % of a bf16 8192³ matmul
+   (4·B·H·Tq·Tk·D, halved for causal) and as % of a bf16 8192³ matmul (of a
+   TF32 one for the f32 kernels built --tf32)
    measured in the same run.
 The last line is PASS or FAIL.
 
@@ -36,7 +37,12 @@ import time
 import numpy as np
 
 MAX_RANK = 8
-TOLERANCE = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2}
+TOLERANCE = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2, "tf32": 2e-3}
+
+
+def tolerance(k):
+    """f32 kernels built --tf32 round their operands to 10 mantissa bits."""
+    return TOLERANCE["tf32" if k.get("tf32") else k["dtype"]]
 
 
 class AttnTensor(ctypes.Structure):
@@ -189,6 +195,9 @@ def torch_sdpa(torch, k, t):
         i = torch.arange(k["tq"], device="cuda")[:, None]
         j = torch.arange(k["tk"], device="cuda")[None, :]
         mask = j <= i + k["tk"] - k["tq"]
+    # TF32 kernels against torch's TF32 matmuls (the math backend's), others
+    # against full f32.
+    torch.backends.cuda.matmul.allow_tf32 = bool(k.get("tf32"))
     return F.scaled_dot_product_attention(q, kk, v, attn_mask=mask, is_causal=causal)
 
 
@@ -226,9 +235,9 @@ def check(manifest, lib, torch):
             ok = False
             continue
         err = float(np.abs(from_storage(out, k["dtype"]) - want).max())
-        passed = err <= TOLERANCE[k["dtype"]]
+        passed = err <= tolerance(k)
         ok &= passed
-        line = f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} (tol {TOLERANCE[k['dtype']]:.0e})"
+        line = f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} (tol {tolerance(k):.0e})"
         if torch is not None:
             try:
                 t = torch_sdpa(torch, k, torch_inputs(torch, k, arrays))
@@ -258,8 +267,15 @@ def timing(manifest, lib, torch, reps, deadline):
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     mm_ms = cuda_time(torch, lambda: a @ b, 10)
-    mm = 2 * n ** 3 / mm_ms / 1e9
-    print(f"== timing (TFLOP/s; 4·B·H·Tq·Tk·D, halved for causal); bf16 {n}^3 matmul: {mm:.0f} TFLOP/s")
+    rates = {"bf16": 2 * n ** 3 / mm_ms / 1e9}
+    # The TF32 rows are set against a TF32 matmul (f32 operands, allow_tf32).
+    torch.backends.cuda.matmul.allow_tf32 = True
+    a, b = a.float(), b.float()
+    rates["tf32"] = 2 * n ** 3 / cuda_time(torch, lambda: a @ b, 5) / 1e9
+    a = b = None
+    print(f"== timing (TFLOP/s; 4·B·H·Tq·Tk·D, halved for causal); {n}^3 matmul: "
+          f"bf16 {rates['bf16']:.0f} TFLOP/s, tf32 {rates['tf32']:.0f} TFLOP/s "
+          f"(% mm: of the tf32 rate for tf32 rows, of bf16 otherwise)")
     backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
                 ("efficient", SDPBackend.EFFICIENT_ATTENTION), ("math", SDPBackend.MATH)]
     print(f"{'kernel':<28} {'ours kernel':>11} {'% mm':>6} {'ours e2e ms':>11} " +
@@ -297,6 +313,7 @@ def timing(manifest, lib, torch, reps, deadline):
                 kernel_ms.append(ours_once())
                 wall_ms.append((time.perf_counter() - t0) * 1e3)
             ours = flops / max(min(kernel_ms), 1e-9) / 1e9
+            mm = rates["tf32" if k.get("tf32") else "bf16"]
             row = f"{k['name']:<28} {ours:>11.2f} {100 * ours / mm:>5.1f}% {min(wall_ms):>11.1f} "
         except Exception as e:  # noqa: BLE001
             failed = True

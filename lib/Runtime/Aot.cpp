@@ -352,6 +352,8 @@ static std::string makeHeader(const AotOptions &o, llvm::StringRef entry,
   }
   if (pipeline == Pipeline::Gpu && o.jit.gpuDeviceResident)
     os << ", device-resident (inputs and outputs are CUDA device buffers)";
+  if (pipeline == Pipeline::Gpu && o.jit.gpuTf32)
+    os << ", f32 attention with head dims 64/128 on tensor cores with TF32 operands";
   if (pipeline == Pipeline::Ring)
     os << ", ring attention over " << o.jit.ranks << " MPI ranks";
   os << ".\n * Link the object with libattn_aot";
@@ -430,6 +432,8 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
                     "attn-aot compiles the cpu, reference, gpu and ring pipelines");
   if (options.jit.gpuDeviceResident && pipeline != Pipeline::Gpu)
     return aotError(CompileErrorKind::BadOption, "--device-resident needs the gpu pipeline");
+  if (options.jit.gpuTf32 && pipeline != Pipeline::Gpu)
+    return aotError(CompileErrorKind::BadOption, "--tf32 needs the gpu pipeline");
   if (pipeline == Pipeline::Gpu && options.gpuChips.empty())
     return aotError(CompileErrorKind::BadOption, "the gpu pipeline needs at least one chip");
   if (!module.lookupSymbol<func::FuncOp>(entry) ||

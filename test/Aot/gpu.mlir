@@ -16,6 +16,10 @@
 // RUN: attn-aot %s --pipeline=gpu --gpu-chips=sm_90 --device-resident --name=resident -o %t > /dev/null
 // RUN: FileCheck %s --input-file=%t/resident.h --check-prefix=RESIDENT
 // RUN: llvm-nm --undefined-only %t/resident.o | FileCheck %s --check-prefix=RESIDENT-UNDEF
+// --tf32: f32 attention takes the tensor-core kernel with TF32 operands, and
+// the header says so.
+// RUN: attn-aot %S/../GPU/Inputs/tensor_core_tf32.mlir --entry=f32_d64_causal --pipeline=gpu --gpu-chips=sm_80 --tf32 --name=tf32 -o %t > /dev/null
+// RUN: FileCheck %s --input-file=%t/tf32.h --check-prefix=TF32
 // The host code is generic x86-64: no AVX in it.
 // RUN: llvm-objdump -d %t/gqa.o | FileCheck %s --check-prefix=ASM
 
@@ -31,6 +35,7 @@
 // UNDEF-DAG: mgpuMemcpy
 // HEADER: pipeline gpu, host code for x86-64, GPU variants sm_80 sm_90.
 // RESIDENT: GPU variants sm_90, device-resident (inputs and outputs are CUDA device buffers).
+// TF32: GPU variants sm_80, f32 attention with head dims 64/128 on tensor cores with TF32 operands.
 // RESIDENT-UNDEF: mgpuLaunchKernel
 // RESIDENT-UNDEF: mgpuMemAlloc
 // RESIDENT-UNDEF-NOT: mgpuMemcpy

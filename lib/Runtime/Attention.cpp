@@ -400,6 +400,8 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
     return Status::error("unknown target");
   if (options.deviceResident && options.target != Target::Gpu)
     return Status::error("deviceResident needs Target::Gpu");
+  if (options.tf32 && options.target != Target::Gpu)
+    return Status::error("tf32 needs Target::Gpu (the CPU kernels keep f32 precision)");
   if (options.optLevel > 3)
     return Status::error("optLevel must be 0..3, got " +
                          std::to_string(options.optLevel));

@@ -693,7 +693,8 @@ TEST(AttentionApiCompileErrors, BadIrAndEntries) {
 }
 
 // Target::Gpu (host buffers or device-resident): needs a CUDA device; on a
-// machine without one the compile says so. deviceResident is a GPU option.
+// machine without one the compile says so. deviceResident and tf32 are GPU
+// options.
 TEST(AttentionApiCompileErrors, GpuTargets) {
   std::unique_ptr<Kernel> k;
   SdpaSpec spec;
@@ -702,6 +703,11 @@ TEST(AttentionApiCompileErrors, GpuTargets) {
   EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "deviceResident needs Target::Gpu");
   o.target = Target::Reference;
   EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "deviceResident needs Target::Gpu");
+  o.deviceResident = false;
+  o.tf32 = true;
+  EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "tf32 needs Target::Gpu");
+  o.target = Target::Cpu;
+  EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "tf32 needs Target::Gpu");
   if (!attn::runtime::cudaUnavailableReason().empty()) {
     for (bool resident : {false, true}) {
       o.target = Target::Gpu;

@@ -21,76 +21,69 @@ namespace {
 double widen(uint16_t bits, bool bf16) {
   return bf16 ? attn::runtime::bfloat16ToFloat(bits) : attn::runtime::halfToFloat(bits);
 }
-} // namespace
 
-extern "C" void attn_emu_mma_m16n8k16(int64_t a, int64_t b, int64_t c, int64_t d,
-                                      int32_t bf16, int32_t threads) {
-  auto *A = reinterpret_cast<const uint16_t *>(a);
-  auto *B = reinterpret_cast<const uint16_t *>(b);
-  auto *C = reinterpret_cast<const float *>(c);
-  auto *D = reinterpret_cast<float *>(d);
+/// One mma.sync m16n8kK per warp of `threads`: the warp's A (16 x K) and B
+/// (K x 8) gathered through the table's maps (mapA/mapB, valuesA/valuesB
+/// per lane; operand value v of lane l at index v·threads + lane, read by
+/// `readA`/`readB` as a double), then D = A·B + C in double, rounded once.
+template <int K, typename ReadA, typename ReadB>
+void mmaWarps(int valuesA, frag::Coord (*mapA)(int, int), ReadA readA, int valuesB,
+              frag::Coord (*mapB)(int, int), ReadB readB, const float *C, float *D,
+              int threads) {
   for (int w = 0; w < threads / frag::kWarpSize; ++w) {
     int base = w * frag::kWarpSize;
-    // The warp's matrices, gathered through the table.
-    double am[frag::kMmaM][frag::kMmaK], bm[frag::kMmaK][frag::kMmaN];
+    double am[frag::kMmaM][K], bm[K][frag::kMmaN];
     for (int lane = 0; lane < frag::kWarpSize; ++lane) {
-      for (int v = 0; v < frag::kValuesA; ++v) {
-        frag::Coord e = frag::mmaA(lane, v);
-        am[e.row][e.col] = widen(A[v * threads + base + lane], bf16);
+      for (int v = 0; v < valuesA; ++v) {
+        frag::Coord e = mapA(lane, v);
+        am[e.row][e.col] = readA(v * threads + base + lane);
       }
-      for (int v = 0; v < frag::kValuesB; ++v) {
-        frag::Coord e = frag::mmaB(lane, v);
-        bm[e.row][e.col] = widen(B[v * threads + base + lane], bf16);
+      for (int v = 0; v < valuesB; ++v) {
+        frag::Coord e = mapB(lane, v);
+        bm[e.row][e.col] = readB(v * threads + base + lane);
       }
     }
     for (int lane = 0; lane < frag::kWarpSize; ++lane)
       for (int v = 0; v < frag::kValuesC; ++v) {
         frag::Coord e = frag::mmaC(lane, v);
         double sum = C[v * threads + base + lane];
-        for (int k = 0; k < frag::kMmaK; ++k)
+        for (int k = 0; k < K; ++k)
           sum += am[e.row][k] * bm[k][e.col];
         D[v * threads + base + lane] = float(sum);
       }
   }
 }
 
+/// What the tensor core reads of a 32-bit TF32 operand register: the low
+/// 13 mantissa bits are ignored.
+double tf32Bits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits &= 0xffffe000u;
+  float y;
+  std::memcpy(&y, &bits, 4);
+  return y;
+}
+} // namespace
+
+extern "C" void attn_emu_mma_m16n8k16(int64_t a, int64_t b, int64_t c, int64_t d,
+                                      int32_t bf16, int32_t threads) {
+  auto *A = reinterpret_cast<const uint16_t *>(a);
+  auto *B = reinterpret_cast<const uint16_t *>(b);
+  mmaWarps<frag::kMmaK>(
+      frag::kValuesA, frag::mmaA<int>, [&](int i) { return widen(A[i], bf16); },
+      frag::kValuesB, frag::mmaB<int>, [&](int i) { return widen(B[i], bf16); },
+      reinterpret_cast<const float *>(c), reinterpret_cast<float *>(d), threads);
+}
+
 extern "C" void attn_emu_mma_m16n8k8_tf32(int64_t a, int64_t b, int64_t c, int64_t d,
                                           int32_t threads) {
   auto *A = reinterpret_cast<const float *>(a);
   auto *B = reinterpret_cast<const float *>(b);
-  auto *C = reinterpret_cast<const float *>(c);
-  auto *D = reinterpret_cast<float *>(d);
-  // What the tensor core reads of a 32-bit operand register.
-  auto tf32 = [](float x) {
-    uint32_t bits;
-    std::memcpy(&bits, &x, 4);
-    bits &= 0xffffe000u;
-    float y;
-    std::memcpy(&y, &bits, 4);
-    return double(y);
-  };
-  for (int w = 0; w < threads / frag::kWarpSize; ++w) {
-    int base = w * frag::kWarpSize;
-    double am[frag::kMmaM][frag::kMmaKTf32], bm[frag::kMmaKTf32][frag::kMmaN];
-    for (int lane = 0; lane < frag::kWarpSize; ++lane) {
-      for (int v = 0; v < frag::kValuesATf32; ++v) {
-        frag::Coord e = frag::mmaATf32(lane, v);
-        am[e.row][e.col] = tf32(A[v * threads + base + lane]);
-      }
-      for (int v = 0; v < frag::kValuesBTf32; ++v) {
-        frag::Coord e = frag::mmaBTf32(lane, v);
-        bm[e.row][e.col] = tf32(B[v * threads + base + lane]);
-      }
-    }
-    for (int lane = 0; lane < frag::kWarpSize; ++lane)
-      for (int v = 0; v < frag::kValuesC; ++v) {
-        frag::Coord e = frag::mmaC(lane, v);
-        double sum = C[v * threads + base + lane];
-        for (int k = 0; k < frag::kMmaKTf32; ++k)
-          sum += am[e.row][k] * bm[k][e.col];
-        D[v * threads + base + lane] = float(sum);
-      }
-  }
+  mmaWarps<frag::kMmaKTf32>(
+      frag::kValuesATf32, frag::mmaATf32<int>, [&](int i) { return tf32Bits(A[i]); },
+      frag::kValuesBTf32, frag::mmaBTf32<int>, [&](int i) { return tf32Bits(B[i]); },
+      reinterpret_cast<const float *>(c), reinterpret_cast<float *>(d), threads);
 }
 
 extern "C" void attn_emu_ldmatrix(int64_t base, int64_t rows, int64_t cols, int64_t row,

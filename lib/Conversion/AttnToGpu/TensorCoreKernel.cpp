@@ -1,8 +1,9 @@
 //===- TensorCoreKernel.cpp - attn.sdpa as a FlashAttention-2 mma.sync kernel -===//
 //
-// f16/bf16 attn.sdpa with head dims 64/128 becomes a FlashAttention-2
-// kernel on tensor cores, written at fragment level (upstream's
-// convert-vector-to-gpu gives up on a contract -> softmax -> contract chain):
+// f16/bf16 attn.sdpa (f32 as TF32, when asked) with head dims 64/128
+// becomes a FlashAttention-2 kernel on tensor cores, written at fragment
+// level (upstream's convert-vector-to-gpu gives up on a contract -> softmax
+// -> contract chain):
 //
 //   forall (bh, qTile) → blocks                 64 query rows per block
 //     Ks[2·BK][D], Vs[2·BK][Dv] in workgroup memory (two stages; Q is staged
@@ -21,6 +22,15 @@
 //         P·V (FragmentLayout.h: accumulatorForA); V B-fragments by
 //         ldmatrix.x4.trans
 //       l summed over the quad; O = acc / l (0 for a row that saw no key)
+//
+// f32 with tf32 (asked for: convert-attn-to-gpu tf32) takes the same
+// schedule on mma.sync m16n8k8 .tf32: every operand value rounded by
+// cvt.rna.tf32.f32; Q's A fragments loaded from global memory (no Q stage:
+// 64 f32 rows of D 128 would not fit Ks); K by 32-bit ldmatrix.x4; P's
+// accumulators are the A operand as they lie once each k-step's keys are
+// permuted (FragmentLayout.h: keyOfColumnTf32, accumulatorForATf32), V's
+// values read per element at those keys; 16-key tiles when a head dim is
+// 128 (twice the bytes per row).
 //
 // The per-thread code is SIMT: each thread holds its fragments as values
 // (nvgpu.ldmatrix / nvgpu.mma.sync operands) and the rows groupOf(lane) and
@@ -284,6 +294,7 @@ private:
     for (int64_t j2 = 0; j2 < int64_t(sAcc.size()) / 2; ++j2)
       for (int64_t kk = 0; kk < p.d / frag::kMmaKTf32; ++kk) {
         Value row = g.add(base, g.add(kRow, g.idx(16 * j2)));
+        // Four 32-bit registers: the B fragments of n-tiles 2·j2, 2·j2 + 1.
         Value x4 = nvgpu::LdMatrixOp::create(
             b, loc, fragATf32(), ks,
             ValueRange{row, swizzle(row, g.add(kCol, g.idx(frag::kMmaKTf32 * kk)))},
@@ -308,7 +319,8 @@ private:
         SmallVector<Value> vb;
         for (int v = 0; v < frag::kValuesBTf32; ++v) {
           frag::CoordOf<LaneExpr> e = frag::mmaBTf32(l, v);
-          Value key = g.add(base, g.add(g.idx(frag::kMmaKTf32 * st), frag::keyOfColumnTf32(e.row).v));
+          Value key = g.add(base, g.add(g.idx(frag::kMmaKTf32 * st),
+                                        frag::keyOfColumnTf32(e.row).v));
           Value col = g.add(e.col.v, g.idx(frag::kMmaN * n));
           vb.push_back(roundTf32(swizzledElement(vs, key, col)));
         }

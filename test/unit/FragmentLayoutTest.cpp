@@ -211,6 +211,78 @@ TEST(FragmentTable, AccumulatorsOfTwoNTilesAreTheNextAOperand) {
     }
 }
 
+// The kernel's shared-memory reads through the swizzle (swizzledChunk,
+// swizzledColumn, the same functions the emitter instantiates) touch 32
+// different banks per warp-wide access: each ldmatrix phase (8 lanes × 16
+// bytes) and each TF32 V read (32 lanes × 4 bytes), for every stage base,
+// tile offset and head dim the kernel uses. Without the swizzle the 8 rows
+// of a K phase would share one bank group (8-way conflicts).
+int bankOf(int64_t element, int bytes) { return int(element * bytes / 4 % frag::kSharedBanks); }
+
+/// The banks of one ldmatrix phase m (lanes 8m .. 8m + 7): each lane's
+/// address gives a 16-byte row of a tile `width` elements wide.
+std::set<int> phaseBanks(Coord (*address)(int), int m, int rowOffset, int colOffset, int width,
+                         int bytes) {
+  int chunk = 16 / bytes;
+  std::set<int> banks;
+  for (int lane = 8 * m; lane < 8 * m + 8; ++lane) {
+    Coord a = address(lane);
+    int row = a.row + rowOffset, col = a.col + colOffset;
+    int64_t first = int64_t(row) * width + frag::swizzledChunk(row, col, chunk);
+    for (int e = 0; e < chunk; e += 4 / bytes)
+      banks.insert(bankOf(first + e, bytes));
+  }
+  return banks;
+}
+
+TEST(SharedTiles, LdmatrixPhasesAreBankConflictFree) {
+  for (int width : {64, 128})
+    for (int base : {0, 16, 32}) // stage rows: 0, or BK (16 or 32)
+      for (int m = 0; m < 4; ++m) {
+        for (int j2 = 0; j2 < 2; ++j2)
+          for (int kk = 0; kk < width / 16; ++kk) {
+            // f16/bf16: Q's A fragments, K's B fragments ([n][k]) and V's
+            // (.trans, [k][n]), at the offsets the kernel adds.
+            EXPECT_EQ(phaseBanks(ldmatrixAddressA<int>, m, 0, 16 * kk, width, 2).size(), 32u);
+            EXPECT_EQ(phaseBanks(ldmatrixAddressBNMajor<int>, m, base + 16 * j2, 16 * kk, width, 2)
+                          .size(),
+                      32u)
+                << "K f16 width " << width << " base " << base << " phase " << m;
+            EXPECT_EQ(phaseBanks(ldmatrixAddressBKMajor<int>, m, base + 16 * j2, 16 * kk, width, 2)
+                          .size(),
+                      32u)
+                << "V f16 width " << width << " base " << base << " phase " << m;
+          }
+        // TF32: K's B fragments by 32-bit ldmatrix, k-steps of 8.
+        for (int j2 = 0; j2 < 2; ++j2)
+          for (int kk = 0; kk < width / 8; ++kk)
+            EXPECT_EQ(phaseBanks(ldmatrixAddressBNMajorTf32<int>, m, base + 16 * j2, 8 * kk, width,
+                                 4)
+                          .size(),
+                      32u)
+                << "K tf32 width " << width << " base " << base << " phase " << m;
+      }
+}
+
+TEST(SharedTiles, Tf32ValueReadsAreBankConflictFree) {
+  // valuesTf32: lane l reads V[base + 8·st + keyOfColumnTf32(k)][8n + c]
+  // for its B value v at (k, c) = mmaBTf32(l, v).
+  for (int dv : {64, 128})
+    for (int base : {0, 16, 32})
+      for (int st = 0; st < 4; ++st)
+        for (int n = 0; n < dv / 8; ++n)
+          for (int v = 0; v < kValuesBTf32; ++v) {
+            std::set<int> banks;
+            for (int lane = 0; lane < kWarpSize; ++lane) {
+              Coord e = mmaBTf32(lane, v);
+              int key = base + 8 * st + keyOfColumnTf32(e.row), col = e.col + 8 * n;
+              banks.insert(bankOf(int64_t(key) * dv + frag::swizzledColumn(key, col, 4), 4));
+            }
+            EXPECT_EQ(banks.size(), 32u) << "Dv " << dv << " base " << base << " st " << st
+                                         << " n " << n << " v " << v;
+          }
+}
+
 TEST(FragmentTable, Tf32AccumulatorsAreTheNextAOperandUnderTheKeyPermutation) {
   // Value v of the A operand of a tf32 P·V k-step is (row, column k); the
   // key it stands for is keyOfColumnTf32(k), and the scores' accumulator

@@ -156,6 +156,28 @@ template <typename I> constexpr CoordOf<I> ldmatrixAddressBNMajorTf32(I lane) {
 template <typename I> constexpr I keyOfColumnTf32(I k) { return 2 * (k % 4) + k / 4; }
 constexpr int accumulatorForATf32(int v) { return 2 * (v % 2) + v / 2; }
 
+// --- swizzled shared-memory tiles ------------------------------------------
+
+/// Shared memory: 32 banks, 4 bytes wide.
+inline constexpr int kSharedBanks = 32;
+
+/// The kernel's shared tiles (the K and V stages; Q staged through K) are
+/// stored swizzled: the 16-byte chunk c of row r sits at chunk c ^ (r % 8),
+/// so that the 8 rows one ldmatrix phase reads (and, for TF32, the keys a
+/// warp reads V at) fall on different banks. `chunk` is the elements per 16
+/// bytes (kLdmatrixRowB16 or kLdmatrixRowB32); `col` is the first element
+/// of a chunk.
+template <typename I> constexpr I swizzledChunk(I row, I col, int chunk) {
+  I c = col / chunk;
+  I r = row % 8;
+  return chunk * (c ^ r);
+}
+/// The physical column of element `col` of row `row` of a swizzled tile.
+template <typename I> constexpr I swizzledColumn(I row, I col, int chunk) {
+  I start = swizzledChunk(row, col, chunk);
+  return start + col % chunk;
+}
+
 } // namespace attn::gpu::frag
 
 namespace attn::gpu::ptx {

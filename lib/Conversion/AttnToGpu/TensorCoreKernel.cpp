@@ -73,6 +73,9 @@ LaneExpr operator+(int64_t c, LaneExpr a) { return a + c; }
 LaneExpr operator*(int64_t c, LaneExpr a) { return {a.g, a.g->mul(a.v, a.g->idx(c))}; }
 LaneExpr operator/(LaneExpr a, int64_t c) { return {a.g, a.g->div(a.v, a.g->idx(c))}; }
 LaneExpr operator%(LaneExpr a, int64_t c) { return {a.g, a.g->rem(a.v, a.g->idx(c))}; }
+LaneExpr operator^(LaneExpr a, LaneExpr b) {
+  return {a.g, arith::XOrIOp::create(a.g->b, a.g->loc, a.v, b.v)};
+}
 
 /// Keys per K/V tile: 32, so that two stages of K and V fit 32 KiB at head
 /// dim 128, Q (64 rows) fits the two K stages, and the scores of a tile (16
@@ -122,17 +125,16 @@ private:
   VectorType fragA() { return VectorType::get({4, 2}, elt); }
   VectorType fragB() { return VectorType::get({2, 2}, elt); }
   VectorType fragC() { return VectorType::get({2, 2}, g.f32()); }
-  Value xorI(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
 
   /// The physical column of the 16-byte chunk starting at `col` in row
-  /// `row` of a swizzled tile: chunk (col / chunk) ^ (row % 8).
+  /// `row` of a swizzled tile (FragmentLayout.h: swizzledChunk).
   Value swizzle(Value row, Value col) {
-    Value c = xorI(g.div(col, g.idx(chunk)), g.rem(row, g.idx(8)));
-    return g.mul(c, g.idx(chunk));
+    return frag::swizzledChunk(LaneExpr{&g, row}, LaneExpr{&g, col}, int(chunk)).v;
   }
   /// Element `col` of row `row` of a swizzled tile.
   Value swizzledElement(Value tile, Value row, Value col) {
-    return g.load(tile, {row, g.add(swizzle(row, col), g.rem(col, g.idx(chunk)))});
+    Value phys = frag::swizzledColumn(LaneExpr{&g, row}, LaneExpr{&g, col}, int(chunk)).v;
+    return g.load(tile, {row, phys});
   }
 
   /// cp.async of rows [row0, row0 + rows) of src[bIdx, head] (width

@@ -37,7 +37,8 @@ import time
 import numpy as np
 
 MAX_RANK = 8
-TOLERANCE = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2, "tf32": 2e-3}
+# tf32: the CPU emulation of the TF32 kernel is at 7.7e-5 on causal_br_tf32.
+TOLERANCE = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2, "tf32": 5e-4}
 
 
 def tolerance(k):
@@ -195,8 +196,9 @@ def torch_sdpa(torch, k, t):
         i = torch.arange(k["tq"], device="cuda")[:, None]
         j = torch.arange(k["tk"], device="cuda")[None, :]
         mask = j <= i + k["tk"] - k["tq"]
-    # TF32 kernels against torch's TF32 matmuls (the math backend's), others
-    # against full f32.
+    # TF32 kernels beside torch with allow_tf32, others with full f32. (The
+    # flag changes the math backend's matmuls; the backend torch picks for
+    # f32 may compute in full f32 regardless.)
     torch.backends.cuda.matmul.allow_tf32 = bool(k.get("tf32"))
     return F.scaled_dot_product_attention(q, kk, v, attn_mask=mask, is_causal=causal)
 

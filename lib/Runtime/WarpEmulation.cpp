@@ -54,8 +54,10 @@ void mmaWarps(int valuesA, frag::Coord (*mapA)(int, int), ReadA readA, int value
   }
 }
 
-/// What the tensor core reads of a 32-bit TF32 operand register: the low
-/// 13 mantissa bits are ignored.
+/// What the tensor core is taken to read of a 32-bit TF32 operand register:
+/// sign, exponent and the top 10 mantissa bits (the low 13 ignored). The
+/// kernel rounds every operand with cvt.rna.tf32.f32 first, so this only
+/// matters for an operand that missed its rounding.
 double tf32Bits(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, 4);
@@ -92,6 +94,10 @@ extern "C" void attn_emu_ldmatrix(int64_t base, int64_t rows, int64_t cols, int6
   auto *R = reinterpret_cast<const int64_t *>(row);
   auto *Cc = reinterpret_cast<const int64_t *>(col);
   bool wide = elementBytes == 4;
+  if (wide && transpose) {
+    std::fprintf(stderr, "attn-emulate-gpu-schedule: ldmatrix .trans of 32-bit data\n");
+    std::abort();
+  }
   int rowElements = wide ? frag::kLdmatrixRowB32 : frag::kLdmatrixRowB16;
   int perRegister = wide ? 1 : 2;
   for (int w = 0; w < threads / frag::kWarpSize; ++w) {
@@ -104,10 +110,12 @@ extern "C" void attn_emu_ldmatrix(int64_t base, int64_t rows, int64_t cols, int6
           // Row `at.row` of matrix j was addressed by lane 8j + at.row.
           int src = wb + 8 * j + at.row;
           int64_t r = R[src], c0 = Cc[src];
-          if (r < 0 || r >= rows || c0 < 0 || c0 + rowElements > cols) {
+          // A row address must also be 16-byte aligned (the GPU faults).
+          if (r < 0 || r >= rows || c0 < 0 || c0 + rowElements > cols ||
+              c0 % rowElements != 0) {
             std::fprintf(stderr,
                          "attn-emulate-gpu-schedule: ldmatrix address (%lld, %lld) of thread "
-                         "%d outside the %lldx%lld shared buffer\n",
+                         "%d outside the %lldx%lld shared buffer or not 16-byte aligned\n",
                          (long long)r, (long long)c0, src, (long long)rows, (long long)cols);
             std::abort();
           }

@@ -30,9 +30,9 @@ void attn_emu_mma_m16n8k8_tf32(int64_t a, int64_t b, int64_t c, int64_t d, int32
 /// buffer of `elementBytes`-byte elements (2, or 4 for 32-bit data, which
 /// .trans cannot take): thread t supplied the address (row[t], col[t]); out
 /// is [numTiles][2][threads] 16-bit values, or [numTiles][threads] 32-bit
-/// ones. An address outside the buffer (or a row that runs past its end)
-/// aborts with a message: on the GPU it would read another buffer or
-/// fault.
+/// ones. An address outside the buffer, a row that runs past its end or a
+/// row not 16-byte aligned aborts with a message: on the GPU it would read
+/// another buffer or fault.
 void attn_emu_ldmatrix(int64_t base, int64_t rows, int64_t cols, int64_t row,
                        int64_t col, int64_t out, int32_t numTiles, int32_t transpose,
                        int32_t elementBytes, int32_t threads);

@@ -187,9 +187,10 @@ private:
   void barrier() { inlinePtx(Type(), {}, ::attn::gpu::ptx::kBarrier, "", true); }
 
   /// ldmatrix.x4 at tile[row, col] (col: the logical column of the lane's
-  /// chunk; the swizzle is applied here).
-  Value ldmatrix(Value tile, Value row, Value col, bool transpose) {
-    return nvgpu::LdMatrixOp::create(b, loc, fragA(), tile,
+  /// chunk; the swizzle is applied here): four registers of 16-bit pairs
+  /// (fragA), or of one 32-bit element each (fragATf32).
+  Value ldmatrix(Value tile, Value row, Value col, bool transpose, VectorType type) {
+    return nvgpu::LdMatrixOp::create(b, loc, type, tile,
                                      ValueRange{row, swizzle(row, col)},
                                      b.getBoolAttr(transpose), b.getI32IntegerAttr(4));
   }
@@ -226,7 +227,7 @@ private:
     for (int64_t j2 = 0; j2 < int64_t(sAcc.size()) / 2; ++j2)
       for (int64_t kk = 0; kk < p.d / frag::kMmaK; ++kk) {
         Value x4 = ldmatrix(ks, g.add(base, g.add(kRow, g.idx(16 * j2))),
-                            g.add(kCol, g.idx(frag::kMmaK * kk)), false);
+                            g.add(kCol, g.idx(frag::kMmaK * kk)), false, fragA());
         auto [b0, b1] = splitB(x4);
         sAcc[2 * j2] = mma(qFrag[kk], b0, sAcc[2 * j2]);
         sAcc[2 * j2 + 1] = mma(qFrag[kk], b1, sAcc[2 * j2 + 1]);
@@ -248,7 +249,7 @@ private:
       Value pa = fragment(fragA(), elems);
       for (int64_t n2 = 0; n2 < int64_t(acc.size()) / 2; ++n2) {
         Value x4 = ldmatrix(vs, g.add(base, g.add(vRow, g.idx(16 * st))),
-                            g.add(vCol, g.idx(16 * n2)), true);
+                            g.add(vCol, g.idx(16 * n2)), true, fragA());
         auto [b0, b1] = splitB(x4);
         acc[2 * n2] = mma(pa, b0, acc[2 * n2]);
         acc[2 * n2 + 1] = mma(pa, b1, acc[2 * n2 + 1]);
@@ -295,12 +296,9 @@ private:
     Value kRow = kAddr.row.v, kCol = kAddr.col.v;
     for (int64_t j2 = 0; j2 < int64_t(sAcc.size()) / 2; ++j2)
       for (int64_t kk = 0; kk < p.d / frag::kMmaKTf32; ++kk) {
-        Value row = g.add(base, g.add(kRow, g.idx(16 * j2)));
         // Four 32-bit registers: the B fragments of n-tiles 2·j2, 2·j2 + 1.
-        Value x4 = nvgpu::LdMatrixOp::create(
-            b, loc, fragATf32(), ks,
-            ValueRange{row, swizzle(row, g.add(kCol, g.idx(frag::kMmaKTf32 * kk)))},
-            b.getBoolAttr(false), b.getI32IntegerAttr(4));
+        Value x4 = ldmatrix(ks, g.add(base, g.add(kRow, g.idx(16 * j2))),
+                            g.add(kCol, g.idx(frag::kMmaKTf32 * kk)), false, fragATf32());
         for (int64_t t = 0; t < 2; ++t) {
           Value b0 = roundTf32(at1(x4, 2 * t)), b1 = roundTf32(at1(x4, 2 * t + 1));
           sAcc[2 * j2 + t] = mma(qFrag[kk], fragment(fragBTf32(), {b0, b1}), sAcc[2 * j2 + t]);
@@ -406,7 +404,7 @@ private:
       frag::CoordOf<LaneExpr> a = frag::ldmatrixAddressA(l);
       Value aRow = g.add(warpRow, a.row.v), aCol = a.col.v;
       for (int64_t kk = 0; kk < p.d / 16; ++kk)
-        qFrag.push_back(ldmatrix(ks, aRow, g.add(aCol, g.idx(16 * kk)), false));
+        qFrag.push_back(ldmatrix(ks, aRow, g.add(aCol, g.idx(16 * kk)), false, fragA()));
       barrier();
     }
 

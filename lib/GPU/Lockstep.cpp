@@ -580,7 +580,8 @@ private:
     };
     Value bits = arith::BitcastOp::create(b, loc, it, x);
     Value rounded = arith::AndIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, bits, constant(0x1000u)), constant(0xffffe000u));
+        b, loc, arith::AddIOp::create(b, loc, bits, constant(::attn::gpu::frag::kTf32RoundHalf)),
+        constant(::attn::gpu::frag::kTf32KeepMask));
     Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
     return arith::SelectOp::create(b, loc, nan, bits, rounded);
   }

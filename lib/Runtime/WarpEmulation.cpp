@@ -61,7 +61,7 @@ void mmaWarps(int valuesA, frag::Coord (*mapA)(int, int), ReadA readA, int value
 double tf32Bits(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, 4);
-  bits &= 0xffffe000u;
+  bits &= frag::kTf32KeepMask;
   float y;
   std::memcpy(&y, &bits, 4);
   return y;

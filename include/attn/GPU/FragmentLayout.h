@@ -120,6 +120,10 @@ constexpr AccumulatorSource accumulatorForA(int v) { return {v / 4, v % 4}; }
 //     is 4 elements; register j of lane l holds one element of matrix j.
 
 inline constexpr int kMmaKTf32 = 8;
+/// TF32 in an f32's bits: the low 13 mantissa bits are dropped (kept: the
+/// mask); rounding to nearest, ties away, adds half of the dropped range
+/// first.
+inline constexpr unsigned kTf32KeepMask = 0xffffe000u, kTf32RoundHalf = 0x1000u;
 inline constexpr int kValuesATf32 = 4, kValuesBTf32 = 2;
 /// Elements of an ldmatrix row (16 bytes) for 16-bit and 32-bit data.
 inline constexpr int kLdmatrixRowB16 = 8, kLdmatrixRowB32 = 4;

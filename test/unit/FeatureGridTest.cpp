@@ -981,8 +981,12 @@ INSTANTIATE_TEST_SUITE_P(
         DecodeCase{2, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap"},
         // Few rows (G·Tq at most a row block: 8 at 16 lanes, 4 at 8) with
         // whole vectors of D and Dv read K and V in place: scores folded
-        // from per-key vectors over D, keys prefetched ahead. Groups of 16,
-        // 4 and 2 keys (1, 3-4, 5-8 rows), a partial last tile, splits.
+        // from per-key vectors over D, key by key, and put in key order;
+        // P·V by passes over groups of rows reading V's rows whole when a
+        // row's Dv fits the accumulators (16 lanes: 2 rows at Dv 128, 4 at
+        // 64, 8 at 32), by column slices otherwise (8 lanes at Dv 128).
+        // 1-8 rows, a partial last tile, splits; 3 and 5 rows leave a
+        // shorter last pass (2 + 1 rows at Dv 128, 4 + 1 at Dv 64).
         DecodeCase{1, 4099, 8, 2, kDecBottomRight, true, 16, 128, DType::F32, "", 128},
         DecodeCase{1, 1000, 8, 1, kDecNone, false, 16, 128, DType::F32, "", 128},
         DecodeCase{2, 777, 8, 2, kDecTopLeft, true, 16, 64, DType::F32, "", 64},
@@ -997,7 +1001,10 @@ INSTANTIATE_TEST_SUITE_P(
         DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "alibi", 64},
         DecodeCase{1, 2500, 8, 1, kDecBottomRight, true, 16, 64, DType::F32, "lengths", 64},
         DecodeCase{2, 2500, 8, 2, kDecNone, true, 16, 64, DType::F32, "window", 64},
-        DecodeCase{1, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap", 64}),
+        DecodeCase{1, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap", 64},
+        DecodeCase{3, 1100, 4, 4, kDecBottomRight, false, 16, 128, DType::F32, "", 128},
+        DecodeCase{5, 1100, 2, 2, kDecTopLeft, true, 16, 64, DType::BF16, "", 64},
+        DecodeCase{1, 1300, 8, 2, kDecBottomRight, true, 8, 128, DType::F32, "", 128}),
     decodeParamName);
 
 /// Prefill shapes through the same kernel with 16 lanes (8-row register

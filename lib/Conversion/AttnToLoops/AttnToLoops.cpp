@@ -297,7 +297,7 @@ private:
   int64_t rowBlock;
   TileRows rows;
   Value bIdx, hkv;
-  Value qs, kt, vt, sp, acc, mRow, lRow, alphaRow;
+  Value qs, kt, vt, sp, keySums, acc, mRow, lRow, alphaRow;
 
   /// Row i of the tile, clamped to the last row of the row space (padding
   /// rows repeat it: their rules and mask are a real row's).
@@ -339,6 +339,8 @@ private:
       vt = scratch({t.tileK, dvPadded});
     }
     sp = scratch({t.tileQ, t.tileK});
+    if (directKeys) // a run's per-key vectors: [slot][row · w + lane]
+      keySums = scratch({t.vectorWidth, t.tileQ * t.vectorWidth});
     acc = scratch({t.tileQ, dvPadded});
     mRow = scratch({t.tileQ});
     lRow = scratch({t.tileQ});
@@ -483,87 +485,54 @@ private:
     }
   }
 
-  /// Bytes of K (and as many of V) a tile read in place asks the caches for
-  /// ahead of the keys it is working on: the read stream of a decode is
-  /// the kernel's speed, and the hardware prefetchers alone kept it at
-  /// about half the measured read bandwidth (bench/cpu/RESULTS.md).
-  static constexpr int64_t kPrefetchBytes = 64 * 1024;
-
-  /// Prefetches (into every cache level) the K and V rows
-  /// max(tile-k, kPrefetchBytes / row bytes) keys past each key of the
-  /// tile starting at k0, clamped to the batch row's last key: one
-  /// prefetch per 64-byte line.
-  void prefetchKeysAhead(Value k0, Value j0, int64_t n) {
-    auto kType = cast<MemRefType>(s.k.getType());
-    int64_t elemBits = kType.getElementTypeBitWidth();
-    int64_t ahead = std::max<int64_t>(t.tileK, kPrefetchBytes * 8 / (p.d * elemBits));
-    Value last = e.sub(keys->keyCount(), e.idx(1));
-    e.loop(j0, e.add(j0, e.idx(n)), 1, [&](Value j) {
-      Value row = e.maxI(e.minI(e.add(k0, e.add(j, e.idx(ahead))), last), e.idx(0));
-      for (auto [buf, width] : {std::pair(s.k, p.d), std::pair(s.v, p.dv)}) {
-        int64_t lineElems = 512 / cast<MemRefType>(buf.getType()).getElementTypeBitWidth();
-        for (int64_t c = 0; c < width; c += lineElems)
-          memref::PrefetchOp::create(e.b, e.loc, buf, ValueRange{bIdx, hkv, row, e.idx(c)},
-                                     /*isWrite=*/false, /*localityHint=*/3,
-                                     /*isDataCache=*/true);
-      }
-    });
-  }
-
   /// The scores of a tile of few rows (R = tile-q <= the row block: decode)
   /// with K read in place: no transposed copy of K, whose w·log2(w)
   /// shuffles per w keys and D would cost more than the R·D FMAs a key
-  /// needs. For each run of w keys, groups of g keys (g·R accumulators, one
-  /// vector over d per row and key; each K row loaded once for all rows)
-  /// are summed over D, then each row's w vectors are folded into one
-  /// vector of w scores by a tree of addHalves (log2(w) levels, w - 1
+  /// needs. For each run of w keys, a loop over the keys in order reads
+  /// each key's row once, front to back, into R vectors over D (one per
+  /// row), kept in `keySums`; then each row's w vectors are folded into
+  /// one vector of w scores by a tree of addHalves (log2(w) levels, w - 1
   /// steps, each two shuffles and an add: about 2 shuffles per key and
-  /// row). Slot i of the run holds key reverseBits(i): the tree puts slot
-  /// i's sum in lane reverseBits(i), so the scores come out in key order.
-  /// Keys past the tile's (the partial last tile) repeat its last key; the
-  /// keep rules hide them.
+  /// row; a binary counter pairs equal levels at once). The tree leaves
+  /// slot i's sum in lane reverseBits(i), so one shuffle per row and run
+  /// puts the scores in key order. Keys past the tile's (the partial last
+  /// tile) repeat its last key; the keep rules hide them.
+  ///
+  /// The read order is a decode's speed: K (and V, accumulateValuesByRows)
+  /// stream from memory, and only a front-to-back read of one key row after
+  /// another keeps the hardware prefetchers ahead on every core. Keys read
+  /// in step line by line, out of order, or software prefetches (which
+  /// LLVM gathers into one burst per run) cost 1.5-2x the time on AMD
+  /// Zen 4 (docs/cpu.md). The key loop stays a loop so that LLVM cannot
+  /// interleave the keys' loads.
   void computeScoresDirect(Value k0, Value kRows) {
     int64_t w = t.vectorWidth, rowsN = t.tileQ;
     int64_t bits = llvm::Log2_64(w);
-    int64_t g = std::min(w, powerOf2Floor(std::max<int64_t>(1, accumulatorBudget(w) / rowsN)));
-    int64_t groupLevels = llvm::Log2_64(g);
+    SmallVector<int64_t> keyOrder; // lane l of the tree's result: slot reverseBits(l)
+    for (int64_t l = 0; l < w; ++l)
+      keyOrder.push_back(reverseBits(l, bits));
     Value lastKey = e.add(k0, e.sub(kRows, e.idx(1)));
     e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
-      prefetchKeysAhead(k0, j, w);
-      // Per row, the folded vectors not yet paired: (vector, levels done);
-      // equal neighbours pair at once (a binary counter), so at most
-      // log2(w / g) + 1 wait per row.
-      SmallVector<SmallVector<std::pair<Value, int64_t>>> pending(rowsN);
-      for (int64_t slot0 = 0; slot0 < w; slot0 += g) {
-        SmallVector<Value> keyRows;
-        for (int64_t x = 0; x < g; ++x)
-          keyRows.push_back(
-              e.minI(e.add(k0, e.add(j, e.idx(reverseBits(slot0 + x, bits)))), lastKey));
-        SmallVector<Value> init(rowsN * g, e.splat(0.0));
+      e.loop(e.idx(0), e.idx(w), 1, [&](Value slot) {
+        Value key = e.minI(e.add(k0, e.add(j, slot)), lastKey);
+        SmallVector<Value> init(rowsN, e.splat(0.0));
         SmallVector<Value> sums = e.loopCarry(
             e.idx(0), e.idx(p.d), w, init, [&](Value d, ValueRange a) {
-              SmallVector<Value> kv;
-              for (int64_t x = 0; x < g; ++x)
-                kv.push_back(e.vloadF32(s.k, {bIdx, hkv, keyRows[x], d}));
+              Value kv = e.vloadF32(s.k, {bIdx, hkv, key, d});
               SmallVector<Value> next;
-              for (int64_t r = 0; r < rowsN; ++r) {
-                Value qv = e.vload(qs, {e.idx(r), d});
-                for (int64_t x = 0; x < g; ++x)
-                  next.push_back(e.fma(qv, kv[x], a[r * g + x]));
-              }
+              for (int64_t r = 0; r < rowsN; ++r)
+                next.push_back(e.fma(e.vload(qs, {e.idx(r), d}), kv, a[r]));
               return next;
             });
+        for (int64_t r = 0; r < rowsN; ++r)
+          e.vstore(sums[r], keySums, {slot, e.idx(r * w)});
+      });
+      // Per row, the folded vectors not yet paired: (vector, levels done).
+      SmallVector<SmallVector<std::pair<Value, int64_t>>> pending(rowsN);
+      for (int64_t slot = 0; slot < w; ++slot) {
         for (int64_t r = 0; r < rowsN; ++r) {
-          // The group's g slots: levels 0 .. groupLevels of the tree.
-          SmallVector<Value> level(sums.begin() + r * g, sums.begin() + (r + 1) * g);
-          for (int64_t l = 0; l < groupLevels; ++l) {
-            SmallVector<Value> up;
-            for (size_t i = 0; i < level.size(); i += 2)
-              up.push_back(addHalves(e, level[i], level[i + 1], w >> (l + 1)));
-            level = up;
-          }
           auto &stack = pending[r];
-          stack.push_back({level[0], groupLevels});
+          stack.push_back({e.vload(keySums, {e.idx(slot), e.idx(r * w)}), 0});
           while (stack.size() >= 2 && stack[stack.size() - 2].second == stack.back().second) {
             auto [b, l] = stack.pop_back_val();
             Value a = stack.pop_back_val().first;
@@ -573,7 +542,9 @@ private:
       }
       for (int64_t r = 0; r < rowsN; ++r) {
         assert(pending[r].size() == 1 && pending[r][0].second == bits && "tree not complete");
-        storeScores(k0, e.idx(r), {j}, {pending[r][0].first});
+        Value folded = pending[r][0].first;
+        storeScores(k0, e.idx(r), {j},
+                    {vector::ShuffleOp::create(e.b, e.loc, folded, folded, keyOrder)});
       }
     });
   }
@@ -670,9 +641,12 @@ private:
   /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: rowBlock rows ×
   /// 1, 2 or 4 vectors of columns in registers (as many as the accumulator
   /// budget allows). With K/V read in place (directKeys), V's rows are read
-  /// where they are, for the tile's keys only (P is 0 past them).
+  /// where they are, for the tile's keys only (P is 0 past them), whole:
+  /// see accumulateValuesByRows.
   void accumulateValues(Value k0, Value kRows) {
     int64_t w = t.vectorWidth;
+    if (directKeys && dvPadded / w <= accumulatorBudget(w))
+      return accumulateValuesByRows(k0, kRows);
     int64_t cols = 1;
     for (int64_t c : {4, 2})
       if (rowBlock * c <= accumulatorBudget(w) && dvPadded % (c * w) == 0) {
@@ -705,6 +679,38 @@ private:
             e.vstore(sums[r * cols + v], acc, {e.add(i, e.idx(r)), colIdx[v]});
       });
     });
+  }
+
+  /// accumulateValues for a tile that reads V in place, when a row's Dv
+  /// fits the accumulator budget: passes over groups of as many rows as
+  /// the budget holds, each reading the tile's V rows whole, key by key
+  /// (4 rows at Dv 128 with AVX-512: two passes of 2 rows × 8 vectors).
+  /// Passes over column slices instead read each V row in pieces with a
+  /// stride, which the hardware prefetchers of AMD Zen 4 follow badly
+  /// (1.3x the decode time in a C++ model of this loop, docs/cpu.md).
+  void accumulateValuesByRows(Value k0, Value kRows) {
+    int64_t w = t.vectorWidth;
+    int64_t cols = dvPadded / w;
+    int64_t rowsPerPass = std::max<int64_t>(1, accumulatorBudget(w) / cols);
+    for (int64_t r0 = 0; r0 < rowBlock; r0 += rowsPerPass) {
+      int64_t n = std::min(rowsPerPass, rowBlock - r0);
+      SmallVector<Value> init;
+      for (int64_t r = 0; r < n; ++r) {
+        Value row = e.idx(r0 + r);
+        Value alpha = e.bcast(e.load(alphaRow, {row}));
+        for (int64_t v = 0; v < cols; ++v)
+          init.push_back(e.fmul(e.vload(acc, {row, e.idx(v * w)}), alpha));
+      }
+      SmallVector<Value> sums = broadcastFmaBlock(
+          e, n, cols, kRows, init,
+          [&](Value j, int64_t v) {
+            return e.vloadF32(s.v, {bIdx, hkv, e.add(k0, j), e.idx(v * w)});
+          },
+          [&](int64_t r, Value j) { return e.load(sp, {e.idx(r0 + r), j}); });
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t v = 0; v < cols; ++v)
+          e.vstore(sums[r * cols + v], acc, {e.idx(r0 + r), e.idx(v * w)});
+    }
   }
 };
 

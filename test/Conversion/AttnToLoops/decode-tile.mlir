@@ -1,6 +1,11 @@
 // RUN: attn-opt %s -convert-attn-to-loops -split-input-file | FileCheck %s
 // RUN: attn-opt %s -convert-attn-to-loops="min-work-items=64" -split-input-file | FileCheck %s --check-prefix=SPLIT
 // RUN: attn-opt %s -convert-attn-to-loops="vector-width=16 tile-k=64" -split-input-file | FileCheck %s --check-prefix=W16
+// RUN: attn-opt %s -convert-attn-to-loops="vector-width=16" -split-input-file | FileCheck %s --check-prefix=NOPF
+
+// No kernel here issues software prefetches (docs/cpu.md: a decode's K/V
+// stream is read front to back for the hardware prefetchers).
+// NOPF-NOT: memref.prefetch
 
 // A static Tq below tile-q (decode) groups the G·Tq rows of the query heads
 // that share one K/V head into one tile (G = 4, Tq = 1: 4 rows), so each
@@ -8,14 +13,16 @@
 // (K/V head, batch, 1, Q tiles = 1).
 // Row r of the tile is query r mod Tq of head kvHead·G + r / Tq.
 // So few rows (at most a row block: 4 at 8 lanes) read K and V in place:
-// scratch is only Qs [4, D], the scores [4, tile-k], the accumulator
-// [4, Dv] and the three row vectors — no transposed K, no copy of V.
+// scratch is only Qs [4, D], the scores [4, tile-k], a run's per-key sums
+// [8 keys, 4 rows x 8 lanes], the accumulator [4, Dv] and the three row
+// vectors — no transposed K, no copy of V.
 // CHECK-LABEL: func.func @decode
 // CHECK: %[[KB:.*]] = bufferization.to_buffer %arg1
 // CHECK: %[[VB:.*]] = bufferization.to_buffer %arg2
 // CHECK: scf.parallel (%[[KVH:.*]], %[[B:.*]], %{{.*}}, %{{.*}}) = (%c0, %c0, %c0, %c0) to (%c8, %c1, %c1, %c1)
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
-// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
+// CHECK-NEXT: %[[SP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
+// CHECK-NEXT: %[[SUMS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
 // CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
 // CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
 // CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
@@ -25,24 +32,31 @@
 // CHECK: %[[G4:.*]] = arith.muli %[[KVH]], %c4
 // CHECK: %[[HEAD:.*]] = arith.addi %[[G4]], %[[R]]
 // CHECK: vector.load %{{.*}}[%[[B]], %[[HEAD]], %c0, %{{.*}}]
-// Per run of 8 keys, each key 128 keys ahead (64 KiB of f32 K rows of 512
-// bytes) is prefetched, one prefetch per 64-byte line of K and of V.
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8 {
-// CHECK: %[[AHEAD:.*]] = arith.maxsi
-// CHECK-COUNT-8: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[AHEAD]], %{{.*}}], read, locality<3>, data
-// CHECK-COUNT-8: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[AHEAD]], %{{.*}}], read, locality<3>, data
-// Scores: groups of 2 keys (8 accumulators = 4 rows x 2 keys) summed over
-// D from K's rows in place; slot 1 of the run is key 4 (bits reversed).
-// CHECK: %[[K0:.*]] = arith.minsi
-// CHECK: arith.addi %{{.*}}, %c4 : index
-// CHECK: %[[K1:.*]] = arith.minsi
-// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK-NEXT: vector.load %[[KB]][%[[B]], %[[KVH]], %[[K0]], %{{.*}}]
-// CHECK-NEXT: vector.load %[[KB]][%[[B]], %[[KVH]], %[[K1]], %{{.*}}]
-// Each row's pair folded at lane bit 4 (two shuffles and an add).
-// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
-// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15]
+// Scores, per run of 8 keys: a loop over the keys in order (slot i is key
+// j + i), each key's K row read once, front to back, into 4 row vectors
+// (no software prefetch: the hardware prefetchers follow this stream).
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for %[[J:.*]] = %c0 to %c64 step %c8 {
+// CHECK-NEXT: scf.for %[[SLOT:.*]] = %c0 to %c8 step %c1 {
+// CHECK-NEXT: %[[JS:.*]] = arith.addi %[[J]], %[[SLOT]] : index
+// CHECK-NEXT: %[[K0S:.*]] = arith.addi %{{.*}}, %[[JS]] : index
+// CHECK-NEXT: %[[KEY:.*]] = arith.minsi %[[K0S]], %{{.*}} : index
+// CHECK-NEXT: scf.for %[[D:.*]] = %c0 to %c128 step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-NEXT: vector.load %[[KB]][%[[B]], %[[KVH]], %[[KEY]], %[[D]]]
+// CHECK-NEXT: vector.load %{{.*}}[%c0, %[[D]]]
+// CHECK-NEXT: vector.fma
+// CHECK: vector.store %{{.*}}, %[[SUMS]][%[[SLOT]], %c0]
+// CHECK-NEXT: vector.store %{{.*}}, %[[SUMS]][%[[SLOT]], %c8]
+// Keys 0 and 1 of row 0 folded at lane bit 4 (two shuffles and an add).
+// CHECK: %[[S00:.*]] = vector.load %[[SUMS]][%c0, %c0]
+// CHECK: %[[S10:.*]] = vector.load %[[SUMS]][%c1, %c0]
+// CHECK-NEXT: vector.shuffle %[[S00]], %[[S10]] [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK-NEXT: vector.shuffle %[[S00]], %[[S10]] [4, 5, 6, 7, 12, 13, 14, 15]
 // CHECK-NEXT: arith.addf
+// The tree leaves key i in lane bitrev(i): one shuffle per row puts the
+// run's scores in key order.
+// CHECK: %[[F0:.*]] = vector.shuffle %[[T0:.*]], %[[T0]] [0, 4, 2, 6, 1, 5, 3, 7]
+// CHECK-NEXT: vector.store %[[F0]], %[[SP]][%c0, %[[J]]]
 // P·V: 4 rows x 2 vectors over the tile's keys only, V rows in place.
 // CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: vector.load %[[VB]][%[[B]], %[[KVH]],
@@ -73,6 +87,15 @@
 // SPLIT-NEXT: scf.parallel ({{.*}}) = (%c0, %c0, %c0, %c0) to (%c8, %c1, %c1, %c1)
 // SPLIT: arith.cmpf oeq, %{{.*}}, %cst{{.*}} : f32
 // SPLIT: vector.fma
+// At 16 lanes a row's Dv (128: 8 vectors) fits the accumulator budget, so
+// P·V reads V's rows whole, key by key: two passes over the tile's keys,
+// rows 0-1 then rows 2-3, each 2 rows x 8 vectors.
+// W16-LABEL: func.func @decode
+// W16: %[[VB:.*]] = bufferization.to_buffer %arg2
+// W16-COUNT-2: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// W16: vector.load %[[VB]][%{{.*}}, %{{.*}}, %{{.*}}, %c0]
+// W16: vector.load %[[VB]][%{{.*}}, %{{.*}}, %{{.*}}, %c16]
+// W16: vector.load %[[VB]][%{{.*}}, %{{.*}}, %{{.*}}, %c112]
 func.func @decode(%q: tensor<1x32x1x128xf32>, %k: tensor<1x8x?x128xf32>,
                   %v: tensor<1x8x?x128xf32>) -> tensor<1x32x1x128xf32> {
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}

@@ -5,7 +5,7 @@
 //            [--random-inputs --seed=N] [--strict-inputs]
 //            [--output=PATH.npy ...] [--compare-with=reference]
 //            [--expect=PATH.npy ... --atol=A --rtol=R]
-//            [--repeat=N] [--json] [--tile-q=N --tile-k=N --num-threads=N]
+//            [--repeat=N] [--json] [--tile-q=N --tile-k=N --vector-width=N --num-threads=N]
 //            [--dump-object=PATH] [--quiet] [--verbose]
 //
 // Exit status: 0 success, 1 the IR does not parse, verify or lower, or a
@@ -131,6 +131,12 @@ static cl::opt<int64_t> tileK("tile-k",
                               cl::desc("Keys per tile of the fused kernel (default: the "
                                        "pipeline's)"),
                               cl::cat(runCategory));
+static cl::opt<int64_t> vectorWidthOpt(
+    "vector-width",
+    cl::desc("cpu pipeline: f32 lanes per vector of the fused kernel (default: the host's "
+             "widest, 16 with AVX-512, 8 with AVX2; e.g. 8 on an AVX-512 host runs the AVX2 "
+             "schedule)"),
+    cl::cat(runCategory));
 static cl::opt<bool> tf32Opt(
     "tf32",
     cl::desc("gpu, gpu-schedule: f32 sdpa with head dims 64/128 take the tensor-core kernel "
@@ -236,6 +242,10 @@ static void warnInapplicable(rt::Pipeline p, std::optional<rt::Pipeline> ref) {
   if (given(numThreads) && p != rt::Pipeline::Cpu && p != rt::Pipeline::Ring &&
       ref != rt::Pipeline::Cpu)
     warn("--num-threads applies only to --pipeline=cpu, not " +
+         rt::pipelineName(p) + "; ignored");
+  if (given(vectorWidthOpt) && p != rt::Pipeline::Cpu && p != rt::Pipeline::Ring &&
+      ref != rt::Pipeline::Cpu)
+    warn("--vector-width applies only to --pipeline=cpu, not " +
          rt::pipelineName(p) + "; ignored");
   if (given(tf32Opt) && p != rt::Pipeline::Gpu && p != rt::Pipeline::GpuSchedule)
     warn("--tf32 applies only to --pipeline=gpu and gpu-schedule, not " +
@@ -401,6 +411,8 @@ int main(int argc, char **argv) {
     jit.tileQ = tileQ;
   if (tileK.getNumOccurrences())
     jit.tileK = tileK;
+  if (vectorWidthOpt.getNumOccurrences())
+    jit.vectorWidth = vectorWidthOpt;
   jit.gpuTf32 = tf32Opt;
   jit.threads = numThreads;
   jit.gpuChip = gpuChip;

@@ -128,9 +128,6 @@ int64_t reverseBits(int64_t i, int64_t bits) {
   return r;
 }
 
-/// Largest power of two <= n (n >= 1).
-int64_t powerOf2Floor(int64_t n) { return int64_t(1) << llvm::Log2_64(n); }
-
 /// Vector accumulators the microkernels keep in registers: half the
 /// register file (32 with AVX-512, 16 with AVX2), the rest for loads and
 /// broadcasts.
@@ -502,9 +499,9 @@ private:
   /// stream from memory, and only a front-to-back read of one key row after
   /// another keeps the hardware prefetchers ahead on every core. Keys read
   /// in step line by line, out of order, or software prefetches (which
-  /// LLVM gathers into one burst per run) cost 1.5-2x the time on AMD
-  /// Zen 4 (docs/cpu.md). The key loop stays a loop so that LLVM cannot
-  /// interleave the keys' loads.
+  /// LLVM gathers into one burst per run) cost 1.35-1.56x the time each on
+  /// AMD Zen 4, 1.9x together (a C++ model of this loop, docs/cpu.md). The
+  /// key loop stays a loop so that LLVM cannot interleave the keys' loads.
   void computeScoresDirect(Value k0, Value kRows) {
     int64_t w = t.vectorWidth, rowsN = t.tileQ;
     int64_t bits = llvm::Log2_64(w);
@@ -687,7 +684,7 @@ private:
   /// (4 rows at Dv 128 with AVX-512: two passes of 2 rows × 8 vectors).
   /// Passes over column slices instead read each V row in pieces with a
   /// stride, which the hardware prefetchers of AMD Zen 4 follow badly
-  /// (1.3x the decode time in a C++ model of this loop, docs/cpu.md).
+  /// (1.35x the decode time in the C++ model, docs/cpu.md).
   void accumulateValuesByRows(Value k0, Value kRows) {
     int64_t w = t.vectorWidth;
     int64_t cols = dvPadded / w;

@@ -122,13 +122,7 @@ TEST_F(FlashCoreExp2, MatchesStdExp2WhereTheKernelsUseIt) {
     double want = std::exp2(static_cast<double>(in[i]));
     EXPECT_NEAR(vec[i], want, 2e-7 * want) << "x = " << in[i];
     EXPECT_NEAR(scalar[i], want, 2e-7 * want) << "x = " << in[i];
-    // One rule, both forms: the same value to within 2 ulp of 1 (the
-    // large branch is 1 - 2/(e^2|x| + 1)). Not bit for bit: the `arcp`
-    // division may become a reciprocal estimate and a Newton step in one
-    // form and a divide in the other, as the CPU's LLVM tuning decides (AMD
-    // Zen 4: 6e-8 apart at x = 0.25).
-    EXPECT_LE(std::fabs(vec[i] - scalar[i]), 2 * std::numeric_limits<float>::epsilon())
-        << "x = " << in[i];
+    EXPECT_EQ(vec[i], scalar[i]) << "x = " << in[i]; // one rule, both forms
   }
 }
 

@@ -653,27 +653,10 @@ private:
     Value keyCount = directKeys ? kRows : e.idx(t.tileK);
     e.loop(e.idx(0), e.idx(t.tileQ), rowBlock, [&](Value i) {
       e.loop(e.idx(0), e.idx(dvPadded), cols * w, [&](Value c) {
-        SmallVector<Value> init;
         SmallVector<Value> colIdx;
         for (int64_t v = 0; v < cols; ++v)
           colIdx.push_back(e.add(c, e.idx(v * w)));
-        for (int64_t r = 0; r < rowBlock; ++r) {
-          Value row = e.add(i, e.idx(r));
-          Value alpha = e.bcast(e.load(alphaRow, {row}));
-          for (int64_t v = 0; v < cols; ++v)
-            init.push_back(e.fmul(e.vload(acc, {row, colIdx[v]}), alpha));
-        }
-        SmallVector<Value> sums = broadcastFmaBlock(
-            e, rowBlock, cols, keyCount, init,
-            [&](Value j, int64_t v) {
-              if (directKeys)
-                return e.vloadF32(s.v, {bIdx, hkv, e.add(k0, j), colIdx[v]});
-              return e.vload(vt, {j, colIdx[v]});
-            },
-            [&](int64_t r, Value j) { return e.load(sp, {e.add(i, e.idx(r)), j}); });
-        for (int64_t r = 0; r < rowBlock; ++r)
-          for (int64_t v = 0; v < cols; ++v)
-            e.vstore(sums[r * cols + v], acc, {e.add(i, e.idx(r)), colIdx[v]});
+        accumulateBlock(k0, keyCount, i, rowBlock, colIdx);
       });
     });
   }
@@ -689,25 +672,37 @@ private:
     int64_t w = t.vectorWidth;
     int64_t cols = dvPadded / w;
     int64_t rowsPerPass = std::max<int64_t>(1, accumulatorBudget(w) / cols);
-    for (int64_t r0 = 0; r0 < rowBlock; r0 += rowsPerPass) {
-      int64_t n = std::min(rowsPerPass, rowBlock - r0);
-      SmallVector<Value> init;
-      for (int64_t r = 0; r < n; ++r) {
-        Value row = e.idx(r0 + r);
-        Value alpha = e.bcast(e.load(alphaRow, {row}));
-        for (int64_t v = 0; v < cols; ++v)
-          init.push_back(e.fmul(e.vload(acc, {row, e.idx(v * w)}), alpha));
-      }
-      SmallVector<Value> sums = broadcastFmaBlock(
-          e, n, cols, kRows, init,
-          [&](Value j, int64_t v) {
-            return e.vloadF32(s.v, {bIdx, hkv, e.add(k0, j), e.idx(v * w)});
-          },
-          [&](int64_t r, Value j) { return e.load(sp, {e.idx(r0 + r), j}); });
-      for (int64_t r = 0; r < n; ++r)
-        for (int64_t v = 0; v < cols; ++v)
-          e.vstore(sums[r * cols + v], acc, {e.idx(r0 + r), e.idx(v * w)});
+    SmallVector<Value> colIdx;
+    for (int64_t v = 0; v < cols; ++v)
+      colIdx.push_back(e.idx(v * w));
+    for (int64_t r0 = 0; r0 < rowBlock; r0 += rowsPerPass)
+      accumulateBlock(k0, kRows, e.idx(r0), std::min(rowsPerPass, rowBlock - r0), colIdx);
+  }
+
+  /// One register block of accumulateValues: rows row0 .. row0 + n - 1 ×
+  /// the vectors of columns at colIdx, rescaled by α, plus P · V over
+  /// `keyCount` keys (V in place, or the packed Vt), stored back to acc.
+  void accumulateBlock(Value k0, Value keyCount, Value row0, int64_t n,
+                       ArrayRef<Value> colIdx) {
+    int64_t cols = colIdx.size();
+    SmallVector<Value> init;
+    for (int64_t r = 0; r < n; ++r) {
+      Value row = e.add(row0, e.idx(r));
+      Value alpha = e.bcast(e.load(alphaRow, {row}));
+      for (int64_t v = 0; v < cols; ++v)
+        init.push_back(e.fmul(e.vload(acc, {row, colIdx[v]}), alpha));
     }
+    SmallVector<Value> sums = broadcastFmaBlock(
+        e, n, cols, keyCount, init,
+        [&](Value j, int64_t v) {
+          if (directKeys)
+            return e.vloadF32(s.v, {bIdx, hkv, e.add(k0, j), colIdx[v]});
+          return e.vload(vt, {j, colIdx[v]});
+        },
+        [&](int64_t r, Value j) { return e.load(sp, {e.add(row0, e.idx(r)), j}); });
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t v = 0; v < cols; ++v)
+        e.vstore(sums[r * cols + v], acc, {e.add(row0, e.idx(r)), colIdx[v]});
   }
 };
 

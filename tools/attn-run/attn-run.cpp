@@ -239,14 +239,12 @@ static void warnInapplicable(rt::Pipeline p, std::optional<rt::Pipeline> ref) {
                      : given(tileQ)               ? "--tile-q does"
                                                   : "--tile-k does") +
          " not apply to --pipeline=reference (it has no tiled kernel); ignored");
-  if (given(numThreads) && p != rt::Pipeline::Cpu && p != rt::Pipeline::Ring &&
-      ref != rt::Pipeline::Cpu)
-    warn("--num-threads applies only to --pipeline=cpu, not " +
-         rt::pipelineName(p) + "; ignored");
-  if (given(vectorWidthOpt) && p != rt::Pipeline::Cpu && p != rt::Pipeline::Ring &&
-      ref != rt::Pipeline::Cpu)
-    warn("--vector-width applies only to --pipeline=cpu, not " +
-         rt::pipelineName(p) + "; ignored");
+  // The CPU kernel's options: for cpu (and ring, whose ranks run it).
+  bool cpuKernel = p == rt::Pipeline::Cpu || p == rt::Pipeline::Ring || ref == rt::Pipeline::Cpu;
+  for (const cl::Option *o : std::initializer_list<const cl::Option *>{&numThreads, &vectorWidthOpt})
+    if (given(*o) && !cpuKernel)
+      warn("--" + o->ArgStr + " applies only to --pipeline=cpu, not " + rt::pipelineName(p) +
+           "; ignored");
   if (given(tf32Opt) && p != rt::Pipeline::Gpu && p != rt::Pipeline::GpuSchedule)
     warn("--tf32 applies only to --pipeline=gpu and gpu-schedule, not " +
          rt::pipelineName(p) + "; ignored");

@@ -20,10 +20,6 @@
 using namespace mlir;
 
 void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  // The clones the deallocation pipeline leaves (a function that returns
-  // one of its arguments, e.g. merge_heads(split_heads(x)) folded to x,
-  // returns a copy of it): an allocation and a copy.
-  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -52,6 +48,11 @@ static void addBufferization(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(buf));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // The clones the deallocation pipeline leaves (a function that returns
+  // one of its arguments, e.g. merge_heads(split_heads(x)) folded to x,
+  // returns a copy of it) become an allocation and a copy here, for every
+  // pipeline: no LLVM tail lowers bufferization.clone.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
 /// The unfused reference route for every attn op still present: decompose,
@@ -213,8 +214,6 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<gpu::GPUModuleOp>(createAttnLegalizeMmaBf16());
   // 16-byte aligned shared memory for cp.async and ldmatrix.
   pm.addNestedPass<gpu::GPUModuleOp>(createAttnAlignWorkgroupBuffers());
-  // The host's clones of returned arguments (see buildLowerToLLVMPipeline).
-  pm.addPass(createConvertBufferizationToMemRefPass());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = *features;

@@ -296,6 +296,21 @@ TEST(CpuPipeline, SmallTilesOverTheGrid) {
     }
 }
 
+// tile-q 20: the softmax takes the first 16 rows of every tile as row
+// groups of the vector width (two of 8 lanes, or one of 16) and the last
+// 4 one by one, in the same tile; rows that see no key yet (bottom-right
+// causal, masks) sit in both.
+TEST(CpuPipeline, SoftmaxRowGroupsAndSingleRows) {
+  runtime::JitOptions opts;
+  opts.tileQ = 20;
+  opts.tileK = 32;
+  for (auto causal : {ref::Causal::None, ref::Causal::TopLeft, ref::Causal::BottomRight})
+    for (auto mask : {ref::Mask::Kind::None, ref::Mask::Kind::Keep, ref::Mask::Kind::Add}) {
+      SCOPED_TRACE(int(causal) * 3 + int(mask));
+      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::Cpu, 1e-4, false, opts);
+    }
+}
+
 // Value head dim different from (and not a multiple of the vector width
 // unlike) the query head dim; an explicit scale; a rank-2 additive mask.
 // The GPU schedule with small and odd tiles (more blocks, partial Q tiles,

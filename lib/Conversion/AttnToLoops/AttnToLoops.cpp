@@ -108,16 +108,17 @@ void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
     store(x, block[x]);
 }
 
-/// One step of the lane-sum tree of computeScoresDirect: lanes with bit h clear hold
-/// a[j] + a[j ^ h], lanes with bit h set b[j] + b[j ^ h]. With a and b
-/// each holding one key per aligned run of 2h lanes, the result holds
-/// one key per run of h lanes: a's keys where bit h is clear, b's where
-/// it is set.
-Value addHalves(FlashBuilder &e, Value a, Value b, int64_t h) {
+/// One step of a lane-folding tree (foldSlots): lanes with bit h clear
+/// hold combine(a[j], a[j ^ h]), lanes with bit h set combine(b[j], b[j ^
+/// h]). With a and b each holding one slot per aligned run of 2h lanes,
+/// the result holds one slot per run of h lanes: a's slots where bit h is
+/// clear, b's where it is set.
+Value combineHalves(FlashBuilder &e, Value a, Value b, int64_t h,
+                    function_ref<Value(Value, Value)> combine) {
   auto [low, high] = halfSwapMasks(e.width, h);
   Value lowHalves = vector::ShuffleOp::create(e.b, e.loc, a, b, low);
   Value highHalves = vector::ShuffleOp::create(e.b, e.loc, a, b, high);
-  return e.fadd(lowHalves, highHalves);
+  return combine(lowHalves, highHalves);
 }
 
 /// i with its lowest `bits` bits reversed.
@@ -126,6 +127,34 @@ int64_t reverseBits(int64_t i, int64_t bits) {
   for (int64_t k = 0; k < bits; ++k)
     r |= ((i >> k) & 1) << (bits - 1 - k);
   return r;
+}
+
+/// Folds `slots` (w = e.width vectors) into one vector whose lane i is the
+/// combination of slot i's lanes: a tree of combineHalves, log2(w) levels
+/// and w - 1 steps of two shuffles and a combine each (a binary counter
+/// pairs equal levels as soon as both exist), instead of w horizontal
+/// reductions of log2(w) dependent steps and a scalar at the end. The tree
+/// leaves slot i in lane reverseBits(i); one last shuffle puts the slots
+/// in order.
+Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
+                function_ref<Value(Value, Value)> combine) {
+  int64_t w = e.width, bits = llvm::Log2_64(w);
+  assert(static_cast<int64_t>(slots.size()) == w && "one slot per lane");
+  SmallVector<std::pair<Value, int64_t>> pending; // (vector, levels done)
+  for (Value slot : slots) {
+    pending.push_back({slot, 0});
+    while (pending.size() >= 2 && pending[pending.size() - 2].second == pending.back().second) {
+      auto [b, l] = pending.pop_back_val();
+      Value a = pending.pop_back_val().first;
+      pending.push_back({combineHalves(e, a, b, w >> (l + 1), combine), l + 1});
+    }
+  }
+  assert(pending.size() == 1 && pending[0].second == bits && "tree not complete");
+  SmallVector<int64_t> order; // lane l of the tree's result: slot reverseBits(l)
+  for (int64_t l = 0; l < w; ++l)
+    order.push_back(reverseBits(l, bits));
+  Value folded = pending[0].first;
+  return vector::ShuffleOp::create(e.b, e.loc, folded, folded, order);
 }
 
 /// Vector accumulators the microkernels keep in registers: half the
@@ -488,12 +517,9 @@ private:
   /// needs. For each run of w keys, a loop over the keys in order reads
   /// each key's row once, front to back, into R vectors over D (one per
   /// row), kept in `keySums`; then each row's w vectors are folded into
-  /// one vector of w scores by a tree of addHalves (log2(w) levels, w - 1
-  /// steps, each two shuffles and an add: about 2 shuffles per key and
-  /// row; a binary counter pairs equal levels at once). The tree leaves
-  /// slot i's sum in lane reverseBits(i), so one shuffle per row and run
-  /// puts the scores in key order. Keys past the tile's (the partial last
-  /// tile) repeat its last key; the keep rules hide them.
+  /// one vector of w scores in key order by foldSlots (about 2 shuffles
+  /// per key and row). Keys past the tile's (the partial last tile) repeat
+  /// its last key; the keep rules hide them.
   ///
   /// The read order is a decode's speed: K (and V, accumulateValuesByRows)
   /// stream from memory, and only a front-to-back read of one key row after
@@ -504,10 +530,6 @@ private:
   /// key loop stays a loop so that LLVM cannot interleave the keys' loads.
   void computeScoresDirect(Value k0, Value kRows) {
     int64_t w = t.vectorWidth, rowsN = t.tileQ;
-    int64_t bits = llvm::Log2_64(w);
-    SmallVector<int64_t> keyOrder; // lane l of the tree's result: slot reverseBits(l)
-    for (int64_t l = 0; l < w; ++l)
-      keyOrder.push_back(reverseBits(l, bits));
     Value lastKey = e.add(k0, e.sub(kRows, e.idx(1)));
     e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
       e.loop(e.idx(0), e.idx(w), 1, [&](Value slot) {
@@ -524,24 +546,12 @@ private:
         for (int64_t r = 0; r < rowsN; ++r)
           e.vstore(sums[r], keySums, {slot, e.idx(r * w)});
       });
-      // Per row, the folded vectors not yet paired: (vector, levels done).
-      SmallVector<SmallVector<std::pair<Value, int64_t>>> pending(rowsN);
-      for (int64_t slot = 0; slot < w; ++slot) {
-        for (int64_t r = 0; r < rowsN; ++r) {
-          auto &stack = pending[r];
-          stack.push_back({e.vload(keySums, {e.idx(slot), e.idx(r * w)}), 0});
-          while (stack.size() >= 2 && stack[stack.size() - 2].second == stack.back().second) {
-            auto [b, l] = stack.pop_back_val();
-            Value a = stack.pop_back_val().first;
-            stack.push_back({addHalves(e, a, b, w >> (l + 1)), l + 1});
-          }
-        }
-      }
       for (int64_t r = 0; r < rowsN; ++r) {
-        assert(pending[r].size() == 1 && pending[r][0].second == bits && "tree not complete");
-        Value folded = pending[r][0].first;
+        SmallVector<Value> slots;
+        for (int64_t slot = 0; slot < w; ++slot)
+          slots.push_back(e.vload(keySums, {e.idx(slot), e.idx(r * w)}));
         storeScores(k0, e.idx(r), {j},
-                    {vector::ShuffleOp::create(e.b, e.loc, folded, folded, keyOrder)});
+                    {foldSlots(e, slots, [&](Value x, Value y) { return e.fadd(x, y); })});
       }
     });
   }
@@ -604,35 +614,83 @@ private:
 
   /// Per row: m' = max(m, max_j S), P = exp2(S - m'), α = exp2(m - m'),
   /// l = α·l + Σ_j P, m = m'. A row with nothing visible yet keeps P = 0.
+  /// Rows go w at a time (softmaxRowGroup) while w of them are left, the
+  /// rest (tile-q not a multiple of w, a decode's few rows) one by one.
   void onlineSoftmax() {
     int64_t w = t.vectorWidth;
-    e.loop(e.idx(0), e.idx(t.tileQ), 1, [&](Value i) {
-      SmallVector<Value> mx = e.loopCarry(
-          e.idx(0), e.idx(t.tileK), w, {e.splat(-INFINITY)}, [&](Value j, ValueRange a) {
-            return SmallVector<Value>{e.fmaxFast(e.vload(sp, {i, j}), a[0])};
-          });
-      Value tileMax = e.maxLanes(mx[0]);
-      Value mOld = e.load(mRow, {i});
-      Value mNew = e.fmax(mOld, tileMax);
-      // While a row has seen only -inf, subtract 0 instead (exp2 gives 0).
-      Value noneVisible =
-          e.cmpF(arith::CmpFPredicate::OEQ, mNew, e.negInf());
-      Value mSafe = e.select(noneVisible, e.f(0.0), mNew);
-      Value mSafeV = e.bcast(mSafe);
-      SmallVector<Value> sum = e.loopCarry(
-          e.idx(0), e.idx(t.tileK), w, {e.splat(0.0)}, [&](Value j, ValueRange a) {
-            Value p = e.exp2(e.fsub(e.vload(sp, {i, j}), mSafeV));
-            e.vstore(p, sp, {i, j});
-            return SmallVector<Value>{e.fadd(a[0], p)};
-          });
-      Value rowSum = e.sumLanes(sum[0]);
-      Value alpha = e.exp2(e.fsub(mOld, mSafe));
-      Value lNew = arith::AddFOp::create(
-          e.b, e.loc, e.fmul(e.load(lRow, {i}), alpha), rowSum);
-      e.store(lNew, lRow, {i});
-      e.store(mNew, mRow, {i});
-      e.store(alpha, alphaRow, {i});
-    });
+    int64_t grouped = t.tileQ / w * w;
+    if (grouped > 0)
+      e.loop(e.idx(0), e.idx(grouped), w, [&](Value i0) { softmaxRowGroup(i0); });
+    if (grouped < t.tileQ)
+      e.loop(e.idx(grouped), e.idx(t.tileQ), 1, [&](Value i) { softmaxRow(i); });
+  }
+
+  /// The softmax step of one row: a horizontal max and sum, and scalar
+  /// state.
+  void softmaxRow(Value i) {
+    Value mOld = e.load(mRow, {i});
+    Value mNew = e.fmax(mOld, e.maxLanes(rowMaxVector(i)));
+    Value mSafe = safeMax(mNew);
+    Value rowSum = e.sumLanes(exponentiateRow(i, e.bcast(mSafe)));
+    Value alpha = e.exp2(e.fsub(mOld, mSafe));
+    e.store(e.fadd(e.fmul(e.load(lRow, {i}), alpha), rowSum), lRow, {i});
+    e.store(mNew, mRow, {i});
+    e.store(alpha, alphaRow, {i});
+  }
+
+  /// The softmax step of rows i0 .. i0 + w - 1 with their state in vectors
+  /// (lane r: row i0 + r): the rows' max and sum vectors folded into one
+  /// vector each by foldSlots, one vector exp2 for the w α. Per row, the
+  /// one-by-one step pays two horizontal reductions of log2(w) dependent
+  /// steps and a scalar exp2 between its loads and its exponentials (16 %
+  /// of the sdpa time at T 2048 on AMD Zen 4, docs/cpu.md).
+  void softmaxRowGroup(Value i0) {
+    int64_t w = t.vectorWidth;
+    auto rowOf = [&](int64_t r) { return e.add(i0, e.idx(r)); };
+    SmallVector<Value> maxima, sums;
+    for (int64_t r = 0; r < w; ++r)
+      maxima.push_back(rowMaxVector(rowOf(r)));
+    Value mOld = e.vload(mRow, {i0});
+    Value mNew = e.fmax(mOld, foldSlots(e, maxima, [&](Value x, Value y) {
+                          return e.fmaxFast(x, y);
+                        }));
+    Value mSafe = safeMax(mNew);
+    for (int64_t r = 0; r < w; ++r) {
+      Value lane = vector::ExtractOp::create(e.b, e.loc, mSafe, ArrayRef<int64_t>{r});
+      sums.push_back(exponentiateRow(rowOf(r), e.bcast(lane)));
+    }
+    Value rowSum = foldSlots(e, sums, [&](Value x, Value y) { return e.fadd(x, y); });
+    Value alpha = e.exp2(e.fsub(mOld, mSafe));
+    e.vstore(e.fadd(e.fmul(e.vload(lRow, {i0}), alpha), rowSum), lRow, {i0});
+    e.vstore(mNew, mRow, {i0});
+    e.vstore(alpha, alphaRow, {i0});
+  }
+
+  /// max over each lane of row i of the score tile: one vector.
+  Value rowMaxVector(Value i) {
+    return e.loopCarry(e.idx(0), e.idx(t.tileK), t.vectorWidth, {e.splat(-INFINITY)},
+                       [&](Value j, ValueRange a) {
+                         return SmallVector<Value>{e.fmaxFast(e.vload(sp, {i, j}), a[0])};
+                       })[0];
+  }
+
+  /// P = exp2(S - m) over row i of the score tile (m broadcast), stored in
+  /// place; returns the lanes' sums of P.
+  Value exponentiateRow(Value i, Value mV) {
+    return e.loopCarry(e.idx(0), e.idx(t.tileK), t.vectorWidth, {e.splat(0.0)},
+                       [&](Value j, ValueRange a) {
+                         Value p = e.exp2(e.fsub(e.vload(sp, {i, j}), mV));
+                         e.vstore(p, sp, {i, j});
+                         return SmallVector<Value>{e.fadd(a[0], p)};
+                       })[0];
+  }
+
+  /// The running max to subtract: m, or 0 while a row has seen only -inf
+  /// (exp2(-inf - 0) gives P = 0). Scalar or vector.
+  Value safeMax(Value m) {
+    Type type = m.getType();
+    Value noneVisible = e.cmpF(arith::CmpFPredicate::OEQ, m, e.constantLike(type, -INFINITY));
+    return e.select(noneVisible, e.constantLike(type, 0.0), m);
   }
 
   /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: rowBlock rows ×

@@ -41,18 +41,34 @@
 // CHECK: scf.if
 // CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
-// Online softmax: running max (one compare-select per vector, lanes
-// combined by a 3-step shuffle tree), exp2 polynomial, running sum (the
-// same tree).
+// Online softmax, 8 rows at a time with their (m, l, α) in vectors (lane
+// r: row i0 + r): per row a max vector (one compare-select per vector of
+// scores); the 8 rows' vectors folded into one by a shuffle tree whose
+// last shuffle puts the rows in order; m' = max(m, it) for 8 rows at once.
+// CHECK: scf.for %[[I0:.*]] = %c0 to %c64 step %c8 {
 // CHECK: arith.cmpf ogt, {{.*}} : vector<8xf32>
 // CHECK: arith.select {{.*}} : vector<8xi1>, vector<8xf32>
-// CHECK: vector.shuffle {{.*}} [4, 5, 6, 7, 4, 5, 6, 7]
-// CHECK: vector.shuffle {{.*}} [2, 3, 2, 3, 4, 5, 6, 7]
-// CHECK: vector.shuffle {{.*}} [1, 1, 2, 3, 4, 5, 6, 7]
+// CHECK: %[[MOLD:.*]] = vector.load %[[MROW:.*]][%[[I0]]] : memref<64xf32>, vector<8xf32>
+// CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK: %[[MAXES:.*]] = vector.shuffle %[[T:.*]], %[[T]] [0, 4, 2, 6, 1, 5, 3, 7]
+// CHECK-NEXT: %[[MNEW:.*]] = arith.maximumf %[[MOLD]], %[[MAXES]] : vector<8xf32>
+// Row r subtracts lane r of the safe max (0 while the row saw only -inf).
+// CHECK: %[[MSAFE:.*]] = arith.select {{.*}}, %[[MNEW]] : vector<8xi1>, vector<8xf32>
+// CHECK: vector.extract %[[MSAFE]][0] : f32 from vector<8xf32>
 // CHECK: arith.fptosi {{.*}} : vector<8xf32> to vector<8xi32>
 // CHECK: arith.bitcast {{.*}} : vector<8xi32> to vector<8xf32>
-// CHECK: vector.shuffle {{.*}} [4, 5, 6, 7, 4, 5, 6, 7]
+// CHECK: vector.extract %[[MSAFE]][7] : f32 from vector<8xf32>
+// The sums by the same tree, one vector exp2 for the 8 α, l = α·l + Σ P.
 // CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: %[[SUMS:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 4, 2, 6, 1, 5, 3, 7]
+// CHECK: arith.cmpf uno
+// CHECK-NEXT: %[[ALPHA:.*]] = arith.select
+// CHECK-NEXT: %[[LOLD:.*]] = vector.load %[[LROW:.*]][%[[I0]]]
+// CHECK: %[[LA:.*]] = arith.mulf %[[LOLD]], %[[ALPHA]]
+// CHECK: %[[LNEW:.*]] = arith.addf %[[LA]], %[[SUMS]]
+// CHECK: vector.store %[[LNEW]], %[[LROW]][%[[I0]]]
+// CHECK: vector.store %[[MNEW]], %[[MROW]][%[[I0]]]
+// CHECK: vector.store %[[ALPHA]], %{{.*}}[%[[I0]]]
 // acc = α·acc + P·V.
 // CHECK: arith.mulf {{.*}} : vector<8xf32>
 // CHECK: vector.fma

@@ -984,7 +984,8 @@ INSTANTIATE_TEST_SUITE_P(
         // from per-key vectors over D, key by key, and put in key order;
         // P·V by passes over groups of rows reading V's rows whole when a
         // row's Dv fits the accumulators (16 lanes: 2 rows at Dv 128, 4 at
-        // 64, 8 at 32), by column slices otherwise (8 lanes at Dv 128).
+        // 64, 8 at 32), else with acc in cache, each V row read whole into
+        // every row (8 lanes at Dv 128, 16 lanes at Dv 512).
         // 1-8 rows, a partial last tile, splits; 3 and 5 rows leave a
         // shorter last pass (2 + 1 rows at Dv 128, 4 + 1 at Dv 64).
         DecodeCase{1, 4099, 8, 2, kDecBottomRight, true, 16, 128, DType::F32, "", 128},
@@ -1004,7 +1005,11 @@ INSTANTIATE_TEST_SUITE_P(
         DecodeCase{1, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap", 64},
         DecodeCase{3, 1100, 4, 4, kDecBottomRight, false, 16, 128, DType::F32, "", 128},
         DecodeCase{5, 1100, 2, 2, kDecTopLeft, true, 16, 64, DType::BF16, "", 64},
-        DecodeCase{1, 1300, 8, 2, kDecBottomRight, true, 8, 128, DType::F32, "", 128}),
+        DecodeCase{1, 1300, 8, 2, kDecBottomRight, true, 8, 128, DType::F32, "", 128},
+        DecodeCase{2, 700, 4, 2, kDecTopLeft, true, 8, 128, DType::BF16, "", 128},
+        DecodeCase{1, 900, 8, 2, kDecNone, false, 8, 128, DType::F16, "window", 128},
+        DecodeCase{3, 333, 2, 2, kDecBottomRight, true, 8, 128, DType::F32, "alibi", 128},
+        DecodeCase{1, 300, 4, 2, kDecBottomRight, true, 16, 512, DType::F32, "", 512}),
     decodeParamName);
 
 /// Prefill shapes through the same kernel with 16 lanes (8-row register

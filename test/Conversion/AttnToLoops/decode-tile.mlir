@@ -23,7 +23,7 @@
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
 // CHECK-NEXT: %[[SP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
 // CHECK-NEXT: %[[SUMS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
-// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
+// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x128xf32>
 // CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
 // CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
 // CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
@@ -57,9 +57,24 @@
 // run's scores in key order.
 // CHECK: %[[F0:.*]] = vector.shuffle %[[T0:.*]], %[[T0]] [0, 4, 2, 6, 1, 5, 3, 7]
 // CHECK-NEXT: vector.store %[[F0]], %[[SP]][%c0, %[[J]]]
-// P·V: 4 rows x 2 vectors over the tile's keys only, V rows in place.
-// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK: vector.load %[[VB]][%[[B]], %[[KVH]],
+// P·V at 8 lanes and Dv 128 (16 vectors a row, more than the 8
+// accumulators): acc = α·acc in its stack scratch, then over the tile's
+// keys only, in order, each key's V row read in place once, whole, into
+// the acc rows of all 4 rows (load, fma, store).
+// CHECK: scf.for %[[AC:.*]] = %c0 to %c128 step %c8 {
+// CHECK-NEXT: vector.load %[[ACC]][%c0, %[[AC]]]
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: vector.store %{{.*}}, %[[ACC]][%c0, %[[AC]]]
+// CHECK: scf.for %[[PJ:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK-COUNT-4: memref.load %[[SP]][%c{{[0-3]}}, %[[PJ]]]
+// CHECK: %[[PKEY:.*]] = arith.addi %{{.*}}, %[[PJ]] : index
+// CHECK-NEXT: scf.for %[[PC:.*]] = %c0 to %c128 step %c8 {
+// CHECK-NEXT: vector.load %[[VB]][%[[B]], %[[KVH]], %[[PKEY]], %[[PC]]]
+// CHECK-NEXT: vector.load %[[ACC]][%c0, %[[PC]]]
+// CHECK-NEXT: vector.fma
+// CHECK-NEXT: vector.store %{{.*}}, %[[ACC]][%c0, %[[PC]]]
+// CHECK-COUNT-3: vector.fma
+// CHECK-NOT: iter_args
 // CHECK-NOT: memref.alloca
 // No key split without min-work-items: no heap scratch but the output.
 // CHECK-NOT: memref.alloc(

@@ -283,33 +283,28 @@ INSTANTIATE_TEST_SUITE_P(
                           ref::Mask::Kind::Add)),
     sdpaName);
 
-// Small tiles put many Q and K/V tiles (and remainders) in every shape of
-// the grid: tile-q 8, tile-k 16.
-TEST(CpuPipeline, SmallTilesOverTheGrid) {
-  runtime::JitOptions small;
-  small.tileQ = 8;
-  small.tileK = 16;
+/// The cpu pipeline with `tiles` over the grid: H 4, Hkv 2, D 24, every
+/// causal kind × every mask kind.
+void runCpuGridWithTiles(int64_t tileQ, int64_t tileK) {
+  runtime::JitOptions tiles;
+  tiles.tileQ = tileQ;
+  tiles.tileK = tileK;
   for (auto causal : {ref::Causal::None, ref::Causal::TopLeft, ref::Causal::BottomRight})
     for (auto mask : {ref::Mask::Kind::None, ref::Mask::Kind::Keep, ref::Mask::Kind::Add}) {
       SCOPED_TRACE(int(causal) * 3 + int(mask));
-      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::Cpu, 1e-4, false, small);
+      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::Cpu, 1e-4, false, tiles);
     }
 }
+
+// Small tiles put many Q and K/V tiles (and remainders) in every shape of
+// the grid: tile-q 8, tile-k 16.
+TEST(CpuPipeline, SmallTilesOverTheGrid) { runCpuGridWithTiles(8, 16); }
 
 // tile-q 20: the softmax takes the first 16 rows of every tile as row
 // groups of the vector width (two of 8 lanes, or one of 16) and the last
 // 4 one by one, in the same tile; rows that see no key yet (bottom-right
 // causal, masks) sit in both.
-TEST(CpuPipeline, SoftmaxRowGroupsAndSingleRows) {
-  runtime::JitOptions opts;
-  opts.tileQ = 20;
-  opts.tileK = 32;
-  for (auto causal : {ref::Causal::None, ref::Causal::TopLeft, ref::Causal::BottomRight})
-    for (auto mask : {ref::Mask::Kind::None, ref::Mask::Kind::Keep, ref::Mask::Kind::Add}) {
-      SCOPED_TRACE(int(causal) * 3 + int(mask));
-      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::Cpu, 1e-4, false, opts);
-    }
-}
+TEST(CpuPipeline, SoftmaxRowGroupsAndSingleRows) { runCpuGridWithTiles(20, 32); }
 
 // Value head dim different from (and not a multiple of the vector width
 // unlike) the query head dim; an explicit scale; a rank-2 additive mask.

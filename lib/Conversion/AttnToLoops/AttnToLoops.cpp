@@ -129,32 +129,52 @@ int64_t reverseBits(int64_t i, int64_t bits) {
   return r;
 }
 
-/// Folds `slots` (w = e.width vectors) into one vector whose lane i is the
-/// combination of slot i's lanes: a tree of combineHalves, log2(w) levels
-/// and w - 1 steps of two shuffles and a combine each (a binary counter
-/// pairs equal levels as soon as both exist), instead of w horizontal
-/// reductions of log2(w) dependent steps and a scalar at the end. The tree
-/// leaves slot i in lane reverseBits(i); one last shuffle puts the slots
+/// Folds, for each of `rows` rows, w = e.width slot vectors slotOf(slot,
+/// row) into one vector whose lane i is the combination of slot i's lanes,
+/// and hands it to done(row, vector): a tree of combineHalves, log2(w)
+/// levels and w - 1 steps of two shuffles and a combine each (a binary
+/// counter pairs equal levels as soon as both exist; the rows' trees are
+/// emitted slot by slot, interleaved), instead of w horizontal reductions
+/// of log2(w) dependent steps and a scalar at the end. The tree leaves
+/// slot i in lane reverseBits(i); one last shuffle per row puts the slots
 /// in order.
-Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
-                function_ref<Value(Value, Value)> combine) {
+void foldSlotsOfRows(FlashBuilder &e, int64_t rows,
+                     function_ref<Value(int64_t, int64_t)> slotOf,
+                     function_ref<Value(Value, Value)> combine,
+                     function_ref<void(int64_t, Value)> done) {
   int64_t w = e.width, bits = llvm::Log2_64(w);
-  assert(static_cast<int64_t>(slots.size()) == w && "one slot per lane");
-  SmallVector<std::pair<Value, int64_t>> pending; // (vector, levels done)
-  for (Value slot : slots) {
-    pending.push_back({slot, 0});
-    while (pending.size() >= 2 && pending[pending.size() - 2].second == pending.back().second) {
-      auto [b, l] = pending.pop_back_val();
-      Value a = pending.pop_back_val().first;
-      pending.push_back({combineHalves(e, a, b, w >> (l + 1), combine), l + 1});
+  // Per row, the folded vectors not yet paired: (vector, levels done).
+  SmallVector<SmallVector<std::pair<Value, int64_t>>> pending(rows);
+  for (int64_t slot = 0; slot < w; ++slot) {
+    for (int64_t r = 0; r < rows; ++r) {
+      auto &stack = pending[r];
+      stack.push_back({slotOf(slot, r), 0});
+      while (stack.size() >= 2 && stack[stack.size() - 2].second == stack.back().second) {
+        auto [b, l] = stack.pop_back_val();
+        Value a = stack.pop_back_val().first;
+        stack.push_back({combineHalves(e, a, b, w >> (l + 1), combine), l + 1});
+      }
     }
   }
-  assert(pending.size() == 1 && pending[0].second == bits && "tree not complete");
   SmallVector<int64_t> order; // lane l of the tree's result: slot reverseBits(l)
   for (int64_t l = 0; l < w; ++l)
     order.push_back(reverseBits(l, bits));
-  Value folded = pending[0].first;
-  return vector::ShuffleOp::create(e.b, e.loc, folded, folded, order);
+  for (int64_t r = 0; r < rows; ++r) {
+    assert(pending[r].size() == 1 && pending[r][0].second == bits && "tree not complete");
+    Value folded = pending[r][0].first;
+    done(r, vector::ShuffleOp::create(e.b, e.loc, folded, folded, order));
+  }
+}
+
+/// foldSlotsOfRows for one row: `slots` (w vectors) folded into one.
+Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
+                function_ref<Value(Value, Value)> combine) {
+  assert(static_cast<int64_t>(slots.size()) == e.width && "one slot per lane");
+  Value result;
+  foldSlotsOfRows(
+      e, 1, [&](int64_t slot, int64_t) { return slots[slot]; }, combine,
+      [&](int64_t, Value v) { result = v; });
+  return result;
 }
 
 /// Vector accumulators the microkernels keep in registers: half the
@@ -517,7 +537,7 @@ private:
   /// needs. For each run of w keys, a loop over the keys in order reads
   /// each key's row once, front to back, into R vectors over D (one per
   /// row), kept in `keySums`; then each row's w vectors are folded into
-  /// one vector of w scores in key order by foldSlots (about 2 shuffles
+  /// one vector of w scores in key order by foldSlotsOfRows (about 2 shuffles
   /// per key and row). Keys past the tile's (the partial last tile) repeat
   /// its last key; the keep rules hide them.
   ///
@@ -546,13 +566,13 @@ private:
         for (int64_t r = 0; r < rowsN; ++r)
           e.vstore(sums[r], keySums, {slot, e.idx(r * w)});
       });
-      for (int64_t r = 0; r < rowsN; ++r) {
-        SmallVector<Value> slots;
-        for (int64_t slot = 0; slot < w; ++slot)
-          slots.push_back(e.vload(keySums, {e.idx(slot), e.idx(r * w)}));
-        storeScores(k0, e.idx(r), {j},
-                    {foldSlots(e, slots, [&](Value x, Value y) { return e.fadd(x, y); })});
-      }
+      foldSlotsOfRows(
+          e, rowsN,
+          [&](int64_t slot, int64_t r) {
+            return e.vload(keySums, {e.idx(slot), e.idx(r * w)});
+          },
+          [&](Value x, Value y) { return e.fadd(x, y); },
+          [&](int64_t r, Value scores) { storeScores(k0, e.idx(r), {j}, {scores}); });
     });
   }
 

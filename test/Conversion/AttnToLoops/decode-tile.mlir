@@ -49,8 +49,8 @@
 // CHECK-NEXT: vector.store %{{.*}}, %[[SUMS]][%[[SLOT]], %c8]
 // Keys 0 and 1 of row 0 folded at lane bit 4 (two shuffles and an add).
 // CHECK: %[[S00:.*]] = vector.load %[[SUMS]][%c0, %c0]
-// CHECK-NEXT: %[[S10:.*]] = vector.load %[[SUMS]][%c1, %c0]
-// CHECK: vector.shuffle %[[S00]], %[[S10]] [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK: %[[S10:.*]] = vector.load %[[SUMS]][%c1, %c0]
+// CHECK-NEXT: vector.shuffle %[[S00]], %[[S10]] [0, 1, 2, 3, 8, 9, 10, 11]
 // CHECK-NEXT: vector.shuffle %[[S00]], %[[S10]] [4, 5, 6, 7, 12, 13, 14, 15]
 // CHECK-NEXT: arith.addf
 // The tree leaves key i in lane bitrev(i): one shuffle per row puts the

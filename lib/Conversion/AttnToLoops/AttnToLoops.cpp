@@ -185,12 +185,16 @@ int64_t accumulatorBudget(int64_t vectorWidth) { return vectorWidth >= 16 ? 16 :
 /// The register-blocked loop every microkernel here is: for k in [0, n),
 /// load `cols` vectors b_v = loadB(k, v), then for each of `rows` rows
 /// acc[r·cols + v] += broadcast(loadA(r, k)) · b_v. Returns the `rows·cols`
-/// accumulators, started from `init`.
+/// accumulators, started from `init`. `perStep`, when given, is emitted at
+/// the start of each step k (the decode's prefetches).
 SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols, Value n,
                                      ValueRange init,
                                      function_ref<Value(Value, int64_t)> loadB,
-                                     function_ref<Value(int64_t, Value)> loadA) {
+                                     function_ref<Value(int64_t, Value)> loadA,
+                                     function_ref<void(Value)> perStep = nullptr) {
   return e.loopCarry(e.idx(0), n, 1, init, [&](Value k, ValueRange a) {
+    if (perStep)
+      perStep(k);
     SmallVector<Value> b;
     for (int64_t v = 0; v < cols; ++v)
       b.push_back(loadB(k, v));
@@ -554,6 +558,7 @@ private:
     e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
       e.loop(e.idx(0), e.idx(w), 1, [&](Value slot) {
         Value key = e.minI(e.add(k0, e.add(j, slot)), lastKey);
+        prefetchRow(s.v, key, p.dv);
         SmallVector<Value> init(rowsN, e.splat(0.0));
         SmallVector<Value> sums = e.loopCarry(
             e.idx(0), e.idx(p.d), w, init, [&](Value d, ValueRange a) {
@@ -574,6 +579,31 @@ private:
           [&](Value x, Value y) { return e.fadd(x, y); },
           [&](int64_t r, Value scores) { storeScores(k0, e.idx(r), {j}, {scores}); });
     });
+  }
+
+  /// Asks the L2 cache for row `key` of K or V ([b, hkv, key, 0 .. width)),
+  /// one prefetch (locality 2: x86's prefetcht1) per 64-byte line. A
+  /// decode streams two arrays in alternation, a tile of K rows, then the
+  /// same tile's V rows; the hardware prefetchers follow the stream being
+  /// read and fall behind on the other, which every tile then starts
+  /// cold. So each loop over one array's rows asks for the other's: the
+  /// score loop for the V row of the same key, P·V for the K row of the
+  /// next tile's (prefetchNextKeyRow). Into L2, not L1: a tile's rows (32
+  /// KiB of K or V at tile-k 64, D 128) would fill L1.
+  void prefetchRow(Value buf, Value key, int64_t width) {
+    int64_t lineElems = 512 / cast<MemRefType>(buf.getType()).getElementTypeBitWidth();
+    for (int64_t c = 0; c < width; c += lineElems)
+      memref::PrefetchOp::create(e.b, e.loc, buf, ValueRange{bIdx, hkv, key, e.idx(c)},
+                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
+  }
+
+  /// prefetchRow of K's row k0 + tile-k + j (the next tile's key j),
+  /// clamped to the batch row's last key.
+  void prefetchNextKeyRow(Value k0, Value j) {
+    Value last = e.sub(keys->keyCount(), e.idx(1));
+    Value key = e.maxI(e.minI(e.add(k0, e.add(j, e.idx(t.tileK))), last), e.idx(0));
+    prefetchRow(s.k, key, p.d);
   }
 
   /// The operand mask (an additive mask added in log2 units, -inf where an
@@ -755,7 +785,9 @@ private:
     for (int64_t v = 0; v < cols; ++v)
       colIdx.push_back(e.idx(v * w));
     for (int64_t r0 = 0; r0 < rowBlock; r0 += rowsPerPass)
-      accumulateBlock(k0, kRows, e.idx(r0), std::min(rowsPerPass, rowBlock - r0), colIdx);
+      accumulateBlock(k0, kRows, e.idx(r0), std::min(rowsPerPass, rowBlock - r0), colIdx,
+                      r0 == 0 ? [&](Value j) { prefetchNextKeyRow(k0, j); }
+                              : function_ref<void(Value)>());
   }
 
   /// accumulateValues for a tile that reads V in place when a row's Dv
@@ -776,6 +808,7 @@ private:
       });
     }
     e.loop(e.idx(0), kRows, 1, [&](Value j) {
+      prefetchNextKeyRow(k0, j);
       SmallVector<Value> weights;
       for (int64_t r = 0; r < rowBlock; ++r)
         weights.push_back(e.bcast(e.load(sp, {e.idx(r), j})));
@@ -792,7 +825,7 @@ private:
   /// the vectors of columns at colIdx, rescaled by α, plus P · V over
   /// `keyCount` keys (V in place, or the packed Vt), stored back to acc.
   void accumulateBlock(Value k0, Value keyCount, Value row0, int64_t n,
-                       ArrayRef<Value> colIdx) {
+                       ArrayRef<Value> colIdx, function_ref<void(Value)> perKey = nullptr) {
     int64_t cols = colIdx.size();
     SmallVector<Value> init;
     for (int64_t r = 0; r < n; ++r) {
@@ -808,7 +841,7 @@ private:
             return e.vloadF32(s.v, {bIdx, hkv, e.add(k0, j), colIdx[v]});
           return e.vload(vt, {j, colIdx[v]});
         },
-        [&](int64_t r, Value j) { return e.load(sp, {e.add(row0, e.idx(r)), j}); });
+        [&](int64_t r, Value j) { return e.load(sp, {e.add(row0, e.idx(r)), j}); }, perKey);
     for (int64_t r = 0; r < n; ++r)
       for (int64_t v = 0; v < cols; ++v)
         e.vstore(sums[r * cols + v], acc, {e.add(row0, e.idx(r)), colIdx[v]});

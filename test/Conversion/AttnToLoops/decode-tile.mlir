@@ -1,11 +1,21 @@
 // RUN: attn-opt %s -convert-attn-to-loops -split-input-file | FileCheck %s
 // RUN: attn-opt %s -convert-attn-to-loops="min-work-items=64" -split-input-file | FileCheck %s --check-prefix=SPLIT
 // RUN: attn-opt %s -convert-attn-to-loops="vector-width=16 tile-k=64" -split-input-file | FileCheck %s --check-prefix=W16
-// RUN: attn-opt %s -convert-attn-to-loops="vector-width=16" -split-input-file | FileCheck %s --check-prefix=NOPF
+// RUN: attn-opt %s -convert-attn-to-loops="vector-width=16" -split-input-file | FileCheck %s --check-prefix=PF
 
-// No kernel here issues software prefetches (docs/cpu.md: a decode's K/V
-// stream is read front to back for the hardware prefetchers).
-// NOPF-NOT: memref.prefetch
+// Only a decode tile that reads K and V in place issues software
+// prefetches (of the other array's rows, into L2: docs/cpu.md); the
+// kernels that pack K/V tiles and the projections issue none.
+// PF-LABEL: func.func @decode
+// PF: memref.prefetch {{.*}} read, locality<2>, data
+// PF-LABEL: func.func @short
+// PF-NOT: memref.prefetch
+// PF-LABEL: func.func @dynamic
+// PF-NOT: memref.prefetch
+// PF-LABEL: func.func @prefill
+// PF-NOT: memref.prefetch
+// PF-LABEL: func.func @project16
+// PF-NOT: memref.prefetch
 
 // A static Tq below tile-q (decode) groups the G·Tq rows of the query heads
 // that share one K/V head into one tile (G = 4, Tq = 1: 4 rows), so each
@@ -33,14 +43,24 @@
 // CHECK: %[[HEAD:.*]] = arith.addi %[[G4]], %[[R]]
 // CHECK: vector.load %{{.*}}[%[[B]], %[[HEAD]], %c0, %{{.*}}]
 // Scores, per run of 8 keys: a loop over the keys in order (slot i is key
-// j + i), each key's K row read once, front to back, into 4 row vectors
-// (no software prefetch: the hardware prefetchers follow this stream).
+// j + i), each key's K row read once, front to back, into 4 row vectors.
+// The hardware prefetchers follow K; the same key's V row is asked of L2
+// (one prefetcht1 per 64-byte line: 8 for 128 floats), so P·V does not
+// start the V stream cold.
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for %[[J:.*]] = %c0 to %c64 step %c8 {
 // CHECK-NEXT: scf.for %[[SLOT:.*]] = %c0 to %c8 step %c1 {
 // CHECK-NEXT: %[[JS:.*]] = arith.addi %[[J]], %[[SLOT]] : index
 // CHECK-NEXT: %[[K0S:.*]] = arith.addi %{{.*}}, %[[JS]] : index
 // CHECK-NEXT: %[[KEY:.*]] = arith.minsi %[[K0S]], %{{.*}} : index
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c0], read, locality<2>, data
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c16], read, locality<2>, data
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c32], read, locality<2>, data
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c48], read, locality<2>, data
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c64], read, locality<2>, data
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c80], read, locality<2>, data
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c96], read, locality<2>, data
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c112], read, locality<2>, data
 // CHECK-NEXT: scf.for %[[D:.*]] = %c0 to %c128 step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-NEXT: vector.load %[[KB]][%[[B]], %[[KVH]], %[[KEY]], %[[D]]]
 // CHECK-NEXT: vector.load %{{.*}}[%c0, %[[D]]]
@@ -60,12 +80,22 @@
 // P·V at 8 lanes and Dv 128 (16 vectors a row, more than the 8
 // accumulators): acc = α·acc in its stack scratch, then over the tile's
 // keys only, in order, each key's V row read in place once, whole, into
-// the acc rows of all 4 rows (load, fma, store).
+// the acc rows of all 4 rows (load, fma, store). Each key j first asks L2
+// for the K row of the next tile's key j (k0 + 64 + j, clamped to the
+// last key): the hardware prefetchers follow V here.
 // CHECK: scf.for %[[AC:.*]] = %c0 to %c128 step %c8 {
 // CHECK-NEXT: vector.load %[[ACC]][%c0, %[[AC]]]
 // CHECK-NEXT: arith.mulf
 // CHECK-NEXT: vector.store %{{.*}}, %[[ACC]][%c0, %[[AC]]]
 // CHECK: scf.for %[[PJ:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %{{.*}}, %c1 : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[PJ]], %c64 : index
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %{{.*}}, %[[AHEAD]] : index
+// CHECK-NEXT: %[[CLAMP:.*]] = arith.minsi %[[NEXT]], %[[LAST]] : index
+// CHECK-NEXT: %[[NKEY:.*]] = arith.maxsi %[[CLAMP]], %c0 : index
+// CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[NKEY]], %c0], read, locality<2>, data
+// CHECK-COUNT-7: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[NKEY]], %c{{[0-9]+}}], read, locality<2>, data
+// CHECK-NOT: memref.prefetch
 // CHECK-COUNT-4: memref.load %[[SP]][%c{{[0-3]}}, %[[PJ]]]
 // CHECK: %[[PKEY:.*]] = arith.addi %{{.*}}, %[[PJ]] : index
 // CHECK-NEXT: scf.for %[[PC:.*]] = %c0 to %c128 step %c8 {
@@ -104,10 +134,16 @@
 // SPLIT: vector.fma
 // At 16 lanes a row's Dv (128: 8 vectors) fits the accumulator budget, so
 // P·V reads V's rows whole, key by key: two passes over the tile's keys,
-// rows 0-1 then rows 2-3, each 2 rows x 8 vectors.
+// rows 0-1 then rows 2-3, each 2 rows x 8 vectors. The first pass asks L2
+// for the next tile's K rows (8 lines each), the second asks nothing.
 // W16-LABEL: func.func @decode
+// W16: %[[KB:.*]] = bufferization.to_buffer %arg1
 // W16: %[[VB:.*]] = bufferization.to_buffer %arg2
-// W16-COUNT-2: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// W16: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// W16-COUNT-8: memref.prefetch %[[KB]]
+// W16-NOT: memref.prefetch
+// W16: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// W16-NOT: memref.prefetch
 // W16: vector.load %[[VB]][%{{.*}}, %{{.*}}, %{{.*}}, %c0]
 // W16: vector.load %[[VB]][%{{.*}}, %{{.*}}, %{{.*}}, %c16]
 // W16: vector.load %[[VB]][%{{.*}}, %{{.*}}, %{{.*}}, %c112]

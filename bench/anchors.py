@@ -32,7 +32,10 @@ Debian's /usr/bin/python3 with python3-numpy and python3-torch:
 Timing: one untimed call, then N timed calls (time.perf_counter around one
 call), the median reported -- attn-run --repeat's rule. If the untimed call
 shows that N calls would take more than --max-seconds, fewer are timed (at
-least one) and "repeat" says how many. Inputs are loaded and converted to the
+least one); if it shows that they would take less than --min-seconds
+(default 0), more are timed, as many as add up to it (attn-run
+--min-seconds's rule, estimated from the untimed call). "repeat" says how
+many. Inputs are loaded and converted to the
 dtype before timing; a precomputed causal mask is applied inside the timed
 call. --expect: the max abs error of the anchor's output against that file
 (attn-run's output on the same inputs), in float64. Every command prints one
@@ -156,13 +159,17 @@ def cmd_inputs(a):
     print(json.dumps({"files": files}))
 
 
-def timed(fn, repeat, max_seconds):
-    """One untimed call, then up to `repeat` timed ones; (median ms, times, out)."""
+def timed(fn, repeat, max_seconds, min_seconds=0.0):
+    """One untimed call, then `repeat` timed ones -- more if the untimed call
+    says that fewer than `min_seconds` would be timed, fewer (at least one) if
+    more than `max_seconds`; (median ms, times, out, first ms)."""
     t0 = time.perf_counter()
     out = fn()
     first = time.perf_counter() - t0
     n = repeat
-    if first * repeat > max_seconds:
+    if first * n < min_seconds:
+        n = int(math.ceil(min_seconds / max(first, 1e-9)))
+    if first * n > max_seconds:
         n = max(1, int(max_seconds / max(first, 1e-9)))
     times = []
     for _ in range(n):
@@ -235,7 +242,7 @@ def run_impls(a, make):
     for impl in a.impl.split(","):
         try:
             fn, to_np = make(impl)
-            med, times, out, first = timed(fn, a.repeat, a.max_seconds)
+            med, times, out, first = timed(fn, a.repeat, a.max_seconds, a.min_seconds)
             res[impl] = {"median_ms": med, "repeat": len(times), "times_ms": times,
                          "first_call_ms": first,
                          "max_abs_error": max_error(np, to_np(out), a.expect)}
@@ -364,6 +371,7 @@ def main():
         p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
         p.add_argument("--expect", default=None)
         p.add_argument("--max-seconds", type=float, default=120.0)
+        p.add_argument("--min-seconds", type=float, default=0.0)
         if name == "sdpa":
             p.add_argument("--causal", choices=("none", "top_left", "bottom_right"),
                            default="none")

@@ -54,10 +54,10 @@ DECODE = dict(b=1, h=32, hkv=8, tq=1, d=128)
 
 FULL = dict(sdpa_ts="512,1024,2048,4096", half_ts="1024,2048",
             decode_tks="4096,16384,32768,65536", gpt2_ts="128,1024",
-            project_ts="128,1024,2048", repeat=5,
+            project_ts="128,1024,2048", repeat=5, min_seconds=0.5,
             anchor_max_t=2048, peak_seconds=0.5, bandwidth_mib=1024)
 QUICK = dict(sdpa_ts="64", half_ts="64", decode_tks="256,1024", gpt2_ts="32",
-             project_ts="32", repeat=2,
+             project_ts="32", repeat=2, min_seconds=0.0,
              anchor_max_t=64, peak_seconds=0.1, bandwidth_mib=64)
 
 # Issue 13's targets, checked on the rows that exist.
@@ -148,7 +148,8 @@ class Suite:
     def attn_row(self, group, program, in_dir, names, row):
         out_npy = os.path.join(in_dir, "attn_%s.npy" % row.get("variant", "out"))
         cmd = [self.attn, rel(program), "--pipeline=cpu", "--num-threads=%d" % self.threads,
-               "--repeat=%d" % self.a.repeat, "--json", "--quiet",
+               "--repeat=%d" % self.a.repeat, "--min-seconds=%g" % self.a.min_seconds,
+               "--json", "--quiet",
                "--output=" + rel(out_npy)]
         cmd += ["--input=" + rel(os.path.join(in_dir, n + ".npy")) for n in names]
         r = self.call(cmd)
@@ -167,6 +168,7 @@ class Suite:
     def anchor_rows(self, group, sub, in_dir, expect, impls, base, extra=()):
         cmd = [self.a.python, self.anchors, sub, "--dir", rel(in_dir), "--impl", ",".join(impls),
                "--repeat=%d" % self.a.repeat, "--threads=%d" % self.threads,
+               "--min-seconds=%g" % self.a.min_seconds,
                "--max-seconds=%g" % self.a.anchor_max_seconds, "--expect", rel(expect)]
         cmd += list(extra)
         r = self.call(cmd)
@@ -355,6 +357,12 @@ def parse_args():
     ap.add_argument("--repeat", type=int, default=None, metavar="N",
                     help="timed calls per row, attn-run and anchors alike (median reported). "
                          "Default: %d (--quick: %d)" % (FULL["repeat"], QUICK["repeat"]))
+    ap.add_argument("--min-seconds", type=float, default=None, metavar="S",
+                    help="time more calls than --repeat where they add up to less than S "
+                         "seconds, attn-run (--min-seconds) and anchors alike: a row of a "
+                         "few milliseconds timed 5 times is at the mercy of one burst of a "
+                         "shared machine's load. Default: %g (--quick: %g)"
+                         % (FULL["min_seconds"], QUICK["min_seconds"]))
     ap.add_argument("--anchor-max-t", type=int, default=None, metavar="T",
                     help="run the sdpa anchors only up to this T (they materialise "
                          "[B,H,T,T] scores). Default: %d (--quick: %d)"
@@ -388,6 +396,8 @@ def parse_args():
         setattr(a, k, ints(getattr(a, k), "--" + k.replace("_", "-")))
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if not a.min_seconds >= 0:
+        ap.error("--min-seconds must be 0 or more")
     if a.threads < 0:
         ap.error("--threads must be 0 or positive")
     if a.render_only and not a.out:
@@ -442,6 +452,7 @@ def main():
               "fma_peaks": peaks, "bandwidth": bw, "anchor_env": env,
               "settings": {k: getattr(a, k) for k in ("sdpa_ts", "half_ts", "decode_tks",
                                                       "gpt2_ts", "project_ts", "repeat",
+                                                      "min_seconds",
                                                       "anchor_max_t",
                                                       "anchor_max_seconds", "peak_seconds",
                                                       "bandwidth_mib")},
@@ -453,6 +464,17 @@ def main():
 
 
 # -- RESULTS.md ----------------------------------------------------------------
+def timed_calls(settings):
+    """How many calls a row times, in words (results.json from before
+    --min-seconds have none)."""
+    n, sec = settings["repeat"], settings.get("min_seconds") or 0
+    if not sec:
+        return "%d timed calls" % n
+    return ("at least %d timed calls, more where %d would add up to less than %g s: as many "
+            "as make %g s (each row's count is its \"repeat\" in results.json)"
+            % (n, n, sec, sec))
+
+
 def find(rows, **kv):
     for r in rows:
         if all(r.get(k) == v for k, v in kv.items()) and "error" not in r:
@@ -588,12 +610,12 @@ def render(res, out, rendered_only=False):
             "(`libopenblas0-pthread`); PyTorch's bf16 matmuls go through oneDNN and are "
             "not affected." if env.get("blas_is_netlib_reference") else ""),
         "",
-        "Every row's time is the median of %d timed calls after one untimed call, "
+        "Every row's time is the median of %s after one untimed call, "
         "attn-run and anchors alike (attn-run's includes binding the inputs and copying the "
         "result out). GFLOP/s are the effective FLOPs of attn-run (the visible (i, j) pairs "
         "under a causal mask; for the GPT-2 block the four projections too) over the median, "
         "the same count for the anchors of a row. \"err\" is an anchor's max abs error "
-        "against attn-run's output on the same inputs." % res["settings"]["repeat"], ""]
+        "against attn-run's output on the same inputs." % timed_calls(res["settings"]), ""]
 
     if svg_speedups(res, os.path.join(out, "speedup.svg")):
         lines += ["![speed-up over PyTorch eager](speedup.svg)", ""]

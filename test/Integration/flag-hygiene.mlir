@@ -23,6 +23,8 @@
 // REPEAT-NOT: attn-run
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --random-inputs --atol=-1 | FileCheck %s --check-prefix=ATOL
 // ATOL: attn-run: --atol must be a finite number >= 0, got -1
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --random-inputs --repeat=3 --min-seconds=-1 | FileCheck %s --check-prefix=MINSEC
+// MINSEC: attn-run: --min-seconds must be a finite number >= 0, got -1
 // A bad value is one line (not followed by an empty "attn-run:" line).
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --repeat=many | FileCheck %s --check-prefix=ONELINE
 // ONELINE: attn-run: for the --repeat option: 'many' value invalid for uint argument!
@@ -42,6 +44,8 @@
 // SEED: attn-run: warning: --seed applies only with --random-inputs; ignored
 // RUN: attn-run %s --random-inputs --pipeline=cpu --gpu-chip=sm_80 2>&1 | FileCheck %s --check-prefix=CHIP
 // CHIP: attn-run: warning: --gpu-chip applies only to --pipeline=gpu, not cpu; ignored
+// RUN: attn-run %s --random-inputs --min-seconds=0.1 2>&1 | FileCheck %s --check-prefix=MINSECW
+// MINSECW: attn-run: warning: --min-seconds applies only with --repeat; ignored
 // RUN: attn-run %s --random-inputs --rtol=0.1 2>&1 | FileCheck %s --check-prefix=RTOL
 // RTOL: attn-run: warning: --rtol applies only with --expect; ignored
 // --json lists them too.
@@ -60,6 +64,7 @@
 // HELP-DAG: --expect=<PATH.npy>
 // HELP-DAG: --input=<[NAME=]PATH>
 // HELP-DAG: --quiet
+// HELP-DAG: --min-seconds=<S>
 // HELP-DAG: --rtol=
 // HELP-DAG: --strict-inputs
 // HELP-DAG: --verbose

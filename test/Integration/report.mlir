@@ -16,6 +16,15 @@
 // JSON: "pipeline": "reference"
 // JSON: "repeat": 2
 
+// --min-seconds keeps timing runs past --repeat until they add up to S
+// seconds: one call of this function takes well under a millisecond, so
+// 0.05 s is many more than 2 runs, and "repeat" counts them; without it
+// exactly --repeat runs are timed.
+// RUN: attn-run %s --random-inputs --pipeline=cpu --repeat=2 --min-seconds=0.05 --json | %python -c "import json, sys; r = json.load(sys.stdin); print('MANY' if r['repeat'] > 2 else 'FEW', r['repeat'])" | FileCheck %s --check-prefix=MINSEC
+// MINSEC: MANY
+// RUN: attn-run %s --random-inputs --pipeline=cpu --repeat=2 --min-seconds=0 --json | FileCheck %s --check-prefix=MINSEC0
+// MINSEC0: "repeat": 2
+
 // The same seed gives the same inputs, so the same output file.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-run %s --random-inputs --seed=5 --output=%t/a.npy

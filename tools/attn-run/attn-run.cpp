@@ -5,7 +5,7 @@
 //            [--random-inputs --seed=N] [--strict-inputs]
 //            [--output=PATH.npy ...] [--compare-with=reference]
 //            [--expect=PATH.npy ... --atol=A --rtol=R]
-//            [--repeat=N] [--json] [--tile-q=N --tile-k=N --vector-width=N --num-threads=N]
+//            [--repeat=N [--min-seconds=S]] [--json] [--tile-q=N --tile-k=N --vector-width=N --num-threads=N]
 //            [--dump-object=PATH] [--quiet] [--verbose]
 //
 // Exit status: 0 success, 1 the IR does not parse, verify or lower, or a
@@ -122,6 +122,11 @@ static cl::opt<double> rtolOpt(
 static cl::opt<unsigned, false, CountParser>
     repeat("repeat", cl::init(0), cl::desc("Time N runs; print median and GFLOP/s"),
            cl::cat(runCategory));
+static cl::opt<double> minSeconds(
+    "min-seconds",
+    cl::desc("--repeat: keep timing runs past N until they add up to at least S seconds "
+             "(the median is over every timed run; \"repeat\" in the report says how many)"),
+    cl::value_desc("S"), cl::init(0), cl::cat(runCategory));
 static cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"), cl::cat(runCategory));
 static cl::opt<int64_t> tileQ("tile-q",
                               cl::desc("Query rows per tile of the fused kernel (default: the "
@@ -254,6 +259,11 @@ static void warnInapplicable(rt::Pipeline p, std::optional<rt::Pipeline> ref) {
       ref != rt::Pipeline::Gpu)
     warn(llvm::Twine(given(gpuChip) ? "--gpu-chip" : "--gpu-format") +
          " applies only to --pipeline=gpu, not " + rt::pipelineName(p) + "; ignored");
+  if (given(minSeconds) && repeat == 0)
+    warn("--min-seconds applies only with --repeat; ignored");
+  else if (given(minSeconds) && p == rt::Pipeline::Ring)
+    warn("--min-seconds does not apply to --pipeline=ring (its ranks time --repeat runs in "
+         "step); ignored");
   if ((given(atolOpt) || given(rtolOpt)) && expects.empty())
     warn(llvm::Twine(given(atolOpt) ? "--atol" : "--rtol") +
          " applies only with --expect; ignored");
@@ -311,7 +321,8 @@ int main(int argc, char **argv) {
   if (numThreads < 0)
     fail(2, "--num-threads must be 0 (one per core) or more, got " + llvm::Twine(numThreads));
   for (auto [opt, value] : {std::pair<cl::opt<double> *, const char *>{&atolOpt, "--atol"},
-                            {&rtolOpt, "--rtol"}})
+                            {&rtolOpt, "--rtol"},
+                            {&minSeconds, "--min-seconds"}})
     if (opt->getNumOccurrences() && !(*opt >= 0 && std::isfinite(*opt)))
       fail(2, llvm::Twine(value) + " must be a finite number >= 0, got " + num(*opt));
   auto pipeline = rt::parsePipeline(pipelineOpt);
@@ -561,10 +572,15 @@ int main(int argc, char **argv) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
   };
+  unsigned timedRuns = 0;
   if (repeat > 0) {
     std::vector<double> ms, kms;
-    for (unsigned r = 0; r < repeat; ++r) {
-      progress.count("running", r + 1, repeat);
+    // At least `repeat` runs, and with --min-seconds more until the timed
+    // runs add up to it (a call of a few milliseconds timed 5 times is at
+    // the mercy of one burst of a shared machine's load).
+    double timedMs = 0;
+    for (unsigned r = 0; r < repeat || timedMs < minSeconds * 1e3; ++r) {
+      progress.count("running", r + 1, std::max<unsigned>(repeat, r + 1));
       rt::CompiledFunction::CallStats st;
       auto t0 = std::chrono::steady_clock::now();
       auto out = fn->call(args, &st);
@@ -572,9 +588,11 @@ int main(int argc, char **argv) {
       if (!out)
         callFailed(out.takeError());
       ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      timedMs += ms.back();
       if (st.gpuKernelMs >= 0)
         kms.push_back(st.gpuKernelMs);
     }
+    timedRuns = ms.size();
     medianMs = median(ms);
     if (flops) {
       gflops = flops->full / (*medianMs * 1e6);
@@ -615,7 +633,7 @@ int main(int argc, char **argv) {
   report.runPeakRss = runPeakRss;
   report.peakReset = peakReset;
   report.flops = flops;
-  report.repeat = repeat;
+  report.repeat = timedRuns;
   report.medianMs = medianMs;
   report.gflops = gflops;
   report.effGflops = effGflops;

@@ -19,9 +19,17 @@
 //   --pv=rows             P·V in two passes of 2 rows, each reading the V
 //                         rows whole (the kernel since 2026-12-02)
 //   --pv=columns          two passes of 4 rows x half a row (the kernel before)
-//   --prefetch=N          software prefetches of K and V 128 keys ahead,
-//                         all of a run's 16 keys at once (N = 1), as LLVM
-//                         scheduled the kernel's; 0: none
+//   --prefetch=N          1: software prefetches of K and V 128 keys ahead,
+//                         all of a run's 16 keys at once, as LLVM scheduled
+//                         the kernel's before 2026-12-02; 2 ("cross", the
+//                         kernel since 2026-12-02): the other array's rows
+//                         into L2 (prefetcht1), one row per key as the loop
+//                         reaches it -- the score loop asks for the same
+//                         key's V row, the first P·V pass for the next
+//                         tile's K row; 0: none
+//   --read-only           no arithmetic: each tile's K rows, then its V rows,
+//                         summed (what this read order reads at, the
+//                         decode's roofline on the host)
 // Prints the median of 10 calls and the K/V read rate; compare it with
 // `attn-fma-peak --bandwidth` in the same session.
 #include <immintrin.h>
@@ -42,7 +50,8 @@ constexpr int kHeads = 8, kRows = 4, kD = 128, kTile = 64, kRun = 16;
 
 struct Options {
   long tk = 32768;
-  bool keywise = true, natural = true, pvRows = true, prefetch = false;
+  bool keywise = true, natural = true, pvRows = true, readOnly = false;
+  int prefetch = 0;
 };
 
 int slotKey(const Options &o, int slot) {
@@ -52,6 +61,26 @@ int slotKey(const Options &o, int slot) {
   for (int b = 0; b < 4; ++b)
     r |= ((slot >> b) & 1) << (3 - b);
   return r;
+}
+
+// One prefetcht1 per 64-byte line of a K or V row.
+inline void prefetchRowL2(const float *row) {
+  for (int c = 0; c < kD * 4; c += 64)
+    _mm_prefetch(reinterpret_cast<const char *>(row) + c, _MM_HINT_T1);
+}
+
+// --read-only: the K tile, then the V tile, summed.
+void readHead(const Options &o, const float *k, const float *v, float *out) {
+  __m512 a[kD / 16];
+  for (int c = 0; c < kD / 16; ++c)
+    a[c] = _mm512_setzero_ps();
+  for (long j0 = 0; j0 < o.tk; j0 += kTile)
+    for (const float *x : {k, v})
+      for (long j = j0; j < j0 + kTile; ++j)
+        for (int c = 0; c < kD / 16; ++c)
+          a[c] = _mm512_add_ps(a[c], _mm512_loadu_ps(x + j * kD + 16 * c));
+  for (int c = 0; c < kD / 16; ++c)
+    _mm512_storeu_ps(out + 16 * c, a[c]);
 }
 
 void head(const Options &o, const float *k, const float *v, const float *q, float *out) {
@@ -66,7 +95,7 @@ void head(const Options &o, const float *k, const float *v, const float *q, floa
   alignas(64) float s[kRows][kTile];
   for (long j0 = 0; j0 < o.tk; j0 += kTile) {
     for (int run = 0; run < kTile; run += kRun) {
-      if (o.prefetch)
+      if (o.prefetch == 1)
         for (int x = 0; x < kRun; ++x) {
           long ahead = std::min(j0 + run + x + 128, o.tk - 1);
           for (int c = 0; c < kD * 4; c += 64) {
@@ -83,12 +112,15 @@ void head(const Options &o, const float *k, const float *v, const float *q, floa
         for (int x = 0; x < 4; ++x)
           row[x] = k + (j0 + run + slotKey(o, g + x)) * kD;
         if (o.keywise) {
-          for (int x = 0; x < 4; ++x)
+          for (int x = 0; x < 4; ++x) {
+            if (o.prefetch == 2)
+              prefetchRowL2(v + (j0 + run + slotKey(o, g + x)) * kD);
             for (int c = 0; c < kD / 16; ++c) {
               __m512 kv = _mm512_loadu_ps(row[x] + 16 * c);
               for (int r = 0; r < kRows; ++r)
                 sum[r][x] = _mm512_fmadd_ps(_mm512_loadu_ps(q + r * kD + 16 * c), kv, sum[r][x]);
             }
+          }
         } else {
           for (int c = 0; c < kD / 16; ++c) {
             __m512 kv[4];
@@ -125,6 +157,8 @@ void head(const Options &o, const float *k, const float *v, const float *q, floa
     for (int pass = 0; pass < 2; ++pass)
       for (int j = 0; j < kTile; ++j) {
         const float *vr = v + (j0 + j) * kD;
+        if (o.prefetch == 2 && pass == 0)
+          prefetchRowL2(k + std::min(j0 + kTile + j, o.tk - 1) * kD);
         int r0 = o.pvRows ? 2 * pass : 0, r1 = o.pvRows ? r0 + 2 : kRows;
         int c0 = o.pvRows ? 0 : 4 * pass, c1 = o.pvRows ? kD / 16 : c0 + 4;
         for (int c = c0; c < c1; ++c) {
@@ -162,11 +196,13 @@ int main(int argc, char **argv) {
       o.natural = v == "natural";
     else if (option(argv[i], "--pv", v) && (v == "rows" || v == "columns"))
       o.pvRows = v == "rows";
-    else if (option(argv[i], "--prefetch", v) && (v == "0" || v == "1"))
-      o.prefetch = v == "1";
+    else if (!std::strcmp(argv[i], "--read-only"))
+      o.readOnly = true;
+    else if (option(argv[i], "--prefetch", v) && (v == "0" || v == "1" || v == "2"))
+      o.prefetch = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "usage: %s [--tk=N] [--scores=keywise|interleaved] "
-                           "[--keys=natural|bitrev] [--pv=rows|columns] [--prefetch=0|1]\n",
+                           "[--keys=natural|bitrev] [--pv=rows|columns] [--prefetch=0|1|2] [--read-only]\n",
                    argv[0]);
       return 2;
     }
@@ -184,17 +220,21 @@ int main(int argc, char **argv) {
     auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel for schedule(guided)
     for (int h = 0; h < kHeads; ++h)
-      head(o, k.data() + size_t(h) * o.tk * kD, v.data() + size_t(h) * o.tk * kD,
-           q.data() + h * kRows * kD, out.data() + h * kRows * kD);
+      if (o.readOnly)
+        readHead(o, k.data() + size_t(h) * o.tk * kD, v.data() + size_t(h) * o.tk * kD,
+                 out.data() + h * kRows * kD);
+      else
+        head(o, k.data() + size_t(h) * o.tk * kD, v.data() + size_t(h) * o.tk * kD,
+             q.data() + h * kRows * kD, out.data() + h * kRows * kD);
     times.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(times.begin(), times.end());
   double t = times[times.size() / 2];
   std::printf("{\"tk\": %ld, \"scores\": \"%s\", \"keys\": \"%s\", \"pv\": \"%s\", "
-              "\"prefetch\": %d, \"threads\": %d, \"median_ms\": %.3f, \"gbps\": %.2f, "
+              "\"prefetch\": %d, \"read_only\": %d, \"threads\": %d, \"median_ms\": %.3f, \"gbps\": %.2f, "
               "\"check\": %.6f}\n",
               o.tk, o.keywise ? "keywise" : "interleaved", o.natural ? "natural" : "bitrev",
-              o.pvRows ? "rows" : "columns", int(o.prefetch), omp_get_max_threads(), t * 1e3,
+              o.pvRows ? "rows" : "columns", o.prefetch, int(o.readOnly), omp_get_max_threads(), t * 1e3,
               2.0 * n * 4 / t / 1e9, double(out[0]));
 }

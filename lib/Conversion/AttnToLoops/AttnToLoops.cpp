@@ -548,10 +548,13 @@ private:
   /// The read order is a decode's speed: K (and V, accumulateValuesByRows)
   /// stream from memory, and only a front-to-back read of one key row after
   /// another keeps the hardware prefetchers ahead on every core. Keys read
-  /// in step line by line, out of order, or software prefetches (which
-  /// LLVM gathers into one burst per run) cost 1.35-1.56x the time each on
-  /// AMD Zen 4, 1.9x together (a C++ model of this loop, docs/cpu.md). The
-  /// key loop stays a loop so that LLVM cannot interleave the keys' loads.
+  /// in step line by line, out of order, or a burst of software prefetches
+  /// ahead in the same array (which LLVM gathered into one burst per run)
+  /// cost 1.35-1.56x the time each on AMD Zen 4, 1.9x together (a C++
+  /// model of this loop, docs/cpu.md). The key loop stays a loop so that
+  /// LLVM cannot interleave the keys' loads. What does pay is one prefetch
+  /// of the other array's row per key, into L2 (prefetchRow): here the
+  /// same key's V row.
   void computeScoresDirect(Value k0, Value kRows) {
     int64_t w = t.vectorWidth, rowsN = t.tileQ;
     Value lastKey = e.add(k0, e.sub(kRows, e.idx(1)));

@@ -44,9 +44,8 @@
 // CHECK: vector.load %{{.*}}[%[[B]], %[[HEAD]], %c0, %{{.*}}]
 // Scores, per run of 8 keys: a loop over the keys in order (slot i is key
 // j + i), each key's K row read once, front to back, into 4 row vectors.
-// The hardware prefetchers follow K; the same key's V row is asked of L2
-// (one prefetcht1 per 64-byte line: 8 for 128 floats), so P·V does not
-// start the V stream cold.
+// The same key's V row is asked of L2 (one prefetcht1 per 64-byte line: 8
+// for 128 floats), so P·V does not start the V stream cold,
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for %[[J:.*]] = %c0 to %c64 step %c8 {
 // CHECK-NEXT: scf.for %[[SLOT:.*]] = %c0 to %c8 step %c1 {
@@ -61,6 +60,13 @@
 // CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c80], read, locality<2>, data
 // CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c96], read, locality<2>, data
 // CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c112], read, locality<2>, data
+// and K's own row 8 KiB ahead (16 keys of 128 floats), clamped to the last
+// key: the hardware prefetchers follow K, not far enough ahead.
+// CHECK-NEXT: %[[KLAST:.*]] = arith.subi %{{.*}}, %c1 : index
+// CHECK-NEXT: %[[KNEXT:.*]] = arith.addi %[[KEY]], %c16 : index
+// CHECK-NEXT: %[[KAHEAD:.*]] = arith.minsi %[[KNEXT]], %[[KLAST]] : index
+// CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[KAHEAD]], %c0], read, locality<2>, data
+// CHECK-COUNT-7: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[KAHEAD]], %c{{[0-9]+}}], read, locality<2>, data
 // CHECK-NEXT: scf.for %[[D:.*]] = %c0 to %c128 step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-NEXT: vector.load %[[KB]][%[[B]], %[[KVH]], %[[KEY]], %[[D]]]
 // CHECK-NEXT: vector.load %{{.*}}[%c0, %[[D]]]

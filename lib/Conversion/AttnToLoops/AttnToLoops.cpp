@@ -608,23 +608,31 @@ private:
   /// on AMD Zen 4 (docs/cpu.md).
   static constexpr int64_t kKeyAheadBytes = 8 * 1024;
 
+  /// `key`, clamped to the batch row's last key (keyCount - 1: a tile
+  /// exists only where the row has a key, so the result is never negative).
+  /// The prefetches ask for rows past the tile; the clamp keeps them inside
+  /// the batch row. (One statement per op here and in the callers: the
+  /// order of function arguments is the compiler's, and the lit tests pin
+  /// the order of the ops.)
+  Value clampToLastKey(Value key) {
+    Value last = e.sub(keys->keyCount(), e.idx(1));
+    return e.minI(key, last);
+  }
+
   /// K's row kKeyAheadBytes past `key`, clamped to the batch row's last key.
-  /// (One statement per op: the order of function arguments is the
-  /// compiler's, and the lit tests pin the order of the ops.)
   Value keyAhead(Value key) {
     int64_t rowBytes = p.d * cast<MemRefType>(s.k.getType()).getElementTypeBitWidth() / 8;
     int64_t ahead = std::max<int64_t>(1, kKeyAheadBytes / rowBytes);
-    Value last = e.sub(keys->keyCount(), e.idx(1));
     Value next = e.add(key, e.idx(ahead));
-    return e.minI(next, last);
+    return clampToLastKey(next);
   }
 
   /// prefetchRow of K's row k0 + tile-k + j (the next tile's key j),
   /// clamped to the batch row's last key.
   void prefetchNextKeyRow(Value k0, Value j) {
-    Value last = e.sub(keys->keyCount(), e.idx(1));
-    Value key = e.maxI(e.minI(e.add(k0, e.add(j, e.idx(t.tileK))), last), e.idx(0));
-    prefetchRow(s.k, key, p.d);
+    Value inNextTile = e.add(j, e.idx(t.tileK));
+    Value next = e.add(k0, inNextTile);
+    prefetchRow(s.k, clampToLastKey(next), p.d);
   }
 
   /// The operand mask (an additive mask added in log2 units, -inf where an
@@ -846,7 +854,7 @@ private:
   /// the vectors of columns at colIdx, rescaled by α, plus P · V over
   /// `keyCount` keys (V in place, or the packed Vt), stored back to acc.
   void accumulateBlock(Value k0, Value keyCount, Value row0, int64_t n,
-                       ArrayRef<Value> colIdx, function_ref<void(Value)> perKey = nullptr) {
+                       ArrayRef<Value> colIdx, function_ref<void(Value)> perStep = nullptr) {
     int64_t cols = colIdx.size();
     SmallVector<Value> init;
     for (int64_t r = 0; r < n; ++r) {
@@ -862,7 +870,7 @@ private:
             return e.vloadF32(s.v, {bIdx, hkv, e.add(k0, j), colIdx[v]});
           return e.vload(vt, {j, colIdx[v]});
         },
-        [&](int64_t r, Value j) { return e.load(sp, {e.add(row0, e.idx(r)), j}); }, perKey);
+        [&](int64_t r, Value j) { return e.load(sp, {e.add(row0, e.idx(r)), j}); }, perStep);
     for (int64_t r = 0; r < n; ++r)
       for (int64_t v = 0; v < cols; ++v)
         e.vstore(sums[r * cols + v], acc, {e.add(row0, e.idx(r)), colIdx[v]});

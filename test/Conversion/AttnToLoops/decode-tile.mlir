@@ -62,8 +62,8 @@
 // CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c112], read, locality<2>, data
 // and K's own row 8 KiB ahead (16 keys of 128 floats), clamped to the last
 // key: the hardware prefetchers follow K, not far enough ahead.
-// CHECK-NEXT: %[[KLAST:.*]] = arith.subi %{{.*}}, %c1 : index
 // CHECK-NEXT: %[[KNEXT:.*]] = arith.addi %[[KEY]], %c16 : index
+// CHECK-NEXT: %[[KLAST:.*]] = arith.subi %{{.*}}, %c1 : index
 // CHECK-NEXT: %[[KAHEAD:.*]] = arith.minsi %[[KNEXT]], %[[KLAST]] : index
 // CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[KAHEAD]], %c0], read, locality<2>, data
 // CHECK-COUNT-7: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[KAHEAD]], %c{{[0-9]+}}], read, locality<2>, data
@@ -94,11 +94,10 @@
 // CHECK-NEXT: arith.mulf
 // CHECK-NEXT: vector.store %{{.*}}, %[[ACC]][%c0, %[[AC]]]
 // CHECK: scf.for %[[PJ:.*]] = %c0 to %{{.*}} step %c1 {
-// CHECK-NEXT: %[[LAST:.*]] = arith.subi %{{.*}}, %c1 : index
 // CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[PJ]], %c64 : index
 // CHECK-NEXT: %[[NEXT:.*]] = arith.addi %{{.*}}, %[[AHEAD]] : index
-// CHECK-NEXT: %[[CLAMP:.*]] = arith.minsi %[[NEXT]], %[[LAST]] : index
-// CHECK-NEXT: %[[NKEY:.*]] = arith.maxsi %[[CLAMP]], %c0 : index
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %{{.*}}, %c1 : index
+// CHECK-NEXT: %[[NKEY:.*]] = arith.minsi %[[NEXT]], %[[LAST]] : index
 // CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[NKEY]], %c0], read, locality<2>, data
 // CHECK-COUNT-7: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[NKEY]], %c{{[0-9]+}}], read, locality<2>, data
 // CHECK-NOT: memref.prefetch

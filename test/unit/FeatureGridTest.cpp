@@ -1030,6 +1030,63 @@ TEST(DecodeGrid, PrefillWithSixteenLanesAndSplits) {
   runSpec(s, {{2, 130, 1100}}, Pipeline::Cpu, 8, kTol, options);
 }
 
+/// Prefill tiles with the keys transposed once per call (static B, Tq, Tk,
+/// Tq above tile-q: several Q tiles per K/V head read each K/V tile's slice
+/// of one buffer) and V read in place (f32 V of whole vectors), at 8 and 16
+/// lanes, against the double reference: every causal kind, both mask kinds,
+/// each feature, GQA, a D and Dv that are not whole vectors (K transposed
+/// element by element, the Vt copy), f16 and bf16 (V copied, converted),
+/// forced key splits; Tq, Tk not multiples of any tile, and a Tk of exactly
+/// one tile.
+TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
+  struct Case {
+    const char *name;
+    Spec spec;
+    double tol = kTol;
+    std::optional<int64_t> minWorkItems; ///< unset: twice the threads
+  };
+  auto spec = [](int64_t h, int64_t hkv, int64_t d, ref::Causal causal) {
+    Spec s;
+    s.h = h;
+    s.hkv = hkv;
+    s.d = s.dv = d;
+    s.causal = causal;
+    return s;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"plain", spec(4, 2, 64, ref::Causal::None)});
+  cases.push_back({"keep-mask-top-left", spec(4, 1, 64, ref::Causal::TopLeft)});
+  cases.back().spec.mask = ref::Mask::Kind::Keep;
+  cases.push_back({"add-mask-bottom-right", spec(2, 2, 80, ref::Causal::BottomRight)});
+  cases.back().spec.mask = ref::Mask::Kind::Add;
+  cases.back().spec.maskPerHead = true;
+  cases.push_back({"softcap-alibi", spec(4, 2, 64, ref::Causal::None)});
+  cases.back().spec.softcap = 0.75f;
+  cases.back().spec.slopes = Slopes::PerBatchHead;
+  cases.push_back({"window", spec(4, 2, 64, ref::Causal::None)});
+  cases.back().spec.window = ref::Window{11, 5, ref::Causal::BottomRight};
+  cases.push_back({"key-lengths", spec(2, 1, 64, ref::Causal::None)});
+  cases.back().spec.lengths = std::vector<int64_t>{29, 151};
+  cases.push_back({"key-lengths-input", spec(4, 2, 64, ref::Causal::TopLeft)});
+  cases.back().spec.lengthsInput = DType::I64;
+  cases.push_back({"d20-dv12", spec(2, 2, 20, ref::Causal::BottomRight)});
+  cases.back().spec.dv = 12;
+  cases.push_back({"f16", spec(4, 2, 64, ref::Causal::None), 2e-3});
+  cases.back().spec.dtype = DType::F16;
+  cases.push_back({"bf16", spec(4, 2, 64, ref::Causal::BottomRight), 1.6e-2});
+  cases.back().spec.dtype = DType::BF16;
+  cases.push_back({"splits", spec(4, 2, 64, ref::Causal::TopLeft), kTol, int64_t(4096)});
+  unsigned seed = 1;
+  for (int64_t width : {8, 16})
+    for (const Case &c : cases) {
+      SCOPED_TRACE(std::string(c.name) + " at " + std::to_string(width) + " lanes");
+      runtime::JitOptions options;
+      options.vectorWidth = width;
+      options.minWorkItems = c.minWorkItems;
+      runSpec(c.spec, {{2, 150, 203}, {2, 128, 64}}, Pipeline::Cpu, seed++, c.tol, options);
+    }
+}
+
 /// The attention variants through the tensor-core kernel (f16/bf16, head
 /// dims 64/128 take it in the GPU pipelines; gpu-schedule runs it on the
 /// CPU, threads in lockstep): the same FlashCore rules as the other kernels,

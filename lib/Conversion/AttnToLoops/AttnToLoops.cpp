@@ -260,9 +260,11 @@ struct TileRows {
 class FlashKernel {
 public:
   FlashKernel(FlashBuilder &e, const SdpaProblem &p, const SdpaBuffers &s,
-              const ConvertAttnToLoopsOptions &t, bool directKeys = false)
-      : e(e), p(p), s(s), t(t),
+              const ConvertAttnToLoopsOptions &t, bool directKeys = false,
+              Value packedKeys = {})
+      : e(e), p(p), s(s), t(t), packedKeys(packedKeys),
         dvPadded(paddedDv(p, t)), directKeys(directKeys),
+        valuesInPlace(directKeys || takesValuesInPlace(p, t)),
         rowBlock(directKeys ? t.tileQ
                  : t.tileQ % rowBlockFor(t.vectorWidth) == 0 ? rowBlockFor(t.vectorWidth)
                                                              : kRowBlock) {}
@@ -275,6 +277,52 @@ public:
     int64_t w = t.vectorWidth;
     return rows >= 1 && rows <= rowBlockFor(w) && rows <= t.tileQ &&
            llvm::isPowerOf2_64(w) && p.d % w == 0 && p.dv % w == 0 && t.tileK % w == 0;
+  }
+
+  /// Whether a tile that packs K (prefill) reads V in place instead of
+  /// copying each tile's rows into Vt: f32 V whose rows are whole vectors.
+  /// P·V then reads the tile's V rows where they are (a copy of 16 KiB per
+  /// Q tile and K/V tile at tile-k 64, Dv 64), for the tile's keys only.
+  static bool takesValuesInPlace(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t) {
+    return p.valueType.getElementType().isF32() && p.dv % t.vectorWidth == 0;
+  }
+
+  /// Whether the keys are transposed once per call (prepackKeyTile, into a
+  /// [B, Hkv, K/V tiles, D, tile-k] f32 buffer) instead of once per Q tile
+  /// and K/V tile: packed tiles, several Q tiles per K/V head (a static Tq
+  /// above tile-q), static B and Tk, and that buffer within
+  /// kPrepackedKeysBytes.
+  static bool takesPrepackedKeys(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t,
+                                 bool directKeys) {
+    int64_t tq = p.queryType.getDimSize(2), tk = p.keyType.getDimSize(2);
+    int64_t batch = p.queryType.getDimSize(0);
+    if (directKeys || ShapedType::isDynamic(tq) || ShapedType::isDynamic(tk) ||
+        ShapedType::isDynamic(batch) || tq <= t.tileQ)
+      return false;
+    int64_t bytes = batch * p.kvHeads * llvm::divideCeil(tk, t.tileK) * t.tileK * p.d * 4;
+    return bytes <= kPrepackedKeysBytes;
+  }
+
+  /// The f32 copy of K that prepacked keys may take: 32 MiB (B 1, H 12,
+  /// D 64 up to Tk 8192; larger problems pack per tile, in flat memory).
+  static constexpr int64_t kPrepackedKeysBytes = 32 << 20;
+
+  /// The prepacked keys' buffer type: [B, Hkv, K/V tiles, D, tile-k].
+  static MemRefType prepackedKeysType(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t) {
+    int64_t tiles = llvm::divideCeil(p.keyType.getDimSize(2), t.tileK);
+    return MemRefType::get({p.queryType.getDimSize(0), p.kvHeads, tiles, p.d, t.tileK},
+                           Float32Type::get(p.keyType.getContext()));
+  }
+
+  /// Transposes K/V tile `kTile` of K/V head `kvHead` of batch row `bIdx`
+  /// into its slice of `packed` (packKeys over all Tk keys: the key length
+  /// and the other keep rules still apply where the tile is read).
+  void prepackKeyTile(Value packed, Value bIdx, Value kvHead, Value kTile) {
+    this->bIdx = bIdx;
+    hkv = kvHead;
+    Value k0 = e.mul(kTile, e.idx(t.tileK));
+    Value kRows = e.minI(e.idx(t.tileK), e.sub(s.tk, k0));
+    packKeys(k0, kRows, packedKeyTile(packed, bIdx, kvHead, kTile));
   }
 
   /// The tile's rows against the keys they see, or against split `split`
@@ -309,7 +357,7 @@ public:
       if (directKeys) {
         computeScoresDirect(k0, kRows);
       } else {
-        packKeyValueTile(k0, kRows);
+        packKeyValueTile(kTile, k0, kRows);
         computeScores(k0);
       }
       maskTile(q, k0, kRows);
@@ -344,6 +392,8 @@ private:
   std::optional<AlibiBias> tileAlibi; // per-head tiles: the tile's head
   int64_t dvPadded;
   bool directKeys; ///< K and V read in place (computeScoresDirect)
+  bool valuesInPlace; ///< V read in place (directKeys, or takesValuesInPlace)
+  Value packedKeys;   ///< the prepacked keys, if takesPrepackedKeys
   int64_t rowBlock;
   TileRows rows;
   Value bIdx, hkv;
@@ -384,10 +434,10 @@ private:
 
   void allocateScratch() {
     qs = scratch({t.tileQ, p.d});
-    if (!directKeys) {
+    if (!directKeys && !packedKeys)
       kt = scratch({p.d, t.tileK});
+    if (!valuesInPlace)
       vt = scratch({t.tileK, dvPadded});
-    }
     sp = scratch({t.tileQ, t.tileK});
     if (directKeys) // a run's per-key vectors: [slot][row · w + lane]
       keySums = scratch({t.vectorWidth, t.tileQ * t.vectorWidth});
@@ -449,15 +499,38 @@ private:
     });
   }
 
-  /// Kt[d][j] = K[b, h/G, k0 + j, d] and Vt[j][c] = V[b, h/G, k0 + j, c],
-  /// V zero past the tile's keys (and past Dv). K is transposed a w × w
-  /// block at a time in registers when D and tile-k allow (rows past the
-  /// tile's keys repeat its last key: the keep rules hide those columns),
-  /// element by element otherwise (zero past the keys).
-  void packKeyValueTile(Value k0, Value kRows) {
+  /// The [D, tile-k] slice of the prepacked keys for (b, K/V head, tile).
+  Value packedKeyTile(Value packed, Value bIdx, Value kvHead, Value kTile) {
+    auto srcType = cast<MemRefType>(packed.getType());
+    OpFoldResult zero = e.b.getIndexAttr(0), one = e.b.getIndexAttr(1);
+    SmallVector<OpFoldResult> offsets{bIdx, kvHead, kTile, zero, zero};
+    SmallVector<OpFoldResult> sizes{one, one, one, e.b.getIndexAttr(p.d),
+                                    e.b.getIndexAttr(t.tileK)};
+    SmallVector<OpFoldResult> strides(5, one);
+    MemRefType type = memref::SubViewOp::inferRankReducedResultType({p.d, t.tileK}, srcType,
+                                                                    offsets, sizes, strides);
+    return memref::SubViewOp::create(e.b, e.loc, type, packed, offsets, sizes, strides);
+  }
+
+  /// The tile's Kt (packKeys into the stack scratch, or the tile's slice
+  /// of the prepacked keys) and Vt (unless V is read in place).
+  void packKeyValueTile(Value kTile, Value k0, Value kRows) {
+    if (packedKeys)
+      kt = packedKeyTile(packedKeys, bIdx, hkv, kTile);
+    else
+      packKeys(k0, kRows, kt);
+    if (!valuesInPlace)
+      packValues(k0, kRows);
+  }
+
+  /// dst[d][j] = K[b, h/G, k0 + j, d] (dst: a [D, tile-k] f32 memref). K
+  /// is transposed a w × w block at a time in registers when D and tile-k
+  /// allow (rows past the tile's keys repeat its last key: the keep rules
+  /// hide those columns), element by element otherwise (zero past the
+  /// keys).
+  void packKeys(Value k0, Value kRows, Value dst) {
     int64_t w = t.vectorWidth;
-    bool blocked = p.d % w == 0 && t.tileK % w == 0 && llvm::isPowerOf2_64(w);
-    if (blocked) {
+    if (p.d % w == 0 && t.tileK % w == 0 && llvm::isPowerOf2_64(w)) {
       Value lastKey = e.add(k0, e.sub(kRows, e.idx(1)));
       e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
         SmallVector<Value> keyRows;
@@ -466,26 +539,28 @@ private:
         e.loop(e.idx(0), e.idx(p.d), w, [&](Value d) {
           transposeBlock(
               e, [&](int64_t x) { return e.vloadF32(s.k, {bIdx, hkv, keyRows[x], d}); },
-              [&](int64_t x, Value v) { e.vstore(v, kt, {e.add(d, e.idx(x)), j}); });
+              [&](int64_t x, Value v) { e.vstore(v, dst, {e.add(d, e.idx(x)), j}); });
         });
       });
+      return;
     }
     e.loop(e.idx(0), kRows, 1, [&](Value j) {
       Value row = e.add(k0, j);
-      if (!blocked)
-        e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) {
-          e.store(e.loadF32(s.k, {bIdx, hkv, row, d}), kt, {d, j});
-        });
-      copyRow(s.v, hkv, row, p.dv, vt, j);
+      e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) {
+        e.store(e.loadF32(s.k, {bIdx, hkv, row, d}), dst, {d, j});
+      });
     });
-    Value partial = e.lt(kRows, e.idx(t.tileK));
-    e.ifThen(partial, [&] {
-      if (!blocked)
-        e.loop(kRows, e.idx(t.tileK), 1, [&](Value j) {
-          e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) { e.store(e.f(0.0), kt, {d, j}); });
-        });
-      zeroRows(vt, kRows, t.tileK, dvPadded);
+    e.loop(kRows, e.idx(t.tileK), 1, [&](Value j) {
+      e.loop(e.idx(0), e.idx(p.d), 1, [&](Value d) { e.store(e.f(0.0), dst, {d, j}); });
     });
+  }
+
+  /// Vt[j][c] = V[b, h/G, k0 + j, c], zero past the tile's keys (and past
+  /// Dv).
+  void packValues(Value k0, Value kRows) {
+    e.loop(e.idx(0), kRows, 1,
+           [&](Value j) { copyRow(s.v, hkv, e.add(k0, j), p.dv, vt, j); });
+    zeroRows(vt, kRows, t.tileK, dvPadded);
     if (dvPadded != p.dv) {
       // The padding columns of Vt stay zero.
       e.loop(e.idx(0), kRows, 1, [&](Value j) {
@@ -788,7 +863,9 @@ private:
         cols = c;
         break;
       }
-    Value keyCount = directKeys ? kRows : e.idx(t.tileK);
+    // V in place: the tile's keys only (P is 0 past them); Vt: all tile-k
+    // rows (zero past the keys), a static trip count.
+    Value keyCount = valuesInPlace ? kRows : e.idx(t.tileK);
     e.loop(e.idx(0), e.idx(t.tileQ), rowBlock, [&](Value i) {
       e.loop(e.idx(0), e.idx(dvPadded), cols * w, [&](Value c) {
         SmallVector<Value> colIdx;
@@ -866,7 +943,7 @@ private:
     SmallVector<Value> sums = broadcastFmaBlock(
         e, n, cols, keyCount, init,
         [&](Value j, int64_t v) {
-          if (directKeys)
+          if (valuesInPlace)
             return e.vloadF32(s.v, {bIdx, hkv, e.add(k0, j), colIdx[v]});
           return e.vload(vt, {j, colIdx[v]});
         },
@@ -1034,9 +1111,25 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
       return rows;
     };
     SmallVector<Value> upper{e.idx(p.kvHeads), s.batch, e.idx(headsPerItem), numTiles};
+
+    // Keys transposed once per call instead of once per Q tile: one
+    // parallel loop over (K/V head, batch, K/V tile) first.
+    Value packedKeys;
+    if (FlashKernel::takesPrepackedKeys(p, tiling, directKeys)) {
+      packedKeys = memref::AllocOp::create(rewriter, e.loc,
+                                           FlashKernel::prepackedKeysType(p, tiling),
+                                           ValueRange{}, rewriter.getI64IntegerAttr(64));
+      Value keyTiles = e.ceilDiv(s.tk, tiling.tileK);
+      parallelLoop(e, {e.idx(p.kvHeads), s.batch, keyTiles}, /*stackScope=*/false,
+                   [&](ValueRange ivs) {
+                     FlashKernel(e, p, s, tiling).prepackKeyTile(packedKeys, ivs[1], ivs[0],
+                                                                 ivs[2]);
+                   });
+    }
+
     if (tiling.minWorkItems <= 1) {
       parallelLoop(e, upper, /*stackScope=*/true, [&](ValueRange ivs) {
-        FlashKernel kernel(e, p, s, tiling, directKeys);
+        FlashKernel kernel(e, p, s, tiling, directKeys, packedKeys);
         TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
         kernel.writeOutput(ivs[1], rows, kernel.attend(/*batch=*/ivs[1], rows));
       });
@@ -1072,7 +1165,7 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
     SmallVector<Value> upperSplit(upper);
     upperSplit.push_back(splits);
     parallelLoop(e, upperSplit, /*stackScope=*/true, [&](ValueRange ivs) {
-      FlashKernel kernel(e, p, s, tiling, directKeys);
+      FlashKernel kernel(e, p, s, tiling, directKeys, packedKeys);
       TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
       TileState state = kernel.attend(/*batch=*/ivs[1], rows, ivs[4], splits);
       e.ifThenElse(
@@ -1082,7 +1175,7 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
     });
     e.ifThen(split, [&] {
       parallelLoop(e, upper, /*stackScope=*/true, [&](ValueRange ivs) {
-        FlashKernel kernel(e, p, s, tiling, directKeys);
+        FlashKernel kernel(e, p, s, tiling, directKeys, packedKeys);
         kernel.mergeSplits(ivs[1], tileRows(ivs[0], ivs[2], ivs[3]), states,
                            e.mul(itemIndex(ivs), splits), splits);
       });

@@ -262,9 +262,9 @@ public:
   FlashKernel(FlashBuilder &e, const SdpaProblem &p, const SdpaBuffers &s,
               const ConvertAttnToLoopsOptions &t, bool directKeys = false,
               Value packedKeys = {})
-      : e(e), p(p), s(s), t(t), packedKeys(packedKeys),
+      : e(e), p(p), s(s), t(t),
         dvPadded(paddedDv(p, t)), directKeys(directKeys),
-        valuesInPlace(directKeys || takesValuesInPlace(p, t)),
+        valuesInPlace(directKeys || takesValuesInPlace(p, t)), packedKeys(packedKeys),
         rowBlock(directKeys ? t.tileQ
                  : t.tileQ % rowBlockFor(t.vectorWidth) == 0 ? rowBlockFor(t.vectorWidth)
                                                              : kRowBlock) {}

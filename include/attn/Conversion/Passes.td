@@ -247,7 +247,13 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     vector registers) the two microkernels keep 8 rows x 2 vectors of
     accumulators, at 8 lanes (AVX2, 16 registers) 4 rows x 2. K tiles are
     transposed w x w at a time in registers (w·log2 w shuffles per block)
-    when D and tile-k are multiples of the width.
+    when D and tile-k are multiples of the width. P·V reads an f32 V whose
+    Dv is a multiple of the width in place (f16/bf16 V and other Dv are
+    copied per tile). When B, Tq and Tk are static, Tq is above tile-q and
+    the f32 copy of K fits 32 MiB, the keys are transposed once per call
+    by a first parallel loop into a `[B, Hkv, K/V tiles, D, tile-k]`
+    buffer whose tile slices every Q tile reads; otherwise each Q tile
+    transposes the K/V tiles it visits.
 
     Decode and short queries: when the static Tq is below `tile-q`, a Q tile
     holds the `G·Tq` rows of the G query heads that share one K/V head (GQA
@@ -273,9 +279,10 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     once) whose output width is a multiple of
     2 x vector-width (and with at most one dynamic leading dim) becomes a
     tiled matmul: W packed once per call into panels of 2 vectors of
-    outputs (w x w blocks transposed in registers), then 8 (16 lanes) or 4
-    rows x 2 vectors of outputs in registers, parallel over (chunk of 128
-    rows, panel, block of rows).
+    outputs (w x w blocks transposed in registers), then 12 (16 lanes) or 4
+    rows x 2 vectors of outputs in registers, parallel over (chunk of at
+    most 256 rows, panel); rows known to fit one chunk pack each panel on
+    the stack of the one item that uses it.
 
     Any other `attn.sdpa` (dropout, dynamic head dims) or `attn.project`
     (other widths) is left alone for the reference lowering.

@@ -86,6 +86,7 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
   tiling.vectorWidth = options.vectorWidth;
   tiling.reportUnfused = options.reportUnfused;
   tiling.minWorkItems = options.minWorkItems;
+  tiling.prepackLimitMiB = options.prepackLimitMiB;
   pm.addPass(mlir::attn::createConvertAttnToLoops(tiling));
   // What the fused lowering left (projections, f16/bf16, dropout) takes the
   // reference route.

@@ -250,7 +250,8 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     when D and tile-k are multiples of the width. P·V reads an f32 V whose
     Dv is a multiple of the width in place (f16/bf16 V and other Dv are
     copied per tile). When B, Tq and Tk are static, Tq is above tile-q and
-    the f32 copy of K fits 32 MiB, the keys are transposed once per call
+    the f32 copy of K fits `prepack-limit-mib` (32 MiB by default), the
+    keys are transposed once per call
     by a first parallel loop into a `[B, Hkv, K/V tiles, D, tile-k]`
     buffer whose tile slices every Q tile reads; otherwise each Q tile
     transposes the K/V tiles it visits.
@@ -301,7 +302,11 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     Option<"minWorkItems", "min-work-items", "int64_t", /*default=*/"0",
            "Split the keys of each Q tile across threads when an sdpa has "
            "fewer work items than this (0 or 1: never split; attn-run and "
-           "the compile-and-call API use 2 x threads)">
+           "the compile-and-call API use 2 x threads)">,
+    Option<"prepackLimitMiB", "prepack-limit-mib", "int64_t", /*default=*/"32",
+           "The most MiB the keys transposed once per call (an f32 copy of "
+           "K, static shapes only) may take; a larger problem, or 0, packs "
+           "the keys per Q tile and K/V tile">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

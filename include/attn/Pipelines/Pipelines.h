@@ -41,6 +41,11 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
       llvm::cl::desc("Split each Q tile's keys across threads below this many "
                      "work items (0: never)"),
       llvm::cl::init(ConvertAttnToLoopsOptions().minWorkItems)};
+  PassOptions::Option<int64_t> prepackLimitMiB{
+      *this, "prepack-limit-mib",
+      llvm::cl::desc("The most MiB the keys transposed once per call may take "
+                     "(0: pack per tile)"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().prepackLimitMiB)};
   PassOptions::Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Worker threads (0: one per core, or OMP_NUM_THREADS)"),

@@ -290,8 +290,9 @@ public:
   /// Whether the keys are transposed once per call (prepackKeyTile, into a
   /// [B, Hkv, K/V tiles, D, tile-k] f32 buffer) instead of once per Q tile
   /// and K/V tile: packed tiles, several Q tiles per K/V head (a static Tq
-  /// above tile-q), static B and Tk, and that buffer within
-  /// kPrepackedKeysBytes.
+  /// above tile-q), static B and Tk, and that buffer within the
+  /// prepack-limit-mib option (32 MiB by default: B 1, H 12, D 64 up to Tk
+  /// 8192; larger problems pack per tile, in flat memory).
   static bool takesPrepackedKeys(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t,
                                  bool directKeys) {
     int64_t tq = p.queryType.getDimSize(2), tk = p.keyType.getDimSize(2);
@@ -300,12 +301,8 @@ public:
         ShapedType::isDynamic(batch) || tq <= t.tileQ)
       return false;
     int64_t bytes = batch * p.kvHeads * llvm::divideCeil(tk, t.tileK) * t.tileK * p.d * 4;
-    return bytes <= kPrepackedKeysBytes;
+    return bytes <= (t.prepackLimitMiB << 20);
   }
-
-  /// The f32 copy of K that prepacked keys may take: 32 MiB (B 1, H 12,
-  /// D 64 up to Tk 8192; larger problems pack per tile, in flat memory).
-  static constexpr int64_t kPrepackedKeysBytes = 32 << 20;
 
   /// The prepacked keys' buffer type: [B, Hkv, K/V tiles, D, tile-k].
   static MemRefType prepackedKeysType(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t) {
@@ -1493,7 +1490,8 @@ struct ConvertAttnToLoopsPass
     : mlir::attn::impl::ConvertAttnToLoopsBase<ConvertAttnToLoopsPass> {
   using ConvertAttnToLoopsBase::ConvertAttnToLoopsBase;
   void runOnOperation() override {
-    ConvertAttnToLoopsOptions options{tileQ, tileK, vectorWidth, reportUnfused, minWorkItems};
+    ConvertAttnToLoopsOptions options{tileQ,         tileK,        vectorWidth,
+                                      reportUnfused, minWorkItems, prepackLimitMiB};
     if (std::string bad = checkAttnToLoopsOptions(options); !bad.empty()) {
       getOperation()->emitError() << bad;
       return signalPassFailure();
@@ -1543,6 +1541,10 @@ std::string mlir::attn::checkAttnToLoopsOptions(const ConvertAttnToLoopsOptions 
   if (o.minWorkItems < 0)
     return "convert-attn-to-loops: min-work-items must be >= 0, got " +
            std::to_string(o.minWorkItems);
+  // (At most 2^30 MiB, so that the byte count cannot overflow.)
+  if (o.prepackLimitMiB < 0 || o.prepackLimitMiB > (int64_t(1) << 30))
+    return "convert-attn-to-loops: prepack-limit-mib must be in [0, 2^30], got " +
+           std::to_string(o.prepackLimitMiB);
   if (o.tileQ > 0 && o.tileQ % kRowBlock == 0 && o.vectorWidth > 0 && o.tileK > 0 &&
       o.tileK % (2 * o.vectorWidth) == 0)
     return {};

@@ -1,8 +1,16 @@
 // convert-attn-to-loops, prefill tiles: the keys are transposed once per
 // call when several Q tiles read each K/V head (static B, Tq, Tk; Tq above
-// tile-q) and the f32 copy fits 32 MiB; V is read in place when it is f32
-// and its rows are whole vectors (docs/cpu.md, *Prefill packing*).
+// tile-q) and the f32 copy fits prepack-limit-mib (32 MiB by default); V
+// is read in place when it is f32 and its rows are whole vectors
+// (docs/cpu.md, *Prefill packing*).
 // RUN: attn-opt %s -convert-attn-to-loops -split-input-file | FileCheck %s
+// The limit is an option: 0 packs every tile per Q tile, 64 MiB takes the
+// 32 MiB + 32 KiB keys of @over_budget; a negative limit is refused.
+// RUN: attn-opt %s -convert-attn-to-loops="prepack-limit-mib=0" -split-input-file | FileCheck %s --check-prefix=LIMIT0
+// RUN: attn-opt %s -convert-attn-to-loops="prepack-limit-mib=64" -split-input-file | FileCheck %s --check-prefix=LIMIT64
+// RUN: attn-opt %s -attn-cpu-pipeline="prepack-limit-mib=0 lower-to-llvm=false" -split-input-file | FileCheck %s --check-prefix=LIMIT0
+// RUN: not attn-opt %s -convert-attn-to-loops="prepack-limit-mib=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: convert-attn-to-loops: prepack-limit-mib must be in [0, 2^30], got -1
 
 // Tq 200 (4 Q tiles of 64), Tk 300 (5 K/V tiles, the last one 44 keys).
 // CHECK-LABEL: func.func @prepacked
@@ -43,6 +51,10 @@
 // CHECK: %[[VKEY:.*]] = arith.addi %{{.*}}, %[[PJ]] : index
 // CHECK: vector.load %[[VB]][%[[B]], %[[KVH]], %[[VKEY]], %{{.*}}] : {{.*}}, vector<8xf32>
 // CHECK: vector.fma
+// LIMIT0-LABEL: func.func @prepacked
+// LIMIT0-NOT: x16x64xf32>
+// LIMIT0: memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// LIMIT0-LABEL: func.func @one_query_tile
 func.func @prepacked(%q: tensor<1x2x200x16xf32>, %k: tensor<1x2x300x16xf32>, %v: tensor<1x2x300x16xf32>) -> tensor<1x2x200x16xf32> {
   %o = attn.sdpa %q, %k, %v : (tensor<1x2x200x16xf32>, tensor<1x2x300x16xf32>, tensor<1x2x300x16xf32>) -> tensor<1x2x200x16xf32>
   return %o : tensor<1x2x200x16xf32>
@@ -94,6 +106,8 @@ func.func @budget_edge(%q: tensor<1x1x128x128xf32>, %k: tensor<1x1x65536x128xf32
 // CHECK-LABEL: func.func @over_budget
 // CHECK-NOT: x128x64xf32>
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<128x64xf32>
+// LIMIT64-LABEL: func.func @over_budget
+// LIMIT64: memref.alloc() {alignment = 64 : i64} : memref<1x1x1025x128x64xf32>
 func.func @over_budget(%q: tensor<1x1x128x128xf32>, %k: tensor<1x1x65537x128xf32>) -> tensor<1x1x128x128xf32> {
   %o = attn.sdpa %q, %k, %k : (tensor<1x1x128x128xf32>, tensor<1x1x65537x128xf32>, tensor<1x1x65537x128xf32>) -> tensor<1x1x128x128xf32>
   return %o : tensor<1x1x128x128xf32>

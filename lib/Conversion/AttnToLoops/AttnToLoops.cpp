@@ -312,14 +312,15 @@ public:
   }
 
   /// Transposes K/V tile `kTile` of K/V head `kvHead` of batch row `bIdx`
-  /// into its slice of `packed` (packKeys over all Tk keys: the key length
-  /// and the other keep rules still apply where the tile is read).
-  void prepackKeyTile(Value packed, Value bIdx, Value kvHead, Value kTile) {
+  /// into its slice of the prepacked keys (packKeys over all Tk keys: the
+  /// key length and the other keep rules still apply where the tile is
+  /// read).
+  void prepackKeyTile(Value bIdx, Value kvHead, Value kTile) {
     this->bIdx = bIdx;
     hkv = kvHead;
     Value k0 = e.mul(kTile, e.idx(t.tileK));
     Value kRows = e.minI(e.idx(t.tileK), e.sub(s.tk, k0));
-    packKeys(k0, kRows, packedKeyTile(packed, bIdx, kvHead, kTile));
+    packKeys(k0, kRows, packedKeyTile(kTile));
   }
 
   /// The tile's rows against the keys they see, or against split `split`
@@ -496,24 +497,25 @@ private:
     });
   }
 
-  /// The [D, tile-k] slice of the prepacked keys for (b, K/V head, tile).
-  Value packedKeyTile(Value packed, Value bIdx, Value kvHead, Value kTile) {
-    auto srcType = cast<MemRefType>(packed.getType());
+  /// The [D, tile-k] slice of the prepacked keys for this batch row, K/V
+  /// head and tile `kTile`.
+  Value packedKeyTile(Value kTile) {
+    auto srcType = cast<MemRefType>(packedKeys.getType());
     OpFoldResult zero = e.b.getIndexAttr(0), one = e.b.getIndexAttr(1);
-    SmallVector<OpFoldResult> offsets{bIdx, kvHead, kTile, zero, zero};
+    SmallVector<OpFoldResult> offsets{bIdx, hkv, kTile, zero, zero};
     SmallVector<OpFoldResult> sizes{one, one, one, e.b.getIndexAttr(p.d),
                                     e.b.getIndexAttr(t.tileK)};
     SmallVector<OpFoldResult> strides(5, one);
     MemRefType type = memref::SubViewOp::inferRankReducedResultType({p.d, t.tileK}, srcType,
                                                                     offsets, sizes, strides);
-    return memref::SubViewOp::create(e.b, e.loc, type, packed, offsets, sizes, strides);
+    return memref::SubViewOp::create(e.b, e.loc, type, packedKeys, offsets, sizes, strides);
   }
 
   /// The tile's Kt (packKeys into the stack scratch, or the tile's slice
   /// of the prepacked keys) and Vt (unless V is read in place).
   void packKeyValueTile(Value kTile, Value k0, Value kRows) {
     if (packedKeys)
-      kt = packedKeyTile(packedKeys, bIdx, hkv, kTile);
+      kt = packedKeyTile(kTile);
     else
       packKeys(k0, kRows, kt);
     if (!valuesInPlace)
@@ -1119,8 +1121,8 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
       Value keyTiles = e.ceilDiv(s.tk, tiling.tileK);
       parallelLoop(e, {e.idx(p.kvHeads), s.batch, keyTiles}, /*stackScope=*/false,
                    [&](ValueRange ivs) {
-                     FlashKernel(e, p, s, tiling).prepackKeyTile(packedKeys, ivs[1], ivs[0],
-                                                                 ivs[2]);
+                     FlashKernel(e, p, s, tiling, /*directKeys=*/false, packedKeys)
+                         .prepackKeyTile(ivs[1], ivs[0], ivs[2]);
                    });
     }
 

@@ -251,10 +251,9 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     Dv is a multiple of the width in place (f16/bf16 V and other Dv are
     copied per tile). When B, Tq and Tk are static, Tq is above tile-q and
     the f32 copy of K fits `prepack-limit-mib` (32 MiB by default), the
-    keys are transposed once per call
-    by a first parallel loop into a `[B, Hkv, K/V tiles, D, tile-k]`
-    buffer whose tile slices every Q tile reads; otherwise each Q tile
-    transposes the K/V tiles it visits.
+    keys are transposed once per call by a first parallel loop into a
+    `[B, Hkv, K/V tiles, D, tile-k]` buffer whose tile slices every Q tile
+    reads; otherwise each Q tile transposes the K/V tiles it visits.
 
     Decode and short queries: when the static Tq is below `tile-q`, a Q tile
     holds the `G·Tq` rows of the G query heads that share one K/V head (GQA

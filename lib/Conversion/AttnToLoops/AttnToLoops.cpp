@@ -626,28 +626,53 @@ private:
   /// ahead in the same array (which LLVM gathered into one burst per run)
   /// cost 1.35-1.56x the time each on AMD Zen 4, 1.9x together (a C++
   /// model of this loop, docs/cpu.md). The key loop stays a loop so that
-  /// LLVM cannot interleave the keys' loads. What does pay is one prefetch
-  /// of the other array's row per key, into L2 (prefetchRow): here the
-  /// same key's V row; and one of K's own row 8 KiB ahead (keyAhead).
+  /// LLVM cannot interleave the keys' loads beyond one step. What does pay
+  /// is one prefetch of the other array's row per key, into L2
+  /// (prefetchRow): here the same key's V row; and one of K's own row 8 KiB
+  /// ahead (keyAhead).
+  ///
+  /// One step of the key loop takes keysPerStep() adjacent keys (their rows
+  /// are one contiguous block): each vector of a query row, loaded once,
+  /// meets the K vectors of every key of the step. The query rows do not
+  /// fit the registers (4 rows at D 128 are 32 vectors), so one key a step
+  /// loads each of them again for every key: with 4 keys a step a key
+  /// costs 2 loads per vector of D instead of 5 (0.86-0.93x the decode
+  /// time on AMD Zen 5, docs/cpu.md).
   void computeScoresDirect(Value k0, Value kRows) {
-    int64_t w = t.vectorWidth, rowsN = t.tileQ;
+    int64_t w = t.vectorWidth, rowsN = t.tileQ, n = keysPerStep();
     Value lastKey = e.add(k0, e.sub(kRows, e.idx(1)));
     e.loop(e.idx(0), e.idx(t.tileK), w, [&](Value j) {
-      e.loop(e.idx(0), e.idx(w), 1, [&](Value slot) {
-        Value key = e.minI(e.add(k0, e.add(j, slot)), lastKey);
-        prefetchRow(s.v, key, p.dv);
-        prefetchRow(s.k, keyAhead(key), p.d);
-        SmallVector<Value> init(rowsN, e.splat(0.0));
+      e.loop(e.idx(0), e.idx(w), n, [&](Value step) {
+        SmallVector<Value> slots{step}, stepKeys;
+        for (int64_t i = 1; i < n; ++i)
+          slots.push_back(e.add(step, e.idx(i)));
+        for (Value slot : slots) {
+          Value inTile = e.add(j, slot);
+          Value key = e.add(k0, inTile);
+          stepKeys.push_back(e.minI(key, lastKey));
+        }
+        for (Value key : stepKeys) {
+          prefetchRow(s.v, key, p.dv);
+          prefetchRow(s.k, keyAhead(key), p.d);
+        }
+        SmallVector<Value> init(n * rowsN, e.splat(0.0));
         SmallVector<Value> sums = e.loopCarry(
             e.idx(0), e.idx(p.d), w, init, [&](Value d, ValueRange a) {
-              Value kv = e.vloadF32(s.k, {bIdx, hkv, key, d});
-              SmallVector<Value> next;
-              for (int64_t r = 0; r < rowsN; ++r)
-                next.push_back(e.fma(e.vload(qs, {e.idx(r), d}), kv, a[r]));
+              SmallVector<Value> kv;
+              for (Value key : stepKeys)
+                kv.push_back(e.vloadF32(s.k, {bIdx, hkv, key, d}));
+              // next[i·rowsN + r]: key i of the step, row r.
+              SmallVector<Value> next(n * rowsN);
+              for (int64_t r = 0; r < rowsN; ++r) {
+                Value q = e.vload(qs, {e.idx(r), d});
+                for (int64_t i = 0; i < n; ++i)
+                  next[i * rowsN + r] = e.fma(q, kv[i], a[i * rowsN + r]);
+              }
               return next;
             });
-        for (int64_t r = 0; r < rowsN; ++r)
-          e.vstore(sums[r], keySums, {slot, e.idx(r * w)});
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t r = 0; r < rowsN; ++r)
+            e.vstore(sums[i * rowsN + r], keySums, {slots[i], e.idx(r * w)});
       });
       foldSlotsOfRows(
           e, rowsN,
@@ -657,6 +682,17 @@ private:
           [&](Value x, Value y) { return e.fadd(x, y); },
           [&](int64_t r, Value scores) { storeScores(k0, e.idx(r), {j}, {scores}); });
     });
+  }
+
+  /// Keys a step of computeScoresDirect takes: the most of 4, 2, 1 whose
+  /// score accumulators (keys × tile rows) fit accumulatorBudget. 4 rows
+  /// (a GQA group of 4 at Tq 1): 4 keys with AVX-512, 2 with AVX2; 8 rows:
+  /// 2 and 1. Every choice divides the vector width.
+  int64_t keysPerStep() const {
+    for (int64_t n : {4, 2})
+      if (n * t.tileQ <= accumulatorBudget(t.vectorWidth) && t.vectorWidth % n == 0)
+        return n;
+    return 1;
   }
 
   /// Asks the L2 cache for row `key` of K or V ([b, hkv, key, 0 .. width)),

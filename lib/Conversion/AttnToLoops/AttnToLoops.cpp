@@ -636,8 +636,8 @@ private:
   /// meets the K vectors of every key of the step. The query rows do not
   /// fit the registers (4 rows at D 128 are 32 vectors), so one key a step
   /// loads each of them again for every key: with 4 keys a step a key
-  /// costs 2 loads per vector of D instead of 5 (0.86-0.93x the decode
-  /// time on AMD Zen 5, docs/cpu.md).
+  /// costs 2 loads per vector of D instead of 5 (0.82-0.90x the decode
+  /// time on AMD Zen 5 at 16 lanes, docs/cpu.md).
   void computeScoresDirect(Value k0, Value kRows) {
     int64_t w = t.vectorWidth, rowsN = t.tileQ, n = keysPerStep();
     Value lastKey = e.add(k0, e.sub(kRows, e.idx(1)));
@@ -684,13 +684,16 @@ private:
     });
   }
 
-  /// Keys a step of computeScoresDirect takes: the most of 4, 2, 1 whose
-  /// score accumulators (keys × tile rows) fit accumulatorBudget. 4 rows
-  /// (a GQA group of 4 at Tq 1): 4 keys with AVX-512, 2 with AVX2; 8 rows:
-  /// 2 and 1. Every choice divides the vector width.
+  /// Keys a step of computeScoresDirect takes: at 16 lanes, the most of 4,
+  /// 2, 1 whose score accumulators (keys × tile rows) fit accumulatorBudget
+  /// (4 rows, a GQA group of 4 at Tq 1: 4 keys; 8 rows: 2; 12: 1). At 8
+  /// lanes one: 2 keys of 4 rows took 1.08-1.12x the decode time (AMD Zen
+  /// 5, docs/cpu.md).
   int64_t keysPerStep() const {
+    if (t.vectorWidth < 16)
+      return 1;
     for (int64_t n : {4, 2})
-      if (n * t.tileQ <= accumulatorBudget(t.vectorWidth) && t.vectorWidth % n == 0)
+      if (n * t.tileQ <= accumulatorBudget(t.vectorWidth))
         return n;
     return 1;
   }

@@ -629,7 +629,7 @@ private:
   /// LLVM cannot interleave the keys' loads beyond one step. What does pay
   /// is one prefetch of the other array's row per key, into L2
   /// (prefetchRow): here the same key's V row; and one of K's own row 8 KiB
-  /// ahead (keyAhead).
+  /// ahead (keyAhead, non-temporal).
   ///
   /// One step of the key loop takes keysPerStep() adjacent keys (their rows
   /// are one contiguous block): each vector of a query row, loaded once,
@@ -653,7 +653,7 @@ private:
         }
         for (Value key : stepKeys) {
           prefetchRow(s.v, key, p.dv);
-          prefetchRow(s.k, keyAhead(key), p.d);
+          prefetchRow(s.k, keyAhead(key), p.d, kNonTemporal);
         }
         SmallVector<Value> init(n * rowsN, e.splat(0.0));
         SmallVector<Value> sums = e.loopCarry(
@@ -706,19 +706,26 @@ private:
   /// cold. So each loop over one array's rows asks for the other's: the
   /// score loop for the V row of the same key, P·V for the K row of the
   /// next tile's (prefetchNextKeyRow). Into L2, not L1: a tile's rows (32
-  /// KiB of K or V at tile-k 64, D 128) would fill L1.
-  void prefetchRow(Value buf, Value key, int64_t width) {
+  /// KiB of K or V at tile-k 64, D 128) would fill L1. `locality` is
+  /// memref.prefetch's hint: kIntoL2 here, kNonTemporal for keyAhead.
+  void prefetchRow(Value buf, Value key, int64_t width, uint32_t locality = kIntoL2) {
     int64_t lineElems = 512 / cast<MemRefType>(buf.getType()).getElementTypeBitWidth();
     for (int64_t c = 0; c < width; c += lineElems)
       memref::PrefetchOp::create(e.b, e.loc, buf, ValueRange{bIdx, hkv, key, e.idx(c)},
-                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isWrite=*/false, locality,
                                  /*isDataCache=*/true);
   }
 
-  /// How far ahead of the key it reads the score loop also asks L2 for K's
+  /// memref.prefetch locality hints as x86 lowers them: 2 is prefetcht1
+  /// (into L2), 0 prefetchnta (close to the core, for data read once).
+  static constexpr uint32_t kIntoL2 = 2, kNonTemporal = 0;
+
+  /// How far ahead of the key it reads the score loop also asks for K's
   /// rows: 8 KiB (16 keys at D 128 in f32). The hardware prefetchers do
   /// follow K there, but not far enough ahead: 0.83-0.97x the decode time
-  /// on AMD Zen 4 (docs/cpu.md).
+  /// on AMD Zen 4 (docs/cpu.md). Non-temporal (prefetchnta): each K row is
+  /// read once, a few steps later; against prefetcht1, 0.88-0.98x the
+  /// decode time on AMD Zen 5 (prefetcht0 0.91-0.97x; docs/cpu.md).
   static constexpr int64_t kKeyAheadBytes = 8 * 1024;
 
   /// `key`, clamped to the batch row's last key (keyCount - 1: a tile

@@ -61,12 +61,13 @@
 // CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c96], read, locality<2>, data
 // CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %[[KVH]], %[[KEY]], %c112], read, locality<2>, data
 // and K's own row 8 KiB ahead (16 keys of 128 floats), clamped to the last
-// key: the hardware prefetchers follow K, not far enough ahead.
+// key, non-temporal (locality 0: prefetchnta; read once, a few steps
+// later): the hardware prefetchers follow K, not far enough ahead.
 // CHECK-NEXT: %[[KNEXT:.*]] = arith.addi %[[KEY]], %c16 : index
 // CHECK-NEXT: %[[KLAST:.*]] = arith.subi %{{.*}}, %c1 : index
 // CHECK-NEXT: %[[KAHEAD:.*]] = arith.minsi %[[KNEXT]], %[[KLAST]] : index
-// CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[KAHEAD]], %c0], read, locality<2>, data
-// CHECK-COUNT-7: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[KAHEAD]], %c{{[0-9]+}}], read, locality<2>, data
+// CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[KAHEAD]], %c0], read, locality<0>, data
+// CHECK-COUNT-7: memref.prefetch %[[KB]][%[[B]], %[[KVH]], %[[KAHEAD]], %c{{[0-9]+}}], read, locality<0>, data
 // CHECK-NEXT: scf.for %[[D:.*]] = %c0 to %c128 step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-NEXT: vector.load %[[KB]][%[[B]], %[[KVH]], %[[KEY]], %[[D]]]
 // CHECK-NEXT: vector.load %{{.*}}[%c0, %[[D]]]

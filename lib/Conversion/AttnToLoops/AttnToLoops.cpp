@@ -687,7 +687,7 @@ private:
   /// Keys a step of computeScoresDirect takes: at 16 lanes, the most of 4,
   /// 2, 1 whose score accumulators (keys × tile rows) fit accumulatorBudget
   /// (4 rows, a GQA group of 4 at Tq 1: 4 keys; 8 rows: 2; 12: 1). At 8
-  /// lanes one: 2 keys of 4 rows took 1.08-1.12x the decode time (AMD Zen
+  /// lanes one: 2 keys of 4 rows took 1.00-1.12x the decode time (AMD Zen
   /// 5, docs/cpu.md).
   int64_t keysPerStep() const {
     if (t.vectorWidth < 16)

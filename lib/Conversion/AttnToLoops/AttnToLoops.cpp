@@ -698,8 +698,9 @@ private:
     return 1;
   }
 
-  /// Asks the L2 cache for row `key` of K or V ([b, hkv, key, 0 .. width)),
-  /// one prefetch (locality 2: x86's prefetcht1) per 64-byte line. A
+  /// Asks the cache for row `key` of K or V ([b, hkv, key, 0 .. width)),
+  /// one prefetch per 64-byte line, by default into L2 (kIntoL2: x86's
+  /// prefetcht1). A
   /// decode streams two arrays in alternation, a tile of K rows, then the
   /// same tile's V rows; the hardware prefetchers follow the stream being
   /// read and fall behind on the other, which every tile then starts
@@ -707,7 +708,7 @@ private:
   /// score loop for the V row of the same key, P·V for the K row of the
   /// next tile's (prefetchNextKeyRow). Into L2, not L1: a tile's rows (32
   /// KiB of K or V at tile-k 64, D 128) would fill L1. `locality` is
-  /// memref.prefetch's hint: kIntoL2 here, kNonTemporal for keyAhead.
+  /// memref.prefetch's hint: kNonTemporal for the K rows of keyAhead.
   void prefetchRow(Value buf, Value key, int64_t width, uint32_t locality = kIntoL2) {
     int64_t lineElems = 512 / cast<MemRefType>(buf.getType()).getElementTypeBitWidth();
     for (int64_t c = 0; c < width; c += lineElems)

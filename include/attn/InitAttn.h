@@ -40,14 +40,19 @@ void registerAttnDialect(DialectRegistry &registry);
 /// fails with a diagnostic naming the missing dialect or interface.
 void registerAttnLoweringDependencies(DialectRegistry &registry);
 
-/// Registers every attn pass by name: attn-decompose, attn-fuse,
-/// convert-attn-to-linalg, convert-attn-to-loops, convert-attn-to-gpu,
-/// attn-emulate-gpu-schedule, attn-map-schedule-to-gpu.
+/// Registers all 12 attn passes by name:
+///   attn/Transforms/Passes.h  attn-decompose, attn-fuse, attn-openmp-schedule;
+///   attn/Conversion/Passes.h  convert-attn-to-linalg, convert-attn-to-loops,
+///                             convert-attn-to-gpu, attn-shard, attn-lower-mpi;
+///   attn/GPU/Passes.h         attn-emulate-gpu-schedule,
+///                             attn-map-schedule-to-gpu, attn-legalize-mma-bf16,
+///                             attn-align-workgroup-buffers.
 void registerAttnPasses();
 
-// registerAttnPipelines() (attn-reference-pipeline, attn-cpu-pipeline,
-// attn-gpu-pipeline, attn-gpu-schedule-pipeline) and the typed builders
-// buildReferencePipeline / buildCpuPipeline / buildGpuPipeline /
+// registerAttnPipelines() (the 5 pipelines: attn-reference-pipeline,
+// attn-cpu-pipeline, attn-ring-pipeline, attn-gpu-pipeline,
+// attn-gpu-schedule-pipeline) and the typed builders buildReferencePipeline /
+// buildCpuPipeline / buildRingPipeline / buildGpuPipeline /
 // buildGpuSchedulePipeline / buildLowerToLLVMPipeline come from
 // attn/Pipelines/Pipelines.h.
 

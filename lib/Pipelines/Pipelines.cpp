@@ -88,8 +88,9 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
   tiling.minWorkItems = options.minWorkItems;
   tiling.prepackLimitMiB = options.prepackLimitMiB;
   pm.addPass(mlir::attn::createConvertAttnToLoops(tiling));
-  // What the fused lowering left (projections, f16/bf16, dropout) takes the
-  // reference route.
+  // What the fused lowering left (dropout, dynamic head counts or head dims,
+  // projections it does not tile, attn.rope and other primitive ops) takes
+  // the reference route.
   addReferenceLowering(pm);
   if (!options.lowerToLLVM)
     return;

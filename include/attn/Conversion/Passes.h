@@ -29,12 +29,14 @@ namespace mlir::attn {
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
 
 /// The rule convert-attn-to-loops applies to its options (tile-q a positive
-/// multiple of 4, tile-k a positive multiple of 2 x vector-width): empty
-/// when they hold, else the message the pass reports.
+/// multiple of 4, tile-k a positive multiple of 2 x vector-width,
+/// min-work-items >= 0, prepack-limit-mib in [0, 2^30]): empty when they
+/// hold, else the message the pass reports.
 std::string checkAttnToLoopsOptions(const ConvertAttnToLoopsOptions &options);
 
-/// f32 attn.sdpa → fused FlashAttention-2 loops on buffers, attn.project →
-/// tiled matmuls; `options` must pass checkAttnToLoopsOptions.
+/// attn.sdpa and attn.sdpa_partial (f32, f16 or bf16) → fused
+/// FlashAttention-2 loops on buffers, attn.merge_partial → a parallel loop,
+/// attn.project → tiled matmuls; `options` must pass checkAttnToLoopsOptions.
 void populateAttnToLoopsPatterns(RewritePatternSet &patterns,
                                  const ConvertAttnToLoopsOptions &options);
 

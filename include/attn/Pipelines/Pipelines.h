@@ -134,9 +134,11 @@ void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
 void buildGpuSchedulePipeline(OpPassManager &pm,
                               const GpuPipelineOptions &options);
 
-/// attn → fused FlashAttention-2 loops for every f32 sdpa (mha through
-/// decompose), the reference lowering for the rest (projections, other
-/// element types, dropout) → bufferisation → OpenMP threads → LLVM.
+/// attn → fused FlashAttention-2 loops for every sdpa the CPU kernel takes
+/// (f32, f16 or bf16; mha through decompose, its projections as tiled
+/// matmuls), the reference lowering for the rest (dropout, dynamic head
+/// counts or head dims, projections of other widths, attn.rope and any other
+/// primitive op) → bufferisation → OpenMP threads → LLVM.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
 /// attn-shard{ranks} (each attn.ring sdpa becomes ring attention over MPI),
@@ -153,8 +155,8 @@ void buildReferencePipeline(OpPassManager &pm,
 /// OpenMP) → LLVM.
 void buildLowerToLLVMPipeline(OpPassManager &pm);
 
-/// Registers attn-reference-pipeline, attn-cpu-pipeline, attn-gpu-pipeline
-/// and attn-gpu-schedule-pipeline by name.
+/// Registers attn-reference-pipeline, attn-cpu-pipeline, attn-ring-pipeline,
+/// attn-gpu-pipeline and attn-gpu-schedule-pipeline by name.
 void registerAttnPipelines();
 
 } // namespace mlir::attn

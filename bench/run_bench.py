@@ -16,9 +16,9 @@ the speed-up over the reference pipeline (T <= --ref-max-t, where the T×T
 scores fit in memory comfortably) and the memory the call needs above its
 inputs and output. It writes results.json, RESULTS.md (with the exact
 commands) and gflops.svg (effective GFLOP/s) into a fresh folder,
-bench/runs/<timestamp>/, unless --out names one (`--out bench` rewrites the
-committed bench/RESULTS.md). See bench/README.md. Plain Python 3, no
-packages.
+bench/runs/<timestamp>/, unless --out names one (`--out bench/sdpa` rewrites
+the committed bench/sdpa/RESULTS.md). See bench/README.md. Plain Python 3,
+no packages.
 """
 import argparse
 import json
@@ -169,8 +169,8 @@ def parse_args():
                     help="build folder whose bin/attn-run and bin/attn-fma-peak are run")
     ap.add_argument("--out", default=None, metavar="DIR",
                     help="folder for results.json, RESULTS.md and gflops.svg; files already "
-                         "there are overwritten (`--out bench` rewrites the committed "
-                         "bench/RESULTS.md). Default: a fresh folder "
+                         "there are overwritten (`--out bench/sdpa` rewrites the "
+                         "committed bench/sdpa/RESULTS.md). Default: a fresh folder "
                          "bench/runs/<YYYYmmdd-HHMMSS>/ (required with --render-only)")
     ap.add_argument("--ts", default="128,512,1024,2048,4096,8192,16384", metavar="T,T,...",
                     help="comma-separated sequence lengths T (Tq = Tk = T)")
@@ -384,12 +384,6 @@ def render(result, out, rendered_by=None):
         md += [open(notes).read().rstrip("\n"), ""]
     md += ["Commands (one `attn-run` per row; `<sdpa ...>` is the generated program, see "
            "`program()` in run_bench.py):", "", "```"] + commands + ["```", ""]
-    # GPU results are made by the bundle of bench/gpu_bundle.py on a GPU machine and kept in
-    # bench/GPU.md; they are carried into the committed bench/RESULTS.md.
-    here = os.path.dirname(os.path.abspath(__file__))
-    gpu = os.path.join(here, "GPU.md")
-    if os.path.exists(gpu) and os.path.realpath(out) == os.path.realpath(here):
-        md += [open(gpu).read()]
     with open(os.path.join(out, "RESULTS.md"), "w") as f:
         f.write("\n".join(md))
     print("wrote %s: %sRESULTS.md, gflops.svg" % (out, "" if rendered_by else "results.json, "))

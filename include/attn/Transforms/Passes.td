@@ -190,10 +190,9 @@ def AttnOpenMPSchedule : Pass<"attn-openmp-schedule"> {
     of many tiny iterations costs a few runtime calls per thread while the
     last chunks still even out the threads; `dynamic` hands them out one by
     one; `static` makes the default explicit. `attn-cpu-pipeline` runs it
-    with `guided` right after `convert-scf-to-openmp`: on the 2-vCPU
-    development VM the median time of sdpa B 1 H 12 T 2048 D 64 went from
-    86.1 (static) to 77.8 ms (guided; dynamic 72.9) and of a
-    1024×768·768×768 projection from 6.58 to 5.88 ms (docs/cpu.md).
+    with `guided` right after `convert-scf-to-openmp`, so that a thread the
+    host slows down no longer holds the others at the end of every loop
+    (docs/cpu.md, *Why OpenMP*; measured in bench/NOTES.md, 2026-12-01).
 
     **Example.** `attn-opt --attn-openmp-schedule=kind=dynamic` on
 

@@ -1,8 +1,8 @@
 //===- FeatureGridTest.cpp - softcap, window, ALiBi, key lengths, RoPE ----===//
 //
-// The wave-2 attention features (DESIGN.md §7) through the reference, cpu
-// and gpu-schedule pipelines, against the double-precision reference
-// (test/unit/Reference), relative error <= 1e-4:
+// The attention variants (docs/design.md, *Attention variants*) through the
+// reference, cpu and gpu-schedule pipelines, against the double-precision
+// reference (test/unit/Reference), relative error <= 1e-4:
 //
 //   FeatureGrid    each feature × causal kind, with GQA or not, static or
 //                  dynamic shapes, T not a multiple of any tile, D 64/80/128
@@ -12,9 +12,10 @@
 //   FeatureOps     attn.softcap, attn.mask and attn.rope on their own
 //                  (reference pipeline), -inf positions included.
 //
-// Until the fused kernels take a feature, the cpu and gpu-schedule
-// pipelines lower a feature sdpa through the reference route; these tests
-// are then the kernels' tests as they land.
+// The fused kernels of the cpu and gpu-schedule pipelines compute softcap,
+// ALiBi, windows and key lengths themselves (the rules of
+// lib/Conversion/FlashCore), so these are the kernels' tests; attn.rope is
+// an op of its own and takes the reference lowering in every pipeline.
 //
 // Key lengths reach the compiled function either as an i32/i64 input or as
 // a constant inside it; lengths outside [0, Tk] (which the tools reject

@@ -6,10 +6,11 @@
 // the special values: NaN in, NaN out; -inf and anything <= -127 give
 // exactly 0. The tanh built from it (the softcap) against std::tanh and at
 // its special values. KeyVisibility (key lengths, causal, window) JIT-run
-// for many problems against the rules of DESIGN.md §7 evaluated directly:
-// per element, the K/V tile loop bounds of each Q tile (every visible key
-// inside, no tile outside the first and last holding one) and the
-// "tile seen whole" test that decides per-element masking.
+// for many problems against the rules of docs/design.md (*Attention
+// variants*) evaluated directly: per element, the K/V tile loop bounds of
+// each Q tile (every visible key inside, no tile outside the first and last
+// holding one) and the "tile seen whole" test that decides per-element
+// masking.
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/FlashCore/FlashCore.h"
@@ -244,7 +245,7 @@ struct VisCase {
     return os.str();
   }
 
-  /// DESIGN.md §7, evaluated directly.
+  /// docs/design.md, *Attention variants*, evaluated directly.
   bool visible(int64_t b, int64_t i, int64_t j) const {
     int64_t len = tk;
     if (!lengths.empty())

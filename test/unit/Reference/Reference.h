@@ -1,8 +1,8 @@
 //===- Reference.h - Double-precision reference for the attn ops -*- C++ -*-===//
 //
 // An independent, deliberately naive implementation of every attn op in
-// double precision, written straight from the formulas (DESIGN.md §2) with
-// plain nested loops. It is the oracle the compiled kernels are checked
+// double precision, written straight from the formulas (docs/design.md and
+// each op's description in dialect/AttnOps.td) with plain nested loops. It is the oracle the compiled kernels are checked
 // against, so it has no MLIR/LLVM dependency and no cleverness.
 //
 // Every function checks its operand shapes and throws std::invalid_argument

@@ -224,8 +224,8 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
 def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
   let summary = "Lower attn.sdpa to fused FlashAttention-2 loops and attn.project to tiled matmuls (CPU)";
   let description = [{
-    Each `attn.sdpa` (f32, f16 or bf16 operands) with static head dims and
-    no dropout becomes one fused loop nest on buffers: an `scf.parallel` over (batch, head, Q
+    Each `attn.sdpa` (f32, f16 or bf16 operands) with static head counts
+    and head dims and no dropout becomes one fused loop nest on buffers: an `scf.parallel` over (batch, head, Q
     tile), and inside it a loop over K/V tiles with the online softmax
     (running max, running sum, rescaled accumulator, one division at the
     end). `scale·log2(e)` is folded into Q and the exponentials are
@@ -276,16 +276,17 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     `O(T·W)`. Key lengths are clamped to `[0, Tk]` in the kernel.
 
     Each f32, f16 or bf16 `attn.project` (computed in f32, output rounded
-    once) whose output width is a multiple of
-    2 x vector-width (and with at most one dynamic leading dim) becomes a
-    tiled matmul: W packed once per call into panels of 2 vectors of
+    once) with static input and output widths, the output width a multiple
+    of 2 x vector-width, becomes a tiled matmul (two or more dynamic
+    leading dims are not collapsed: each row's index is delinearised): W packed once per call into panels of 2 vectors of
     outputs (w x w blocks transposed in registers), then 12 (16 lanes) or 4
     rows x 2 vectors of outputs in registers, parallel over (chunk of at
     most 256 rows, panel); rows known to fit one chunk pack each panel on
     the stack of the one item that uses it.
 
-    Any other `attn.sdpa` (dropout, dynamic head dims) or `attn.project`
-    (other widths) is left alone for the reference lowering.
+    Any other `attn.sdpa` (dropout, dynamic head counts or head dims) or
+    `attn.project` (other widths) is left alone for the reference
+    lowering.
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",

@@ -1,0 +1,196 @@
+//===- FlashKernel.h - one Q tile of the CPU kernel ----------- -*- C++ -*-===//
+//
+// One attn.sdpa (f32, f16 or bf16 operands, f32 arithmetic) becomes one
+// loop nest on buffers; attn.sdpa_partial the same, writing each row's
+// log-sum-exp too:
+//
+//   parallel (h/G, b, h%G, qTile):               -- threads (SdpaToLoops.cpp)
+//     Qs   = Q[b, h, qTile] · scale · log2(e)    -- packQueryTile
+//     m = -inf, l = 0, acc = 0
+//     for kTile in the tiles the Q tile sees:    -- tiles beyond the causal limit,
+//                                                   outside the window or past the
+//                                                   key length skipped
+//       Kt = K[b, h/G, kTile]ᵀ, Vt = V[...]      -- packKeyValueTile
+//       S  = Qs · Kt, softcap, + ALiBi           -- computeScores (FMA microkernel)
+//       S  = mask(S)   (operand mask; the keep rules on edge tiles only)
+//       per row: m' = max(m, rowmax S)           -- onlineSoftmax
+//                P = exp2(S - m'), α = exp2(m - m')
+//                l = α·l + Σ P, m = m'
+//       acc = α·acc + P · Vt                     -- accumulateValues (FMA microkernel)
+//     O[b, h, qTile] = acc / l  (0 where l = 0)  -- writeOutput
+//
+// It reads like the FlashAttention-2 algorithm: one named step per line.
+// A decode tile (few grouped rows) reads K and V in place instead of
+// packing them (DecodeTile.cpp); the prefill tile is in FlashKernel.cpp,
+// the key-split merge in SdpaToLoops.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_CONVERSION_ATTNTOLOOPS_FLASHKERNEL_H
+#define ATTN_LIB_CONVERSION_ATTNTOLOOPS_FLASHKERNEL_H
+
+#include "Microkernels.h"
+
+#include "attn/Conversion/Passes.h"
+
+#include <optional>
+
+namespace mlir::attn::loops {
+
+using flash::AlibiBias;
+using flash::KeyVisibility;
+using flash::SdpaBuffers;
+using flash::SdpaProblem;
+using flash::TileState;
+
+/// Dv rounded up to whole vectors: the width of the accumulators and of the
+/// split states.
+int64_t paddedDv(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t);
+
+/// The rows of one Q tile and the (query head, query row) each stands for.
+/// Per-head tiles hold rows r0 .. r0 + count of one head h (row r is query
+/// r). Grouped tiles (a static Tq below tile-q: decode) number the G·Tq rows
+/// of the G query heads that read K/V head `kvHead`, row r being query
+/// r mod Tq of head kvHead·G + r / Tq: each K/V tile is then loaded and
+/// transposed once for the whole group instead of once per query head.
+struct TileRows {
+  bool grouped = false;
+  Value kvHead, head; ///< head: per-head tiles only
+  Value r0, count;    ///< first row, valid rows (<= tile-q)
+  Value total;        ///< rows in the row space: Tq, or G·Tq
+};
+
+/// The FlashAttention-2 loop nest of one Q tile: attend() runs the online
+/// softmax over the visible K/V tiles (or one split of them) and returns
+/// the tile's state (m, l, acc); writeOutput() normalises a state into O.
+/// The key-split path stores the states and merges them (mergeSplits).
+class FlashKernel {
+public:
+  FlashKernel(FlashBuilder &b, const SdpaProblem &problem, const SdpaBuffers &bufs,
+              const ConvertAttnToLoopsOptions &opts, bool directKeys = false,
+              Value packedKeys = {});
+
+  /// Whether a tile of `rows` rows (static) reads K and V in place instead
+  /// of packing them (see computeScoresDirect): few rows (decode), whole
+  /// vectors of D and Dv.
+  static bool takesDirectKeys(const SdpaProblem &problem, const ConvertAttnToLoopsOptions &opts,
+                              int64_t rows);
+
+  /// Whether a tile that packs K (prefill) reads V in place instead of
+  /// copying each tile's rows into Vt: f32 V whose rows are whole vectors.
+  /// P·V then reads the tile's V rows where they are (a copy of 16 KiB per
+  /// Q tile and K/V tile at tile-k 64, Dv 64), for the tile's keys only.
+  static bool takesValuesInPlace(const SdpaProblem &problem,
+                                 const ConvertAttnToLoopsOptions &opts);
+
+  /// Whether the keys are transposed once per call (prepackKeyTile, into a
+  /// [B, Hkv, K/V tiles, D, tile-k] f32 buffer) instead of once per Q tile
+  /// and K/V tile: packed tiles, several Q tiles per K/V head (a static Tq
+  /// above tile-q), static B and Tk, and that buffer within the
+  /// prepack-limit-mib option (32 MiB by default: B 1, H 12, D 64 up to Tk
+  /// 8192; larger problems pack per tile, in flat memory).
+  static bool takesPrepackedKeys(const SdpaProblem &problem,
+                                 const ConvertAttnToLoopsOptions &opts, bool directKeys);
+
+  /// The prepacked keys' buffer type: [B, Hkv, K/V tiles, D, tile-k].
+  static MemRefType prepackedKeysType(const SdpaProblem &problem,
+                                      const ConvertAttnToLoopsOptions &opts);
+
+  /// Transposes K/V tile `kTile` of K/V head `kvHead` of batch row `bIdx`
+  /// into its slice of the prepacked keys (packKeys over all Tk keys: the
+  /// key length and the other keep rules still apply where the tile is
+  /// read).
+  void prepackKeyTile(Value bIdx, Value kvHead, Value kTile);
+
+  /// The tile's rows against the keys they see, or against split `split`
+  /// of `splits` (contiguous runs of the visible K/V tiles).
+  TileState attend(Value bIdx, const TileRows &rows, Value split = {}, Value splits = {});
+
+  /// O[b, h, q, c] = acc[i][c] / l_i for each valid row i (h, q its head
+  /// and query), and 0 for a row that saw no key.
+  void writeOutput(Value bIdx, const TileRows &rows, const TileState &state);
+
+  /// The scratch a split's state is kept in between the two parallel loops:
+  /// m and l [slots·tile-q], acc [slots·tile-q, Dv padded].
+  struct SplitStates {
+    Value m, l, acc;
+  };
+  /// Copies the valid rows of `state` into slot `slot` of `states`.
+  void storeSplit(const TileState &state, const SplitStates &states, Value slot);
+  /// Merges the `splits` states in slots firstSlot .. + splits (the online
+  /// softmax merge rule of TileState) and writes the output rows.
+  void mergeSplits(Value bIdx, const TileRows &rows, const SplitStates &states,
+                   Value firstSlot, Value splits);
+
+private:
+  FlashBuilder &b;
+  const SdpaProblem &problem;
+  const SdpaBuffers &bufs;
+  const ConvertAttnToLoopsOptions &opts;
+  std::optional<KeyVisibility> keys; // per batch row
+  std::optional<AlibiBias> tileAlibi; // per-head tiles: the tile's head
+  int64_t dvPadded;
+  bool directKeys; ///< K and V read in place (computeScoresDirect)
+  bool valuesInPlace; ///< V read in place (directKeys, or takesValuesInPlace)
+  Value packedKeys;   ///< the prepacked keys, if takesPrepackedKeys
+  int64_t rowBlock;
+  TileRows rows;
+  Value bIdx, hkv;
+  Value qs, kt, vt, sp, keySums, acc, mRow, lRow, alphaRow;
+
+  /// The query positions the tile's rows cover, [begin, end): a grouped
+  /// tile that crosses from one head into the next covers [0, Tq).
+  struct QueryRange {
+    Value begin, end;
+  };
+
+  // The tile's rows and scratch (FlashKernel.cpp).
+  Value rowAt(Value i);
+  Value headOf(Value r);
+  Value queryOf(Value r);
+  QueryRange queryRange();
+  Value scratch(ArrayRef<int64_t> shape);
+  void allocateScratch();
+
+  // Packing (FlashKernel.cpp).
+  void copyRow(Value src, Value head, Value row, int64_t n, Value dst, Value dstRow,
+               std::optional<double> scale = std::nullopt);
+  void zeroRows(Value buf, Value from, int64_t rows, int64_t n);
+  void packQueryTile();
+  void initRunningState();
+  Value packedKeyTile(Value kTile);
+  void packKeyValueTile(Value kTile, Value k0, Value kRows);
+  void packKeys(Value k0, Value kRows, Value dst);
+  void packValues(Value k0, Value kRows);
+
+  // Scores, mask, online softmax and P·V of the prefill tile (FlashKernel.cpp).
+  void computeScores(Value k0);
+  void storeScores(Value k0, Value row, ArrayRef<Value> cols, ArrayRef<Value> x);
+  void maskTile(const QueryRange &q, Value k0, Value kRows);
+  void applyMaskOperand(Value k0, Value kRows);
+  void onlineSoftmax();
+  void softmaxRow(Value i);
+  void softmaxRowGroup(Value i0);
+  Value rowMaxVector(Value i);
+  Value exponentiateRow(Value i, Value mV);
+  Value safeMax(Value m);
+  void accumulateValues(Value k0, Value kRows);
+  void accumulateBlock(Value k0, Value keyCount, Value row0, int64_t n,
+                       ArrayRef<Value> colIdx, function_ref<void(Value)> perStep = nullptr);
+
+  // The decode tile: K and V read in place, with prefetches (DecodeTile.cpp).
+  void computeScoresDirect(Value k0, Value kRows);
+  int64_t keysPerStep() const;
+  void prefetchRow(Value buf, Value key, int64_t width, uint32_t locality = kIntoL2);
+  /// memref.prefetch locality hints as x86 lowers them: 2 is prefetcht1
+  /// (into L2), 0 prefetchnta (close to the core, for data read once).
+  static constexpr uint32_t kIntoL2 = 2, kNonTemporal = 0;
+  Value clampToLastKey(Value key);
+  Value keyAhead(Value key);
+  void prefetchNextKeyRow(Value k0, Value j);
+  void accumulateValuesByRows(Value k0, Value kRows);
+  void accumulateValuesInCache(Value k0, Value kRows);
+};
+
+} // namespace mlir::attn::loops
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOLOOPS_FLASHKERNEL_H

@@ -1,0 +1,151 @@
+//===- Microkernels.cpp - register-level building blocks ------------------===//
+//
+// See Microkernels.h.
+//
+//===----------------------------------------------------------------------===//
+#include "Microkernels.h"
+
+using namespace mlir;
+
+namespace mlir::attn::loops {
+
+int64_t projectRowBlockFor(int64_t vectorWidth) {
+  return vectorWidth >= 16 ? 3 * kRowBlock : kRowBlock;
+}
+
+int64_t rowBlockFor(int64_t vectorWidth) {
+  return vectorWidth >= 16 ? 2 * kRowBlock : kRowBlock;
+}
+
+int64_t accumulatorBudget(int64_t vectorWidth) { return vectorWidth >= 16 ? 16 : 8; }
+
+std::pair<SmallVector<int64_t>, SmallVector<int64_t>> halfSwapMasks(int64_t w, int64_t h) {
+  SmallVector<int64_t> low, high;
+  for (int64_t j = 0; j < w; ++j) {
+    bool set = (j & h) != 0;
+    low.push_back(set ? w + j - h : j);
+    high.push_back(set ? w + j : j + h);
+  }
+  return {low, high};
+}
+
+void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
+                    function_ref<void(int64_t, Value)> store) {
+  int64_t w = e.width;
+  SmallVector<Value> block;
+  for (int64_t x = 0; x < w; ++x)
+    block.push_back(load(x));
+  for (int64_t h = w / 2; h >= 1; h /= 2) {
+    auto [low, high] = halfSwapMasks(w, h);
+    for (int64_t i = 0; i < w; ++i) {
+      if (i & h)
+        continue;
+      Value a = block[i], b = block[i + h];
+      block[i] = vector::ShuffleOp::create(e.b, e.loc, a, b, low);
+      block[i + h] = vector::ShuffleOp::create(e.b, e.loc, a, b, high);
+    }
+  }
+  for (int64_t x = 0; x < w; ++x)
+    store(x, block[x]);
+}
+
+Value combineHalves(FlashBuilder &e, Value a, Value b, int64_t h,
+                    function_ref<Value(Value, Value)> combine) {
+  auto [low, high] = halfSwapMasks(e.width, h);
+  Value lowHalves = vector::ShuffleOp::create(e.b, e.loc, a, b, low);
+  Value highHalves = vector::ShuffleOp::create(e.b, e.loc, a, b, high);
+  return combine(lowHalves, highHalves);
+}
+
+int64_t reverseBits(int64_t i, int64_t bits) {
+  int64_t r = 0;
+  for (int64_t k = 0; k < bits; ++k)
+    r |= ((i >> k) & 1) << (bits - 1 - k);
+  return r;
+}
+
+void foldSlotsOfRows(FlashBuilder &e, int64_t rows,
+                     function_ref<Value(int64_t, int64_t)> slotOf,
+                     function_ref<Value(Value, Value)> combine,
+                     function_ref<void(int64_t, Value)> done) {
+  int64_t w = e.width, bits = llvm::Log2_64(w);
+  // Per row, the folded vectors not yet paired: (vector, levels done).
+  SmallVector<SmallVector<std::pair<Value, int64_t>>> pending(rows);
+  for (int64_t slot = 0; slot < w; ++slot) {
+    for (int64_t r = 0; r < rows; ++r) {
+      auto &stack = pending[r];
+      stack.push_back({slotOf(slot, r), 0});
+      while (stack.size() >= 2 && stack[stack.size() - 2].second == stack.back().second) {
+        auto [b, l] = stack.pop_back_val();
+        Value a = stack.pop_back_val().first;
+        stack.push_back({combineHalves(e, a, b, w >> (l + 1), combine), l + 1});
+      }
+    }
+  }
+  SmallVector<int64_t> order; // lane l of the tree's result: slot reverseBits(l)
+  for (int64_t l = 0; l < w; ++l)
+    order.push_back(reverseBits(l, bits));
+  for (int64_t r = 0; r < rows; ++r) {
+    assert(pending[r].size() == 1 && pending[r][0].second == bits && "tree not complete");
+    Value folded = pending[r][0].first;
+    done(r, vector::ShuffleOp::create(e.b, e.loc, folded, folded, order));
+  }
+}
+
+Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
+                function_ref<Value(Value, Value)> combine) {
+  assert(static_cast<int64_t>(slots.size()) == e.width && "one slot per lane");
+  Value result;
+  foldSlotsOfRows(
+      e, 1, [&](int64_t slot, int64_t) { return slots[slot]; }, combine,
+      [&](int64_t, Value v) { result = v; });
+  return result;
+}
+
+SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols, Value n,
+                                     ValueRange init,
+                                     function_ref<Value(Value, int64_t)> loadB,
+                                     function_ref<Value(int64_t, Value)> loadA,
+                                     function_ref<void(Value)> perStep) {
+  return e.loopCarry(e.idx(0), n, 1, init, [&](Value k, ValueRange a) {
+    if (perStep)
+      perStep(k);
+    SmallVector<Value> b;
+    for (int64_t v = 0; v < cols; ++v)
+      b.push_back(loadB(k, v));
+    SmallVector<Value> next;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value x = e.bcast(loadA(r, k));
+      for (int64_t v = 0; v < cols; ++v)
+        next.push_back(e.fma(x, b[v], a[r * cols + v]));
+    }
+    return next;
+  });
+}
+
+void parallelLoop(FlashBuilder &e, ValueRange upper, bool stackScope,
+                  function_ref<void(ValueRange)> body) {
+  SmallVector<Value> zeros(upper.size(), e.idx(0)), ones(upper.size(), e.idx(1));
+  scf::ParallelOp::create(
+      e.b, e.loc, zeros, upper, ones, [&](OpBuilder &nb, Location, ValueRange ivs) {
+        OpBuilder::InsertionGuard g(e.b);
+        e.b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        if (!stackScope)
+          return body(ivs);
+        auto scope = memref::AllocaScopeOp::create(e.b, e.loc, TypeRange{});
+        e.b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+        body(ivs);
+        memref::AllocaScopeReturnOp::create(e.b, e.loc, ValueRange{});
+      });
+}
+
+MemRefType anyLayoutBuffer(RankedTensorType t) {
+  SmallVector<int64_t> strides(t.getRank(), ShapedType::kDynamic);
+  if (!strides.empty())
+    strides.back() = 1;
+  return MemRefType::get(
+      t.getShape(), t.getElementType(),
+      StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, strides));
+}
+
+} // namespace mlir::attn::loops

@@ -1,0 +1,111 @@
+//===- Microkernels.h - register-level blocks of the kernels -- -*- C++ -*-===//
+//
+// What the fused CPU kernels (FlashKernel, the projection GEMM, the merge)
+// are built from: w × w transposes and lane-folding trees made of
+// two-input shuffles, the broadcast-FMA register block, the register
+// budget that sizes the blocks, and the parallel loop with its per-thread
+// stack scope.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_CONVERSION_ATTNTOLOOPS_MICROKERNELS_H
+#define ATTN_LIB_CONVERSION_ATTNTOLOOPS_MICROKERNELS_H
+
+#include "../FlashCore/FlashCore.h"
+
+#include <utility>
+
+namespace mlir::attn::loops {
+
+using flash::FlashBuilder;
+
+constexpr int64_t kRowBlock = 4; // rows per register block (16-register ISAs)
+
+/// Rows per register block of the projection microkernel: 12 rows × 2
+/// vectors of accumulators with AVX-512 (24 of its 32 registers; each
+/// weight vector loaded serves 12 FMAs instead of 8), 4 × 2 with AVX2's 16
+/// registers. (On the 2-vCPU development VM the 12-row block with 256-row
+/// chunks was 0.85-1.15× the time of 8 rows with 128-row chunks over
+/// GPT-2's 768×768 and 768×2304 weights, T 128-2048: within the host's
+/// noise, faster at the larger sizes. That comparison has no entry in
+/// bench/NOTES.md; the change as a whole is its 2026-12-01 entry, Decode
+/// in place, projections, guided schedule.)
+int64_t projectRowBlockFor(int64_t vectorWidth);
+
+/// Rows per register block of the microkernels: 8 rows × 2 vectors of
+/// accumulators fit 32 vector registers (16 lanes: AVX-512), 4 × 2 fit 16
+/// (8 lanes: AVX2).
+int64_t rowBlockFor(int64_t vectorWidth);
+
+/// Vector accumulators the microkernels keep in registers: half the
+/// register file (32 with AVX-512, 16 with AVX2), the rest for loads and
+/// broadcasts.
+int64_t accumulatorBudget(int64_t vectorWidth);
+
+/// The two shuffles of vectors a, b (width w) that swap halves at lane bit
+/// h: `low` takes a's lanes where bit h is clear and b's lanes (moved down
+/// by h) where it is set; `high` takes a's lanes moved up by h and b's own.
+/// Shuffle lane indices: b's lanes are w + j.
+std::pair<SmallVector<int64_t>, SmallVector<int64_t>> halfSwapMasks(int64_t w, int64_t h);
+
+/// Transposes a w × w block (w = e.width, a power of two) in registers:
+/// store(x, column x) for the w vectors load(0 .. w-1), with w·log2(w)
+/// two-input shuffles: for each bit h of the index, rows i and i + h (bit
+/// h clear in i) swap the lanes where the row's and the lane's bit h
+/// differ, which moves element (i, j) to (j, i) once every bit is done.
+void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
+                    function_ref<void(int64_t, Value)> store);
+
+/// One step of a lane-folding tree (foldSlots): lanes with bit h clear
+/// hold combine(a[j], a[j ^ h]), lanes with bit h set combine(b[j], b[j ^
+/// h]). With a and b each holding one slot per aligned run of 2h lanes,
+/// the result holds one slot per run of h lanes: a's slots where bit h is
+/// clear, b's where it is set.
+Value combineHalves(FlashBuilder &e, Value a, Value b, int64_t h,
+                    function_ref<Value(Value, Value)> combine);
+
+/// i with its lowest `bits` bits reversed.
+int64_t reverseBits(int64_t i, int64_t bits);
+
+/// Folds, for each of `rows` rows, w = e.width slot vectors slotOf(slot,
+/// row) into one vector whose lane i is the combination of slot i's lanes,
+/// and hands it to done(row, vector): a tree of combineHalves, log2(w)
+/// levels and w - 1 steps of two shuffles and a combine each (a binary
+/// counter pairs equal levels as soon as both exist; the rows' trees are
+/// emitted slot by slot, interleaved), instead of w horizontal reductions
+/// of log2(w) dependent steps and a scalar at the end. The tree leaves
+/// slot i in lane reverseBits(i); one last shuffle per row puts the slots
+/// in order.
+void foldSlotsOfRows(FlashBuilder &e, int64_t rows,
+                     function_ref<Value(int64_t, int64_t)> slotOf,
+                     function_ref<Value(Value, Value)> combine,
+                     function_ref<void(int64_t, Value)> done);
+
+/// foldSlotsOfRows for one row: `slots` (w vectors) folded into one.
+Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
+                function_ref<Value(Value, Value)> combine);
+
+/// The register-blocked loop every microkernel here is: for k in [0, n),
+/// load `cols` vectors b_v = loadB(k, v), then for each of `rows` rows
+/// acc[r·cols + v] += broadcast(loadA(r, k)) · b_v. Returns the `rows·cols`
+/// accumulators, started from `init`. `perStep`, when given, is emitted at
+/// the start of each step k (the decode's prefetches).
+SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols, Value n,
+                                     ValueRange init,
+                                     function_ref<Value(Value, int64_t)> loadB,
+                                     function_ref<Value(int64_t, Value)> loadA,
+                                     function_ref<void(Value)> perStep = nullptr);
+
+/// scf.parallel over [0, upper) (step 1), body(ivs) emitted inside it;
+/// with `stackScope`, inside a memref.alloca_scope, so that each
+/// iteration's stack scratch is its own.
+void parallelLoop(FlashBuilder &e, ValueRange upper, bool stackScope,
+                  function_ref<void(ValueRange)> body);
+
+/// A strided memref type for reading a tensor in place: any offset and
+/// outer strides, unit innermost stride (rows are contiguous, so vector loads
+/// apply).
+MemRefType anyLayoutBuffer(RankedTensorType t);
+
+} // namespace mlir::attn::loops
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOLOOPS_MICROKERNELS_H

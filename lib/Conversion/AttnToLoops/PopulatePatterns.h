@@ -1,0 +1,37 @@
+//===- PopulatePatterns.h - convert-attn-to-loops patterns ---- -*- C++ -*-===//
+//
+// One entry point per pattern file of lib/Conversion/AttnToLoops;
+// populateAttnToLoopsPatterns (attn/Conversion/Passes.h) adds them all.
+// Each takes `options` as checkAttnToLoopsOptions accepts them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_CONVERSION_ATTNTOLOOPS_POPULATEPATTERNS_H
+#define ATTN_LIB_CONVERSION_ATTNTOLOOPS_POPULATEPATTERNS_H
+
+#include "attn/Conversion/Passes.h"
+
+#include <string>
+
+namespace mlir::attn::loops {
+
+/// attn.sdpa and attn.sdpa_partial → parallel FlashAttention-2 loops on
+/// buffers, with key splits below min-work-items (SdpaToLoops.cpp).
+void populateSdpaToLoopsPatterns(RewritePatternSet &patterns,
+                                 const ConvertAttnToLoopsOptions &options);
+
+/// attn.project → the packed-panel GEMM (ProjectToLoops.cpp).
+void populateProjectToLoopsPatterns(RewritePatternSet &patterns,
+                                    const ConvertAttnToLoopsOptions &options);
+
+/// attn.merge_partial → one parallel loop over the rows
+/// (MergePartialToLoops.cpp).
+void populateMergePartialToLoopsPatterns(RewritePatternSet &patterns,
+                                         const ConvertAttnToLoopsOptions &options);
+
+/// Why the packed-panel projection does not take `op` at `w` lanes; empty
+/// when it does.
+std::string projectRefusal(ProjectOp op, int64_t w);
+
+} // namespace mlir::attn::loops
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOLOOPS_POPULATEPATTERNS_H

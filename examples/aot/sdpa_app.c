@@ -1,6 +1,7 @@
 /* A C program that calls attention kernels compiled ahead of time by
- * attn-aot (gqa_causal.mlir, masked_f16.mlir in this folder) and checks
- * them against a plain double-precision attention written here. It links
+ * attn-aot (gqa_causal.mlir, masked_f16.mlir, mha_gqa.mlir in this folder)
+ * and checks them against a plain double-precision attention written here,
+ * and that calls whose shapes do not fit are refused before any read. It links
  * the two objects, libattn_aot and libomp: no MLIR, no LLVM.
  *
  *   sdpa_app            run the checks, print PASS or FAIL (exit 1)
@@ -8,6 +9,7 @@
  * CMake builds it as aot-sdpa-app; ctest runs it (aot-example). */
 #include "gqa_causal.h"
 #include "masked_f16.h"
+#include "mha_gqa.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -76,7 +78,7 @@ static float from_half(uint16_t h) {
 typedef int (*visible_fn)(const void *ctx, int64_t b, int64_t i, int64_t j);
 static void reference(const float *q, const float *k, const float *v, double *out,
                       int64_t B, int64_t H, int64_t Hkv, int64_t Tq, int64_t Tk,
-                      int64_t D, visible_fn visible, const void *ctx) {
+                      int64_t D, visible_fn visible, const void *ctx, double scale) {
   double *s = malloc(sizeof(double) * (Tk ? Tk : 1));
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < H; h++) {
@@ -92,7 +94,7 @@ static void reference(const float *q, const float *k, const float *v, double *ou
           double dot = 0;
           for (int64_t d = 0; d < D; d++)
             dot += (double)qi[d] * kj[d];
-          s[j] = dot / sqrt((double)D);
+          s[j] = dot * scale;
           if (s[j] > m)
             m = s[j];
         }
@@ -146,7 +148,7 @@ static void check_gqa(int64_t B, int64_t Tq, int64_t Tk, int caller_buffer) {
         *v = random_floats(B * Hkv * Tk * D);
   double *want = malloc(sizeof(double) * (B * H * Tq * D + 1));
   struct causal_ctx ctx = {Tq, Tk};
-  reference(q, k, v, want, B, H, Hkv, Tq, Tk, D, causal_visible, &ctx);
+  reference(q, k, v, want, B, H, Hkv, Tq, Tk, D, causal_visible, &ctx, 1 / sqrt((double)D));
   attn_tensor in[3] = {tensor4(q, B, H, Tq, D), tensor4(k, B, Hkv, Tk, D),
                        tensor4(v, B, Hkv, Tk, D)};
   attn_tensor out[1] = {{NULL, 0, {0}}};
@@ -259,7 +261,7 @@ static void check_masked(void) {
   int32_t len[3] = {21, 13, 0}; /* full, padded, empty (rows of zeros) */
   double *want = malloc(sizeof(double) * nq);
   struct masked_ctx ctx = {mask, len, Tq, Tk};
-  reference(q, k, v, want, B, H, H, Tq, Tk, D, masked_visible, &ctx);
+  reference(q, k, v, want, B, H, H, Tq, Tk, D, masked_visible, &ctx, 1 / sqrt((double)D));
   attn_tensor in[5] = {tensor4(qh, B, H, Tq, D), tensor4(kh, B, H, Tk, D),
                        tensor4(vh, B, H, Tk, D), tensor4(mask, B, 1, Tq, Tk),
                        {len, 1, {B}}};
@@ -293,6 +295,144 @@ static void check_masked(void) {
   free(q), free(k), free(v), free(qh), free(kh), free(vh), free(mask), free(want);
 }
 
+/* --- mha_gqa: attn.mha, 6 query / 2 key-value heads, every width dynamic,
+ * scale 0.25 (a dynamic head dim needs an explicit scale) --------------- */
+
+/* y[r, o] = sum_i x[r, i] * w[o, i] (PyTorch's [Out, In] weights). */
+static void project(const float *x, const float *w, float *y, int64_t rows, int64_t in,
+                    int64_t out) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t o = 0; o < out; o++) {
+      double acc = 0;
+      for (int64_t i = 0; i < in; i++)
+        acc += (double)x[r * in + i] * w[o * in + i];
+      y[r * out + o] = (float)acc;
+    }
+}
+
+/* [B, T, heads * D] -> [B, heads, T, D] and back. */
+static void split_heads(const float *x, float *y, int64_t B, int64_t T, int64_t heads,
+                        int64_t D, int merge) {
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t t = 0; t < T; t++)
+      for (int64_t h = 0; h < heads; h++)
+        for (int64_t d = 0; d < D; d++) {
+          int64_t flat = ((b * T + t) * heads + h) * D + d;
+          int64_t split = ((b * heads + h) * T + t) * D + d;
+          if (merge)
+            y[flat] = x[split];
+          else
+            y[split] = x[flat];
+        }
+}
+
+static int top_left_visible(const void *ctx, int64_t b, int64_t i, int64_t j) {
+  (void)ctx;
+  (void)b;
+  return j <= i;
+}
+
+static attn_tensor tensor2(void *data, int64_t a, int64_t b) {
+  attn_tensor t = {data, 2, {a, b}};
+  return t;
+}
+static attn_tensor tensor3(void *data, int64_t a, int64_t b, int64_t c) {
+  attn_tensor t = {data, 3, {a, b, c}};
+  return t;
+}
+
+static void check_mha_gqa(int64_t B, int64_t T, int64_t E, int64_t D, int64_t Eo) {
+  const int64_t H = 6, Hkv = 2;
+  float *x = random_floats(B * T * E), *wq = random_floats(H * D * E),
+        *wk = random_floats(Hkv * D * E), *wv = random_floats(Hkv * D * E),
+        *wo = random_floats(Eo * H * D);
+  /* The reference: projections, heads, attention in double, merge, output. */
+  float *pq = malloc(sizeof(float) * (B * T * H * D + 1)),
+        *pk = malloc(sizeof(float) * (B * T * Hkv * D + 1)),
+        *pv = malloc(sizeof(float) * (B * T * Hkv * D + 1)),
+        *q = malloc(sizeof(float) * (B * T * H * D + 1)),
+        *k = malloc(sizeof(float) * (B * T * Hkv * D + 1)),
+        *v = malloc(sizeof(float) * (B * T * Hkv * D + 1)),
+        *a = malloc(sizeof(float) * (B * T * H * D + 1)),
+        *merged = malloc(sizeof(float) * (B * T * H * D + 1)),
+        *want = malloc(sizeof(float) * (B * T * Eo + 1));
+  double *ad = malloc(sizeof(double) * (B * T * H * D + 1));
+  project(x, wq, pq, B * T, E, H * D);
+  project(x, wk, pk, B * T, E, Hkv * D);
+  project(x, wv, pv, B * T, E, Hkv * D);
+  split_heads(pq, q, B, T, H, D, 0);
+  split_heads(pk, k, B, T, Hkv, D, 0);
+  split_heads(pv, v, B, T, Hkv, D, 0);
+  reference(q, k, v, ad, B, H, Hkv, T, T, D, top_left_visible, NULL, 0.25);
+  for (int64_t i = 0; i < B * T * H * D; i++)
+    a[i] = (float)ad[i];
+  split_heads(a, merged, B, T, H, D, 1);
+  project(merged, wo, want, B * T, H * D, Eo);
+
+  attn_tensor in[5] = {tensor3(x, B, T, E), tensor2(wq, H * D, E), tensor2(wk, Hkv * D, E),
+                       tensor2(wv, Hkv * D, E), tensor2(wo, Eo, H * D)};
+  attn_tensor out[1] = {{NULL, 0, {0}}};
+  int status = mha_gqa(in, out);
+  char what[200];
+  snprintf(what, sizeof what, "mha_gqa x [%lld,%lld,%lld], D %lld, Eo %lld runs: %s",
+           (long long)B, (long long)T, (long long)E, (long long)D, (long long)Eo,
+           status ? attn_aot_last_error() : "status 0");
+  expect(status == ATTN_AOT_OK, what);
+  if (status == ATTN_AOT_OK) {
+    int shape_ok = out[0].rank == 3 && out[0].shape[0] == B && out[0].shape[1] == T &&
+                   out[0].shape[2] == Eo;
+    double err = 0;
+    const float *got = out[0].data;
+    for (int64_t i = 0; shape_ok && i < B * T * Eo; i++)
+      err = fmax(err, fabs(got[i] - want[i]));
+    snprintf(what, sizeof what, "  max |aot - reference| = %.3g (<= 1e-4), shape %s", err,
+             shape_ok ? "[B,T,Eo]" : "WRONG");
+    expect(shape_ok && err <= 1e-4, what);
+    attn_aot_free(out[0].data);
+  }
+  free(x), free(wq), free(wk), free(wv), free(wo), free(pq), free(pk), free(pv);
+  free(q), free(k), free(v), free(a), free(merged), free(want), free(ad);
+}
+
+/* Weights that do not fit x (the kernel would read past them): refused, and
+ * nothing is read (every buffer is exactly its shape's size, so ASan or
+ * valgrind would see a read past it). */
+static void check_mha_gqa_refusals(void) {
+  struct {
+    int64_t wq[2], wk[2], wv[2], wo[2];
+    const char *what;
+  } cases[] = {
+      {{48, 48}, {16, 40}, {16, 48}, {48, 48}, "Wk width 40 for E 48"},
+      {{4800, 48}, {16, 48}, {16, 48}, {48, 48}, "Wq with 4800 rows for Wk's 16"},
+      {{48, 48}, {16, 48}, {16, 48}, {48, 40}, "Wo width 40 for 6 heads of Wv's 8"},
+      {{48, 48}, {16, 48}, {15, 48}, {48, 48}, "Wv with 15 rows for 2 K/V heads"},
+      {{36, 48}, {16, 48}, {16, 48}, {48, 48}, "Wq 36 rows (6 heads of 6) for Wk 16 (2 of 8)"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    float *x = random_floats(2 * 7 * 48);
+    float *w[4];
+    const int64_t *dims[4] = {cases[c].wq, cases[c].wk, cases[c].wv, cases[c].wo};
+    attn_tensor in[5] = {tensor3(x, 2, 7, 48)};
+    for (int i = 0; i < 4; i++) {
+      w[i] = random_floats(dims[i][0] * dims[i][1]);
+      in[i + 1] = tensor2(w[i], dims[i][0], dims[i][1]);
+    }
+    attn_tensor out[1] = {{NULL, 0, {0}}};
+    int status = mha_gqa(in, out);
+    char what[300];
+    snprintf(what, sizeof what, "mha_gqa %s refused: %s", cases[c].what,
+             status == ATTN_AOT_ERROR_ARGUMENT ? attn_aot_last_error() : "NOT REFUSED");
+    expect(status == ATTN_AOT_ERROR_ARGUMENT &&
+               strstr(attn_aot_last_error(), "do not fit together") != NULL,
+           what);
+    if (status == ATTN_AOT_OK)
+      attn_aot_free(out[0].data);
+    free(x);
+    for (int i = 0; i < 4; i++)
+      free(w[i]);
+  }
+}
+
 int main(void) {
   check_gqa(2, 5, 37, 0);  /* decode-like: few queries, more keys */
   check_gqa(1, 70, 70, 1); /* square, T not a multiple of the tile */
@@ -300,6 +440,10 @@ int main(void) {
   check_gqa(2, 0, 16, 0);  /* no queries: an empty result */
   check_errors();
   check_masked();
+  check_mha_gqa(2, 7, 48, 8, 48); /* the shapes: x [2,7,48] */
+  check_mha_gqa(1, 5, 24, 4, 20); /* other widths, Eo != E */
+  check_mha_gqa(1, 3, 10, 7, 9);  /* an odd head dim */
+  check_mha_gqa_refusals();
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }

@@ -29,7 +29,7 @@ extern "C" {
 
 /* The layout of attn_aot_kernel; a kernel built for another version is
  * refused with ATTN_AOT_ERROR_ABI. */
-#define ATTN_AOT_ABI_VERSION 2
+#define ATTN_AOT_ABI_VERSION 3
 #define ATTN_AOT_MAX_RANK 8
 
 typedef enum attn_aot_dtype {
@@ -75,11 +75,17 @@ typedef struct attn_aot_kernel {
   const int64_t *output_dtypes;
   const int64_t *output_ranks;
   const int64_t *output_shapes; /* -1: known after the call */
-  /* Relations between dynamic input dims: (input, dim, class, multiple)
-   * quads; the dims of one class must be equal and a multiple of
-   * `multiple`. */
+  /* Relations between dynamic input dims, derived from the attn ops' shape
+   * rules: (input, dim, class, multiple, coef) entries; every dim of a class
+   * is `coef` times the class's unit u, and u is a multiple of `multiple`
+   * (e.g. with 6 query and 2 key/value heads, Wq's rows are 3u and Wk's u,
+   * u a multiple of 2). */
   int64_t num_dim_links;
   const int64_t *dim_links;
+  /* (class, divisor class) pairs: the first class's unit must be a multiple
+   * of the second's (e.g. query heads of key/value heads). */
+  int64_t num_class_divisors;
+  const int64_t *class_divisors;
   /* Inputs holding key lengths: (input, bound input, bound dim, bound) with
    * bound input -1 when the bound is the constant `bound`. */
   int64_t num_key_length_inputs;

@@ -9,6 +9,7 @@
 #include "attn-c/Aot.h"
 
 #include "attn/Runtime/CudaRuntime.h"
+#include "attn/Runtime/DimRelations.h"
 #include "attn/Runtime/PackedCall.h"
 
 #include <algorithm>
@@ -103,26 +104,11 @@ int checkInputs(const attn_aot_kernel *k, const attn_tensor *inputs, int64_t n) 
       return fail(ATTN_AOT_ERROR_ARGUMENT, "input #" + str(i) + ": data is NULL");
   }
   // Dynamic dims the function's ops tie together.
-  std::map<int64_t, std::pair<int64_t, int64_t>> firstOfClass;
-  for (int64_t l = 0; l < k->num_dim_links; ++l) {
-    const int64_t *link = k->dim_links + 4 * l;
-    int64_t in = link[0], dim = link[1], cls = link[2], multiple = link[3];
-    if (multiple > 1 && inputs[in].shape[dim] % multiple != 0)
-      return fail(ATTN_AOT_ERROR_ARGUMENT,
-                  "the inputs' shapes do not fit together: input #" + str(in) +
-                      " dim " + str(dim) + " is " + str(inputs[in].shape[dim]) +
-                      "; the function needs a multiple of " + str(multiple));
-    auto [it, fresh] = firstOfClass.try_emplace(cls, in, dim);
-    if (fresh)
-      continue;
-    auto [in0, dim0] = it->second;
-    if (inputs[in].shape[dim] != inputs[in0].shape[dim0])
-      return fail(ATTN_AOT_ERROR_ARGUMENT,
-                  "the inputs' shapes do not fit together: input #" + str(in) +
-                      " dim " + str(dim) + " is " + str(inputs[in].shape[dim]) +
-                      " but input #" + str(in0) + " dim " + str(dim0) + " is " +
-                      str(inputs[in0].shape[dim0]) + "; the function needs them equal");
-  }
+  std::string mismatch = attn::aot::checkDimRelations(
+      k->dim_links, k->num_dim_links, k->class_divisors, k->num_class_divisors,
+      [&](int64_t in, int64_t dim) { return inputs[in].shape[dim]; });
+  if (!mismatch.empty())
+    return fail(ATTN_AOT_ERROR_ARGUMENT, mismatch);
   // Key lengths within [0, Tk].
   for (int64_t l = 0; l < k->num_key_length_inputs; ++l) {
     const int64_t *e = k->key_length_inputs + 4 * l;

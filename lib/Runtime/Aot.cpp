@@ -13,6 +13,7 @@
 #include "Lowering.h"
 
 #include "attn-c/Aot.h"
+#include "attn/Runtime/DimRelations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -36,141 +37,6 @@ namespace attn::runtime {
 
 static llvm::Error aotError(CompileErrorKind kind, const llvm::Twine &msg) {
   return llvm::make_error<CompileError>(kind, msg.str());
-}
-
-//===----------------------------------------------------------------------===//
-// Shape relations, found by probing the verifiers.
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Shapes for the function's arguments: static dims as declared, dynamic
-/// dims from `value(dynamicIndex)`.
-struct Prober {
-  ModuleOp module;
-  llvm::StringRef entry;
-  llvm::ArrayRef<TensorSpec> args;
-  std::vector<DimRef> dynamic;
-  int64_t probes = 0;
-
-  std::vector<std::vector<int64_t>>
-  shapes(llvm::function_ref<int64_t(size_t)> value) const {
-    std::vector<std::vector<int64_t>> out;
-    for (const TensorSpec &s : args)
-      out.push_back(s.shape);
-    for (auto [i, d] : llvm::enumerate(dynamic))
-      out[d.input][d.dim] = value(i);
-    return out;
-  }
-  bool fits(llvm::function_ref<int64_t(size_t)> value) {
-    ++probes;
-    if (llvm::Error e = checkInputShapes(module, entry, shapes(value), nullptr)) {
-      llvm::consumeError(std::move(e));
-      return false;
-    }
-    return true;
-  }
-};
-
-} // namespace
-
-ShapeRelations probeShapeRelations(ModuleOp module, llvm::StringRef entry,
-                                   llvm::ArrayRef<TensorSpec> args) {
-  ShapeRelations rel;
-  Prober p{module, entry, args, {}};
-  for (auto [i, s] : llvm::enumerate(args))
-    for (auto [d, n] : llvm::enumerate(s.shape))
-      if (n < 0)
-        p.dynamic.push_back({int64_t(i), int64_t(d)});
-  // A base every dim divides into (1..16 all divide it), and a second value
-  // that keeps those divisibilities: moving a set of dims from the base to
-  // it keeps the function valid exactly when the set is closed under the
-  // equalities the ops require.
-  const int64_t base = 720720, moved = 2 * base;
-  size_t n = p.dynamic.size();
-  if (n && !p.fits([&](size_t) { return base; })) {
-    rel.unchecked = "no test shape satisfies the function's ops";
-    return rel;
-  }
-  std::vector<bool> assigned(n, false);
-  const int64_t budget = 20000;
-  for (size_t d = 0; d < n; ++d) {
-    if (assigned[d])
-      continue;
-    std::vector<size_t> others;
-    for (size_t e = d + 1; e < n; ++e)
-      if (!assigned[e])
-        others.push_back(e);
-    // The smallest set {d} ∪ S that can move together.
-    std::vector<size_t> found;
-    bool ok = false;
-    for (size_t k = 0; k <= others.size() && !ok && p.probes < budget; ++k) {
-      std::vector<bool> pick(others.size(), false);
-      std::fill(pick.begin(), pick.begin() + k, true);
-      do {
-        std::set<size_t> set{d};
-        for (size_t j = 0; j < others.size(); ++j)
-          if (pick[j])
-            set.insert(others[j]);
-        if (p.fits([&](size_t i) { return set.count(i) ? moved : base; })) {
-          found.assign(set.begin(), set.end());
-          ok = true;
-          break;
-        }
-      } while (p.probes < budget && std::prev_permutation(pick.begin(), pick.end()));
-    }
-    if (!ok) {
-      // Stricter than the ops: every remaining dynamic dim tied together.
-      found = {d};
-      found.insert(found.end(), others.begin(), others.end());
-      rel.unchecked = "the probe budget ran out: the remaining dynamic dims must all be "
-                      "equal, which may refuse valid calls";
-    }
-    ShapeRelations::Class cls;
-    for (size_t i : found) {
-      assigned[i] = true;
-      cls.dims.push_back(p.dynamic[i]);
-    }
-    // A required multiple: the smallest step off the base that still fits.
-    std::set<size_t> members(found.begin(), found.end());
-    bool stepped = false;
-    for (int64_t g = 1; g <= 64 && !stepped; ++g)
-      if (p.fits([&](size_t i) { return members.count(i) ? base + g : base; })) {
-        cls.multiple = g;
-        stepped = true;
-      }
-    if (!stepped)
-      rel.unchecked = "a set of dynamic dims needs a multiple above 64, not checked";
-    rel.classes.push_back(std::move(cls));
-  }
-
-  // Key lengths: give each class its own value and see which one bounds
-  // each key-lengths input.
-  std::map<std::pair<int64_t, int64_t>, size_t> classOf;
-  for (auto [c, cls] : llvm::enumerate(rel.classes))
-    for (DimRef r : cls.dims)
-      classOf[{r.input, r.dim}] = c;
-  auto distinct = [&](size_t i) {
-    return base * int64_t(classOf[{p.dynamic[i].input, p.dynamic[i].dim}] + 2);
-  };
-  bool distinctFits = p.fits(distinct);
-  std::vector<std::vector<int64_t>> shapes = p.shapes(distinct);
-  for (auto [input, bound] : llvm::enumerate(keyLengthBounds(module, entry, shapes))) {
-    if (!bound)
-      continue;
-    ShapeRelations::KeyLengths kl{int64_t(input), std::nullopt, bound->keyLen};
-    if (bound->keyLen >= base) {
-      int64_t c = bound->keyLen / base - 2;
-      if (!distinctFits || c < 0 || c >= int64_t(rel.classes.size())) {
-        rel.unchecked = "key-length bound of input #" + std::to_string(input) +
-                        " not found";
-        continue;
-      }
-      kl.boundDim = rel.classes[c].dims.front();
-    }
-    rel.keyLengths.push_back(kl);
-  }
-  return rel;
 }
 
 //===----------------------------------------------------------------------===//
@@ -286,9 +152,8 @@ static void emitKernelRecord(llvm::Module &m, const AotOptions &options,
   std::vector<int64_t> inD, inR, inS, outD, outR, outS, links, keyLengths;
   specs(art.args, inD, inR, inS);
   specs(art.results, outD, outR, outS);
-  for (auto [c, cls] : llvm::enumerate(art.relations.classes))
-    for (DimRef d : cls.dims)
-      links.insert(links.end(), {d.input, d.dim, int64_t(c), cls.multiple});
+  links = art.relations.dimLinks();
+  std::vector<int64_t> divisors = art.relations.classDivisors();
   for (const ShapeRelations::KeyLengths &k : art.relations.keyLengths)
     keyLengths.insert(keyLengths.end(),
                       {k.input, k.boundDim ? k.boundDim->input : -1,
@@ -317,8 +182,10 @@ static void emitKernelRecord(llvm::Module &m, const AotOptions &options,
       r.int64s(outD),
       r.int64s(outR),
       r.int64s(outS),
-      r.i(links.size() / 4),
+      r.i(links.size() / aot::LinkFields),
       r.int64s(links),
+      r.i(divisors.size() / aot::DivisorFields),
+      r.int64s(divisors),
       r.i(keyLengths.size() / 4),
       r.int64s(keyLengths),
       r.i(vs.size()),
@@ -379,18 +246,11 @@ static std::string makeHeader(const AotOptions &o, llvm::StringRef entry,
   os << " * Outputs:\n";
   for (auto [i, spec] : llvm::enumerate(art.results))
     os << " *   #" << i << " " << spec.str() << shareOf(art.resultShards[i]) << "\n";
-  if (!art.relations.classes.empty()) {
+  std::vector<std::string> relations = art.relations.describe();
+  if (!relations.empty() || !art.relations.keyLengths.empty()) {
     os << " * Checked before each call:\n";
-    for (const ShapeRelations::Class &c : art.relations.classes) {
-      if (c.dims.size() < 2 && c.multiple == 1)
-        continue;
-      os << " *  ";
-      for (auto [k, d] : llvm::enumerate(c.dims))
-        os << (k ? " ==" : "") << " input #" << d.input << " dim " << d.dim;
-      if (c.multiple > 1)
-        os << (c.dims.size() > 1 ? ", a multiple of " : " is a multiple of ") << c.multiple;
-      os << "\n";
-    }
+    for (const std::string &line : relations)
+      os << " *   " << line << "\n";
   }
   for (const ShapeRelations::KeyLengths &k : art.relations.keyLengths) {
     os << " *   input #" << k.input << " (key lengths) in [0, ";
@@ -472,7 +332,11 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
       return aotError(CompileErrorKind::UnsupportedSignature,
                       "an argument of rank " + llvm::Twine(s.shape.size()) +
                           " (the AOT API takes up to " + llvm::Twine(ATTN_AOT_MAX_RANK) + ")");
-  art.relations = probeShapeRelations(module, entry, art.args);
+  llvm::Expected<ShapeRelations> relations = deriveShapeRelations(module, entry, art.args);
+  if (!relations)
+    return aotError(CompileErrorKind::UnsupportedSignature,
+                    llvm::toString(relations.takeError()));
+  art.relations = std::move(*relations);
 
   // The target machine: host or named CPU, position-independent code.
   initializeNativeTarget();

@@ -253,6 +253,11 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
   return llvm::Error::success();
 }
 
+bool inputShapesCheckable(ModuleOp module, llvm::StringRef entry,
+                          llvm::ArrayRef<std::vector<int64_t>> shapes) {
+  return static_cast<bool>(specialise(module, entry, shapes));
+}
+
 std::vector<std::optional<KeyLengthBound>>
 keyLengthBounds(ModuleOp module, llvm::StringRef entry,
                 llvm::ArrayRef<std::vector<int64_t>> shapes) {

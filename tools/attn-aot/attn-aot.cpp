@@ -165,8 +165,5 @@ int main(int argc, char **argv) {
   llvm::outs() << ", " << path(".h") << "\n";
   for (const std::string &u : art->unfusedOps)
     llvm::outs() << "attn-aot: remark: " << u << "\n";
-  if (!art->relations.unchecked.empty())
-    llvm::outs() << "attn-aot: note: input relations not fully checked: "
-                 << art->relations.unchecked << "\n";
   return 0;
 }

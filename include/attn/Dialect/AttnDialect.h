@@ -30,6 +30,27 @@ LogicalResult verifyNoUnknownAttributes(Operation *op);
 /// bottom_right (FlashAttention's convention).
 CausalKind keepRuleDiagonal(std::optional<CausalKind> causal, WindowAttr window);
 
+/// While alive, hears every failed dim check of the attn verifiers on this
+/// thread: the value, the dim, and the size the op expected there. The AOT
+/// compiler uses it to walk test shapes towards ones the ops accept
+/// (lib/Runtime/ShapeRelations.cpp); verifiers behave the same with or
+/// without a listener. Listeners nest; the innermost hears. The callback is
+/// referenced, not copied: it must outlive the listener.
+class DimMismatchListener {
+public:
+  using Callback = llvm::function_ref<void(Value, int64_t dim, int64_t expected)>;
+  explicit DimMismatchListener(Callback callback);
+  ~DimMismatchListener();
+  DimMismatchListener(const DimMismatchListener &) = delete;
+  DimMismatchListener &operator=(const DimMismatchListener &) = delete;
+  /// Tells this thread's innermost listener, if any.
+  static void notify(Value v, int64_t dim, int64_t expected);
+
+private:
+  Callback callback;
+  DimMismatchListener *outer;
+};
+
 /// Op trait of every attn op: verifyNoUnknownAttributes.
 template <typename ConcreteType>
 class StrictAttributes : public OpTrait::TraitBase<ConcreteType, StrictAttributes> {

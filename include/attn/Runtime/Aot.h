@@ -12,6 +12,7 @@
 #define ATTN_RUNTIME_AOT_H
 
 #include "attn/Runtime/Jit.h"
+#include "attn/Runtime/ShapeRelations.h"
 
 #include <string>
 #include <vector>
@@ -31,33 +32,6 @@ struct AotOptions {
   /// gpu: the chips to build variants for (fatbin: cubin + PTX each).
   std::vector<std::string> gpuChips = {"sm_80", "sm_90"};
 };
-
-/// A dynamic input dim: (input, dim).
-struct DimRef {
-  int64_t input, dim;
-};
-
-/// What the runtime checks between dynamic dims, found by probing the attn
-/// verifiers with test shapes (checkInputShapes): dims in one class must be
-/// equal (and a multiple of `multiple`); each key-lengths input is bounded
-/// by a dim or a constant.
-struct ShapeRelations {
-  struct Class {
-    std::vector<DimRef> dims;
-    int64_t multiple = 1;
-  };
-  std::vector<Class> classes;
-  struct KeyLengths {
-    int64_t input;
-    std::optional<DimRef> boundDim; ///< unset: the constant `bound`
-    int64_t bound = 0;
-  };
-  std::vector<KeyLengths> keyLengths;
-  /// Why the relations could not be found (empty if they were).
-  std::string unchecked;
-};
-ShapeRelations probeShapeRelations(mlir::ModuleOp module, llvm::StringRef entry,
-                                   llvm::ArrayRef<TensorSpec> args);
 
 struct AotArtifacts {
   std::string object; ///< ELF relocatable object (position independent)

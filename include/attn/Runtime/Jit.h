@@ -59,6 +59,13 @@ llvm::Error checkInputShapes(mlir::ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<std::vector<int64_t>> shapes,
                              std::vector<std::vector<int64_t>> *resultShapes);
 
+/// Whether checkInputShapes can check `entry` for inputs of these shapes:
+/// false when its arity or ranks differ, or when an op other than an attn
+/// op has types that depend on the arguments (checkInputShapes then accepts
+/// every shape).
+bool inputShapesCheckable(mlir::ModuleOp module, llvm::StringRef entry,
+                          llvm::ArrayRef<std::vector<int64_t>> shapes);
+
 /// The key length Tk that bounds a key-lengths argument, and the op it
 /// feeds (for messages).
 struct KeyLengthBound {

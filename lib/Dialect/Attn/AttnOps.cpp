@@ -71,6 +71,20 @@ static std::string fmtNum(double d) {
   return buf;
 }
 
+static thread_local DimMismatchListener *innermostListener = nullptr;
+
+DimMismatchListener::DimMismatchListener(Callback callback)
+    : callback(callback), outer(innermostListener) {
+  innermostListener = this;
+}
+
+DimMismatchListener::~DimMismatchListener() { innermostListener = outer; }
+
+void DimMismatchListener::notify(Value v, int64_t dim, int64_t expected) {
+  if (innermostListener)
+    innermostListener->callback(v, dim, expected);
+}
+
 namespace {
 class Checker {
 public:
@@ -93,6 +107,7 @@ public:
     int64_t d = dimOf(v, i);
     if (agree(d, expected))
       return success();
+    DimMismatchListener::notify(v, i, expected);
     return op->emitOpError()
            << "operand '" << name << "' " << what << " (dim " << i << ") is "
            << dimStr(d) << ", expected " << dimStr(expected) << " ("

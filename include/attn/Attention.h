@@ -128,8 +128,12 @@ struct SdpaSpec {
   /// d(i) - windowLeft <= j <= d(i) + windowRight; -1 is unbounded on that
   /// side (both -1: no window). d(i) follows `causal` (bottom_right without).
   int64_t windowLeft = -1, windowRight = -1;
-  /// An input of ALiBi slopes, f32 [H], follows the mask (if any).
+  /// An input of ALiBi slopes, f32 [H] (or [B,H] with alibiPerBatch),
+  /// follows the mask (if any).
   bool alibi = false;
+  /// The slopes are [B,H], one set per batch element (FlashAttention's
+  /// alibi_slopes of shape (batch, nheads)), instead of [H].
+  bool alibiPerBatch = false;
   /// An input of key lengths, i32 [B], follows the slopes (if any); each
   /// must lie in [0, keyLen] (call() checks it).
   bool keyLengths = false;
@@ -159,8 +163,12 @@ struct MhaSpec {
   /// d(i) - windowLeft <= j <= d(i) + windowRight; -1 is unbounded on that
   /// side (both -1: no window). d(i) follows `causal` (bottom_right without).
   int64_t windowLeft = -1, windowRight = -1;
-  /// An input of ALiBi slopes, f32 [H], follows the mask (if any).
+  /// An input of ALiBi slopes, f32 [H] (or [B,H] with alibiPerBatch),
+  /// follows the mask (if any).
   bool alibi = false;
+  /// The slopes are [B,H], one set per batch element (FlashAttention's
+  /// alibi_slopes of shape (batch, nheads)), instead of [H].
+  bool alibiPerBatch = false;
   /// An input of key lengths, i32 [B], follows the slopes (if any); each
   /// must lie in [0, keyLen] (call() checks it).
   bool keyLengths = false;

@@ -121,9 +121,12 @@ public:
                                                   : elt);
   }
   mlir::FloatAttr f32(double v) { return b.getF32FloatAttr(static_cast<float>(v)); }
-  /// ALiBi slopes [H] (always f32) and key lengths [B] (i32).
+  /// ALiBi slopes [H] or [B,H] (always f32) and key lengths [B] (i32).
   mlir::RankedTensorType slopes(int64_t h) {
     return mlir::RankedTensorType::get({h}, b.getF32Type());
+  }
+  mlir::RankedTensorType slopes(int64_t batch, int64_t h) {
+    return mlir::RankedTensorType::get({batch, h}, b.getF32Type());
   }
   mlir::RankedTensorType lengths(int64_t batch) {
     return mlir::RankedTensorType::get({batch}, b.getI32Type());
@@ -193,6 +196,8 @@ Status maskShape(DimReader &r, const std::vector<int64_t> &given,
 /// (softcap, window) SdpaSpec and MhaSpec share.
 template <typename Spec>
 static Status checkFeatures(const Spec &s, const char *specName) {
+  if (s.alibiPerBatch && !s.alibi)
+    return Status::error(std::string(specName) + ".alibiPerBatch needs alibi");
   if (s.softcap < 0 || !std::isfinite(s.softcap))
     return Status::error(std::string(specName) + ".softcap must be 0 (none) or a "
                          "positive finite number, got " + std::to_string(s.softcap));
@@ -208,7 +213,7 @@ template <typename Spec>
 static void addFeatureArgs(const Spec &s, FunctionBuilder &fb, int64_t b, int64_t h,
                            llvm::SmallVectorImpl<mlir::Type> &args) {
   if (s.alibi)
-    args.push_back(fb.slopes(h));
+    args.push_back(s.alibiPerBatch ? fb.slopes(b, h) : fb.slopes(h));
   if (s.keyLengths)
     args.push_back(fb.lengths(b));
 }

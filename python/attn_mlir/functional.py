@@ -132,7 +132,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Beyond torch: causal='top_left' | 'bottom_right' (the last query sees
     the last key); window=left or (left, right) (a sliding window, None =
     unbounded side, measured from the causal diagonal); softcap=c
-    (c * tanh(s / c) on the scaled scores); alibi_slopes [H] (float32);
+    (c * tanh(s / c) on the scaled scores); alibi_slopes [H] or [B, H]
+    (float32; [B, H] as FlashAttention, B the product of the leading dims);
     key_lengths [B] (ints: keys at or past key_lengths[b] take no part);
     dropout_seed (required with dropout_p > 0: attn's counter-based dropout,
     a different random stream from torch's); pipeline='cpu' (fused) or
@@ -208,10 +209,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         slopes = _arrays.as_buffer(_arrays.cast(alibi_slopes, "float32", "alibi_slopes")
                                    if _arrays.dtype_name(alibi_slopes) != "float32"
                                    else alibi_slopes, "alibi_slopes")
-        if slopes.shape != (h,):
-            _fail(ValueError, "alibi_slopes must have shape [%d] (one per query head), got %s"
-                  % (h, list(slopes.shape)))
-        inputs.append(slopes)
+        # [H], or one row per batch element: [B, H] (FlashAttention's
+        # (batch_size, nheads)) or the query's own leading dims + [H].
+        per_batch = slopes.shape != (h,)
+        if per_batch and slopes.shape not in ((b, h), tuple(lead) + (h,)):
+            _fail(ValueError, "alibi_slopes must have shape [%d] (one per query head) or "
+                  "[%d, %d] (one per batch element and query head), got %s"
+                  % (h, b, h, list(slopes.shape)))
+        inputs.append(slopes.reshape(b, h) if per_batch else slopes)
     if key_lengths is not None:
         lens = np.asarray(_arrays.as_buffer(key_lengths, "key_lengths"))
         if lens.dtype.kind not in "iu":
@@ -229,7 +234,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     key_ = ("sdpa", dtype, h, hkv, e, ev, causal_kind, scale_v, mask_kind,
             tuple(mask_spec), dropout_p, dropout_seed, softcap, wl, wr,
-            alibi_slopes is not None, key_lengths is not None, pipeline)
+            alibi_slopes is not None, alibi_slopes is not None and per_batch,
+            key_lengths is not None, pipeline)
 
     def make_text():
         from . import _attn_mlir
@@ -239,6 +245,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             mask=mask_kind, mask_shape=mask_spec, dropout_rate=dropout_p,
             dropout_seed=int(dropout_seed or 0), softcap=softcap, window_left=wl,
             window_right=wr, alibi=alibi_slopes is not None,
+            alibi_per_batch=alibi_slopes is not None and per_batch,
             key_lengths=key_lengths is not None)
 
     kernel = CACHE.get(key_, make_text, "sdpa", pipeline)

@@ -281,7 +281,8 @@ template <typename Spec>
 void setSharedOptions(Spec &s, const std::string &type, const std::string &causal,
                       double scale, const std::string &mask,
                       const std::vector<int64_t> &maskShape, double softcap, int64_t windowLeft,
-                      int64_t windowRight, bool alibi, bool keyLengths) {
+                      int64_t windowRight, bool alibi, bool alibiPerBatch,
+                      bool keyLengths) {
   s.type = elementType(type);
   s.causal = causalKind(causal);
   s.scale = scale;
@@ -291,6 +292,7 @@ void setSharedOptions(Spec &s, const std::string &type, const std::string &causa
   s.windowLeft = windowLeft;
   s.windowRight = windowRight;
   s.alibi = alibi;
+  s.alibiPerBatch = alibiPerBatch;
   s.keyLengths = keyLengths;
 }
 
@@ -300,7 +302,7 @@ attn::SdpaSpec sdpaSpec(int64_t batch, int64_t heads, int64_t kvHeads, int64_t q
                         const std::string &mask, const std::vector<int64_t> &maskShape,
                         double dropoutRate, int64_t dropoutSeed, double softcap,
                         int64_t windowLeft, int64_t windowRight, bool alibi,
-                        bool keyLengths) {
+                        bool alibiPerBatch, bool keyLengths) {
   attn::SdpaSpec s;
   s.batch = batch;
   s.heads = heads;
@@ -310,7 +312,7 @@ attn::SdpaSpec sdpaSpec(int64_t batch, int64_t heads, int64_t kvHeads, int64_t q
   s.headDim = headDim;
   s.valueDim = valueDim;
   setSharedOptions(s, type, causal, scale, mask, maskShape, softcap, windowLeft, windowRight,
-                   alibi, keyLengths);
+                   alibi, alibiPerBatch, keyLengths);
   s.dropoutRate = dropoutRate;
   s.dropoutSeed = dropoutSeed;
   return s;
@@ -346,11 +348,11 @@ PYBIND11_MODULE(_attn_mlir, m) {
          const std::string &causal, double scale, const std::string &mask,
          const std::vector<int64_t> &maskShape, double dropoutRate, int64_t dropoutSeed,
          double softcap, int64_t windowLeft, int64_t windowRight, bool alibi,
-         bool keyLengths) {
+         bool keyLengths, bool alibiPerBatch) {
         attn::SdpaSpec s = sdpaSpec(batch, heads, kvHeads, queryLen, keyLen, headDim,
                                     valueDim, type, causal, scale, mask, maskShape,
                                     dropoutRate, dropoutSeed, softcap, windowLeft,
-                                    windowRight, alibi, keyLengths);
+                                    windowRight, alibi, alibiPerBatch, keyLengths);
         std::string text;
         check(attn::sdpaToMlir(s, text));
         return text;
@@ -360,7 +362,8 @@ PYBIND11_MODULE(_attn_mlir, m) {
       py::arg("value_dim"), py::arg("type"), py::arg("causal"), py::arg("scale"),
       py::arg("mask"), py::arg("mask_shape"), py::arg("dropout_rate"),
       py::arg("dropout_seed"), py::arg("softcap"), py::arg("window_left"),
-      py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"));
+      py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"),
+      py::arg("alibi_per_batch") = false);
 
   m.def(
       "mha_mlir",
@@ -369,7 +372,7 @@ PYBIND11_MODULE(_attn_mlir, m) {
          int64_t outDim, bool bias, const std::string &type, const std::string &causal,
          double scale, const std::string &mask, const std::vector<int64_t> &maskShape,
          double softcap, int64_t windowLeft, int64_t windowRight, bool alibi,
-         bool keyLengths) {
+         bool keyLengths, bool alibiPerBatch) {
         attn::MhaSpec s;
         s.batch = batch;
         s.queryLen = queryLen;
@@ -382,7 +385,7 @@ PYBIND11_MODULE(_attn_mlir, m) {
         s.outDim = outDim;
         s.bias = bias;
         setSharedOptions(s, type, causal, scale, mask, maskShape, softcap, windowLeft,
-                         windowRight, alibi, keyLengths);
+                         windowRight, alibi, alibiPerBatch, keyLengths);
         std::string text;
         check(attn::mhaToMlir(s, text));
         return text;
@@ -392,5 +395,6 @@ PYBIND11_MODULE(_attn_mlir, m) {
       py::arg("num_kv_heads"), py::arg("head_dim"), py::arg("out_dim"), py::arg("bias"),
       py::arg("type"), py::arg("causal"), py::arg("scale"), py::arg("mask"),
       py::arg("mask_shape"), py::arg("softcap"), py::arg("window_left"),
-      py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"));
+      py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"),
+      py::arg("alibi_per_batch") = false);
 }

@@ -16,7 +16,7 @@ def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
     """q [B,H,L,E], k/v [B,Hkv,S,*]; keep: bool broadcastable to [B,H,L,S]
     (True = take part); add: float added to the scaled scores; causal:
     'top_left' | 'bottom_right'; window (left, right) with None = unbounded,
-    on the causal diagonal (bottom-right without causal); alibi [H];
+    on the causal diagonal (bottom-right without causal); alibi [H] or [B,H];
     key_lengths [B]. Returns float64 [B,H,L,Ev]."""
     q, k, v = (t.detach().to(torch.float64) for t in (q, k, v))
     b, h, l, e = q.shape
@@ -37,7 +37,9 @@ def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
         # ALiBi measures from the query's position in the sequence, the
         # bottom-right diagonal, whatever the causal kind (docs/pytorch.md).
         dist = (diag_br[:, None] - j[None, None]).abs().to(torch.float64)  # [B,1,L,S]
-        sc = sc - torch.as_tensor(alibi, dtype=torch.float64)[None, :, None, None] * dist
+        slopes = torch.as_tensor(alibi, dtype=torch.float64)
+        slopes = slopes[None, :] if slopes.dim() == 1 else slopes   # [B or 1, H]
+        sc = sc - slopes[:, :, None, None] * dist
     if add is not None:
         sc = sc + add.detach().to(torch.float64)
     kept = torch.ones(b, 1, l, s, dtype=torch.bool)

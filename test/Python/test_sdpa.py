@@ -215,6 +215,25 @@ def test_softcap_and_alibi():
         sdpa(q, k, v, softcap=-1.0)
 
 
+def test_alibi_slopes_per_batch():
+    # FlashAttention's alibi_slopes of shape (batch, nheads): one set of
+    # slopes per batch element, as attn.sdpa's [B, H] operand.
+    q, k, v = qkv(b=2, l=9, s=13)
+    slopes = torch.rand(2, 4) * 0.5
+    out = sdpa(q, k, v, alibi_slopes=slopes, causal="bottom_right")
+    check(out, attn_ref.sdpa(q, k, v, alibi=slopes, causal="bottom_right"), tol=5e-6)
+    # Each batch element uses its own row: not the same as either row alone.
+    for row in range(2):
+        alone = attn_ref.sdpa(q, k, v, alibi=slopes[row], causal="bottom_right")
+        assert not torch.allclose(out.double(), alone, atol=1e-3)
+    # Leading dims beyond one batch dim: the slopes follow them ([B1, B2, H]).
+    q4, k4, v4 = (t.reshape(1, 2, *t.shape[1:]) for t in (q, k, v))
+    out4 = sdpa(q4, k4, v4, alibi_slopes=slopes.reshape(1, 2, 4), causal="bottom_right")
+    check(out4.reshape(out.shape), out, tol=0)
+    with pytest.raises(ValueError, match=r"\[4\] \(one per query head\) or \[2, 4\]"):
+        sdpa(q, k, v, alibi_slopes=torch.rand(3, 4))
+
+
 def test_alibi_measures_from_the_bottom_right_diagonal():
     # With top-left causal and L > S the two diagonals give different
     # distances; ALiBi uses the query's position in the sequence, i + S - L.

@@ -26,7 +26,6 @@ set(ATTN_EXPORTED_LIBS
   AttnPipelines:Pipelines
   AttnAotRuntime:AotRuntime
   attn_aot:Aot
-  AttnMpiRuntime:MpiRuntime
   attn_mpi:Mpi
   AttnRuntime:Runtime
   AttnCAPI:CAPI)

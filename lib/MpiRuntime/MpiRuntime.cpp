@@ -1,12 +1,13 @@
 //===- MpiRuntime.cpp - attn_mpi_* over MPI -------------------------------===//
 //
 // The functions attn-lower-mpi calls, and the C++ API attn-run uses
-// (include/attn/Runtime/Mpi.h). Buffers arrive as (address, byte count)
+// (include/attn/Runtime/Mpi.h), exported as one table (attn_mpi_api,
+// attn/Runtime/MpiApi.h) for the runtime's on-demand loader. Buffers arrive as (address, byte count)
 // and move as MPI_BYTE: any element type, and counts beyond INT_MAX are
 // split into several messages with the same tag (MPI keeps their order).
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Runtime/Mpi.h"
+#include "attn/Runtime/MpiApi.h"
 
 // The C API only (Open MPI and MPICH otherwise pull in their C++ bindings).
 #define OMPI_SKIP_MPICXX 1
@@ -19,6 +20,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+namespace attn::mpi::impl {
+[[noreturn]] void abortJob(const std::string &message, int code = 1);
+bool initialize(std::string &error);
+bool isInitialized();
+void finalize();
+} // namespace attn::mpi::impl
 
 namespace {
 
@@ -33,8 +41,8 @@ std::vector<MPI_Comm> &comms() {
   return c;
 }
 void requireMpi() {
-  if (!attn::mpi::isInitialized())
-    attn::mpi::abortJob("MPI is not initialised: call MPI_Init_thread(..., "
+  if (!attn::mpi::impl::isInitialized())
+    attn::mpi::impl::abortJob("MPI is not initialised: call MPI_Init_thread(..., "
                         "MPI_THREAD_FUNNELED, ...) before a ring kernel");
 }
 MPI_Comm commOf(int64_t handle) {
@@ -45,7 +53,7 @@ MPI_Comm commOf(int64_t handle) {
     comms().push_back(world);
   }
   if (handle < 0 || handle >= static_cast<int64_t>(comms().size()))
-    attn::mpi::abortJob("invalid communicator handle " + std::to_string(handle));
+    attn::mpi::impl::abortJob("invalid communicator handle " + std::to_string(handle));
   return comms()[handle];
 }
 
@@ -75,11 +83,11 @@ extern "C" {
 
 int32_t attn_mpi_init() {
   std::string error;
-  return attn::mpi::initialize(error) ? MPI_SUCCESS : MPI_ERR_OTHER;
+  return attn::mpi::impl::initialize(error) ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
 int32_t attn_mpi_finalize() {
-  attn::mpi::finalize();
+  attn::mpi::impl::finalize();
   return MPI_SUCCESS;
 }
 
@@ -171,14 +179,14 @@ int32_t attn_mpi_allreduce(int64_t send, int64_t recv, int64_t sendBytes, int64_
   static const MPI_Datatype types[] = {MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T, MPI_INT64_T};
   static const int widths[] = {4, 8, 4, 8};
   if (type < 0 || type > 3 || sendBytes != recvBytes)
-    attn::mpi::abortJob("attn_mpi_allreduce: bad element type or buffer sizes");
+    attn::mpi::impl::abortJob("attn_mpi_allreduce: bad element type or buffer sizes");
   MPI_Op ops[] = {MPI_OP_NULL, MPI_MAX,  MPI_MIN,  MPI_SUM, MPI_PROD,   MPI_LAND,   MPI_BAND,
                   MPI_LOR,     MPI_BOR,  MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE};
   if (op <= 0 || op >= static_cast<int32_t>(sizeof(ops) / sizeof(ops[0])) || op >= 11)
-    attn::mpi::abortJob("attn_mpi_allreduce: unsupported reduction " + std::to_string(op));
+    attn::mpi::impl::abortJob("attn_mpi_allreduce: unsupported reduction " + std::to_string(op));
   int64_t count = sendBytes / widths[type];
   if (count > kMaxPiece)
-    attn::mpi::abortJob("attn_mpi_allreduce: more than INT_MAX elements");
+    attn::mpi::impl::abortJob("attn_mpi_allreduce: more than INT_MAX elements");
   double t0 = MPI_Wtime();
   void *sendPtr = send == recv ? MPI_IN_PLACE : reinterpret_cast<void *>(send);
   int rc = MPI_Allreduce(sendPtr, reinterpret_cast<void *>(recv), static_cast<int>(count),
@@ -443,7 +451,7 @@ int32_t attn_mpi_error_class(int32_t code) {
 
 } // extern "C"
 
-namespace attn::mpi {
+namespace attn::mpi::impl {
 
 bool initialize(std::string &error) {
   int done = 0;
@@ -498,7 +506,7 @@ int size() {
   return s;
 }
 
-void abortJob(const std::string &message, int code) {
+[[noreturn]] void abortJob(const std::string &message, int code) {
   std::fprintf(stderr, "attn-run: rank %d: %s\n", isInitialized() ? rank() : 0,
                message.c_str());
   std::fflush(stderr);
@@ -597,4 +605,17 @@ std::vector<std::pair<const char *, void *>> runtimeSymbols() {
   };
 }
 
-} // namespace attn::mpi
+} // namespace attn::mpi::impl
+
+extern "C" const attn::mpi::Api *attn_mpi_api() {
+  namespace impl = attn::mpi::impl;
+  static const attn::mpi::Api api = {
+      attn::mpi::kApiVersion, &impl::initialize,   &impl::isInitialized,
+      &impl::finalize,        &impl::rank,         &impl::size,
+      &impl::abortJob,        &impl::allTrue,      &impl::allEqual,
+      &impl::gatherToRoot,    &impl::timeRingExchange, &impl::gatherDoubles,
+      &impl::now,             &impl::stats,        &impl::resetStats,
+      &impl::runtimeSymbols,
+  };
+  return &api;
+}

@@ -492,6 +492,11 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       return asCompileError(CompileErrorKind::UnsupportedSignature, s.takeError());
     cf->results.push_back(*s);
   }
+  if (pipeline == Pipeline::Ring) {
+    std::string why;
+    if (!::attn::mpi::available(why))
+      return compileError(CompileErrorKind::NoDevice, why);
+  }
   std::string chip = options.gpuChip;
   if (pipeline == Pipeline::Gpu) {
     std::string why = cudaUnavailableReason();

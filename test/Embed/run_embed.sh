@@ -53,4 +53,44 @@ if "$WORK/build/my-opt" --pass-pipeline='builtin.module(attn-nope)' \
   exit 1
 fi
 grep -q "does not refer to a registered pass" "$WORK/err.txt"
+
+# The package configures for any consumer: one with C++ only (no C, so no
+# MPI's C component to find), and one with C only (the AOT runtime's C API).
+mkdir -p "$WORK/cxx-only" "$WORK/c-only"
+cat > "$WORK/cxx-only/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.20)
+project(cxx-only CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(AttnMLIR CONFIG REQUIRED)
+find_package(Threads REQUIRED)
+add_executable(sdpa-app "$SRC/examples/embed/sdpa-app.cpp")
+target_link_libraries(sdpa-app PRIVATE AttnMLIR::Runtime Threads::Threads)
+CMAKE
+cat > "$WORK/c-only/main.c" <<'CSRC'
+#include "attn-c/Aot.h"
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+  /* No kernel: refused with a message, through the installed runtime. */
+  int status = attn_aot_check(NULL, NULL, 0);
+  printf("c-only: status %d: %s\n", status, attn_aot_last_error());
+  return status == ATTN_AOT_ERROR_ARGUMENT && strstr(attn_aot_last_error(), "no kernel") ? 0 : 1;
+}
+CSRC
+cat > "$WORK/c-only/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.20)
+project(c-only C)
+find_package(AttnMLIR CONFIG REQUIRED)
+add_executable(aot-check main.c)
+target_link_libraries(aot-check PRIVATE AttnMLIR::Aot)
+CMAKE
+for p in cxx-only c-only; do
+  echo "--- $p consumer"
+  cmake -G Ninja -S "$WORK/$p" -B "$WORK/$p/build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$WORK/prefix" "${LAUNCHER[@]}" > "$WORK/$p.log" 2>&1 ||
+    { cat "$WORK/$p.log"; echo "FAIL: the $p consumer does not configure" >&2; exit 1; }
+  ninja -C "$WORK/$p/build" -j "${ATTN_JOBS:-2}" >/dev/null
+done
+"$WORK/cxx-only/build/sdpa-app" | tail -1
+"$WORK/c-only/build/aot-check"
 echo "embed-example: OK"

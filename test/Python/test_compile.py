@@ -53,6 +53,19 @@ def test_dynamic_shapes_numpy():
         assert np.abs(out - np_sdpa(q, k, v, "bottom_right")).max() < 2e-6
 
 
+def test_no_mpi_without_a_ring():
+    # libattn_mpi, and with it libmpi, hwloc and libevent, are loaded only
+    # when a ring runs (lib/Runtime/MpiLoader.cpp): importing the package
+    # and running a CPU kernel maps none of them.
+    f = attn_mlir.compile(DYNAMIC)
+    q = rand(1, 4, 8, 32, seed=1)
+    assert np.abs(f(q, q, q) - np_sdpa(q, q, q, "bottom_right")).max() < 2e-6
+    with open("/proc/self/maps") as maps:
+        mapped = maps.read()
+    for lib in ("libmpi", "libattn_mpi", "libopen-pal", "libhwloc", "libevent"):
+        assert lib not in mapped, lib + " is mapped"
+
+
 def test_examples_file_and_reference_pipeline():
     with open(os.path.join(SRC, "examples", "causal_sdpa.mlir")) as fh:
         text = fh.read()

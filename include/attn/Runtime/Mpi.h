@@ -3,7 +3,10 @@
 // libattn_mpi: the only code compiled against mpi.h. The compiled code of a
 // ring (attn-shard + attn-lower-mpi) calls its attn_mpi_* C functions;
 // attn-run uses the C++ API below to start MPI, slice inputs, gather the
-// output and report per-rank times.
+// output and report per-rank times. In a process that links the runtime
+// (attn-run, the Python module, the C API) the API is a loader: libattn_mpi,
+// and with it libmpi, is loaded on the first call that needs MPI, so a
+// process that never runs a ring never maps them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_MPI_H
@@ -16,10 +19,17 @@
 
 namespace attn::mpi {
 
+/// Whether libattn_mpi (and libmpi) can be loaded; loads them if not yet.
+/// `why` says what is missing otherwise (e.g. Open MPI not installed).
+bool available(std::string &why);
+/// Whether libattn_mpi is loaded (never loads it).
+bool loaded();
+
 /// MPI_Init_thread(MPI_THREAD_FUNNELED) unless MPI is already initialised
 /// (the kernels use OpenMP threads; only the main thread calls MPI). Fails
 /// with `error` set when MPI cannot give that thread level.
 bool initialize(std::string &error);
+/// False while libattn_mpi is not loaded (never loads it).
 bool isInitialized();
 /// MPI_Finalize if initialize() started MPI.
 void finalize();

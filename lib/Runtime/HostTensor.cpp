@@ -759,10 +759,25 @@ Error writeNpy(const std::string &path, const HostTensor &t) {
   out.append(padlen, ' ');
   out += '\n';
 
+  // A regular file appears whole or not at all: the bytes go to a temporary
+  // file beside it, renamed over `path` once written, so that a process
+  // killed mid-write (a lost ring rank, a signal) leaves no half-written
+  // .npy. Other paths (/dev/stdout, a pipe) are written in place.
+  sys::fs::file_status status;
+  bool special = !sys::fs::status(path, status) && !sys::fs::is_regular_file(status);
+  std::optional<sys::fs::TempFile> tmp;
   int fd;
-  if (std::error_code ec = sys::fs::openFileForWrite(path, fd))
-    return npyError(path, "cannot open file for writing: " + ec.message());
-  raw_fd_ostream os(fd, /*shouldClose=*/true);
+  if (special) {
+    if (std::error_code ec = sys::fs::openFileForWrite(path, fd))
+      return npyError(path, "cannot open file for writing: " + ec.message());
+  } else {
+    Expected<sys::fs::TempFile> made = sys::fs::TempFile::create(path + ".partial-%%%%%%");
+    if (!made)
+      return npyError(path, "cannot open file for writing: " + toString(made.takeError()));
+    tmp.emplace(std::move(*made));
+    fd = tmp->FD;
+  }
+  raw_fd_ostream os(fd, /*shouldClose=*/special);
   os << out;
   if (t.dtype == DType::Bool) {
     std::vector<char> norm(t.bytes.size());
@@ -772,12 +787,20 @@ Error writeNpy(const std::string &path, const HostTensor &t) {
   } else {
     os.write(reinterpret_cast<const char *>(t.bytes.data()), t.bytes.size());
   }
-  os.close();
+  if (special)
+    os.close();
+  else
+    os.flush();
   if (os.has_error()) {
     std::error_code ec = os.error();
     os.clear_error();
+    if (tmp)
+      consumeError(tmp->discard());
     return npyError(path, "write error: " + ec.message());
   }
+  if (tmp)
+    if (Error e = tmp->keep(path))
+      return npyError(path, "cannot write: " + toString(std::move(e)));
   return Error::success();
 }
 

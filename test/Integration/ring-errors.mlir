@@ -47,6 +47,14 @@
 // RUN: %python -c "import json,sys; r = json.load(open(sys.argv[1])); e = r['errors'][0]['max_rel_error']; print('ranks', r['ranks'], 'within 1e-5:', e <= 1e-5)" %t/cmp.json | FileCheck %s --check-prefix=CMP
 // CMP: ranks 2 within 1e-5: True
 
+// .npy has no bfloat16: a float32 file given by position to a bf16 function
+// is refused with the way out, and given as NAME=PATH it is read whole and
+// rounded:
+// RUN: not %mpirun -np 2 attn-run %s --entry=ring_bf16 --pipeline=ring --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy 2>&1 | FileCheck %s --check-prefix=BF16
+// BF16: ring_bf16: input #0 ({{.*}}q.npy) is float32[1,2,96,32], expected bfloat16[1,2,96,32] (.npy has no bfloat16: pass the float32 values as NAME=PATH to have them read whole and rounded to bfloat16)
+// RUN: %mpirun -np 2 attn-run %s --entry=ring_bf16 --pipeline=ring --input=q=%t/q.npy --input=k=%t/k.npy --input=v=%t/v.npy --quiet | FileCheck %s --check-prefix=BF16OK
+// BF16OK: result #0: bfloat16[1,2,96,32]
+
 // Options the ring does not take:
 // RUN: not attn-run %s --entry=ring --pipeline=ring --random-inputs --expect=%t/o.npy 2>&1 | FileCheck %s --check-prefix=OPTS
 // OPTS: attn-run: --pipeline=ring takes neither --expect, --dump-object nor --compare-with=ring
@@ -57,4 +65,12 @@ func.func @ring(%q: tensor<1x2x96x32xf32>, %k: tensor<1x2x96x32xf32>,
       : (tensor<1x2x96x32xf32>, tensor<1x2x96x32xf32>, tensor<1x2x96x32xf32>)
         -> tensor<1x2x96x32xf32>
   return %o : tensor<1x2x96x32xf32>
+}
+
+func.func @ring_bf16(%q: tensor<1x2x96x32xbf16>, %k: tensor<1x2x96x32xbf16>,
+                     %v: tensor<1x2x96x32xbf16>) -> tensor<1x2x96x32xbf16> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>, attn.ring}
+      : (tensor<1x2x96x32xbf16>, tensor<1x2x96x32xbf16>, tensor<1x2x96x32xbf16>)
+        -> tensor<1x2x96x32xbf16>
+  return %o : tensor<1x2x96x32xbf16>
 }

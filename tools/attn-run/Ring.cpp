@@ -90,6 +90,10 @@ int runRing(RingRun &run) {
   }
   // A whole input against the function as written (a longer sequence would
   // still cut into shares of the right size).
+  const char *readsAsTheyAre =
+      " (--pipeline=ring reads shares of .npy files as they are: float32, float16, "
+      "bool, int32, int64, C order; convert the file, or pass it as NAME=PATH to have "
+      "it read whole and converted)";
   auto checkWhole = [&](size_t i, rt::DType dtype, const std::vector<int64_t> &shape,
                         const std::string &where) {
     auto tt = mlir::cast<mlir::RankedTensorType>(run.entryFn.getArgumentTypes()[i]);
@@ -97,8 +101,15 @@ int runRing(RingRun &run) {
     if (shape == want && dtype == *dtypeOf(tt))
       return;
     rt::TensorSpec got{dtype, shape}, expected{*dtypeOf(tt), want};
+    // .npy has no bfloat16: such values come as float32, which only NAME=PATH
+    // converts.
+    std::string hint = dtype == expected.dtype ? ""
+                       : expected.dtype == rt::DType::BF16
+                           ? " (.npy has no bfloat16: pass the float32 values as "
+                             "NAME=PATH to have them read whole and rounded to bfloat16)"
+                           : readsAsTheyAre;
     abortRing(run.entry + ": input #" + llvm::Twine(i) + where + " is " + got.str() +
-              ", expected " + expected.str());
+              ", expected " + expected.str() + hint);
   };
   // Plain .npy inputs: each rank reads the rows of its share only, and the
   // ranks compare the files' dtypes and whole shapes.
@@ -118,11 +129,7 @@ int runRing(RingRun &run) {
         std::string msg = errorString(t.takeError());
         bool conversion = llvm::StringRef(msg).contains("dtype") ||
                           llvm::StringRef(msg).contains("Fortran");
-        abortRing(msg + (conversion ? " (--pipeline=ring reads shares of .npy files as they "
-                                      "are: float32, float16, bool, int32, int64, C order; "
-                                      "convert the file, or pass it as NAME=PATH to have it "
-                                      "read whole and converted)"
-                                    : ""));
+        abortRing(msg + (conversion ? readsAsTheyAre : ""));
       }
       if (!spec)
         wholeShape = t->shape;

@@ -16,7 +16,10 @@ if [ "${ATTN_TEST_TORCH:-1}" != 0 ]; then
   install_missing test python3-torch python3-numpy
 fi
 cd "$ROOT/build"
-ctest --output-on-failure -j "${ATTN_JOBS:-2}"
+ctest --output-on-failure -j "${ATTN_JOBS:-2}" | tee ctest.log
+# Where the suite's time goes (keep the whole under 30 minutes on 2 cores).
+echo "test.sh: the ten slowest tests (seconds):"
+sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' ctest.log | sort -rn | head -10
 if [ "${ATTN_SANITIZE:-1}" != 0 ]; then
   "$ROOT/scripts/sanitize.sh"
 fi

@@ -495,8 +495,8 @@ int main(int argc, char **argv) {
     argShapes.push_back(t.shape);
   auto referenceTooBig = [&]() -> std::optional<std::string> {
     // About four such buffers are live at once (scores, exponentials,
-    // probabilities: bench/RESULTS.md measures 2.7-3.7x one buffer at
-    // T = 2048).
+    // probabilities: the "reference extra MiB" column of
+    // bench/sdpa/RESULTS.md).
     constexpr uint64_t kLiveScoreBuffers = 4;
     std::optional<uint64_t> one = rt::referenceScoresBytes(*module, name, argShapes);
     std::optional<uint64_t> avail = rt::availableMemoryBytes();

@@ -60,7 +60,8 @@ struct ConvertAttnToLoopsPass
   void remarkUnfused() {
     constexpr const char *kCost =
         "; it takes the unfused reference lowering, which materialises the "
-        "[B,H,Tq,Tk] scores (typically 15-40x slower, see bench/RESULTS.md)";
+        "[B,H,Tq,Tk] scores (tens of times slower at long sequences, see "
+        "bench/RESULTS.md)";
     getOperation()->walk([&](Operation *op) {
       if (auto sdpa = dyn_cast<SdpaOp>(op)) {
         std::string reason;

@@ -7,12 +7,24 @@
 // attn.merge_partial (the online-softmax rule), so that after P steps it
 // holds its exact output rows.
 //
+// Each distinct block kernel (full, causal, strictly lower) is emitted once,
+// as a private function @<fn>__ring_block_<mode> that the step loop and the
+// last step call, and so is the merge (@<fn>__ring_merge): the ring
+// compiles in proportion to its block modes, not to steps x blocks. A
+// kernel takes the whole local Q, both K/V buffers, the mask and the
+// offsets of its block, and slices them itself, so that it reads the same
+// strided views the inline code did (a slice passed across a call would be
+// copied: bufferisation gives function arguments identity layouts).
+//
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNSHARD
@@ -170,7 +182,8 @@ public:
 
     Value kLocal = op.getKey(), vLocal = op.getValue();
     if (P == 1) {
-      accs = attendBlock(rank, kLocal, vLocal, accs);
+      // The kernels read K/V as [S, B, Hkv, n, D] (S buffers): S = 1 here.
+      accs = attendBlock(rank, KV{unitBuffer(kLocal), unitBuffer(vLocal), idx(0)}, accs);
     } else {
       // Two buffers per operand, [2, B, Hkv, n, D]; the local block starts
       // in buffer 0.
@@ -200,7 +213,7 @@ public:
                                               step),
                 idx(P));
             SmallVector<Value> next =
-                attendBlock(src, asTensor(kCur), asTensor(vCur), carried);
+                attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), parity}, carried);
             for (Value r : reqs)
               mpi::Wait::create(b, loc, Type(), r);
             scf::YieldOp::create(b, loc, next);
@@ -209,8 +222,7 @@ public:
       Value last = idx((P - 1) % 2);
       Value src = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, rank, idx(1)),
                                          idx(P));
-      accs = attendBlock(src, asTensor(half(kBufs, last)), asTensor(half(vBufs, last)),
-                         loop.getResults());
+      accs = attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), last}, loop.getResults());
     }
 
     // O rounded to the input type, the query blocks in local order. Each
@@ -323,24 +335,156 @@ private:
     return arith::SubIOp::create(b, loc, idx(2 * plan.ranks - 1), owner);
   }
 
-  /// attn.sdpa_partial of one query block against one key block.
-  SmallVector<Value> partial(Value q, Value k, Value v, Value mask,
-                             std::optional<CausalKind> causal) {
-    auto qT = cast<RankedTensorType>(q.getType());
-    auto oT = RankedTensorType::get({batch, heads, qT.getDimSize(2), dv}, f32);
-    auto lT = RankedTensorType::get({batch, heads, qT.getDimSize(2)}, f32);
+  /// The K/V a step reads: [S, B, Hkv, n, D] tensors (the S = 2 buffers of
+  /// the ring, or S = 1 for P = 1) and the index of the one it holds.
+  struct KV {
+    Value k, v, which;
+  };
+
+  /// One (query block, key block) pair: where its rows lie in the local Q,
+  /// the K/V half and the mask.
+  struct BlockPair {
+    int64_t qOff = 0;  ///< first query row in the local Q (a multiple of cq)
+    int64_t kOff = 0;  ///< first key in the K/V half
+    int64_t kRows = 0; ///< keys in the block
+    /// The mask column of its first key (null without a key dim in the mask),
+    /// the next ones every `maskStride`.
+    Value maskKeyOff;
+    int64_t maskStride = 1;
+  };
+
+  /// `t` [dims...] as [1, dims...] (an expand_shape: no copy).
+  Value unitBuffer(Value t) {
+    auto tt = cast<RankedTensorType>(t.getType());
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, tt.getShape());
+    SmallVector<ReassociationIndices> re{{0, 1}};
+    for (int64_t i = 1; i < tt.getRank(); ++i)
+      re.push_back({i + 1});
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, tt.getElementType()), t, re);
+  }
+
+  /// The last private function placed after the ring's function.
+  Operation *lastHelper = nullptr;
+
+  /// Places `fn` (private) after the ring's function and the helpers before
+  /// it, renamed if its name is taken.
+  void insertHelper(func::FuncOp fn) {
+    fn.setPrivate();
+    func::FuncOp ring = plan.func;
+    Operation *after = lastHelper ? lastHelper : ring.getOperation();
+    SymbolTable(after->getParentOfType<ModuleOp>())
+        .insert(fn, std::next(Block::iterator(after)));
+    lastHelper = fn;
+  }
+
+  /// The outlined kernels of this ring, by mode and block shape.
+  llvm::StringMap<func::FuncOp> kernels;
+
+  StringRef modeName(std::optional<CausalKind> causal) {
+    if (!causal)
+      return "full";
+    return *causal == CausalKind::top_left ? "causal" : "lower";
+  }
+
+  /// The private function that runs attn.sdpa_partial of one query block
+  /// (cq rows at `qOff`) against `kRows` keys (at `kOff` of half `which`),
+  /// built on first use:
+  ///   (q, qOff, kBufs, vBufs, which, kOff[, mask[, maskKeyOff]]) -> (O, lse)
+  func::FuncOp kernel(std::optional<CausalKind> causal, int64_t kRows, int64_t maskStride,
+                      const KV &kv) {
+    std::string key =
+        (modeName(causal) + "/" + Twine(kRows) + "/" + Twine(maskStride)).str();
+    if (func::FuncOp f = kernels.lookup(key))
+      return f;
+    SdpaOp op = plan.op;
+    Value mask = op.getMask();
+    bool maskCols = mask && plan.maskKeyDim >= 0;
+    Type index = b.getIndexType();
+    SmallVector<Type> results{RankedTensorType::get({batch, heads, plan.cq, dv}, f32),
+                              RankedTensorType::get({batch, heads, plan.cq}, f32)};
+    SmallVector<Type> inputs{op.getQuery().getType(), index, kv.k.getType(), kv.v.getType(),
+                             index, index};
+    if (mask)
+      inputs.push_back(mask.getType());
+    if (maskCols)
+      inputs.push_back(index);
+    func::FuncOp ring = plan.func;
+    auto fn = func::FuncOp::create(
+        loc, (ring.getSymName() + "__ring_block_" + modeName(causal)).str(),
+        FunctionType::get(ctx, inputs, results));
+    insertHelper(fn);
+    kernels[key] = fn;
+
+    OpBuilder::InsertionGuard g(b);
+    Block *body = fn.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    Value q = body->getArgument(0), qOff = body->getArgument(1);
+    Value kBufs = body->getArgument(2), vBufs = body->getArgument(3);
+    Value which = body->getArgument(4), kOff = body->getArgument(5);
+    if (plan.qChunks > 1)
+      q = slice(q, 2, qOff, plan.cq);
+    Value k = bufferBlock(kBufs, which, kOff, kRows);
+    Value v = bufferBlock(vBufs, which, kOff, kRows);
+    Value m;
+    if (mask) {
+      m = body->getArgument(6);
+      if (plan.maskQueryDim >= 0 && plan.qChunks > 1)
+        m = slice(m, plan.maskQueryDim, qOff, plan.cq);
+      if (maskCols)
+        m = slice(m, plan.maskKeyDim, body->getArgument(7), kRows, maskStride);
+    }
     auto p = SdpaPartialOp::create(
-        b, loc, TypeRange{oT, lT}, q, k, v, mask, /*alibi_slopes=*/Value(),
+        b, loc, TypeRange(results), q, k, v, m, /*alibi_slopes=*/Value(),
         /*key_lengths=*/Value(), scale,
         causal ? CausalKindAttr::get(ctx, *causal) : CausalKindAttr(),
-        plan.op.getSoftcapAttr(), /*window=*/WindowAttr());
-    return SmallVector<Value>(p.getResults());
+        op.getSoftcapAttr(), /*window=*/WindowAttr());
+    func::ReturnOp::create(b, loc, p.getResults());
+    return fn;
+  }
+
+  /// Keys [kOff, kOff + rows) of buffer `which` of [S, B, H, n, D] `bufs`:
+  /// a [B, H, rows, D] view.
+  Value bufferBlock(Value bufs, Value which, Value kOff, int64_t rows) {
+    auto bt = cast<RankedTensorType>(bufs.getType());
+    SmallVector<OpFoldResult> off(5, b.getIndexAttr(0)), sz, st(5, b.getIndexAttr(1));
+    off[0] = which;
+    off[3] = kOff;
+    sz.push_back(b.getIndexAttr(1));
+    for (int64_t i = 1; i < 5; ++i)
+      sz.push_back(b.getIndexAttr(bt.getDimSize(i)));
+    sz[3] = b.getIndexAttr(rows);
+    auto resT = RankedTensorType::get({bt.getDimSize(1), bt.getDimSize(2), rows,
+                                       bt.getDimSize(4)},
+                                      bt.getElementType());
+    return tensor::ExtractSliceOp::create(b, loc, resT, bufs, off, sz, st);
+  }
+
+  /// attn.sdpa_partial of one query block against one key block: a call of
+  /// its mode's kernel.
+  SmallVector<Value> partial(const BlockPair &bp, const KV &kv,
+                             std::optional<CausalKind> causal) {
+    func::FuncOp fn = kernel(causal, bp.kRows, bp.maskStride, kv);
+    SdpaOp op = plan.op;
+    SmallVector<Value> args{op.getQuery(), idx(bp.qOff), kv.k, kv.v, kv.which, idx(bp.kOff)};
+    if (Value mask = op.getMask()) {
+      args.push_back(mask);
+      if (plan.maskKeyDim >= 0)
+        args.push_back(bp.maskKeyOff);
+    }
+    auto call = func::CallOp::create(b, loc, fn, args);
+    return SmallVector<Value>(call.getResults());
   }
 
   /// `then` when `cond`, else `otherwise`; each yields `types`.
   SmallVector<Value> ifElse(Value cond, TypeRange types,
                             function_ref<SmallVector<Value>()> then,
                             function_ref<SmallVector<Value>()> otherwise) {
+    // A condition known here (P = 1: a block against itself) takes one
+    // branch: no call of a kernel that could never run.
+    if (std::optional<int64_t> known = getConstantIntValue(cond))
+      return *known ? then() : otherwise();
     auto ifOp = scf::IfOp::create(b, loc, types, cond, /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -350,26 +494,31 @@ private:
     return SmallVector<Value>(ifOp.getResults());
   }
 
-  /// Merges every query block of this rank with the key/value block `kt`,
-  /// `vt` that rank `src` holds; returns the new (O, lse) per query block.
-  SmallVector<Value> attendBlock(Value src, Value kt, Value vt, ValueRange accs) {
-    SdpaOp op = plan.op;
-    Value q = op.getQuery(), mask = op.getMask();
+  /// Merges every query block of this rank with the key/value block `kv`
+  /// that rank `src` holds; returns the new (O, lse) per query block.
+  SmallVector<Value> attendBlock(Value src, const KV &kv, ValueRange accs) {
     SmallVector<Value> out(accs);
+    // Global chunk indices (the same values when src is this rank).
+    SmallVector<Value> gq, gk;
+    if (plan.layout != RingLayout::striped) {
+      for (int qi = 0; qi < plan.qChunks; ++qi)
+        gq.push_back(chunkOf(rank, qi, plan.qChunks));
+      for (int kj = 0; kj < plan.kChunks; ++kj)
+        gk.push_back(src == rank && plan.kChunks == plan.qChunks
+                         ? gq[kj]
+                         : chunkOf(src, kj, plan.kChunks));
+    }
     for (int qi = 0; qi < plan.qChunks; ++qi) {
-      Value qBlk = plan.qChunks == 1 ? q : slice(q, 2, b.getIndexAttr(qi * plan.cq), plan.cq);
-      Value maskRows = mask;
-      if (mask && plan.maskQueryDim >= 0 && plan.qChunks > 1)
-        maskRows = slice(mask, plan.maskQueryDim, b.getIndexAttr(qi * plan.cq), plan.cq);
       for (int kj = 0; kj < plan.kChunks; ++kj) {
-        Value kBlk = plan.kChunks == 1 ? kt : slice(kt, 2, b.getIndexAttr(kj * plan.ck), plan.ck);
-        Value vBlk = plan.kChunks == 1 ? vt : slice(vt, 2, b.getIndexAttr(kj * plan.ck), plan.ck);
+        BlockPair bp;
+        bp.qOff = qi * plan.cq;
+        bp.kOff = kj * plan.ck;
+        bp.kRows = plan.ck;
         Value acc0 = out[2 * qi], acc1 = out[2 * qi + 1];
         SmallVector<Value> merged =
             plan.layout == RingLayout::striped
-                ? stripedBlock(src, qBlk, kBlk, vBlk, maskRows, acc0, acc1)
-                : chunkBlock(chunkOf(rank, qi, plan.qChunks), chunkOf(src, kj, plan.kChunks),
-                             qBlk, kBlk, vBlk, maskRows, acc0, acc1);
+                ? stripedBlock(src, bp, kv, acc0, acc1)
+                : chunkBlock(gq[qi], gk[kj], bp, kv, acc0, acc1);
         out[2 * qi] = merged[0];
         out[2 * qi + 1] = merged[1];
       }
@@ -377,61 +526,78 @@ private:
     return out;
   }
 
-  /// The mask columns of key positions [gk·ck, gk·ck + n) (contiguous keys).
-  Value maskColumns(Value maskRows, Value first, int64_t n, int64_t stride = 1) {
-    if (!maskRows || plan.maskKeyDim < 0)
-      return maskRows;
-    return slice(maskRows, plan.maskKeyDim, first, n, stride);
-  }
+  bool maskHasKeys() { return plan.op.getMask() && plan.maskKeyDim >= 0; }
 
+  func::FuncOp mergeFn;
+
+  /// attn.merge_partial of a block's partial result into its running (O,
+  /// lse): a call of one private function, @<fn>__ring_merge.
   SmallVector<Value> merge(Value acc0, Value acc1, ArrayRef<Value> part) {
-    auto m = MergePartialOp::create(b, loc, acc0, acc1, part[0], part[1]);
-    return SmallVector<Value>(m.getResults());
+    if (!mergeFn) {
+      func::FuncOp ring = plan.func;
+      SmallVector<Type> types{acc0.getType(), acc1.getType()};
+      SmallVector<Type> inputs{types[0], types[1], types[0], types[1]};
+      mergeFn = func::FuncOp::create(loc, (ring.getSymName() + "__ring_merge").str(),
+                                     FunctionType::get(ctx, inputs, types));
+      insertHelper(mergeFn);
+      OpBuilder::InsertionGuard g(b);
+      Block *body = mergeFn.addEntryBlock();
+      b.setInsertionPointToStart(body);
+      auto m = MergePartialOp::create(b, loc, body->getArgument(0), body->getArgument(1),
+                                      body->getArgument(2), body->getArgument(3));
+      func::ReturnOp::create(b, loc, m.getResults());
+    }
+    auto call = func::CallOp::create(b, loc, mergeFn, ValueRange{acc0, acc1, part[0], part[1]});
+    return SmallVector<Value>(call.getResults());
   }
 
   /// Contiguous/zigzag blocks: query chunk gq against key chunk gk.
-  SmallVector<Value> chunkBlock(Value gq, Value gk, Value q, Value k, Value v, Value maskRows,
-                                Value acc0, Value acc1) {
-    Value mask = maskColumns(maskRows, arith::MulIOp::create(b, loc, gk, idx(plan.ck)), plan.ck);
+  SmallVector<Value> chunkBlock(Value gq, Value gk, BlockPair bp, const KV &kv, Value acc0,
+                                Value acc1) {
+    if (maskHasKeys())
+      bp.maskKeyOff = arith::MulIOp::create(b, loc, gk, idx(plan.ck));
     if (!plan.causal)
-      return merge(acc0, acc1, partial(q, k, v, mask, std::nullopt));
+      return merge(acc0, acc1, partial(bp, kv, std::nullopt));
     SmallVector<Type, 2> types{acc0.getType(), acc1.getType()};
-    Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gq, gk);
-    Value earlier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, gq, gk);
+    Value later = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, gq, gk);
+    Value earlier = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, gq, gk);
     return ifElse(
         later, types, [&] { return SmallVector<Value>{acc0, acc1}; },
         [&] {
           SmallVector<Value> part = ifElse(
-              earlier, types,
-              [&] { return partial(q, k, v, mask, std::nullopt); },
-              [&] { return partial(q, k, v, mask, CausalKind::top_left); });
+              earlier, types, [&] { return partial(bp, kv, std::nullopt); },
+              [&] { return partial(bp, kv, CausalKind::top_left); });
           return merge(acc0, acc1, part);
         });
   }
 
   /// Striped blocks: query i·P + r against key j·P + src: j <= i when
   /// r >= src, j < i otherwise.
-  SmallVector<Value> stripedBlock(Value src, Value q, Value k, Value v, Value maskRows,
-                                  Value acc0, Value acc1) {
+  SmallVector<Value> stripedBlock(Value src, BlockPair bp, const KV &kv, Value acc0,
+                                  Value acc1) {
     int64_t P = plan.ranks, n = plan.nk;
-    Value mask = maskColumns(maskRows, src, n, P);
+    bp.kRows = n;
+    bp.maskStride = P;
+    if (maskHasKeys())
+      bp.maskKeyOff = src;
     if (!plan.causal)
-      return merge(acc0, acc1, partial(q, k, v, mask, std::nullopt));
+      return merge(acc0, acc1, partial(bp, kv, std::nullopt));
     SmallVector<Type, 2> types{acc0.getType(), acc1.getType()};
-    Value ownOrEarlier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, rank, src);
-    return ifElse(
-        ownOrEarlier, types,
-        [&] { return merge(acc0, acc1, partial(q, k, v, mask, CausalKind::top_left)); },
-        [&]() -> SmallVector<Value> {
-          if (n == 1) // a single row sees no earlier key of a later rank
-            return {acc0, acc1};
-          // j < i: keys [0, n - 1) with the bottom-right diagonal i - 1.
-          Value m = maskColumns(maskRows, src, n - 1, P);
-          return merge(acc0, acc1,
-                       partial(q, slice(k, 2, b.getIndexAttr(0), n - 1),
-                               slice(v, 2, b.getIndexAttr(0), n - 1), m,
-                               CausalKind::bottom_right));
-        });
+    Value ownOrEarlier =
+        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, rank, src);
+    if (n == 1) // a single row sees no earlier key of a later rank
+      return ifElse(
+          ownOrEarlier, types,
+          [&] { return merge(acc0, acc1, partial(bp, kv, CausalKind::top_left)); },
+          [&] { return SmallVector<Value>{acc0, acc1}; });
+    // j < i: keys [0, n - 1) with the bottom-right diagonal i - 1.
+    BlockPair lower = bp;
+    lower.kOff = 0;
+    lower.kRows = n - 1;
+    SmallVector<Value> part = ifElse(
+        ownOrEarlier, types, [&] { return partial(bp, kv, CausalKind::top_left); },
+        [&] { return partial(lower, kv, CausalKind::bottom_right); });
+    return merge(acc0, acc1, part);
   }
 
   /// f32 `t` written into `dst` (same shape), rounded to dst's type.

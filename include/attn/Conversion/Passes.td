@@ -424,6 +424,12 @@ def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {
       later one skipped; striped: causal when r >= the block's owner,
       strictly lower (`j < i`) otherwise. Without `causal` every block is
       full.
+    - Each block mode's `attn.sdpa_partial` is emitted once, in a private
+      function `@<fn>__ring_block_{full,causal,lower}` that takes the whole
+      local Q and K/V buffers and the block's offsets and slices them itself
+      (no copy at the call), and the merge once, in `@<fn>__ring_merge`;
+      the steps call them. A ring thus compiles one kernel per mode, not
+      one per step and block.
 
     Refused with a diagnostic: a sequence length that the layout cannot
     split (T not a multiple of P, or 2P for zigzag; naming T, P and the

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Runtime/MpiApi.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -40,13 +41,12 @@ std::vector<std::string> candidates() {
   return out;
 }
 
-struct Loaded {
-  const Api *api = nullptr;
-  std::string why;
-};
+/// Set once, by load(), when the library was loaded.
+std::atomic<const Api *> loadedApi{nullptr};
 
-Loaded &load() {
-  static Loaded loaded;
+/// Loads the library on the first call; empty, or why it could not be.
+const std::string &load() {
+  static std::string why;
   static std::once_flag once;
   std::call_once(once, [] {
     std::string tried;
@@ -67,39 +67,35 @@ Loaded &load() {
                  std::to_string(kApiVersion) + ")";
         continue;
       }
-      loaded.api = api;
+      loadedApi = api;
       return;
     }
-    loaded.why = "ring attention needs libattn_mpi and Open MPI's libmpi, which could "
-                 "not be loaded (install Open MPI: apt-get install openmpi-bin "
-                 "libopenmpi3): " + tried;
+    why = "ring attention needs libattn_mpi and Open MPI's libmpi, which could "
+          "not be loaded (install Open MPI: apt-get install openmpi-bin "
+          "libopenmpi3): " + tried;
   });
-  return loaded;
+  return why;
 }
 
 /// The table, for calls that only make sense once MPI runs: a process that
 /// gets here without it has a bug, said once, and stops.
 const Api &api() {
-  Loaded &l = load();
-  if (!l.api) {
-    std::fprintf(stderr, "attn: %s\n", l.why.c_str());
+  const std::string &why = load();
+  if (!loadedApi) {
+    std::fprintf(stderr, "attn: %s\n", why.c_str());
     std::exit(2);
   }
-  return *l.api;
+  return *loadedApi;
 }
-
-bool loadedFlag = false;
 
 } // namespace
 
 bool available(std::string &why) {
-  Loaded &l = load();
-  loadedFlag = l.api != nullptr;
-  why = l.why;
-  return l.api != nullptr;
+  why = load();
+  return loadedApi != nullptr;
 }
 
-bool loaded() { return loadedFlag; }
+bool loaded() { return loadedApi != nullptr; }
 
 bool initialize(std::string &error) {
   if (!available(error))

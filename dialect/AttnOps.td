@@ -449,7 +449,8 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
   let description = [{
     **Meaning.** For scores `x` `[B,H,Tq,Tk]`, with `L[b] = len[b]` when
     `key_lengths` is given and `L[b] = Tk` otherwise, and the diagonal
-    `d(i) = i` (top_left) or `d(i) = i + L[b] - Tq` (bottom_right):
+    `d(i) = i` (top_left), `d(i) = i + %d` (top_left with `diagonal(%d)`)
+    or `d(i) = i + L[b] - Tq` (bottom_right):
 
     ```
     z[b,h,i,j] = x[b,h,i,j]
@@ -472,6 +473,7 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
     ```
     keep = torch.ones(Tq, Tk, dtype=torch.bool).tril(0)         # top_left  (is_causal)
     keep = torch.ones(Tq, Tk, dtype=torch.bool).tril(Tk - Tq)   # bottom_right
+    keep = torch.ones(Tq, Tk, dtype=torch.bool).tril(d)         # top_left, diagonal(%d)
     y = x.masked_fill(~keep, float('-inf'))
     y = y.masked_fill(~M, float('-inf'))   # i1 mask
     y = y + M                              # float mask
@@ -486,6 +488,7 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
 
     ```
     %y = attn.mask %x [, %m] [alibi(%slopes : type)] [key_lengths(%len : type)]
+         [diagonal(%d)]
          [ {causal = #attn.causal<top_left|bottom_right>,
             window = #attn.window<left = L, right = R>} ]
         : type(%x) [, type(%m)]
@@ -496,6 +499,11 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
     - `key_lengths(...)`: optional `[B]` `i32`/`i64` valid key counts per
       batch row. A length outside `[0, Tk]` is a run-time error (`attn-run`
       exits 2; the compiled code clamps it, it never reads past `Tk`).
+    - `diagonal(...)`: optional `index`, only with `causal = top_left`: the
+      diagonal moves to `i + %d`, a value known at run time (any `%d`: at
+      or above `Tk - 1` every key is kept, at or below `-Tq` none). Ring
+      attention (`attn-shard`) runs every causal block through one kernel
+      with it.
     - `causal`: optional; absent means no causal masking.
     - `window`: optional `#attn.window` (see `WindowAttr`).
     - The result has the type of `%x`.
@@ -511,6 +519,8 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
         or equals the scores dim (either side `?` is accepted).
     - `alibi_slopes` has rank 1 `[H]` or 2 `[B,H]` with those dims.
     - `key_lengths` has rank 1 and its dim equals `B`.
+    - `diagonal` needs `causal = #attn.causal<top_left>` and no bounded
+      `window`.
     - A `window` with an `align` different from the `causal` kind is an
       error; window bounds are non-negative (checked by the attribute).
 
@@ -552,6 +562,7 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
   let arguments = (ins Attn_FloatTensor:$input, Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
+                       Optional<Index>:$diagonal,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_WindowAttr>:$window);
   let results = (outs Attn_FloatTensor:$result);
@@ -559,6 +570,7 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
     $input (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`diagonal` `(` $diagonal^ `)`)?
     attr-dict `:` type($input) (`,` type($mask)^)?
   }];
   let builders = [
@@ -1186,7 +1198,10 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
 
     **Meaning.** With `S'` the masked scores of `attn.sdpa` (scale,
     softcap, mask, causal, window, ALiBi, key lengths: the same rules and
-    attributes; no dropout):
+    attributes; no dropout), and with `diagonal(%d)` (an `index`, only with
+    `causal = top_left`) the causal diagonal moved to `i + %d` as on
+    `attn.mask` (`torch.tril(diagonal=d)`; the shift of a key block
+    against a query block, known at run time):
 
     ```
     lse[b,h,i]   = log Σ_j exp(S'[b,h,i,j])          (-inf when no key is kept)
@@ -1203,12 +1218,15 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
 
     ```
     %o, %lse = attn.sdpa_partial %q, %k, %v [, %mask] [alibi(%s)] [key_lengths(%len)]
+               [diagonal(%d)]
                [ATTRS: scale, causal, softcap, window as on attn.sdpa]
         : (type(%q), type(%k), type(%v) [, ...]) -> (tensor<BxHxTqxDvxf32>, tensor<BxHxTqxf32>)
     ```
 
     **Verifier.** Every rule of `attn.sdpa` on the operands and attributes;
-    the results are `[B,H,Tq,Dv]` and `[B,H,Tq]`, both `f32`.
+    `diagonal` needs `causal = #attn.causal<top_left>` and no bounded
+    `window`; the results are
+    `[B,H,Tq,Dv]` and `[B,H,Tq]`, both `f32`.
 
     **Example.** The first 64 of 128 keys:
 
@@ -1221,11 +1239,29 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
       return %o, %lse : tensor<1x4x32x64xf32>, tensor<1x4x32xf32>
     }
     ```
+
+    A causal block of a ring: query `i` of this block sees key `j` of the
+    key block when `j <= i + %d` (`%d` = 0 on the diagonal block, the rows
+    between the blocks' starts for an earlier block, negative for a later
+    one):
+
+    ```mlir
+    func.func @ring_block(%q: tensor<1x4x32x64xf32>, %k: tensor<1x4x32x64xf32>,
+                          %v: tensor<1x4x32x64xf32>, %d: index)
+        -> (tensor<1x4x32x64xf32>, tensor<1x4x32xf32>) {
+      %o, %lse = attn.sdpa_partial %q, %k, %v diagonal(%d)
+          {causal = #attn.causal<top_left>, scale = 0.125 : f32}
+          : (tensor<1x4x32x64xf32>, tensor<1x4x32x64xf32>, tensor<1x4x32x64xf32>, index)
+            -> (tensor<1x4x32x64xf32>, tensor<1x4x32xf32>)
+      return %o, %lse : tensor<1x4x32x64xf32>, tensor<1x4x32xf32>
+    }
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
                        Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
+                       Optional<Index>:$diagonal,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_F32Attr>:$softcap,
@@ -1234,6 +1270,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
+    (`diagonal` `(` $diagonal^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -63,6 +63,10 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
 
 /// The masked scores S' of an sdpa or sdpa_partial:
 /// mask(softcap(scale(scores(q, k)))).
+/// The run-time diagonal shift of `op` (attn.sdpa_partial), else null.
+static Value diagonalShift(SdpaOp) { return {}; }
+static Value diagonalShift(SdpaPartialOp op) { return op.getDiagonal(); }
+
 template <typename OpTy>
 static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -77,7 +81,7 @@ static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
   if (op.getMask() || op.getCausalAttr() || op.getAlibiSlopes() || op.getKeyLengths() ||
       window)
     s = MaskOp::create(rewriter, loc, s.getType(), s, op.getMask(), op.getAlibiSlopes(),
-                       op.getKeyLengths(), op.getCausalAttr(), window);
+                       op.getKeyLengths(), diagonalShift(op), op.getCausalAttr(), window);
   return s;
 }
 

@@ -138,6 +138,9 @@ private:
       auto mask = cast<MaskOp>(def);
       if (chain.mask)
         return rewriter.notifyMatchFailure(op, "more than one attn.mask");
+      // attn.sdpa has no run-time diagonal (attn.sdpa_partial does).
+      if (mask.getDiagonal())
+        return rewriter.notifyMatchFailure(op, "the attn.mask has a run-time diagonal");
       // softcap(-inf) = -cap: a mask applied before the softcap is not one
       // sdpa expresses (it caps first, then masks).
       if (softcap)

@@ -363,7 +363,7 @@ func.func @mask_broadcast_trailing(%s: tensor<1x4x7x9xf32>, %m: tensor<8xf32>) {
 
 func.func @mask_result_type(%s: tensor<1x4x7x9xf32>) {
   // expected-error @+1 {{all of {input, result} have same type}}
-  %0 = "attn.mask"(%s) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0>}> : (tensor<1x4x7x9xf32>) -> tensor<1x4x7x8xf32>
+  %0 = "attn.mask"(%s) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0>}> : (tensor<1x4x7x9xf32>) -> tensor<1x4x7x8xf32>
   return
 }
 
@@ -1017,7 +1017,7 @@ func.func @sdpa_partial_lse_shape(%q: tensor<1x4x32x64xf32>, %k: tensor<1x4x64x6
 
 func.func @sdpa_partial_result_f16(%q: tensor<1x4x32x64xf16>, %k: tensor<1x4x64x64xf16>) {
   // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float values, but got 'tensor<1x4x32x64xf16>'}}
-  %o, %l = "attn.sdpa_partial"(%q, %k, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}>
+  %o, %l = "attn.sdpa_partial"(%q, %k, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>}>
       : (tensor<1x4x32x64xf16>, tensor<1x4x64x64xf16>, tensor<1x4x64x64xf16>)
         -> (tensor<1x4x32x64xf16>, tensor<1x4x32xf32>)
   return
@@ -1064,5 +1064,34 @@ func.func @merge_partial_lse_rank(%o: tensor<1x4x32x8xf32>, %l: tensor<1x4x32x8x
 func.func @merge_partial_lse_dim(%o: tensor<1x4x32x8xf32>, %l: tensor<1x4x16xf32>) {
   // expected-error @+1 {{operand 'lse1' dim 2 is 16, expected 32 (dim 2 of 'out1')}}
   %r, %s = attn.merge_partial %o, %l, %o, %l : tensor<1x4x32x8xf32>, tensor<1x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @diagonal_needs_causal(%s: tensor<1x4x8x16xf32>, %d: index) {
+  // expected-error @+1 {{operand 'diagonal' needs causal = #attn.causal<top_left> (it moves that diagonal to i + diagonal), got no causal}}
+  %m = attn.mask %s diagonal(%d) : tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @diagonal_needs_top_left(%q: tensor<1x4x8x32xf32>, %k: tensor<1x4x16x32xf32>, %d: index) {
+  // expected-error @+1 {{operand 'diagonal' needs causal = #attn.causal<top_left> (it moves that diagonal to i + diagonal), got causal = bottom_right}}
+  %o, %l = attn.sdpa_partial %q, %k, %k diagonal(%d) {causal = #attn.causal<bottom_right>}
+      : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index)
+        -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @diagonal_no_window(%q: tensor<1x4x8x32xf32>, %k: tensor<1x4x16x32xf32>, %d: index) {
+  // expected-error @+1 {{operand 'diagonal' with a bounded window is not supported (drop the window, or the diagonal)}}
+  %o, %l = attn.sdpa_partial %q, %k, %k diagonal(%d)
+      {causal = #attn.causal<top_left>, window = #attn.window<left = 4>}
+      : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index)
+        -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
   return
 }

@@ -33,7 +33,7 @@ func.func @heads(%x: tensor<?x?x64xbf16>) -> tensor<?x?x64xbf16> {
 // CHECK: %[[P:.*]] = attn.softmax %[[U3]] : tensor<1x12x128x128xf32>
 // CHECK: %[[D:.*]] = attn.dropout %[[P]] {rate = 1.000000e-01 : f32, seed = 42 : i64} : tensor<1x12x128x128xf32>
 // CHECK: attn.weighted_sum %[[D]], %{{.*}} : (tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
-// GENERIC: "attn.mask"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0>}> : (tensor<1x12x128x128xf32>) -> tensor<1x12x128x128xf32>
+// GENERIC: "attn.mask"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0>}> : (tensor<1x12x128x128xf32>) -> tensor<1x12x128x128xf32>
 // GENERIC: "attn.dropout"(%{{.*}}) <{rate = 1.000000e-01 : f32, seed = 42 : i64}>
 func.func @chain(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>, %v: tensor<1x12x128x64xf32>,
                  %keep: tensor<1x1x128xi1>, %bias: tensor<128x128xf32>) -> tensor<1x12x128x64xf32> {
@@ -174,4 +174,20 @@ func.func @ring_attribute(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   %c = attn.sdpa %b, %b, %b {attn.ring = #attn.ring<contiguous>}
       : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %c : tensor<1x2x8x16xf32>
+}
+
+// A run-time diagonal shift (top-left causal): attn.mask and
+// attn.sdpa_partial print it as diagonal(%d).
+// CHECK-LABEL: func.func @diagonal_shift
+// CHECK: attn.mask %{{.*}} diagonal(%[[D:.*]]) {causal = #attn.causal<top_left>} : tensor<1x4x8x16xf32>
+// CHECK: attn.sdpa_partial %{{.*}}, %{{.*}}, %{{.*}} diagonal(%[[D]]) {causal = #attn.causal<top_left>} : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index) -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
+// GENERIC: "attn.mask"(%{{.*}}, %{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0, 1>}>
+// GENERIC: "attn.sdpa_partial"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}>
+func.func @diagonal_shift(%s: tensor<1x4x8x16xf32>, %q: tensor<1x4x8x32xf32>,
+                          %k: tensor<1x4x16x32xf32>, %d: index) {
+  %m = attn.mask %s diagonal(%d) {causal = #attn.causal<top_left>} : tensor<1x4x8x16xf32>
+  %o, %l = attn.sdpa_partial %q, %k, %k diagonal(%d) {causal = #attn.causal<top_left>}
+      : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index)
+        -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
+  return
 }

@@ -81,6 +81,22 @@ func.func @sdpa_masked(%q: tensor<2x4x31x64xf32>, %k: tensor<2x4x129x64xf32>, %k
 
 // -----
 
+// sdpa_partial's run-time diagonal moves to attn.mask with the causal kind.
+// CHECK-LABEL: func.func @partial_diagonal
+// CHECK-SAME: %[[D:[^:]*]]: index
+// CHECK: %[[M:.*]] = attn.mask %{{.*}} diagonal(%[[D]]) {causal = #attn.causal<top_left>} : tensor<1x2x8x16xf32>
+// CHECK: attn.logsumexp %[[M]]
+// CHECK: attn.softmax %[[M]]
+func.func @partial_diagonal(%q: tensor<1x2x8x32xf32>, %k: tensor<1x2x16x32xf32>, %d: index)
+    -> (tensor<1x2x8x32xf32>, tensor<1x2x8xf32>) {
+  %o, %l = attn.sdpa_partial %q, %k, %k diagonal(%d) {causal = #attn.causal<top_left>, scale = 0.5 : f32}
+      : (tensor<1x2x8x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, index)
+        -> (tensor<1x2x8x32xf32>, tensor<1x2x8xf32>)
+  return %o, %l : tensor<1x2x8x32xf32>, tensor<1x2x8xf32>
+}
+
+// -----
+
 // Non-attn ops and already-primitive chains are left alone.
 // CHECK-LABEL: func.func @untouched
 // CHECK-NEXT: attn.softmax

@@ -268,6 +268,18 @@ func.func @two_masks(%q: tensor<1x2x4x8xf32>, %keep: tensor<4x4xi1>) -> tensor<1
   %o = attn.weighted_sum %p, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+// attn.sdpa has no run-time diagonal: a mask with one stays unfused.
+// CHECK-LABEL: func.func @diagonal_shift
+// CHECK-NOT: attn.sdpa
+// CHECK: attn.mask %{{.*}} diagonal(
+// CHECK: attn.weighted_sum
+func.func @diagonal_shift(%q: tensor<1x2x4x8xf32>, %d: index) -> tensor<1x2x4x8xf32> {
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %m = attn.mask %s diagonal(%d) {causal = #attn.causal<top_left>} : tensor<1x2x4x4xf32>
+  %p = attn.softmax %m : tensor<1x2x4x4xf32>
+  %o = attn.weighted_sum %p, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
 // CHECK-LABEL: func.func @kv_heads_differ
 // CHECK-NOT: attn.sdpa
 // CHECK: attn.scores

@@ -162,6 +162,67 @@ INSTANTIATE_TEST_SUITE_P(Partials, SdpaPartial,
                                                               Pipeline::Reference)),
                          partialName);
 
+/// attn.sdpa_partial with diagonal(%s) and top-left causal keeps key j of
+/// row i iff j <= i + s: the reference is the plain partial with the i1 mask
+/// tril(s), built here. Shifts beyond [-Tq, Tk] (the kernel clamps them) and
+/// at the int64 extremes must neither wrap nor change the answer.
+class DiagonalShift : public ::testing::TestWithParam<std::tuple<int64_t, Pipeline>> {};
+
+TEST_P(DiagonalShift, KeepsKeysUpToTheShiftedDiagonal) {
+  auto [shift, pipeline] = GetParam();
+  const int64_t h = 4, hkv = 2, tq = 37, tk = 53, d = 64;
+  std::string q = tensorType({1, h, tq, d}), k = tensorType({1, hkv, tk, d}),
+              o = tensorType({1, h, tq, d}), l = tensorType({1, h, tq});
+  std::ostringstream ir;
+  ir << "func.func @f(%q: " << q << ", %k: " << k << ", %v: " << k << ") -> (" << o << ", "
+     << l << ") {\n"
+     << "  %s = arith.constant " << shift << " : index\n"
+     << "  %o, %l = attn.sdpa_partial %q, %k, %v diagonal(%s) {causal = "
+        "#attn.causal<top_left>, scale = 0.3 : f32} : ("
+     << q << ", " << k << ", " << k << ", index) -> (" << o << ", " << l << ")\n"
+     << "  return %o, %l : " << o << ", " << l << "\n}\n";
+  std::mt19937 gen(11);
+  ref::Tensor tq_ = randomTensor({1, h, tq, d}, gen, -2, 2);
+  ref::Tensor tk_ = randomTensor({1, hkv, tk, d}, gen, -2, 2);
+  ref::Tensor tv = randomTensor({1, hkv, tk, d}, gen);
+  ref::Tensor keep({tq, tk});
+  for (int64_t i = 0; i < tq; ++i)
+    for (int64_t j = 0; j < tk; ++j)
+      keep.at({i, j}) = j - i <= shift ? 1.0 : 0.0; // j <= i + s without overflow
+  ref::Mask mask{ref::Mask::Kind::Keep, keep};
+  ref::MaskOptions mo;
+  mo.mask = &mask;
+  ref::Tensor s = ref::mask(ref::scale(ref::scores(tq_, tk_), 0.3), mo);
+  ref::Tensor wantO = ref::weightedSum(ref::softmax(s), tv);
+  ref::Tensor wantL = logSumExp(s);
+
+  Jitted fn(ir.str(), "f", pipeline);
+  ASSERT_TRUE(fn.ok());
+  std::vector<ref::Tensor> got = fn.run({tq_, tk_, tv});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_LE(relativeError(got[0], wantO), 1e-5);
+  EXPECT_LE(relativeError(got[1], wantL), 1e-5);
+  // A row that sees no key: lse -inf, output 0.
+  for (int64_t i = 0; i < tq; ++i)
+    if (shift < -i) {
+      EXPECT_TRUE(std::isinf(got[1].at({0, 0, i})) && got[1].at({0, 0, i}) < 0) << i;
+      EXPECT_EQ(got[0].at({0, 0, i, 5}), 0.0) << i;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shifts, DiagonalShift,
+    ::testing::Combine(::testing::Values(std::numeric_limits<int64_t>::min(), -37, -20, -1,
+                                         0, 9, 52, 1000, std::numeric_limits<int64_t>::max()),
+                       ::testing::Values(Pipeline::Cpu, Pipeline::Reference)),
+    [](const ::testing::TestParamInfo<std::tuple<int64_t, Pipeline>> &info) {
+      int64_t s = std::get<0>(info.param);
+      // |s| as unsigned: -INT64_MIN does not fit an int64.
+      std::string mag = std::to_string(s < 0 ? uint64_t(0) - uint64_t(s) : uint64_t(s));
+      return (s < 0 ? "minus" + mag : mag) + "_" +
+             runtime::pipelineName(std::get<1>(info.param)).str();
+    });
+
 /// Two partials over the halves [0, T1) and [T1, Tk) of the keys, merged,
 /// equal the whole sdpa and its lse; the additive mask's columns split with
 /// the keys.

@@ -418,18 +418,23 @@ def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {
       `(O, lse)` with `attn.merge_partial`, waits, and swaps the buffers;
       a last step computes against the final block. O is rounded to the
       input type at the end.
-    - Per step and block the mask mode follows the layout: for a causal
-      sdpa with contiguous or zigzag chunks, the key chunk before the query
-      chunk is attended in full, the same chunk with the causal mask, a
-      later one skipped; striped: causal when r >= the block's owner,
-      strictly lower (`j < i`) otherwise. Without `causal` every block is
-      full.
-    - Each block mode's `attn.sdpa_partial` is emitted once, in a private
-      function `@<fn>__ring_block_{full,causal,lower}` that takes the whole
-      local Q and K/V buffers and the block's offsets and slices them itself
-      (no copy at the call), and the merge once, in `@<fn>__ring_merge`;
-      the steps call them. A ring thus compiles one kernel per mode, not
-      one per step and block.
+    - Per step and block the causal rule follows the layout, as a
+      diagonal shift passed at run time (`attn.sdpa_partial ...
+      diagonal(%s)`: query i of the block sees key j iff j <= i + s): for
+      contiguous or zigzag chunks of c rows, s = (query chunk - key
+      chunk)·c (an earlier key chunk is seen in full, the same chunk
+      causally, a later one is skipped without a call); striped: s = 0
+      when r >= the block's owner, -1 otherwise. Without `causal` there is
+      no shift and every block is full.
+    - The block's `attn.sdpa_partial` and its `attn.merge_partial` into the
+      query block's rows of the running `(O, lse)` are emitted once, in a
+      private function `@<fn>__ring_block` that takes the whole local Q,
+      the K/V buffers, the running state and the block's offsets and
+      slices them itself (no copy at the call), and returns the updated
+      state (dropped after bufferisation: the state is updated in place).
+      The step loop and the last step each call it from a loop over the
+      block pairs: a ring compiles one kernel, not one per step, block or
+      mode.
 
     Refused with a diagnostic: a sequence length that the layout cannot
     split (T not a multiple of P, or 2P for zigzag; naming T, P and the

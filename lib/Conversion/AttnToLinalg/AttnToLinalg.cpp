@@ -350,7 +350,9 @@ struct SoftcapToLinalg : OpConversionPattern<SoftcapOp> {
 /// rule holds and -inf elsewhere: j < L (key lengths), j <= d(i) (causal),
 /// d(i) - left <= j <= d(i) + right (window), m (i1 mask). L = len[b]
 /// clamped to [0, Tk] (Tk without key lengths); d(i) = i (top_left) or
-/// i + L - Tq (bottom_right), the causal kind's, else the window's align.
+/// i + L - Tq (bottom_right), the causal kind's, else the window's align;
+/// with a diagonal operand s, d(i) = i + s (s clamped to [-Tq, Tk], where
+/// every row already sees no key / every key).
 struct MaskToLinalg : OpConversionPattern<MaskOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(MaskOp op, OpAdaptor a,
@@ -408,12 +410,18 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
     // The bottom-right diagonal i + L - Tq: ALiBi's origin, and d(i) unless
     // top-left. Without key lengths L - Tq = Tk - Tq is computed once here.
     bool needRel = slopeArg || ((causal || windowed) && !topLeft);
-    Value tq, tk, offset;
+    Value tq, tk, offset, shift;
     if (needIndices) {
       tq = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[2]);
       tk = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[3]);
       if (needRel && !lengthArg)
         offset = arith::SubIOp::create(rewriter, loc, tk, tq);
+      if (Value d = a.getDiagonal()) {
+        Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+        Value lo = arith::SubIOp::create(rewriter, loc, zero, tq);
+        shift = arith::MinSIOp::create(rewriter, loc,
+                                       arith::MaxSIOp::create(rewriter, loc, d, lo), tk);
+      }
     }
 
     Value y = elementwise(
@@ -445,7 +453,9 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
                                     b, l, arith::AddIOp::create(b, l, i, len), tq)
                                     .getResult()
                               : arith::AddIOp::create(b, l, i, offset).getResult();
-            diag = topLeft ? i : rel;
+            diag = !topLeft ? rel
+                   : shift  ? arith::AddIOp::create(b, l, i, shift).getResult()
+                            : i;
           }
           // Biases: ALiBi, then the additive mask.
           if (slopeArg) {

@@ -7,14 +7,19 @@
 // attn.merge_partial (the online-softmax rule), so that after P steps it
 // holds its exact output rows.
 //
-// Each distinct block kernel (full, causal, strictly lower) is emitted once,
-// as a private function @<fn>__ring_block_<mode> that the step loop and the
-// last step call, and so is the merge (@<fn>__ring_merge): the ring
-// compiles in proportion to its block modes, not to steps x blocks. A
-// kernel takes the whole local Q, both K/V buffers, the mask and the
-// offsets of its block, and slices them itself, so that it reads the same
-// strided views the inline code did (a slice passed across a call would be
-// copied: bufferisation gives function arguments identity layouts).
+// One block kernel serves every block: a causal ring passes each block its
+// diagonal shift at run time (attn.sdpa_partial diagonal(%s)), so fully
+// visible, diagonal and strictly lower blocks are the same code. It is
+// emitted once, as a private function @<fn>__ring_block that runs the
+// block's sdpa_partial and merges it into the query block's rows of the
+// running (O, lse) in place; the step loop and the last step each call it
+// from a loop over the block pairs. A kernel takes the whole local Q, both
+// K/V buffers, the mask, the running state and the offsets of its block,
+// and slices them itself, so that it reads the same strided views the
+// inline code did (a slice passed across a call would be copied:
+// bufferisation gives function arguments identity layouts); it returns its
+// updated state arguments, which bufferisation then drops, so no buffer
+// ownership crosses the call.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
@@ -172,13 +177,11 @@ public:
     rank = arith::IndexCastOp::create(b, loc, b.getIndexType(), rank32);
     int64_t P = plan.ranks;
 
-    // Running (O, lse) per query block.
-    SmallVector<Value> accs;
-    for (int qi = 0; qi < plan.qChunks; ++qi) {
-      accs.push_back(fill(RankedTensorType::get({batch, heads, plan.cq, dv}, f32), 0.0));
-      accs.push_back(fill(RankedTensorType::get({batch, heads, plan.cq}, f32),
-                          -std::numeric_limits<double>::infinity()));
-    }
+    // The running (O, lse) of this rank's rows, in local order.
+    SmallVector<Value> accs{
+        fill(RankedTensorType::get({batch, heads, plan.nq, dv}, f32), 0.0),
+        fill(RankedTensorType::get({batch, heads, plan.nq}, f32),
+             -std::numeric_limits<double>::infinity())};
 
     Value kLocal = op.getKey(), vLocal = op.getValue();
     if (P == 1) {
@@ -225,17 +228,9 @@ public:
       accs = attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), last}, loop.getResults());
     }
 
-    // O rounded to the input type, the query blocks in local order. Each
-    // block is written into its slice of the output (which bufferises in
-    // place), not inserted (a strided copy).
+    // O rounded to the input type.
     Value out = tensor::EmptyOp::create(b, loc, outT.getShape(), elt);
-    for (int qi = 0; qi < plan.qChunks; ++qi) {
-      Value dst = tensor::ExtractSliceOp::create(b, loc, out, offsets(2, qi * plan.cq),
-                                                 sizes4(plan.cq, dv), ones(4));
-      out = tensor::InsertSliceOp::create(b, loc, roundInto(accs[2 * qi], dst), out,
-                                          offsets(2, qi * plan.cq), sizes4(plan.cq, dv),
-                                          ones(4));
-    }
+    out = roundInto(accs[0], out);
     op.replaceAllUsesWith(out);
     op.erase();
   }
@@ -326,31 +321,10 @@ private:
                                           t, off, sz, st);
   }
 
-  /// Global chunk index of a rank's block `i` (contiguous and zigzag).
-  Value chunkOf(Value owner, int i, int chunks) {
-    if (chunks == 1)
-      return owner;
-    if (i == 0)
-      return owner;
-    return arith::SubIOp::create(b, loc, idx(2 * plan.ranks - 1), owner);
-  }
-
   /// The K/V a step reads: [S, B, Hkv, n, D] tensors (the S = 2 buffers of
   /// the ring, or S = 1 for P = 1) and the index of the one it holds.
   struct KV {
     Value k, v, which;
-  };
-
-  /// One (query block, key block) pair: where its rows lie in the local Q,
-  /// the K/V half and the mask.
-  struct BlockPair {
-    int64_t qOff = 0;  ///< first query row in the local Q (a multiple of cq)
-    int64_t kOff = 0;  ///< first key in the K/V half
-    int64_t kRows = 0; ///< keys in the block
-    /// The mask column of its first key (null without a key dim in the mask),
-    /// the next ones every `maskStride`.
-    Value maskKeyOff;
-    int64_t maskStride = 1;
   };
 
   /// `t` [dims...] as [1, dims...] (an expand_shape: no copy).
@@ -379,69 +353,83 @@ private:
     lastHelper = fn;
   }
 
-  /// The outlined kernels of this ring, by mode and block shape.
-  llvm::StringMap<func::FuncOp> kernels;
+  /// The ring's one block kernel, built on first use.
+  func::FuncOp kernelFn;
 
-  StringRef modeName(std::optional<CausalKind> causal) {
-    if (!causal)
-      return "full";
-    return *causal == CausalKind::top_left ? "causal" : "lower";
-  }
-
-  /// The private function that runs attn.sdpa_partial of one query block
-  /// (cq rows at `qOff`) against `kRows` keys (at `kOff` of half `which`),
-  /// built on first use:
-  ///   (q, qOff, kBufs, vBufs, which, kOff[, mask[, maskKeyOff]]) -> (O, lse)
-  func::FuncOp kernel(std::optional<CausalKind> causal, int64_t kRows, int64_t maskStride,
-                      const KV &kv) {
-    std::string key =
-        (modeName(causal) + "/" + Twine(kRows) + "/" + Twine(maskStride)).str();
-    if (func::FuncOp f = kernels.lookup(key))
-      return f;
+  /// The private function @<fn>__ring_block that runs attn.sdpa_partial of
+  /// one query block (cq rows at `qOff`) against one key block (ck keys at
+  /// `kOff` of half `which`) and merges it (attn.merge_partial) into those
+  /// rows of the running (O, lse), in place:
+  ///   (q, qOff, kBufs, vBufs, which, kOff[, shift][, mask[, maskKeyOff]],
+  ///    accO, accL) -> (accO, accL)
+  /// A causal ring passes the block's diagonal shift (query i sees key j
+  /// iff j <= i + shift): every causal block, whether fully visible, on the
+  /// diagonal or strictly below it, is this one kernel. Its results are its
+  /// accumulators, updated in place, so bufferisation drops them (no
+  /// buffer crosses the call but the arguments).
+  func::FuncOp kernel(const KV &kv, ValueRange accs) {
+    if (kernelFn)
+      return kernelFn;
     SdpaOp op = plan.op;
     Value mask = op.getMask();
-    bool maskCols = mask && plan.maskKeyDim >= 0;
     Type index = b.getIndexType();
-    SmallVector<Type> results{RankedTensorType::get({batch, heads, plan.cq, dv}, f32),
-                              RankedTensorType::get({batch, heads, plan.cq}, f32)};
+    SmallVector<Type> partTypes{RankedTensorType::get({batch, heads, plan.cq, dv}, f32),
+                                RankedTensorType::get({batch, heads, plan.cq}, f32)};
     SmallVector<Type> inputs{op.getQuery().getType(), index, kv.k.getType(), kv.v.getType(),
                              index, index};
+    if (plan.causal)
+      inputs.push_back(index);
     if (mask)
       inputs.push_back(mask.getType());
-    if (maskCols)
+    if (maskHasKeys())
       inputs.push_back(index);
-    func::FuncOp ring = plan.func;
-    auto fn = func::FuncOp::create(
-        loc, (ring.getSymName() + "__ring_block_" + modeName(causal)).str(),
-        FunctionType::get(ctx, inputs, results));
-    insertHelper(fn);
-    kernels[key] = fn;
+    llvm::append_range(inputs, accs.getTypes());
+    kernelFn = func::FuncOp::create(loc, (func::FuncOp(plan.func).getSymName() + "__ring_block").str(),
+                                    FunctionType::get(ctx, inputs, accs.getTypes()));
+    insertHelper(kernelFn);
 
     OpBuilder::InsertionGuard g(b);
-    Block *body = fn.addEntryBlock();
+    Block *body = kernelFn.addEntryBlock();
     b.setInsertionPointToStart(body);
-    Value q = body->getArgument(0), qOff = body->getArgument(1);
-    Value kBufs = body->getArgument(2), vBufs = body->getArgument(3);
-    Value which = body->getArgument(4), kOff = body->getArgument(5);
+    auto args = body->getArguments();
+    Value q = args[0], qOff = args[1], kBufs = args[2], vBufs = args[3], which = args[4],
+          kOff = args[5];
+    unsigned next = 6;
+    Value shift = plan.causal ? args[next++] : Value();
     if (plan.qChunks > 1)
       q = slice(q, 2, qOff, plan.cq);
-    Value k = bufferBlock(kBufs, which, kOff, kRows);
-    Value v = bufferBlock(vBufs, which, kOff, kRows);
+    Value k = bufferBlock(kBufs, which, kOff, plan.ck);
+    Value v = bufferBlock(vBufs, which, kOff, plan.ck);
     Value m;
     if (mask) {
-      m = body->getArgument(6);
+      m = args[next++];
       if (plan.maskQueryDim >= 0 && plan.qChunks > 1)
         m = slice(m, plan.maskQueryDim, qOff, plan.cq);
-      if (maskCols)
-        m = slice(m, plan.maskKeyDim, body->getArgument(7), kRows, maskStride);
+      if (maskHasKeys())
+        m = slice(m, plan.maskKeyDim, args[next++], plan.ck, maskStride());
     }
-    auto p = SdpaPartialOp::create(
-        b, loc, TypeRange(results), q, k, v, m, /*alibi_slopes=*/Value(),
-        /*key_lengths=*/Value(), scale,
-        causal ? CausalKindAttr::get(ctx, *causal) : CausalKindAttr(),
+    Value accO = args[next], accL = args[next + 1];
+    bool sliced = plan.qChunks > 1;
+    auto part = SdpaPartialOp::create(
+        b, loc, TypeRange(partTypes), q, k, v, m, /*alibi_slopes=*/Value(),
+        /*key_lengths=*/Value(), shift, scale,
+        plan.causal ? CausalKindAttr::get(ctx, CausalKind::top_left) : CausalKindAttr(),
         op.getSoftcapAttr(), /*window=*/WindowAttr());
-    func::ReturnOp::create(b, loc, p.getResults());
-    return fn;
+    // The rows' running state, merged and written back into its slice (a
+    // copy in place; an insert of the merged tensor would be a strided
+    // memref.copy, a call of the memrefCopy runtime).
+    Value rowsO = sliced ? slice(accO, 2, qOff, plan.cq) : accO;
+    Value rowsL = sliced ? slice(accL, 2, qOff, plan.cq) : accL;
+    auto merged = MergePartialOp::create(b, loc, rowsO, rowsL, part.getResult(),
+                                         part.getLse());
+    Value acc[2] = {accO, accL}, rows[2] = {rowsO, rowsL};
+    SmallVector<Value> out;
+    for (int i = 0; i < 2; ++i) {
+      Value written = linalg::CopyOp::create(b, loc, merged->getResult(i), rows[i]).getResult(0);
+      out.push_back(sliced ? insertRows(written, acc[i], qOff) : written);
+    }
+    func::ReturnOp::create(b, loc, out);
+    return kernelFn;
   }
 
   /// Keys [kOff, kOff + rows) of buffer `which` of [S, B, H, n, D] `bufs`:
@@ -461,28 +449,15 @@ private:
     return tensor::ExtractSliceOp::create(b, loc, resT, bufs, off, sz, st);
   }
 
-  /// attn.sdpa_partial of one query block against one key block: a call of
-  /// its mode's kernel.
-  SmallVector<Value> partial(const BlockPair &bp, const KV &kv,
-                             std::optional<CausalKind> causal) {
-    func::FuncOp fn = kernel(causal, bp.kRows, bp.maskStride, kv);
-    SdpaOp op = plan.op;
-    SmallVector<Value> args{op.getQuery(), idx(bp.qOff), kv.k, kv.v, kv.which, idx(bp.kOff)};
-    if (Value mask = op.getMask()) {
-      args.push_back(mask);
-      if (plan.maskKeyDim >= 0)
-        args.push_back(bp.maskKeyOff);
-    }
-    auto call = func::CallOp::create(b, loc, fn, args);
-    return SmallVector<Value>(call.getResults());
-  }
+  bool maskHasKeys() { return plan.op.getMask() && plan.maskKeyDim >= 0; }
+  /// The mask columns of a key block are every P-th (striped) or adjacent.
+  int64_t maskStride() { return plan.layout == RingLayout::striped ? plan.ranks : 1; }
 
   /// `then` when `cond`, else `otherwise`; each yields `types`.
   SmallVector<Value> ifElse(Value cond, TypeRange types,
                             function_ref<SmallVector<Value>()> then,
                             function_ref<SmallVector<Value>()> otherwise) {
-    // A condition known here (P = 1: a block against itself) takes one
-    // branch: no call of a kernel that could never run.
+    // A condition known here takes one branch: no call that could never run.
     if (std::optional<int64_t> known = getConstantIntValue(cond))
       return *known ? then() : otherwise();
     auto ifOp = scf::IfOp::create(b, loc, types, cond, /*withElse=*/true);
@@ -494,110 +469,96 @@ private:
     return SmallVector<Value>(ifOp.getResults());
   }
 
-  /// Merges every query block of this rank with the key/value block `kv`
-  /// that rank `src` holds; returns the new (O, lse) per query block.
+  /// Merges every (query block, key block) pair of this rank's rows and the
+  /// K/V `kv` that rank `src` holds into the running (O, lse) `accs`: one
+  /// loop over the pairs, one kernel call and one merge per pair.
   SmallVector<Value> attendBlock(Value src, const KV &kv, ValueRange accs) {
-    SmallVector<Value> out(accs);
-    // Global chunk indices (the same values when src is this rank).
-    SmallVector<Value> gq, gk;
-    if (plan.layout != RingLayout::striped) {
-      for (int qi = 0; qi < plan.qChunks; ++qi)
-        gq.push_back(chunkOf(rank, qi, plan.qChunks));
-      for (int kj = 0; kj < plan.kChunks; ++kj)
-        gk.push_back(src == rank && plan.kChunks == plan.qChunks
-                         ? gq[kj]
-                         : chunkOf(src, kj, plan.kChunks));
-    }
-    for (int qi = 0; qi < plan.qChunks; ++qi) {
-      for (int kj = 0; kj < plan.kChunks; ++kj) {
-        BlockPair bp;
-        bp.qOff = qi * plan.cq;
-        bp.kOff = kj * plan.ck;
-        bp.kRows = plan.ck;
-        Value acc0 = out[2 * qi], acc1 = out[2 * qi + 1];
-        SmallVector<Value> merged =
-            plan.layout == RingLayout::striped
-                ? stripedBlock(src, bp, kv, acc0, acc1)
-                : chunkBlock(gq[qi], gk[kj], bp, kv, acc0, acc1);
-        out[2 * qi] = merged[0];
-        out[2 * qi + 1] = merged[1];
+    int64_t pairs = plan.qChunks * plan.kChunks;
+    if (pairs == 1)
+      return attendPair(idx(0), idx(0), src, kv, accs);
+    auto loop = scf::ForOp::create(
+        b, loc, idx(0), idx(pairs), idx(1), accs,
+        [&](OpBuilder &nb, Location, Value pair, ValueRange carried) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value qi = arith::DivUIOp::create(b, loc, pair, idx(plan.kChunks));
+          Value kj = arith::RemUIOp::create(b, loc, pair, idx(plan.kChunks));
+          scf::YieldOp::create(b, loc, attendPair(qi, kj, src, kv, carried));
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+
+  /// Global chunk index of a rank's block `i` (contiguous and zigzag): the
+  /// owner's chunk, and for block 1 of a zigzag rank chunk 2P - 1 - owner.
+  Value chunkOf(Value owner, Value i, int chunks) {
+    if (chunks == 1)
+      return owner;
+    Value mirrored = arith::SubIOp::create(b, loc, idx(2 * plan.ranks - 1), owner);
+    Value first = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, i, idx(0));
+    return b.createOrFold<arith::SelectOp>(loc, first, owner, mirrored);
+  }
+
+  /// Query block `qi` of this rank against key block `kj` of rank `src`,
+  /// merged into `accs`.
+  SmallVector<Value> attendPair(Value qi, Value kj, Value src, const KV &kv,
+                                ValueRange accs) {
+    // Where query i (of the block) and key j lie globally decides the
+    // causal shift: chunks (contiguous, zigzag) of c rows start at g·c, so
+    // j <= i + (gq - gk)·c; striped rows are i·P + r and j·P + src, so
+    // j <= i when r >= src, else j < i.
+    Value shift, maskKeyOff;
+    if (plan.layout == RingLayout::striped) {
+      if (maskHasKeys())
+        maskKeyOff = src;
+      if (plan.causal) {
+        Value own = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, rank, src);
+        shift = b.createOrFold<arith::SelectOp>(loc, own, idx(0), idx(-1));
+      }
+    } else {
+      Value gk = chunkOf(src, kj, plan.kChunks);
+      if (maskHasKeys())
+        maskKeyOff = b.createOrFold<arith::MulIOp>(loc, gk, idx(plan.ck));
+      if (plan.causal) {
+        Value gq = chunkOf(rank, qi, plan.qChunks);
+        shift = b.createOrFold<arith::MulIOp>(
+            loc, b.createOrFold<arith::SubIOp>(loc, gq, gk), idx(plan.cq));
       }
     }
-    return out;
-  }
-
-  bool maskHasKeys() { return plan.op.getMask() && plan.maskKeyDim >= 0; }
-
-  func::FuncOp mergeFn;
-
-  /// attn.merge_partial of a block's partial result into its running (O,
-  /// lse): a call of one private function, @<fn>__ring_merge.
-  SmallVector<Value> merge(Value acc0, Value acc1, ArrayRef<Value> part) {
-    if (!mergeFn) {
-      func::FuncOp ring = plan.func;
-      SmallVector<Type> types{acc0.getType(), acc1.getType()};
-      SmallVector<Type> inputs{types[0], types[1], types[0], types[1]};
-      mergeFn = func::FuncOp::create(loc, (ring.getSymName() + "__ring_merge").str(),
-                                     FunctionType::get(ctx, inputs, types));
-      insertHelper(mergeFn);
-      OpBuilder::InsertionGuard g(b);
-      Block *body = mergeFn.addEntryBlock();
-      b.setInsertionPointToStart(body);
-      auto m = MergePartialOp::create(b, loc, body->getArgument(0), body->getArgument(1),
-                                      body->getArgument(2), body->getArgument(3));
-      func::ReturnOp::create(b, loc, m.getResults());
-    }
-    auto call = func::CallOp::create(b, loc, mergeFn, ValueRange{acc0, acc1, part[0], part[1]});
-    return SmallVector<Value>(call.getResults());
-  }
-
-  /// Contiguous/zigzag blocks: query chunk gq against key chunk gk.
-  SmallVector<Value> chunkBlock(Value gq, Value gk, BlockPair bp, const KV &kv, Value acc0,
-                                Value acc1) {
-    if (maskHasKeys())
-      bp.maskKeyOff = arith::MulIOp::create(b, loc, gk, idx(plan.ck));
-    if (!plan.causal)
-      return merge(acc0, acc1, partial(bp, kv, std::nullopt));
-    SmallVector<Type, 2> types{acc0.getType(), acc1.getType()};
-    Value later = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, gq, gk);
-    Value earlier = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, gq, gk);
+    Value qOff = b.createOrFold<arith::MulIOp>(loc, qi, idx(plan.cq));
+    Value kOff = b.createOrFold<arith::MulIOp>(loc, kj, idx(plan.ck));
+    auto run = [&]() -> SmallVector<Value> {
+      SmallVector<Value> args{plan.op.getQuery(), qOff, kv.k, kv.v, kv.which, kOff};
+      if (shift)
+        args.push_back(shift);
+      if (Value mask = plan.op.getMask())
+        args.push_back(mask);
+      if (maskKeyOff)
+        args.push_back(maskKeyOff);
+      llvm::append_range(args, accs);
+      auto call = func::CallOp::create(b, loc, kernel(kv, accs), args);
+      return SmallVector<Value>(call.getResults());
+    };
+    // Only a chunk or a single striped row can be wholly later.
+    if (!shift || (plan.layout == RingLayout::striped && plan.cq > 1))
+      return run();
+    // A block no row of which sees a key (shift <= -cq: a later chunk, or
+    // a single striped row of a later rank) is skipped.
+    Value none = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, shift,
+                                               idx(-plan.cq));
     return ifElse(
-        later, types, [&] { return SmallVector<Value>{acc0, acc1}; },
-        [&] {
-          SmallVector<Value> part = ifElse(
-              earlier, types, [&] { return partial(bp, kv, std::nullopt); },
-              [&] { return partial(bp, kv, CausalKind::top_left); });
-          return merge(acc0, acc1, part);
-        });
+        none, accs.getTypes(), [&] { return SmallVector<Value>(accs); }, run);
   }
 
-  /// Striped blocks: query i·P + r against key j·P + src: j <= i when
-  /// r >= src, j < i otherwise.
-  SmallVector<Value> stripedBlock(Value src, BlockPair bp, const KV &kv, Value acc0,
-                                  Value acc1) {
-    int64_t P = plan.ranks, n = plan.nk;
-    bp.kRows = n;
-    bp.maskStride = P;
-    if (maskHasKeys())
-      bp.maskKeyOff = src;
-    if (!plan.causal)
-      return merge(acc0, acc1, partial(bp, kv, std::nullopt));
-    SmallVector<Type, 2> types{acc0.getType(), acc1.getType()};
-    Value ownOrEarlier =
-        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, rank, src);
-    if (n == 1) // a single row sees no earlier key of a later rank
-      return ifElse(
-          ownOrEarlier, types,
-          [&] { return merge(acc0, acc1, partial(bp, kv, CausalKind::top_left)); },
-          [&] { return SmallVector<Value>{acc0, acc1}; });
-    // j < i: keys [0, n - 1) with the bottom-right diagonal i - 1.
-    BlockPair lower = bp;
-    lower.kOff = 0;
-    lower.kRows = n - 1;
-    SmallVector<Value> part = ifElse(
-        ownOrEarlier, types, [&] { return partial(bp, kv, CausalKind::top_left); },
-        [&] { return partial(lower, kv, CausalKind::bottom_right); });
-    return merge(acc0, acc1, part);
+  /// `rows` written back as rows [qOff, qOff + cq) of dim 2 of `into`.
+  Value insertRows(Value rows, Value into, Value qOff) {
+    auto tt = cast<RankedTensorType>(into.getType());
+    int64_t r = tt.getRank();
+    SmallVector<OpFoldResult> off(r, b.getIndexAttr(0)), sz, st(r, b.getIndexAttr(1));
+    for (int64_t i = 0; i < r; ++i)
+      sz.push_back(b.getIndexAttr(tt.getDimSize(i)));
+    off[2] = qOff;
+    sz[2] = b.getIndexAttr(plan.cq);
+    return tensor::InsertSliceOp::create(b, loc, rows, into, off, sz, st);
   }
 
   /// f32 `t` written into `dst` (same shape), rounded to dst's type.

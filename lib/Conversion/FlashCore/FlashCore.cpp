@@ -32,8 +32,10 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   p.keyType = dyn_cast<RankedTensorType>(op.getKey().getType());
   p.valueType = dyn_cast<RankedTensorType>(op.getValue().getType());
   p.resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if constexpr (std::is_same_v<OpTy, SdpaPartialOp>)
+  if constexpr (std::is_same_v<OpTy, SdpaPartialOp>) {
     p.lseType = cast<RankedTensorType>(op.getLse().getType());
+    p.diagonalShift = op.getDiagonal();
+  }
   if (!p.queryType || !p.keyType || !p.valueType || !p.resultType)
     return fail("the " + support.name + " needs ranked tensors");
   p.elementType = p.queryType.getElementType();
@@ -109,6 +111,7 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
     bufs.slopes = toBuffer(p.alibiSlopes);
   if (p.keyLengths)
     bufs.keyLengths = toBuffer(p.keyLengths);
+  bufs.diagonalShift = p.diagonalShift;
   bufs.batch = memref::DimOp::create(b, loc, bufs.q, 0);
   bufs.tq = memref::DimOp::create(b, loc, bufs.q, 2);
   bufs.tk = memref::DimOp::create(b, loc, bufs.k, 2);
@@ -371,6 +374,11 @@ KeyVisibility::KeyVisibility(FlashBuilder &fb, const SdpaProblem &p,
   if (p.usesDiagonal())
     diagonalOffset =
         p.diagonal == CausalKind::bottom_right ? bottomRightOffset : fb.idx(0);
+  if (s.diagonalShift)
+    // Beyond [-Tq, Tk] no row sees a key / every row sees every key; the
+    // clamp keeps d(i) + 1 far from overflow.
+    diagonalOffset =
+        fb.minI(fb.maxI(s.diagonalShift, fb.sub(fb.idx(0), s.tq)), s.tk);
   if (p.causal)
     rightReach = 0; // causal is the window side right = 0 (any right >= 0)
   else if (p.windowRight)

@@ -68,6 +68,9 @@ struct SdpaProblem {
   /// The diagonal d(i) the causal and window rules use: the causal kind,
   /// else the window's align, else bottom_right.
   CausalKind diagonal = CausalKind::bottom_right;
+  /// attn.sdpa_partial's run-time shift s of the top-left diagonal
+  /// (d(i) = i + s; causal, no window), else null.
+  Value diagonalShift;
   /// The bounded sides of the sliding window (nullopt: that side, or the
   /// whole window, is unbounded). A bound beyond any possible Tk is dropped.
   std::optional<int64_t> windowLeft, windowRight;
@@ -97,6 +100,7 @@ struct SdpaBuffers {
   Value q, k, v, mask, out;
   Value lse; ///< attn.sdpa_partial's [B, H, Tq] log-sum-exp; null for sdpa
   Value slopes, keyLengths; ///< null without ALiBi / key lengths
+  Value diagonalShift;      ///< index; null without a diagonal operand
   Value batch, tq, tk;      ///< index values
 };
 
@@ -244,8 +248,10 @@ struct FlashBuilder {
 };
 
 /// Which keys query row i of batch row b sees. With L = len[b] clamped to
-/// [0, Tk] (Tk without key lengths) and the diagonal d(i) = i (top_left) or
-/// i + L - Tq (bottom_right), key j is kept iff
+/// [0, Tk] (Tk without key lengths) and the diagonal d(i) = i (top_left),
+/// i + s (top_left with a diagonal operand s, clamped to [-Tq, Tk]: no
+/// row / every row sees every key beyond) or i + L - Tq (bottom_right),
+/// key j is kept iff
 ///   j < L,  j <= d(i) (causal),  d(i) - left <= j,  j <= d(i) + right
 /// (window sides that are bounded): one interval per row,
 /// [firstKey(i), keyEnd(i)), with both ends non-decreasing in i. The i1 mask

@@ -229,6 +229,23 @@ public:
               "'align' or make them agree)";
   }
 
+  /// A `diagonal` operand shifts the top-left causal diagonal: it needs
+  /// that kind, and no bounded window.
+  LogicalResult diagonalShift(Value diagonal, CausalKindAttr causal, WindowAttr window) {
+    if (!diagonal)
+      return success();
+    if (!causal || causal.getValue() != CausalKind::top_left)
+      return op->emitOpError()
+             << "operand 'diagonal' needs causal = #attn.causal<top_left> (it moves "
+                "that diagonal to i + diagonal), got "
+             << (causal ? "causal = " + stringifyCausalKind(causal.getValue()).str()
+                        : std::string("no causal"));
+    if (window && !window.isUnbounded())
+      return op->emitOpError() << "operand 'diagonal' with a bounded window is not "
+                                  "supported (drop the window, or the diagonal)";
+    return success();
+  }
+
   /// RoPE tables `cos`/`sin` for heads of shape `x` = [B, heads, T, D] and
   /// element type `xe` (named `xName`).
   LogicalResult ropeTables(StringRef xName, ArrayRef<int64_t> x, Type xe,
@@ -494,7 +511,7 @@ LogicalResult SoftcapOp::verify() {
 void MaskOp::build(OpBuilder &b, OperationState &state, Value input, Value mask,
                    CausalKindAttr causal) {
   build(b, state, input.getType(), input, mask, /*alibi_slopes=*/Value(),
-        /*key_lengths=*/Value(), causal, /*window=*/WindowAttr());
+        /*key_lengths=*/Value(), /*diagonal=*/Value(), causal, /*window=*/WindowAttr());
 }
 
 LogicalResult MaskOp::verify() {
@@ -511,6 +528,8 @@ LogicalResult MaskOp::verify() {
   if (Value l = getKeyLengths())
     if (failed(c.keyLengths(l, dimOf(x, 0))))
       return failure();
+  if (failed(c.diagonalShift(getDiagonal(), getCausalAttr(), getWindowAttr())))
+    return failure();
   return c.windowAlign(getWindowAttr(), getCausalAttr());
 }
 
@@ -842,7 +861,8 @@ static SmallVector<int64_t> lseShape(Value query) {
 
 LogicalResult SdpaPartialOp::verify() {
   Checker c(*this);
-  if (failed(verifySdpaOperands(*this, c)))
+  if (failed(verifySdpaOperands(*this, c)) ||
+      failed(c.diagonalShift(getDiagonal(), getCausalAttr(), getWindowAttr())))
     return failure();
   Type f32 = Float32Type::get(getContext());
   if (failed(c.result(sdpaShape(getQuery(), getValue()), f32, 0)) ||

@@ -2,8 +2,9 @@
 //
 // An independent, deliberately naive implementation of every attn op in
 // double precision, written straight from the formulas (docs/design.md and
-// each op's description in dialect/AttnOps.td) with plain nested loops. It is the oracle the compiled kernels are checked
-// against, so it has no MLIR/LLVM dependency and no cleverness.
+// each op's description in include/attn/Dialect/Attn*Ops.td) with plain
+// nested loops. It is the oracle the compiled kernels are checked against,
+// so it has no MLIR/LLVM dependency and no cleverness.
 //
 // Every function checks its operand shapes and throws std::invalid_argument
 // (with a message naming the operand and dims) on a mismatch.

@@ -13,7 +13,7 @@ def Attn_Dialect : Dialect {
     The `attn` dialect models attention the way PyTorch and the textbooks
     write it, as a small language of ops on ranked tensors. All ops have
     value semantics and no side effects (dropout takes its seed as an
-    attribute). There are nine *primitive* ops, one per step of the
+    attribute). There are eleven *primitive* ops, one per step of the
     textbook formula, two *composite* ops that users write and the
     fused lowerings consume, and three *partial* ops (attention over a
     block of keys, and the rule that merges such blocks) that ring
@@ -24,9 +24,11 @@ def Attn_Dialect : Dialect {
     | `attn.project` | `x·Wᵀ (+ b)` | `[..., In] × [Out,In] → [..., Out]` |
     | `attn.split_heads` | `view(B,T,h,W/h).transpose(1,2)` | `[B,T,h·D] → [B,h,T,D]` |
     | `attn.merge_heads` | inverse of `split_heads` | `[B,h,T,D] → [B,T,h·D]` |
+    | `attn.rope` | rotary position embedding (rotate-half or interleaved pairs) | same shape |
     | `attn.scores` | `Q·Kᵀ` | `[B,H,Tq,D] × [B,Hkv,Tk,D] → [B,H,Tq,Tk]` |
     | `attn.scale` | `scale·x` | same shape |
-    | `attn.mask` | causal and/or operand mask | same shape |
+    | `attn.softcap` | `cap·tanh(x/cap)` | same shape |
+    | `attn.mask` | causal, window, key lengths, ALiBi, operand mask | same shape |
     | `attn.softmax` | stable softmax over the last dim | same shape |
     | `attn.dropout` | dropout with a counter-based RNG | same shape |
     | `attn.weighted_sum` | `P·V` | `[B,H,Tq,Tk] × [B,Hkv,Tk,Dv] → [B,H,Tq,Dv]` |

@@ -1,0 +1,433 @@
+//===- AttnCompositeOps.td - sdpa and mha ------------------*- tablegen -*-===//
+#ifndef ATTN_COMPOSITE_OPS_TD
+#define ATTN_COMPOSITE_OPS_TD
+
+include "AttnOpBase.td"
+
+//===----------------------------------------------------------------------===//
+// Composite ops
+//===----------------------------------------------------------------------===//
+
+def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention softmax(mask(scale·Q·Kᵀ))·V";
+  let description = [{
+    Scaled dot-product attention in one op; the form the fused lowerings take.
+
+    **Meaning.**
+
+    ```
+    S[b,h,i,j] = scale · Σ_d Q[b,h,i,d] · K[b, h/(H/Hkv), j, d]
+    S          = softcap · tanh(S / softcap)          (if softcap given)
+    S'         = attn.mask(S, mask, alibi_slopes, key_lengths;
+                           causal, window)           (see attn.mask)
+    P[b,h,i,:] = softmax_j(S'[b,h,i,:])              (all -inf row → zeros)
+    P'         = dropout(P, dropout_rate, dropout_seed)   (if dropout_rate given)
+    O[b,h,i,e] = Σ_j P'[b,h,i,j] · V[b, h/(H/Hkv), j, e]
+    ```
+
+    with `scale = 1/sqrt(D)` when the attribute is absent. That is,
+    `sdpa = weighted_sum(dropout(softmax(mask(softcap(scale(scores(Q,K)))))), V)`.
+    When `D` is `?` the op verifies, but the lowerings need the scale written
+    out: `attn-decompose` refuses such an sdpa with "head dim is dynamic and
+    no 'scale' is given".
+
+    PyTorch:
+
+    ```
+    torch.nn.functional.scaled_dot_product_attention(
+        Q, K, V,
+        attn_mask=mask,            # i1: True = take part (same convention); float: added
+        dropout_p=dropout_rate or 0.0,
+        is_causal=(causal == top_left),
+        scale=scale,               # None = 1/sqrt(D)
+        enable_gqa=(H != Hkv))
+    ```
+
+    `bottom_right` corresponds to passing
+    `attn_mask=torch.nn.attention.bias.causal_lower_right(Tq, Tk)`. Unlike
+    PyTorch, `causal` and a mask operand may be combined, and a fully masked
+    row gives zeros instead of NaN.
+
+    **Usage.**
+
+    ```
+    %o = attn.sdpa %q, %k, %v [, %mask] [alibi(%slopes)] [key_lengths(%len)] [ATTRS]
+         : (type(%q), type(%k), type(%v) [, type(%mask)] [, type(%slopes)] [, type(%len)])
+           -> type(%o)
+
+    ATTRS: {scale = s : f32, causal = #attn.causal<top_left|bottom_right>,
+            softcap = c : f32, window = #attn.window<left = L, right = R>,
+            dropout_rate = r : f32, dropout_seed = n : i64}   (each one optional)
+    ```
+
+    - `%q` `[B,H,Tq,D]`, `%k` `[B,Hkv,Tk,D]`, `%v` `[B,Hkv,Tk,Dv]`;
+      result `[B,H,Tq,Dv]`.
+    - `%mask`: optional fourth operand, `i1` keep mask or additive float
+      mask, broadcastable to `[B,H,Tq,Tk]`.
+    - `scale`: optional `f32`; **defaults to `1/sqrt(D)`**.
+    - `causal`: optional; absent means not causal.
+    - `alibi(...)`: optional ALiBi slopes, `f32` `[H]` or `[B,H]`: adds
+      `-slope·|i + Tk - Tq - j|` to each score (BLOOM, MPT).
+    - `key_lengths(...)`: optional `[B]` `i32`/`i64`: keys `j >= len[b]` are
+      masked and never visited; `Tk` in the bottom-right diagonal and in
+      ALiBi is `len[b]` (decode against a padded KV cache). A length
+      outside `[0, Tk]` is a run-time error.
+    - `softcap`: optional positive `f32`: `c·tanh(s/c)` on the scaled scores
+      (Gemma 2, Grok).
+    - `window`: optional `#attn.window<left = L, right = R>`: sliding-window
+      attention (Mistral); tiles outside it are never visited.
+    - `dropout_rate`: optional `f32`; absent means no dropout.
+    - `dropout_seed`: optional `i64`; **defaults to 0**; only allowed together
+      with `dropout_rate` (the verifier rejects a seed without a rate).
+
+    **Verifier.**
+    - `query` has rank 4 `[B,H,Tq,D]`; `key` has rank 4 `[B,Hkv,Tk,D]`.
+    - `key` has the same element type as `query`; `key` batch equals `B`;
+      `H % Hkv == 0`; `key` head dim equals `D`.
+    - `value` has rank 4 `[B,Hkv,Tk,Dv]` and the same element type as `query`.
+    - `value` batch equals `B`, `value` heads (dim 1) equal `Hkv` of `key`,
+      `value` length (dim 2) equals `Tk` of `key`.
+    - If `%mask` is given: element type `i1` or the query's element type;
+      rank ≤ 4; each dim a static 1 or equal to the matching dim of
+      `[B,H,Tq,Tk]` (right-aligned).
+    - `scale` and `softcap`, if given, are positive finite numbers.
+    - `alibi_slopes` is `f32` of rank 1 `[H]` or rank 2 `[B,H]`;
+      `key_lengths` has rank 1 `[B]`.
+    - A `window` whose `align` differs from the `causal` kind is an error.
+    - `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` needs
+      `dropout_rate`.
+    - The result type equals the inferred `[B,H,Tq,Dv]` with the query's
+      element type.
+
+    **Folds.** None: an `sdpa` with `dropout_rate = 0.0` or `scale = 1.0`
+    keeps the attribute. The `attn-decompose` pass expands an `sdpa` into the
+    primitive chain and `attn-fuse` raises such a chain back to one `sdpa`.
+
+    **Examples.** A causal self-attention, and a cross-length attention with
+    an explicit scale and a `[B,1,1,Tk]` keep mask:
+
+    ```mlir
+    func.func @sdpa_causal_gpt2(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>,
+                                %v: tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32> {
+      %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
+          : (tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>)
+            -> tensor<1x12x1024x64xf32>
+      return %o : tensor<1x12x1024x64xf32>
+    }
+    ```
+
+    ```mlir
+    func.func @sdpa_keep_mask(%q: tensor<2x4x31x64xf32>, %k: tensor<2x4x129x64xf32>,
+                              %v: tensor<2x4x129x64xf32>, %keep: tensor<2x1x1x129xi1>)
+        -> tensor<2x4x31x64xf32> {
+      %o = attn.sdpa %q, %k, %v, %keep {scale = 0.125 : f32}
+          : (tensor<2x4x31x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32>, tensor<2x1x1x129xi1>)
+            -> tensor<2x4x31x64xf32>
+      return %o : tensor<2x4x31x64xf32>
+    }
+    ```
+
+    Dynamic batch and sequence lengths (the result keeps `?` for `B` and `Tq`):
+
+    ```mlir
+    func.func @sdpa_dynamic(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>,
+                            %v: tensor<?x4x?x64xf32>) -> tensor<?x4x?x64xf32> {
+      %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
+          : (tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>) -> tensor<?x4x?x64xf32>
+      return %o : tensor<?x4x?x64xf32>
+    }
+    ```
+
+    GQA KV-cache decode step (`H = 8`, `Hkv = 2`, one new query against 512
+    cached keys, bottom-right causal):
+
+    ```mlir
+    func.func @sdpa_gqa_decode(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x512x128xf32>,
+                               %v: tensor<1x2x512x128xf32>) -> tensor<1x8x1x128xf32> {
+      %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
+          : (tensor<1x8x1x128xf32>, tensor<1x2x512x128xf32>, tensor<1x2x512x128xf32>)
+            -> tensor<1x8x1x128xf32>
+      return %o : tensor<1x8x1x128xf32>
+    }
+    ```
+
+    f16 with an additive `[Tq,Tk]` mask (same element type as Q) and dropout:
+
+    ```mlir
+    func.func @sdpa_f16_additive_dropout(%q: tensor<2x8x64x64xf16>, %k: tensor<2x8x64x64xf16>,
+                                         %v: tensor<2x8x64x32xf16>, %bias: tensor<64x64xf16>)
+        -> tensor<2x8x64x32xf16> {
+      %o = attn.sdpa %q, %k, %v, %bias {dropout_rate = 0.1 : f32, dropout_seed = 1234 : i64}
+          : (tensor<2x8x64x64xf16>, tensor<2x8x64x64xf16>, tensor<2x8x64x32xf16>, tensor<64x64xf16>)
+            -> tensor<2x8x64x32xf16>
+      return %o : tensor<2x8x64x32xf16>
+    }
+    ```
+
+    Mistral-style sliding-window GQA with softcap, ALiBi and per-sequence
+    key lengths (a padded KV cache of 256 keys, 4 new queries):
+
+    ```mlir
+    func.func @sdpa_window_features(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x256x64xf32>,
+                                    %v: tensor<2x2x256x64xf32>, %slopes: tensor<8xf32>,
+                                    %len: tensor<2xi32>) -> tensor<2x8x4x64xf32> {
+      %o = attn.sdpa %q, %k, %v alibi(%slopes) key_lengths(%len)
+          {causal = #attn.causal<bottom_right>, window = #attn.window<left = 127>,
+           softcap = 30.0 : f32}
+          : (tensor<2x8x4x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32>,
+             tensor<8xf32>, tensor<2xi32>) -> tensor<2x8x4x64xf32>
+      return %o : tensor<2x8x4x64xf32>
+    }
+    ```
+
+    The same computation as the first example (at `T = 128`), written with
+    the primitive ops (the chain `attn-decompose` produces):
+
+    ```mlir
+    func.func @sdpa_as_primitives(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>,
+                                  %v: tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32> {
+      %s = attn.scores %q, %k : (tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x128xf32>
+      %t = attn.scale %s {scale = 0.125 : f32} : tensor<1x12x128x128xf32>
+      %u = attn.mask %t {causal = #attn.causal<top_left>} : tensor<1x12x128x128xf32>
+      %p = attn.softmax %u : tensor<1x12x128x128xf32>
+      %r = attn.weighted_sum %p, %v : (tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
+      return %r : tensor<1x12x128x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
+                       Optional<Attn_SlopesTensor>:$alibi_slopes,
+                       Optional<Attn_LengthsTensor>:$key_lengths,
+                       OptionalAttr<Attn_F32Attr>:$scale,
+                       OptionalAttr<Attn_CausalKindAttr>:$causal,
+                       OptionalAttr<Attn_F32Attr>:$softcap,
+                       OptionalAttr<Attn_WindowAttr>:$window,
+                       OptionalAttr<Attn_F32Attr>:$dropout_rate,
+                       OptionalAttr<I64Attr>:$dropout_seed);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)?
+    (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, CArg<"::mlir::Value", "{}">:$mask)>
+  ];
+  let extraClassDeclaration = [{
+    /// The scale actually applied: the attribute, or 1/sqrt(D).
+    /// Returns nullopt when D is dynamic and no scale is given.
+    std::optional<double> getEffectiveScale();
+  }];
+}
+
+def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
+  let summary = "multi-head attention: project, split, sdpa, merge, project";
+  let description = [{
+    Multi-head attention: input projections, head split, `sdpa`, head merge,
+    output projection. Self-attention when `query_input` and `kv_input` are the
+    same value, cross-attention when they differ.
+
+    **Meaning.** With `H = num_heads`, `Hkv = num_kv_heads` (default `H`), and
+    the weights in the default `out_in` layout:
+
+    ```
+    Q   = xq  · Wqᵀ (+ bq)          xq  [B,Tq,E],   Wq [H·D,   E]    → [B,Tq,H·D]
+    K   = xkv · Wkᵀ (+ bk)          xkv [B,Tk,Ekv], Wk [Hkv·D, Ekv]  → [B,Tk,Hkv·D]
+    V   = xkv · Wvᵀ (+ bv)                          Wv [Hkv·Dv,Ekv]  → [B,Tk,Hkv·Dv]
+    Qh  = split_heads(Q, H),  Kh = split_heads(K, Hkv)             (then, with rope:
+    Qh  = rope(Qh, cos, sin), Kh = rope(Kh, cos, sin)               attn.rope, style rope_style)
+    O   = sdpa(Qh, Kh, split_heads(V, Hkv), mask, alibi_slopes, key_lengths;
+               scale, causal, softcap, window, dropout_rate, dropout_seed) → [B,H,Tq,Dv]
+    out = merge_heads(O) · Woᵀ (+ bo)               Wo [Eo,   H·Dv]  → [B,Tq,Eo]
+    ```
+
+    (with `layout = #attn.layout<in_out>` every weight is transposed:
+    `Wq [E,H·D]`, …, `Wo [H·Dv,Eo]`, and `·Wᵀ` becomes `·W`). `D` is derived
+    as `out_width(Wq)/H` and `Dv` as `out_width(Wv)/Hkv`; the default scale is
+    `1/sqrt(D)`.
+
+    PyTorch: the seeds' `MultiHeadAttention.forward`, and
+    `nn.MultiheadAttention(E, H, bias=True, kdim=Ekv, vdim=Ekv, batch_first=True)`
+    with `q/k/v_proj_weight = Wq/Wk/Wv`, `in_proj_bias = cat(bq,bk,bv)`,
+    `out_proj = (Wo, bo)`, `dropout = dropout_rate`
+    (`nn.MultiheadAttention` only covers `Hkv == H` and `H·D == H·Dv == Eo == E`;
+    note that its boolean `attn_mask`/`key_padding_mask` mark positions to
+    **exclude**, so pass `~mask` here, reshaped `key_padding_mask[:,None,None,:]`).
+
+    **Usage.**
+
+    ```
+    %out = attn.mha %xq, %xkv, %wq, %wk, %wv, %wo
+             [qkv_bias(%bq, %bk, %bv)] [out_bias(%bo)] [mask(%mask)]
+             [alibi(%slopes)] [key_lengths(%len)] [rope(%cos, %sin)]
+             {num_heads = H : i64
+              [, num_kv_heads = Hkv : i64] [, scale = s : f32]
+              [, causal = #attn.causal<top_left|bottom_right>]
+              [, softcap = c : f32] [, window = #attn.window<left = L, right = R>]
+              [, rope_style = #attn.rope<rotate_half|interleaved>]
+              [, dropout_rate = r : f32] [, dropout_seed = n : i64]
+              [, layout = #attn.layout<out_in|in_out>]}
+         : (types of all operands, in order) -> type(%out)
+    ```
+
+    - `qkv_bias(...)`: optional; the three input-projection biases, all or none.
+    - `out_bias(...)`: optional output-projection bias.
+    - `mask(...)`: optional `i1` keep / additive float mask, broadcastable to
+      `[B,H,Tq,Tk]`.
+    - `alibi(...)`, `key_lengths(...)`, `softcap`, `window`: as in `sdpa`.
+    - `rope(%cos, %sin)`: optional rotary tables applied to the projected,
+      split Q and K heads (`attn.rope`, pairing `rope_style`, **default**
+      `rotate_half`). Self-attention form: the tables' `T` equals both `Tq`
+      and `Tk`.
+    - `num_heads`: required.
+    - `num_kv_heads`: optional, **defaults to `num_heads`** (set it for GQA/MQA).
+    - `scale`: optional, **defaults to `1/sqrt(D)`**.
+    - `causal`, `dropout_rate`: optional, as in `sdpa`; `dropout_seed`
+      optional, **defaults to 0**, only allowed together with `dropout_rate`.
+    - `layout`: optional, **defaults to `#attn.layout<out_in>`** (nn.Linear);
+      applies to all four weights.
+
+    **Verifier.**
+    - `num_heads` is positive; `num_kv_heads` (when given) is positive;
+      `num_heads % num_kv_heads == 0`.
+    - `query_input` has rank 3 `[B,Tq,E]`; `kv_input` has rank 3
+      `[B,Tk,Ekv]`, the same element type, and the same batch `B`.
+    - Each of `wq`, `wk`, `wv`, `wo` has rank 2 (`[Out,In]` or `[In,Out]` per
+      `layout`) and the element type of `query_input`.
+    - `wq` input width equals `E`; `wq` output width, when static, is
+      divisible by `num_heads` (gives `D`).
+    - `wk` input width equals `Ekv`; `wk` output width equals `num_kv_heads · D`.
+    - `wv` input width equals `Ekv`; `wv` output width, when static, is
+      divisible by `num_kv_heads` (gives `Dv`).
+    - `wo` input width equals `num_heads · Dv`.
+    - `bq`, `bk`, `bv` are given together or not at all (only reachable in the
+      generic form; the custom syntax always takes all three).
+    - Each given bias has rank 1, the element type of `query_input`, and a
+      length equal to the output width of its weight (`bq`↔`wq`, `bk`↔`wk`,
+      `bv`↔`wv`, `bo`↔`wo`).
+    - If `mask` is given: element type `i1` or the input's element type;
+      rank ≤ 4; each dim a static 1 or equal to the matching dim of
+      `[B, num_heads, Tq, Tk]` (right-aligned).
+    - `scale` and `softcap`, if given, are positive finite numbers;
+      `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` needs
+      `dropout_rate`.
+    - `alibi_slopes` is `[H]` or `[B,H]` `f32`; `key_lengths` is `[B]`; a
+      `window`'s `align` matches `causal`.
+    - `cos`, `sin` follow `attn.rope`'s rules against `[B, H, Tq, D]` and
+      `[B, Hkv, Tk, D]`; `rope_style` needs them.
+    - The result type equals the inferred `[B, Tq, Eo]` (`Eo` = output width
+      of `wo`) with the input's element type.
+
+    **Folds.** None. It means exactly
+    `project`/`split_heads`/`sdpa`/`merge_heads`/`project`, and the
+    `attn-decompose` pass expands it so.
+
+    **Examples.** GPT-2 small causal self-attention (E = 768, 12 heads):
+
+    ```mlir
+    func.func @mha_gpt2_self(%x: tensor<1x1024x768xf32>,
+                             %wq: tensor<768x768xf32>, %wk: tensor<768x768xf32>,
+                             %wv: tensor<768x768xf32>, %wo: tensor<768x768xf32>,
+                             %bq: tensor<768xf32>, %bk: tensor<768xf32>,
+                             %bv: tensor<768xf32>, %bo: tensor<768xf32>)
+        -> tensor<1x1024x768xf32> {
+      %y = attn.mha %x, %x, %wq, %wk, %wv, %wo qkv_bias(%bq, %bk, %bv) out_bias(%bo)
+          {num_heads = 12 : i64, causal = #attn.causal<top_left>}
+          : (tensor<1x1024x768xf32>, tensor<1x1024x768xf32>,
+             tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>,
+             tensor<768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768xf32>)
+            -> tensor<1x1024x768xf32>
+      return %y : tensor<1x1024x768xf32>
+    }
+    ```
+
+    Cross-attention (decoder queries `[2,10,256]` over encoder states
+    `[2,20,128]`, 8 heads of 32) with all biases and a key-padding keep mask:
+
+    ```mlir
+    func.func @mha_cross_attention(%xq: tensor<2x10x256xf32>, %xkv: tensor<2x20x128xf32>,
+                                   %wq: tensor<256x256xf32>, %wk: tensor<256x128xf32>,
+                                   %wv: tensor<256x128xf32>, %wo: tensor<256x256xf32>,
+                                   %bq: tensor<256xf32>, %bk: tensor<256xf32>,
+                                   %bv: tensor<256xf32>, %bo: tensor<256xf32>,
+                                   %keep: tensor<2x1x1x20xi1>) -> tensor<2x10x256xf32> {
+      %y = attn.mha %xq, %xkv, %wq, %wk, %wv, %wo qkv_bias(%bq, %bk, %bv) out_bias(%bo) mask(%keep)
+          {num_heads = 8 : i64}
+          : (tensor<2x10x256xf32>, tensor<2x20x128xf32>,
+             tensor<256x256xf32>, tensor<256x128xf32>, tensor<256x128xf32>, tensor<256x256xf32>,
+             tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>,
+             tensor<2x1x1x20xi1>) -> tensor<2x10x256xf32>
+      return %y : tensor<2x10x256xf32>
+    }
+    ```
+
+    GQA (`num_heads = 8`, `num_kv_heads = 2`, `D = Dv = 32`) in bf16 with
+    `in_out` weights and dynamic batch/sequence:
+
+    ```mlir
+    func.func @mha_gqa_bf16_in_out(%x: tensor<?x?x256xbf16>,
+                                   %wq: tensor<256x256xbf16>, %wk: tensor<256x64xbf16>,
+                                   %wv: tensor<256x64xbf16>, %wo: tensor<256x256xbf16>)
+        -> tensor<?x?x256xbf16> {
+      %y = attn.mha %x, %x, %wq, %wk, %wv, %wo
+          {num_heads = 8 : i64, num_kv_heads = 2 : i64, layout = #attn.layout<in_out>,
+           causal = #attn.causal<top_left>, dropout_rate = 0.1 : f32, dropout_seed = 7 : i64}
+          : (tensor<?x?x256xbf16>, tensor<?x?x256xbf16>,
+             tensor<256x256xbf16>, tensor<256x64xbf16>, tensor<256x64xbf16>, tensor<256x256xbf16>)
+            -> tensor<?x?x256xbf16>
+      return %y : tensor<?x?x256xbf16>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query_input, Attn_FloatTensor:$kv_input,
+                       Attn_FloatTensor:$wq, Attn_FloatTensor:$wk,
+                       Attn_FloatTensor:$wv, Attn_FloatTensor:$wo,
+                       Optional<Attn_FloatTensor>:$bq,
+                       Optional<Attn_FloatTensor>:$bk,
+                       Optional<Attn_FloatTensor>:$bv,
+                       Optional<Attn_FloatTensor>:$bo,
+                       Optional<Attn_MaskTensor>:$mask,
+                       Optional<Attn_SlopesTensor>:$alibi_slopes,
+                       Optional<Attn_LengthsTensor>:$key_lengths,
+                       Optional<Attn_FloatTensor>:$rope_cos,
+                       Optional<Attn_FloatTensor>:$rope_sin,
+                       I64Attr:$num_heads,
+                       OptionalAttr<I64Attr>:$num_kv_heads,
+                       OptionalAttr<Attn_F32Attr>:$scale,
+                       OptionalAttr<Attn_CausalKindAttr>:$causal,
+                       OptionalAttr<Attn_F32Attr>:$softcap,
+                       OptionalAttr<Attn_WindowAttr>:$window,
+                       OptionalAttr<Attn_RopeStyleAttr>:$rope_style,
+                       OptionalAttr<Attn_F32Attr>:$dropout_rate,
+                       OptionalAttr<I64Attr>:$dropout_seed,
+                       DefaultValuedAttr<Attn_WeightLayoutAttr,
+                                         "::mlir::attn::WeightLayout::out_in">:$layout);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query_input `,` $kv_input `,` $wq `,` $wk `,` $wv `,` $wo
+    (`qkv_bias` `(` $bq^ `,` $bk `,` $bv `)`)?
+    (`out_bias` `(` $bo^ `)`)?
+    (`mask` `(` $mask^ `)`)?
+    (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
+    (`rope` `(` $rope_cos^ `,` $rope_sin `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$queryInput, "::mlir::Value":$kvInput,
+                   "::mlir::Value":$wq, "::mlir::Value":$wk,
+                   "::mlir::Value":$wv, "::mlir::Value":$wo,
+                   "int64_t":$numHeads,
+                   CArg<"std::optional<int64_t>", "std::nullopt">:$numKvHeads,
+                   CArg<"::mlir::attn::WeightLayout",
+                        "::mlir::attn::WeightLayout::out_in">:$layout)>
+  ];
+  let extraClassDeclaration = [{
+    int64_t getNumKvHeadsOrDefault() {
+      return getNumKvHeads() ? *getNumKvHeads() : getNumHeads();
+    }
+  }];
+}
+
+#endif // ATTN_COMPOSITE_OPS_TD

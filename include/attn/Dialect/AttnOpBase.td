@@ -1,0 +1,34 @@
+//===- AttnOpBase.td - what every attn op shares -----------*- tablegen -*-===//
+//
+// Shapes: B batch, H query heads, Hkv key/value heads, Tq/Tk query/key
+// lengths, D head dim, Dv value head dim. Every rule the verifier can check
+// it checks in C++ (AttnOps.cpp), naming the operand and the dim.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_OP_BASE_TD
+#define ATTN_OP_BASE_TD
+
+include "AttnDialect.td"
+include "AttnAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
+def Attn_SlopesTensor : RankedTensorOf<[F32], [], "ALiBi slopes: a ranked tensor">;
+def Attn_LengthsTensor : RankedTensorOf<[I32, I64], [], "key lengths: a ranked tensor">;
+
+// Ops whose result shape follows from their operands: InferTypeOpInterface
+// gives the result type (builders without a result type use it), the
+// verifier checks a declared one with a message naming the dim, and dynamic
+// dims are reifiable.
+class Attn_ShapedOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat(traits, [Pure,
+        InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                                  ["reifyResultShapes"]>])> {
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_OP_BASE_TD

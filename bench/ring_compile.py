@@ -69,7 +69,7 @@ def ring_run_ms(bindir, path, ranks):
     r = subprocess.run(MPIRUN + ["-np", str(ranks), os.path.join(bindir, "attn-run"), path,
                                  "--pipeline=ring", "--random-inputs", "--repeat=5"],
                        check=True, capture_output=True, text=True, env=env)
-    times = [float(m) for m in re.findall(r"median ([0-9.]+) ms", r.stdout + r.stderr)]
+    times = [float(m) for m in re.findall(r"median of \d+ runs: ([0-9.]+) ms", r.stdout + r.stderr)]
     if not times:
         sys.exit("no 'median ... ms' in attn-run's output:\n" + r.stdout + r.stderr)
     return max(times)

@@ -47,11 +47,6 @@ static void addBufferization(OpPassManager &pm) {
   buf.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(buf));
-  // A private function's result that is one of its arguments, updated in
-  // place (a ring's block kernel returns its accumulators), is dropped: the
-  // caller keeps using its operand, and no buffer ownership crosses the
-  // call. Public functions keep their results.
-  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // The clones the deallocation pipeline leaves (a function that returns
   // one of its arguments, e.g. merge_heads(split_heads(x)) folded to x,

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Constants.h"
@@ -84,6 +85,35 @@ static void useGuardedAllocator(llvm::Module &m) {
 
 /// Every definition internal: two kernels compiled from functions of the
 /// same name (or with the same GPU module names) link into one program.
+/// Drops the attn attributes (attn.shard on a ring's arguments and result,
+/// attn.ring_ranks on its function) from the lowered functions: they were
+/// read into the artifacts already, and LLVM IR translation has no use for
+/// them (it would warn about each, printing the whole function).
+static void dropAttnAttributes(ModuleOp module) {
+  auto isAttn = [](NamedAttribute a) { return a.getName().strref().starts_with("attn."); };
+  auto filtered = [&](DictionaryAttr d) {
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute a : d)
+      if (!isAttn(a))
+        kept.push_back(a);
+    return DictionaryAttr::get(d.getContext(), kept);
+  };
+  module.walk([&](LLVM::LLVMFuncOp fn) {
+    SmallVector<StringAttr> names;
+    for (NamedAttribute a : fn->getDiscardableAttrs())
+      if (isAttn(a))
+        names.push_back(a.getName());
+    for (StringAttr n : names)
+      fn->removeAttr(n);
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (DictionaryAttr d = fn.getArgAttrDict(i))
+        fn.setArgAttrs(i, filtered(d));
+    for (unsigned i = 0; i < fn.getNumResults(); ++i)
+      if (DictionaryAttr d = fn.getResultAttrDict(i))
+        fn.setResultAttrs(i, filtered(d));
+  });
+}
+
 static void internalize(llvm::Module &m, llvm::StringRef keep = "") {
   for (llvm::GlobalValue &g : m.global_values())
     if (!g.isDeclaration() && !g.hasLocalLinkage() && !g.getName().starts_with("llvm.") &&
@@ -388,6 +418,7 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
         if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
           art.gpuBinaries.push_back({target, obj.getObject().str()});
     });
+    dropAttnAttributes(*clone);
     std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*clone, llvmCtx, options.name);
     if (!m)
       return aotError(CompileErrorKind::JitFailed, "translation to LLVM IR failed");

@@ -426,15 +426,14 @@ def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {
       causally, a later one is skipped without a call); striped: s = 0
       when r >= the block's owner, -1 otherwise. Without `causal` there is
       no shift and every block is full.
-    - The block's `attn.sdpa_partial` and its `attn.merge_partial` into the
-      query block's rows of the running `(O, lse)` are emitted once, in a
-      private function `@<fn>__ring_block` that takes the whole local Q,
-      the K/V buffers, the running state and the block's offsets and
-      slices them itself (no copy at the call), and returns the updated
-      state (dropped after bufferisation: the state is updated in place).
-      The step loop and the last step each call it from a loop over the
-      block pairs: a ring compiles one kernel, not one per step, block or
-      mode.
+    - The block's `attn.sdpa_partial`, and its write into the query
+      block's slabs of the running `(O, lse)` buffers (stored on the query
+      block's first block, merged with `attn.merge_partial` after), are
+      emitted once, in a private function `@<fn>__ring_block` that takes
+      the whole local Q, the K/V buffers, the state buffers and the block's
+      offsets and slices them itself (no copy at the call, no result). The
+      step loop and the last step each call it from a loop over the block
+      pairs: a ring compiles one kernel, not one per step, block or mode.
 
     Refused with a diagnostic: a sequence length that the layout cannot
     split (T not a multiple of P, or 2P for zigzag; naming T, P and the

@@ -11,15 +11,18 @@
 // diagonal shift at run time (attn.sdpa_partial diagonal(%s)), so fully
 // visible, diagonal and strictly lower blocks are the same code. It is
 // emitted once, as a private function @<fn>__ring_block that runs the
-// block's sdpa_partial and merges it into the query block's rows of the
-// running (O, lse) in place; the step loop and the last step each call it
-// from a loop over the block pairs. A kernel takes the whole local Q, both
-// K/V buffers, the mask, the running state and the offsets of its block,
-// and slices them itself, so that it reads the same strided views the
-// inline code did (a slice passed across a call would be copied:
-// bufferisation gives function arguments identity layouts); it returns its
-// updated state arguments, which bufferisation then drops, so no buffer
-// ownership crosses the call.
+// block's sdpa_partial and writes it into the query block's slabs of the
+// running (O, lse) buffers: stored on the query block's first block, merged
+// after; the step loop and the last step each call it from a loop over the
+// block pairs. A kernel takes the whole local Q, both K/V buffers, the
+// mask, the state buffers and the offsets of its block, and slices them
+// itself, so that it reads the same strided views the inline code did (a
+// slice passed across a call would be copied: bufferisation gives function
+// arguments identity layouts); it returns nothing, so no buffer ownership
+// crosses the call. The ring function holds no loop nest of constant trip
+// counts (copies are memcpys of contiguous views, the state is never
+// filled): LLVM would unroll such a nest into thousands of stores, slow to
+// schedule (bench/NOTES.md, 2026-12-03).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
@@ -177,25 +180,28 @@ public:
     rank = arith::IndexCastOp::create(b, loc, b.getIndexType(), rank32);
     int64_t P = plan.ranks;
 
-    // The running (O, lse) of this rank's rows, in local order.
-    SmallVector<Value> accs{
-        fill(RankedTensorType::get({batch, heads, plan.nq, dv}, f32), 0.0),
-        fill(RankedTensorType::get({batch, heads, plan.nq}, f32),
-             -std::numeric_limits<double>::infinity())};
+    // The running (O, lse) of this rank's rows, one slab per query block
+    // ([blocks, B, H, cq, ...]), as buffers the kernel writes in place: a
+    // block's rows are contiguous, so writing them is one memcpy. Not
+    // initialised: each query block's first block (step 0, key block 0:
+    // its own keys, never skipped) is stored, not merged.
+    int64_t qb = plan.qChunks;
+    acc = Acc{alloc({qb, batch, heads, plan.cq, dv}), alloc({qb, batch, heads, plan.cq})};
 
     Value kLocal = op.getKey(), vLocal = op.getValue();
     if (P == 1) {
       // The kernels read K/V as [S, B, Hkv, n, D] (S buffers): S = 1 here.
-      accs = attendBlock(rank, KV{unitBuffer(kLocal), unitBuffer(vLocal), idx(0)}, accs);
+      attendBlock(rank, KV{unitBuffer(kLocal), unitBuffer(vLocal), idx(0)},
+                  /*firstStep=*/i1(true));
     } else {
       // Two buffers per operand, [2, B, Hkv, n, D]; the local block starts
       // in buffer 0.
       Value kBufs = doubleBuffer(kLocal), vBufs = doubleBuffer(vLocal);
       Value next32 = remI32(arith::AddIOp::create(b, loc, rank32, i32(1)));
       Value prev32 = remI32(arith::AddIOp::create(b, loc, rank32, i32(P - 1)));
-      auto loop = scf::ForOp::create(
-          b, loc, idx(0), idx(P - 1), idx(1), accs,
-          [&](OpBuilder &nb, Location, Value step, ValueRange carried) {
+      scf::ForOp::create(
+          b, loc, idx(0), idx(P - 1), idx(1), ValueRange{},
+          [&](OpBuilder &nb, Location, Value step, ValueRange) {
             OpBuilder::InsertionGuard g(b);
             b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
             Value parity = arith::RemUIOp::create(b, loc, step, idx(2));
@@ -215,22 +221,30 @@ public:
                 b, loc, arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, rank, idx(P)),
                                               step),
                 idx(P));
-            SmallVector<Value> next =
-                attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), parity}, carried);
+            attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), parity},
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, step, idx(0)));
             for (Value r : reqs)
               mpi::Wait::create(b, loc, Type(), r);
-            scf::YieldOp::create(b, loc, next);
+            scf::YieldOp::create(b, loc);
           });
       // The last block (from rank r + 1), in buffer (P - 1) mod 2.
       Value last = idx((P - 1) % 2);
       Value src = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, rank, idx(1)),
                                          idx(P));
-      accs = attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), last}, loop.getResults());
+      attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), last}, /*firstStep=*/i1(false));
     }
 
-    // O rounded to the input type.
+    // O rounded to the input type, the query blocks in local order. Each
+    // block is written into its slice of the output (which bufferises in
+    // place), not inserted (a strided copy).
+    Value accO = asTensor(acc.o);
     Value out = tensor::EmptyOp::create(b, loc, outT.getShape(), elt);
-    out = roundInto(accs[0], out);
+    for (int64_t qi = 0; qi < qb; ++qi) {
+      Value dst = slice(out, 2, b.getIndexAttr(qi * plan.cq), plan.cq);
+      Value rows = roundInto(blockOf(accO, idx(qi)), dst);
+      out = tensor::InsertSliceOp::create(b, loc, rows, out, offsets(2, qi * plan.cq),
+                                          sizes4(plan.cq, dv), ones(4));
+    }
     op.replaceAllUsesWith(out);
     op.erase();
   }
@@ -247,6 +261,18 @@ private:
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value i1(bool v) { return arith::ConstantIntOp::create(b, loc, v, 1); }
+
+  /// The running (O, lse) buffers, [blocks, B, H, cq, Dv] and [blocks, B, H, cq].
+  struct Acc {
+    Value o, l;
+  } acc;
+
+  /// A 64-byte aligned f32 buffer of `shape`.
+  Value alloc(ArrayRef<int64_t> shape) {
+    return memref::AllocOp::create(b, loc, MemRefType::get(shape, f32), ValueRange{},
+                                   b.getI64IntegerAttr(64));
+  }
   Value remI32(Value x) { return arith::RemUIOp::create(b, loc, x, i32(plan.ranks)); }
   SmallVector<OpFoldResult> ones(int64_t n) {
     return SmallVector<OpFoldResult>(n, b.getIndexAttr(1));
@@ -262,13 +288,6 @@ private:
             b.getIndexAttr(last)};
   }
 
-  Value fill(RankedTensorType t, double v) {
-    Value init = tensor::EmptyOp::create(b, loc, t.getShape(), t.getElementType());
-    Value c = arith::ConstantOp::create(b, loc, t.getElementType(),
-                                        b.getFloatAttr(t.getElementType(), v));
-    return linalg::FillOp::create(b, loc, ValueRange{c}, ValueRange{init}).getResult(0);
-  }
-
   /// [2, dims...] holding the local block `t` in half 0.
   Value doubleBuffer(Value t) {
     auto tt = cast<RankedTensorType>(t.getType());
@@ -278,9 +297,9 @@ private:
                                          ValueRange{}, b.getI64IntegerAttr(64));
     Value src = bufferization::ToBufferOp::create(
         b, loc, MemRefType::get(tt.getShape(), tt.getElementType()), t, /*read_only=*/true);
-    // (linalg.copy becomes loops; memref.copy of a subview would call the
-    // memrefCopy runtime function.)
-    linalg::CopyOp::create(b, loc, src, half(bufs, idx(0)));
+    // Half 0 is contiguous: a memcpy (a linalg.copy would become loops that
+    // LLVM unrolls).
+    memref::CopyOp::create(b, loc, src, half(bufs, idx(0)));
     return bufs;
   }
 
@@ -357,17 +376,17 @@ private:
   func::FuncOp kernelFn;
 
   /// The private function @<fn>__ring_block that runs attn.sdpa_partial of
-  /// one query block (cq rows at `qOff`) against one key block (ck keys at
-  /// `kOff` of half `which`) and merges it (attn.merge_partial) into those
-  /// rows of the running (O, lse), in place:
-  ///   (q, qOff, kBufs, vBufs, which, kOff[, shift][, mask[, maskKeyOff]],
-  ///    accO, accL) -> (accO, accL)
+  /// one query block (block `qi`, cq rows) against one key block (ck keys
+  /// at `kOff` of half `which`) and writes the result into the block's
+  /// slabs of the running (O, lse) buffers: stored on the query block's
+  /// `first` block, else merged (attn.merge_partial):
+  ///   (q, qi, kBufs, vBufs, which, kOff[, shift][, mask[, maskKeyOff]],
+  ///    first, accO, accL) -> ()
   /// A causal ring passes the block's diagonal shift (query i sees key j
   /// iff j <= i + shift): every causal block, whether fully visible, on the
-  /// diagonal or strictly below it, is this one kernel. Its results are its
-  /// accumulators, updated in place, so bufferisation drops them (no
-  /// buffer crosses the call but the arguments).
-  func::FuncOp kernel(const KV &kv, ValueRange accs) {
+  /// diagonal or strictly below it, is this one kernel. Nothing crosses the
+  /// call but its arguments: no result buffer, no ownership to track.
+  func::FuncOp kernel(const KV &kv) {
     if (kernelFn)
       return kernelFn;
     SdpaOp op = plan.op;
@@ -383,17 +402,18 @@ private:
       inputs.push_back(mask.getType());
     if (maskHasKeys())
       inputs.push_back(index);
-    llvm::append_range(inputs, accs.getTypes());
+    inputs.append({b.getI1Type(), acc.o.getType(), acc.l.getType()});
     kernelFn = func::FuncOp::create(loc, (func::FuncOp(plan.func).getSymName() + "__ring_block").str(),
-                                    FunctionType::get(ctx, inputs, accs.getTypes()));
+                                    FunctionType::get(ctx, inputs, {}));
     insertHelper(kernelFn);
 
     OpBuilder::InsertionGuard g(b);
     Block *body = kernelFn.addEntryBlock();
     b.setInsertionPointToStart(body);
     auto args = body->getArguments();
-    Value q = args[0], qOff = args[1], kBufs = args[2], vBufs = args[3], which = args[4],
+    Value q = args[0], qi = args[1], kBufs = args[2], vBufs = args[3], which = args[4],
           kOff = args[5];
+    Value qOff = b.createOrFold<arith::MulIOp>(loc, qi, idx(plan.cq));
     unsigned next = 6;
     Value shift = plan.causal ? args[next++] : Value();
     if (plan.qChunks > 1)
@@ -408,28 +428,47 @@ private:
       if (maskHasKeys())
         m = slice(m, plan.maskKeyDim, args[next++], plan.ck, maskStride());
     }
-    Value accO = args[next], accL = args[next + 1];
-    bool sliced = plan.qChunks > 1;
+    Value first = args[next], accO = args[next + 1], accL = args[next + 2];
     auto part = SdpaPartialOp::create(
         b, loc, TypeRange(partTypes), q, k, v, m, /*alibi_slopes=*/Value(),
         /*key_lengths=*/Value(), shift, scale,
         plan.causal ? CausalKindAttr::get(ctx, CausalKind::top_left) : CausalKindAttr(),
         op.getSoftcapAttr(), /*window=*/WindowAttr());
-    // The rows' running state, merged and written back into its slice (a
-    // copy in place; an insert of the merged tensor would be a strided
-    // memref.copy, a call of the memrefCopy runtime).
-    Value rowsO = sliced ? slice(accO, 2, qOff, plan.cq) : accO;
-    Value rowsL = sliced ? slice(accL, 2, qOff, plan.cq) : accL;
-    auto merged = MergePartialOp::create(b, loc, rowsO, rowsL, part.getResult(),
-                                         part.getLse());
-    Value acc[2] = {accO, accL}, rows[2] = {rowsO, rowsL};
-    SmallVector<Value> out;
-    for (int i = 0; i < 2; ++i) {
-      Value written = linalg::CopyOp::create(b, loc, merged->getResult(i), rows[i]).getResult(0);
-      out.push_back(sliced ? insertRows(written, acc[i], qOff) : written);
-    }
-    func::ReturnOp::create(b, loc, out);
+    // The block's slabs (contiguous): each write is a memcpy in place, no
+    // copy loop for LLVM to unroll.
+    Value slabO = slabOf(accO, qi), slabL = slabOf(accL, qi);
+    auto write = [&](ValueRange state) {
+      Value slabs[2] = {slabO, slabL};
+      for (int i = 0; i < 2; ++i)
+        bufferization::MaterializeInDestinationOp::create(
+            b, loc, TypeRange{}, state[i], slabs[i], /*restrict=*/b.getUnitAttr(),
+            /*writable=*/b.getUnitAttr());
+    };
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, first, /*withElse=*/true);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    write(part.getResults());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    auto merged = MergePartialOp::create(b, loc, asTensor(slabO), asTensor(slabL),
+                                         part.getResult(), part.getLse());
+    write(merged.getResults());
+    b.setInsertionPointAfter(ifOp);
+    func::ReturnOp::create(b, loc);
     return kernelFn;
+  }
+
+  /// Slab `qi` of a [blocks, ...] accumulator buffer, as a [...] view
+  /// (contiguous).
+  Value slabOf(Value buf, Value qi) {
+    auto bt = cast<MemRefType>(buf.getType());
+    int64_t r = bt.getRank();
+    SmallVector<OpFoldResult> off(r, b.getIndexAttr(0)), sz, st(r, b.getIndexAttr(1));
+    off[0] = qi;
+    sz.push_back(b.getIndexAttr(1));
+    for (int64_t i = 1; i < r; ++i)
+      sz.push_back(b.getIndexAttr(bt.getDimSize(i)));
+    auto resT = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+        bt.getShape().drop_front(), bt, off, sz, st));
+    return memref::SubViewOp::create(b, loc, resT, buf, off, sz, st);
   }
 
   /// Keys [kOff, kOff + rows) of buffer `which` of [S, B, H, n, D] `bufs`:
@@ -453,39 +492,23 @@ private:
   /// The mask columns of a key block are every P-th (striped) or adjacent.
   int64_t maskStride() { return plan.layout == RingLayout::striped ? plan.ranks : 1; }
 
-  /// `then` when `cond`, else `otherwise`; each yields `types`.
-  SmallVector<Value> ifElse(Value cond, TypeRange types,
-                            function_ref<SmallVector<Value>()> then,
-                            function_ref<SmallVector<Value>()> otherwise) {
-    // A condition known here takes one branch: no call that could never run.
-    if (std::optional<int64_t> known = getConstantIntValue(cond))
-      return *known ? then() : otherwise();
-    auto ifOp = scf::IfOp::create(b, loc, types, cond, /*withElse=*/true);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    scf::YieldOp::create(b, loc, then());
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc, otherwise());
-    return SmallVector<Value>(ifOp.getResults());
-  }
-
   /// Merges every (query block, key block) pair of this rank's rows and the
-  /// K/V `kv` that rank `src` holds into the running (O, lse) `accs`: one
-  /// loop over the pairs, one kernel call and one merge per pair.
-  SmallVector<Value> attendBlock(Value src, const KV &kv, ValueRange accs) {
+  /// K/V `kv` that rank `src` holds into the running (O, lse): one loop
+  /// over the pairs, one kernel call per pair. `firstStep` (i1): this is
+  /// step 0, whose key block 0 is each query block's first.
+  void attendBlock(Value src, const KV &kv, Value firstStep) {
     int64_t pairs = plan.qChunks * plan.kChunks;
     if (pairs == 1)
-      return attendPair(idx(0), idx(0), src, kv, accs);
-    auto loop = scf::ForOp::create(
-        b, loc, idx(0), idx(pairs), idx(1), accs,
-        [&](OpBuilder &nb, Location, Value pair, ValueRange carried) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value qi = arith::DivUIOp::create(b, loc, pair, idx(plan.kChunks));
-          Value kj = arith::RemUIOp::create(b, loc, pair, idx(plan.kChunks));
-          scf::YieldOp::create(b, loc, attendPair(qi, kj, src, kv, carried));
-        });
-    return SmallVector<Value>(loop.getResults());
+      return attendPair(idx(0), idx(0), src, kv, firstStep);
+    scf::ForOp::create(b, loc, idx(0), idx(pairs), idx(1), ValueRange{},
+                       [&](OpBuilder &nb, Location, Value pair, ValueRange) {
+                         OpBuilder::InsertionGuard g(b);
+                         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+                         Value qi = arith::DivUIOp::create(b, loc, pair, idx(plan.kChunks));
+                         Value kj = arith::RemUIOp::create(b, loc, pair, idx(plan.kChunks));
+                         attendPair(qi, kj, src, kv, firstStep);
+                         scf::YieldOp::create(b, loc);
+                       });
   }
 
   /// Global chunk index of a rank's block `i` (contiguous and zigzag): the
@@ -499,9 +522,8 @@ private:
   }
 
   /// Query block `qi` of this rank against key block `kj` of rank `src`,
-  /// merged into `accs`.
-  SmallVector<Value> attendPair(Value qi, Value kj, Value src, const KV &kv,
-                                ValueRange accs) {
+  /// merged into the running (O, lse).
+  void attendPair(Value qi, Value kj, Value src, const KV &kv, Value firstStep) {
     // Where query i (of the block) and key j lie globally decides the
     // causal shift: chunks (contiguous, zigzag) of c rows start at g·c, so
     // j <= i + (gq - gk)·c; striped rows are i·P + r and j·P + src, so
@@ -524,19 +546,25 @@ private:
             loc, b.createOrFold<arith::SubIOp>(loc, gq, gk), idx(plan.cq));
       }
     }
-    Value qOff = b.createOrFold<arith::MulIOp>(loc, qi, idx(plan.cq));
     Value kOff = b.createOrFold<arith::MulIOp>(loc, kj, idx(plan.ck));
-    auto run = [&]() -> SmallVector<Value> {
-      SmallVector<Value> args{plan.op.getQuery(), qOff, kv.k, kv.v, kv.which, kOff};
+    auto run = [&] {
+      SmallVector<Value> args{plan.op.getQuery(), qi, kv.k, kv.v, kv.which, kOff};
       if (shift)
         args.push_back(shift);
       if (Value mask = plan.op.getMask())
         args.push_back(mask);
       if (maskKeyOff)
         args.push_back(maskKeyOff);
-      llvm::append_range(args, accs);
-      auto call = func::CallOp::create(b, loc, kernel(kv, accs), args);
-      return SmallVector<Value>(call.getResults());
+      // Step 0 attends the rank's own keys: block (qi, 0) is never skipped.
+      std::optional<int64_t> known = getConstantIntValue(firstStep);
+      args.push_back(known && !*known
+                         ? firstStep
+                         : b.createOrFold<arith::AndIOp>(
+                               loc, firstStep,
+                               b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                                             kj, idx(0))));
+      args.append({acc.o, acc.l});
+      func::CallOp::create(b, loc, kernel(kv), args);
     };
     // Only a chunk or a single striped row can be wholly later.
     if (!shift || (plan.layout == RingLayout::striped && plan.cq > 1))
@@ -545,20 +573,23 @@ private:
     // a single striped row of a later rank) is skipped.
     Value none = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, shift,
                                                idx(-plan.cq));
-    return ifElse(
-        none, accs.getTypes(), [&] { return SmallVector<Value>(accs); }, run);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, none, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    run();
   }
 
-  /// `rows` written back as rows [qOff, qOff + cq) of dim 2 of `into`.
-  Value insertRows(Value rows, Value into, Value qOff) {
-    auto tt = cast<RankedTensorType>(into.getType());
+  /// Slab `qi` of a [blocks, ...] accumulator, as a [...] tensor.
+  Value blockOf(Value acc, Value qi) {
+    auto tt = cast<RankedTensorType>(acc.getType());
     int64_t r = tt.getRank();
     SmallVector<OpFoldResult> off(r, b.getIndexAttr(0)), sz, st(r, b.getIndexAttr(1));
-    for (int64_t i = 0; i < r; ++i)
+    off[0] = qi;
+    sz.push_back(b.getIndexAttr(1));
+    for (int64_t i = 1; i < r; ++i)
       sz.push_back(b.getIndexAttr(tt.getDimSize(i)));
-    off[2] = qOff;
-    sz[2] = b.getIndexAttr(plan.cq);
-    return tensor::InsertSliceOp::create(b, loc, rows, into, off, sz, st);
+    auto resT = RankedTensorType::get(tt.getShape().drop_front(), tt.getElementType());
+    return tensor::ExtractSliceOp::create(b, loc, resT, acc, off, sz, st);
   }
 
   /// f32 `t` written into `dst` (same shape), rounded to dst's type.

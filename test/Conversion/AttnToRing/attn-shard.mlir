@@ -21,19 +21,20 @@
 // CHECK: %[[SIZE:.*]] = mpi.comm_size(%[[COMM]])
 // CHECK: cf.assert %{{.*}}, "attn-shard: this ring was compiled for P = 4 ranks
 // CHECK: %[[R:.*]] = arith.index_cast %[[RANK]]
-// The running (O, lse) of the rank's 64 rows.
-// CHECK-DAG: %[[O0:.*]] = linalg.fill {{.*}} -> tensor<1x8x64x64xf32>
-// CHECK-DAG: %[[L0:.*]] = linalg.fill {{.*}} -> tensor<1x8x64xf32>
+// The running (O, lse) of the rank's 64 rows: a slab per query chunk.
+// CHECK-DAG: %[[AO:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x8x32x64xf32>
+// CHECK-DAG: %[[AL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x8x32xf32>
 // CHECK: %[[KB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x2x64x64xf32>
-// CHECK: linalg.copy
+// CHECK: memref.copy
 // CHECK: %[[VB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x2x64x64xf32>
-// CHECK: scf.for %[[STEP:.*]] = %{{.*}} to %c3{{.*}} step {{.*}} iter_args(%{{.*}} = %[[O0]], %{{.*}} = %[[L0]])
+// CHECK: scf.for %[[STEP:.*]] = %{{.*}} to %c3{{.*}} step
 // CHECK: mpi.isend(%{{.*}}, %c0_i32{{.*}}, %[[NEXT:[^,]*]], %[[COMM]])
 // CHECK: mpi.isend
 // CHECK: mpi.irecv(%{{.*}}, %c0_i32{{.*}}, %[[PREV:[^,]*]], %[[COMM]])
 // CHECK: mpi.irecv
 // CHECK: %[[SRC:.*]] = arith.remui %{{.*}}, %c4
-// CHECK: scf.for %[[PAIR:[^ ]*]] = %{{.*}} to %c4{{.*}} iter_args(%[[O:[^ ]*]] = %{{[^,]*}}, %[[L:[^ ]*]] = %{{[^)]*}})
+// CHECK: %[[FIRSTSTEP:.*]] = arith.cmpi eq, %[[STEP]], %c0
+// CHECK: scf.for %[[PAIR:[^ ]*]] = %{{.*}} to %c4
 // CHECK-DAG: %[[QI:.*]] = arith.divui %[[PAIR]], %c2
 // CHECK-DAG: %[[KJ:.*]] = arith.remui %[[PAIR]], %c2
 // CHECK-DAG: %[[MK:.*]] = arith.subi %c7{{.*}}, %[[SRC]]
@@ -44,25 +45,24 @@
 // CHECK-DAG: %[[GQ:.*]] = arith.select %[[Q0]], %[[R]], %[[MQ]]
 // CHECK-DAG: %[[DG:.*]] = arith.subi %[[GQ]], %[[GK]]
 // CHECK-DAG: %[[SHIFT:.*]] = arith.muli %[[DG]], %c32
-// CHECK-DAG: %[[QOFF:.*]] = arith.muli %[[QI]], %c32
 // CHECK-DAG: %[[KOFF:.*]] = arith.muli %[[KJ]], %c32
 // CHECK-DAG: %[[NONE:.*]] = arith.cmpi sle, %[[SHIFT]], %c-32
-// CHECK: scf.if %[[NONE]]
-// CHECK: scf.yield %[[O]], %[[L]]
-// CHECK: call @zigzag__ring_block(%arg0, %[[QOFF]], %{{.*}}, %{{.*}}, %{{.*}}, %[[KOFF]], %[[SHIFT]], %[[O]], %[[L]])
+// CHECK: scf.if %[[NONE]] {
+// CHECK-NEXT: } else {
+// CHECK: %[[FIRST:.*]] = arith.andi %[[FIRSTSTEP]]
+// CHECK: call @zigzag__ring_block(%arg0, %[[QI]], %{{.*}}, %{{.*}}, %{{.*}}, %[[KOFF]], %[[SHIFT]], %[[FIRST]], %[[AO]], %[[AL]])
 // CHECK: mpi.wait
 // CHECK: mpi.wait
 // CHECK: mpi.wait
 // CHECK: mpi.wait
-// CHECK: scf.yield
 // The last block, without a transfer: the same pair loop on buffer 1.
 // CHECK-NOT: mpi.isend
 // CHECK: scf.for
-// CHECK: call @zigzag__ring_block(%arg0, %{{.*}}, %{{.*}}, %{{.*}}, %c1{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: call @zigzag__ring_block(%arg0, %{{.*}}, %{{.*}}, %{{.*}}, %c1{{.*}}, %{{.*}}, %{{.*}}, %false, %[[AO]], %[[AL]])
 // CHECK-NOT: attn.sdpa %
 // CHECK: return
-// The kernel: a causal sdpa_partial with the run-time diagonal, merged into
-// the query block's rows of the running state.
+// The kernel: a causal sdpa_partial with the run-time diagonal, stored or
+// merged into the query block's slabs of the running state.
 // CHECK: func.func private @zigzag__ring_block(
 // CHECK: attn.sdpa_partial {{.*}} diagonal(%arg6) {causal = #attn.causal<top_left>{{.*}} : (tensor<1x8x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, index)
 // CHECK: attn.merge_partial
@@ -86,7 +86,7 @@ func.func @zigzag(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xf32>,
 // CHECK: scf.for
 // CHECK: %[[OFF:.*]] = arith.muli %{{.*}}, %c25
 // CHECK-NOT: scf.if
-// CHECK: call @contiguous_mask__ring_block(%{{.*}}, %[[MASK]], %[[OFF]], %{{.*}}, %{{.*}})
+// CHECK: call @contiguous_mask__ring_block(%{{.*}}, %[[MASK]], %[[OFF]], %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: func.func private @contiguous_mask__ring_block(
 // CHECK-SAME: %[[M:[^:]*]]: tensor<2x1x1x100xi1>, %[[MOFF:[^:]*]]: index,
 // CHECK: tensor.extract_slice %[[M]][0, 0, 0, %[[MOFF]]] [2, 1, 1, 25] [1, 1, 1, 1]

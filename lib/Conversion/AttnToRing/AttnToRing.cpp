@@ -206,8 +206,8 @@ public:
             b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
             Value parity = arith::RemUIOp::create(b, loc, step, idx(2));
             Value other = arith::SubIOp::create(b, loc, idx(1), parity);
-            Value kCur = half(kBufs, parity), kNext = half(kBufs, other);
-            Value vCur = half(vBufs, parity), vNext = half(vBufs, other);
+            Value kCur = leading(kBufs, parity), kNext = leading(kBufs, other);
+            Value vCur = leading(vBufs, parity), vNext = leading(vBufs, other);
             auto reqT = mpi::RequestType::get(ctx);
             // Tag 0: K, tag 1: V. Post the next block's transfer first so
             // that it overlaps this step's compute.
@@ -299,12 +299,14 @@ private:
         b, loc, MemRefType::get(tt.getShape(), tt.getElementType()), t, /*read_only=*/true);
     // Half 0 is contiguous: a memcpy (a linalg.copy would become loops that
     // LLVM unrolls).
-    memref::CopyOp::create(b, loc, src, half(bufs, idx(0)));
+    memref::CopyOp::create(b, loc, src, leading(bufs, idx(0)));
     return bufs;
   }
 
-  /// Half `which` (0 or 1) of a double buffer, as a rank-reduced subview.
-  Value half(Value bufs, Value which) {
+  /// Entry `which` of the leading dim of `bufs` (a half of a double buffer,
+  /// a query block's slab of the running state), as a rank-reduced subview:
+  /// contiguous.
+  Value leading(Value bufs, Value which) {
     auto bt = cast<MemRefType>(bufs.getType());
     int64_t r = bt.getRank();
     SmallVector<OpFoldResult> off(r, b.getIndexAttr(0)), sz, st(r, b.getIndexAttr(1));
@@ -436,7 +438,7 @@ private:
         op.getSoftcapAttr(), /*window=*/WindowAttr());
     // The block's slabs (contiguous): each write is a memcpy in place, no
     // copy loop for LLVM to unroll.
-    Value slabO = slabOf(accO, qi), slabL = slabOf(accL, qi);
+    Value slabO = leading(accO, qi), slabL = leading(accL, qi);
     auto write = [&](ValueRange state) {
       Value slabs[2] = {slabO, slabL};
       for (int i = 0; i < 2; ++i)
@@ -456,20 +458,6 @@ private:
     return kernelFn;
   }
 
-  /// Slab `qi` of a [blocks, ...] accumulator buffer, as a [...] view
-  /// (contiguous).
-  Value slabOf(Value buf, Value qi) {
-    auto bt = cast<MemRefType>(buf.getType());
-    int64_t r = bt.getRank();
-    SmallVector<OpFoldResult> off(r, b.getIndexAttr(0)), sz, st(r, b.getIndexAttr(1));
-    off[0] = qi;
-    sz.push_back(b.getIndexAttr(1));
-    for (int64_t i = 1; i < r; ++i)
-      sz.push_back(b.getIndexAttr(bt.getDimSize(i)));
-    auto resT = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-        bt.getShape().drop_front(), bt, off, sz, st));
-    return memref::SubViewOp::create(b, loc, resT, buf, off, sz, st);
-  }
 
   /// Keys [kOff, kOff + rows) of buffer `which` of [S, B, H, n, D] `bufs`:
   /// a [B, H, rows, D] view.

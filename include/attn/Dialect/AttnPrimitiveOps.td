@@ -502,8 +502,7 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
     folds to `x`.
 
     **Examples** (GQA-shaped scores with a bottom-right causal mask plus a
-    key-padding keep mask; an f16 additive mask; a sliding window with
-    ALiBi and key lengths):
+    key-padding keep mask; an f16 additive mask):
 
     ```mlir
     func.func @mask_causal_padding(%s: tensor<2x8x16x32xf32>, %keep: tensor<2x1x1x32xi1>)
@@ -519,16 +518,6 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
         -> tensor<?x4x?x?xf16> {
       %y = attn.mask %s, %bias : tensor<?x4x?x?xf16>, tensor<1x4x1x1xf16>
       return %y : tensor<?x4x?x?xf16>
-    }
-    ```
-
-    ```mlir
-    func.func @mask_window_alibi_lengths(%s: tensor<2x8x16x64xf32>, %slopes: tensor<8xf32>,
-                                         %len: tensor<2xi32>) -> tensor<2x8x16x64xf32> {
-      %y = attn.mask %s alibi(%slopes : tensor<8xf32>) key_lengths(%len : tensor<2xi32>)
-          {causal = #attn.causal<bottom_right>, window = #attn.window<left = 31>}
-          : tensor<2x8x16x64xf32>
-      return %y : tensor<2x8x16x64xf32>
     }
     ```
   }];

@@ -191,8 +191,10 @@ public:
     Value kLocal = op.getKey(), vLocal = op.getValue();
     if (P == 1) {
       // The kernels read K/V as [S, B, Hkv, n, D] (S buffers): S = 1 here.
-      attendBlock(rank, KV{unitBuffer(kLocal), unitBuffer(vLocal), idx(0)},
-                  /*firstStep=*/i1(true));
+      // (One op per statement: the IR must not depend on the order a
+      // compiler evaluates call arguments in.)
+      KV kv{unitBuffer(kLocal), unitBuffer(vLocal), idx(0)};
+      attendBlock(rank, kv, /*firstStep=*/i1(true));
     } else {
       // Two buffers per operand, [2, B, Hkv, n, D]; the local block starts
       // in buffer 0.
@@ -221,8 +223,10 @@ public:
                 b, loc, arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, rank, idx(P)),
                                               step),
                 idx(P));
-            attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), parity},
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, step, idx(0)));
+            Value firstStep =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, step, idx(0));
+            KV kv{asTensor(kBufs), asTensor(vBufs), parity};
+            attendBlock(src, kv, firstStep);
             for (Value r : reqs)
               mpi::Wait::create(b, loc, Type(), r);
             scf::YieldOp::create(b, loc);
@@ -231,7 +235,8 @@ public:
       Value last = idx((P - 1) % 2);
       Value src = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, rank, idx(1)),
                                          idx(P));
-      attendBlock(src, KV{asTensor(kBufs), asTensor(vBufs), last}, /*firstStep=*/i1(false));
+      KV kv{asTensor(kBufs), asTensor(vBufs), last};
+      attendBlock(src, kv, /*firstStep=*/i1(false));
     }
 
     // O rounded to the input type, the query blocks in local order. Each
@@ -530,8 +535,8 @@ private:
         maskKeyOff = b.createOrFold<arith::MulIOp>(loc, gk, idx(plan.ck));
       if (plan.causal) {
         Value gq = chunkOf(rank, qi, plan.qChunks);
-        shift = b.createOrFold<arith::MulIOp>(
-            loc, b.createOrFold<arith::SubIOp>(loc, gq, gk), idx(plan.cq));
+        Value chunks = b.createOrFold<arith::SubIOp>(loc, gq, gk);
+        shift = b.createOrFold<arith::MulIOp>(loc, chunks, idx(plan.cq));
       }
     }
     Value kOff = b.createOrFold<arith::MulIOp>(loc, kj, idx(plan.ck));

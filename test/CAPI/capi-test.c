@@ -708,7 +708,7 @@ static void testPasses(MlirContext ctx) {
 // CHECK: to-gpu: ok: {{.*}}memref.alloc {{.*}}scf.forall bufferization.to_tensor func.return
 // CHECK: to-gpu+emulate: ok: {{.*}}memref.alloc {{.*}}scf.parallel bufferization.to_tensor func.return
 // CHECK: to-gpu+map: ok: {{.*}}gpu.alloc {{.*}}gpu.launch gpu.memcpy gpu.dealloc {{.*}}func.return
-// CHECK: shard: ok: mpi.comm_world mpi.comm_rank mpi.comm_size {{.*}}cf.assert {{.*}}memref.alloc memref.alloc {{.*}}scf.for bufferization.to_tensor tensor.empty {{.*}}linalg.copy tensor.insert_slice func.return
+// CHECK: shard: ok: mpi.comm_world mpi.comm_rank mpi.comm_size {{.*}}cf.assert {{.*}}memref.alloc memref.alloc {{.*}}scf.for tensor.empty {{.*}}memref.subview bufferization.to_tensor linalg.copy tensor.insert_slice func.return
 // CHECK-NOT: mpi.
 // CHECK: legalize-mma-bf16: ok: {{.*}}llvm.bitcast {{.*}}nvvm.mma.sync {{.*}}llvm.extractvalue {{.*}}vector.from_elements func.return
 // CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return

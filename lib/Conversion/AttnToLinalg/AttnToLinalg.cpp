@@ -416,12 +416,8 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
       tk = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[3]);
       if (needRel && !lengthArg)
         offset = arith::SubIOp::create(rewriter, loc, tk, tq);
-      if (Value d = a.getDiagonal()) {
-        Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-        Value lo = arith::SubIOp::create(rewriter, loc, zero, tq);
-        shift = arith::MinSIOp::create(rewriter, loc,
-                                       arith::MaxSIOp::create(rewriter, loc, d, lo), tk);
-      }
+      if (Value d = a.getDiagonal())
+        shift = flash::clampDiagonalShift(rewriter, loc, d, tq, tk);
     }
 
     Value y = elementwise(

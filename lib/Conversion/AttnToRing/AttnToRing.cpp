@@ -242,11 +242,11 @@ public:
     // O rounded to the input type, the query blocks in local order. Each
     // block is written into its slice of the output (which bufferises in
     // place), not inserted (a strided copy).
-    Value accO = asTensor(acc.o);
     Value out = tensor::EmptyOp::create(b, loc, outT.getShape(), elt);
     for (int64_t qi = 0; qi < qb; ++qi) {
       Value dst = slice(out, 2, b.getIndexAttr(qi * plan.cq), plan.cq);
-      Value rows = roundInto(blockOf(accO, idx(qi)), dst);
+      Value slab = asTensor(leading(acc.o, idx(qi)));
+      Value rows = roundInto(slab, dst);
       out = tensor::InsertSliceOp::create(b, loc, rows, out, offsets(2, qi * plan.cq),
                                           sizes4(plan.cq, dv), ones(4));
     }
@@ -455,8 +455,10 @@ private:
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     write(part.getResults());
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    auto merged = MergePartialOp::create(b, loc, asTensor(slabO), asTensor(slabL),
-                                         part.getResult(), part.getLse());
+    Value rowsO = asTensor(slabO);
+    Value rowsL = asTensor(slabL);
+    auto merged =
+        MergePartialOp::create(b, loc, rowsO, rowsL, part.getResult(), part.getLse());
     write(merged.getResults());
     b.setInsertionPointAfter(ifOp);
     func::ReturnOp::create(b, loc);
@@ -527,7 +529,9 @@ private:
         maskKeyOff = src;
       if (plan.causal) {
         Value own = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, rank, src);
-        shift = b.createOrFold<arith::SelectOp>(loc, own, idx(0), idx(-1));
+        Value diagonal = idx(0);
+        Value below = idx(-1);
+        shift = b.createOrFold<arith::SelectOp>(loc, own, diagonal, below);
       }
     } else {
       Value gk = chunkOf(src, kj, plan.kChunks);
@@ -570,19 +574,6 @@ private:
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     run();
-  }
-
-  /// Slab `qi` of a [blocks, ...] accumulator, as a [...] tensor.
-  Value blockOf(Value acc, Value qi) {
-    auto tt = cast<RankedTensorType>(acc.getType());
-    int64_t r = tt.getRank();
-    SmallVector<OpFoldResult> off(r, b.getIndexAttr(0)), sz, st(r, b.getIndexAttr(1));
-    off[0] = qi;
-    sz.push_back(b.getIndexAttr(1));
-    for (int64_t i = 1; i < r; ++i)
-      sz.push_back(b.getIndexAttr(tt.getDimSize(i)));
-    auto resT = RankedTensorType::get(tt.getShape().drop_front(), tt.getElementType());
-    return tensor::ExtractSliceOp::create(b, loc, resT, acc, off, sz, st);
   }
 
   /// f32 `t` written into `dst` (same shape), rounded to dst's type.

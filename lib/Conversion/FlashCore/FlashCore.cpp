@@ -375,14 +375,19 @@ KeyVisibility::KeyVisibility(FlashBuilder &fb, const SdpaProblem &p,
     diagonalOffset =
         p.diagonal == CausalKind::bottom_right ? bottomRightOffset : fb.idx(0);
   if (s.diagonalShift)
-    // Beyond [-Tq, Tk] no row sees a key / every row sees every key; the
-    // clamp keeps d(i) + 1 far from overflow.
-    diagonalOffset =
-        fb.minI(fb.maxI(s.diagonalShift, fb.sub(fb.idx(0), s.tq)), s.tk);
+    diagonalOffset = clampDiagonalShift(fb.b, fb.loc, s.diagonalShift, s.tq, s.tk);
   if (p.causal)
     rightReach = 0; // causal is the window side right = 0 (any right >= 0)
   else if (p.windowRight)
     rightReach = *p.windowRight;
+}
+
+Value mlir::attn::flash::clampDiagonalShift(OpBuilder &b, Location loc, Value shift,
+                                            Value tq, Value tk) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value lo = arith::SubIOp::create(b, loc, zero, tq);
+  Value atLeastLo = arith::MaxSIOp::create(b, loc, shift, lo);
+  return arith::MinSIOp::create(b, loc, atLeastLo, tk);
 }
 
 Value KeyVisibility::bottomRightDiagonal(Value row) {

@@ -19,6 +19,7 @@
 //   softcapScores / AlibiBias   the softcap and the ALiBi bias on scores in
 //                  log2 units;
 //   maskOperandDims / maskIndices   numpy broadcasting of the mask operand;
+//   clampDiagonalShift   the range a diagonal operand's shift means;
 //   TileState      the per-Q-tile online-softmax state (running max m,
 //                  running sum l, accumulator) a caller can merge.
 //
@@ -301,6 +302,11 @@ private:
 
   Value diagonal(Value row) { return fb.add(row, diagonalOffset); }
 };
+
+/// A diagonal operand's shift s (index) clamped to [-Tq, Tk]: beyond it no
+/// row sees a key / every row sees every key, and the clamp keeps d(i) + 1
+/// far from overflow. The fused kernels and the reference lowering use it.
+Value clampDiagonalShift(OpBuilder &b, Location loc, Value shift, Value tq, Value tk);
 
 /// softcap on scores in log2 units (x = log2e·s): log2e·c·tanh(s/c), i.e.
 /// c'·tanh(x/c') with c' = c·log2e. `x` unchanged without a softcap.

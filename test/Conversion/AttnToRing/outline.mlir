@@ -46,11 +46,12 @@
 // CHECK-NOT: attn.sdpa_partial
 // CHECK: call @ring__ring_block(%[[Q]], %{{.*}}, %[[KL]], %[[VL]], %c1{{.*}}, %{{.*}}, %{{.*}}, %false, %[[AO]], %[[AL]])
 // The output: each query chunk's slab rounded into its rows.
-// CHECK: %[[O:.*]] = bufferization.to_tensor %[[AO]] restrict
-// CHECK: tensor.extract_slice %[[O]][%c0{{.*}}, 0, 0, 0, 0] [1, 1, 4, 64, 32]
-// CHECK: linalg.copy
-// CHECK: tensor.extract_slice %[[O]][%c1{{.*}}, 0, 0, 0, 0] [1, 1, 4, 64, 32]
-// CHECK: linalg.copy
+// CHECK: %[[S0:.*]] = memref.subview %[[AO]][%c0{{.*}}, 0, 0, 0, 0] [1, 1, 4, 64, 32]
+// CHECK: %[[O0:.*]] = bufferization.to_tensor %[[S0]] restrict
+// CHECK: linalg.copy ins(%[[O0]]
+// CHECK: %[[S1:.*]] = memref.subview %[[AO]][%c1{{.*}}, 0, 0, 0, 0] [1, 1, 4, 64, 32]
+// CHECK: %[[O1:.*]] = bufferization.to_tensor %[[S1]] restrict
+// CHECK: linalg.copy ins(%[[O1]]
 // CHECK: return
 // The kernel slices Q and the K/V block out of buffer `which`, and writes
 // the block's state into its slabs.

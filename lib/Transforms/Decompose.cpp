@@ -61,12 +61,33 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
   }
 };
 
-/// The masked scores S' of an sdpa or sdpa_partial:
-/// mask(softcap(scale(scores(q, k)))).
 /// The run-time diagonal shift of `op` (attn.sdpa_partial), else null.
 static Value diagonalShift(SdpaOp) { return {}; }
 static Value diagonalShift(SdpaPartialOp op) { return op.getDiagonal(); }
 
+/// `s` through the score function of `op`, if it has one (an
+/// attn.score_mod with the op's captures and a copy of its region).
+static Value applyScoreMod(SdpaOp op, Value s, PatternRewriter &rewriter) {
+  if (!op.hasScoreMod())
+    return s;
+  auto mod = ScoreModOp::create(rewriter, op.getLoc(), s, op.getCaptures());
+  rewriter.cloneRegionBefore(op.getScoreMod(), mod.getBody(), mod.getBody().end());
+  return mod;
+}
+static Value applyScoreMod(SdpaPartialOp, Value s, PatternRewriter &) { return s; }
+
+/// The same for the mask function (an attn.mask_mod).
+static Value applyMaskMod(SdpaOp op, Value s, PatternRewriter &rewriter) {
+  if (!op.hasMaskMod())
+    return s;
+  auto mod = MaskModOp::create(rewriter, op.getLoc(), s, op.getCaptures());
+  rewriter.cloneRegionBefore(op.getMaskMod(), mod.getBody(), mod.getBody().end());
+  return mod;
+}
+static Value applyMaskMod(SdpaPartialOp, Value s, PatternRewriter &) { return s; }
+
+/// The masked scores S' of an sdpa or sdpa_partial:
+/// mask_mod(mask(score_mod(softcap(scale(scores(q, k)))))).
 template <typename OpTy>
 static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -75,6 +96,7 @@ static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
     s = ScaleOp::create(rewriter, loc, s, rewriter.getF32FloatAttr(static_cast<float>(scale)));
   if (FloatAttr cap = op.getSoftcapAttr())
     s = SoftcapOp::create(rewriter, loc, s, cap);
+  s = applyScoreMod(op, s, rewriter);
   WindowAttr window = op.getWindowAttr();
   if (window && window.isUnbounded())
     window = nullptr; // #attn.window<> keeps every key
@@ -82,7 +104,7 @@ static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
       window)
     s = MaskOp::create(rewriter, loc, s.getType(), s, op.getMask(), op.getAlibiSlopes(),
                        op.getKeyLengths(), diagonalShift(op), op.getCausalAttr(), window);
-  return s;
+  return applyMaskMod(op, s, rewriter);
 }
 
 /// sdpa(q, k, v) = weighted_sum(dropout(softmax(mask(softcap(scale(scores(q, k)))))), v)

@@ -24,8 +24,28 @@ struct SdpaChain {
   MaskOp mask;              // at most one
   double softcap = 0.0;     // 0: none; else the cap on the fully scaled scores
   DropoutOp dropout;        // optional
+  ScoreModOp scoreMod;      // optional: the score function
+  MaskModOp maskMod;        // optional: the mask function
   SmallVector<Operation *> ops; // the chain, users before producers
 };
+
+/// Moves `from`'s function body, which reads `ownCaptures`, into `to`,
+/// whose captures are `captures` (each value once): the body's capture
+/// arguments become those of `captures`.
+static void moveFunction(RewriterBase &rewriter, Region &from, Region &to, ModKind kind,
+                         ValueRange ownCaptures, ArrayRef<Value> captures, Location loc) {
+  rewriter.inlineRegionBefore(from, to, to.end());
+  Block &entry = to.front();
+  unsigned positions = modFunctionPositions(kind);
+  for (Value c : captures)
+    entry.addArgument(c.getType(), loc);
+  for (auto [i, c] : llvm::enumerate(ownCaptures)) {
+    unsigned at = llvm::find(captures, c) - captures.begin();
+    rewriter.replaceAllUsesWith(entry.getArgument(positions + i),
+                                entry.getArgument(positions + ownCaptures.size() + at));
+  }
+  entry.eraseArguments(positions, ownCaptures.size());
+}
 
 /// weighted_sum(dropout(softmax(mask(scale(scores(scale(q, a), k), b)))), v)
 ///   = sdpa(q, k, v) {scale = a·b}, with the scales and the mask in any
@@ -64,13 +84,28 @@ struct FuseChainIntoSdpa : OpRewritePattern<WeightedSumOp> {
                                                "scales is not a positive finite f32");
       softcap = rewriter.getF32FloatAttr(cap);
     }
-    rewriter.replaceOpWithNewOp<SdpaOp>(
+    ValueRange scoreCaptures, maskCaptures;
+    if (chain.scoreMod)
+      scoreCaptures = chain.scoreMod.getCaptures();
+    if (chain.maskMod)
+      maskCaptures = chain.maskMod.getCaptures();
+    SmallVector<Value> captures;
+    for (Value c : llvm::concat<const Value>(scoreCaptures, maskCaptures))
+      if (!llvm::is_contained(captures, c))
+        captures.push_back(c);
+    auto sdpa = rewriter.replaceOpWithNewOp<SdpaOp>(
         op, op.getType(), chain.query, key, value,
         mask ? mask.getMask() : Value(), mask ? mask.getAlibiSlopes() : Value(),
-        mask ? mask.getKeyLengths() : Value(), rewriter.getF32FloatAttr(scale),
+        mask ? mask.getKeyLengths() : Value(), captures, rewriter.getF32FloatAttr(scale),
         mask ? mask.getCausalAttr() : nullptr, softcap,
         mask ? mask.getWindowAttr() : nullptr,
         dropout ? dropout.getRateAttr() : nullptr, seed);
+    if (chain.scoreMod)
+      moveFunction(rewriter, chain.scoreMod.getBody(), sdpa.getScoreMod(), ModKind::Score,
+                   scoreCaptures, captures, sdpa.getLoc());
+    if (chain.maskMod)
+      moveFunction(rewriter, chain.maskMod.getBody(), sdpa.getMaskMod(), ModKind::Mask,
+                   maskCaptures, captures, sdpa.getLoc());
     // Each op is dead once its user, the one before it, is gone.
     for (Operation *dead : chain.ops)
       rewriter.eraseOp(dead);
@@ -103,17 +138,19 @@ private:
     if (!absorb(p))
       return rewriter.notifyMatchFailure(op, "softmax result has other users");
 
-    // Walk the scale/softcap/mask chain against program order: a scale met
-    // before the mask here is applied after it.
+    // Walk the scale/softcap/score_mod/mask/mask_mod chain against program
+    // order: a scale met before the mask here is applied after it. sdpa
+    // applies softcap, score_mod, then mask and mask_mod (which commute).
     Value x = softmax.getInput();
     bool scaledAfter = false; // a scale other than 1 is applied after x
     double scaleAfter = 1.0;  // the product of those scales
     SoftcapOp softcap;
     while (!x.getDefiningOp<ScoresOp>()) {
       Operation *def = x.getDefiningOp();
-      if (!isa_and_present<ScaleOp, SoftcapOp, MaskOp>(def))
+      if (!isa_and_present<ScaleOp, SoftcapOp, MaskOp, ScoreModOp, MaskModOp>(def))
         return rewriter.notifyMatchFailure(
-            op, "softmax input is not a scale/softcap/mask chain over attn.scores");
+            op, "softmax input is not a scale/softcap/score_mod/mask/mask_mod chain "
+                "over attn.scores");
       if (!absorb(x))
         return rewriter.notifyMatchFailure(op, "an intermediate of the "
                                                "scale/mask chain has other users");
@@ -123,6 +160,30 @@ private:
         scaledAfter |= a != 1.0;
         scaleAfter *= a;
         x = scale.getInput();
+        continue;
+      }
+      if (auto mod = dyn_cast<MaskModOp>(def)) {
+        if (chain.maskMod)
+          return rewriter.notifyMatchFailure(op, "more than one attn.mask_mod");
+        // f(-inf) and softcap(-inf) are not -inf: a mask function applied
+        // before either is not one sdpa expresses.
+        if (chain.scoreMod || softcap)
+          return rewriter.notifyMatchFailure(
+              op, "an attn.mask_mod is applied before the score_mod or softcap");
+        chain.maskMod = mod;
+        x = mod.getInput();
+        continue;
+      }
+      if (auto mod = dyn_cast<ScoreModOp>(def)) {
+        if (chain.scoreMod)
+          return rewriter.notifyMatchFailure(op, "more than one attn.score_mod");
+        // a·f(s) is not f(a·s): no scale other than 1 may follow the
+        // score function.
+        if (scaledAfter || softcap)
+          return rewriter.notifyMatchFailure(
+              op, "an attn.score_mod is followed by a scale other than 1 or a softcap");
+        chain.scoreMod = mod;
+        x = mod.getInput();
         continue;
       }
       if (auto cap = dyn_cast<SoftcapOp>(def)) {
@@ -138,6 +199,9 @@ private:
       auto mask = cast<MaskOp>(def);
       if (chain.mask)
         return rewriter.notifyMatchFailure(op, "more than one attn.mask");
+      if (chain.scoreMod)
+        return rewriter.notifyMatchFailure(
+            op, "an attn.mask is applied before the attn.score_mod");
       // attn.sdpa has no run-time diagonal (attn.sdpa_partial does).
       if (mask.getDiagonal())
         return rewriter.notifyMatchFailure(op, "the attn.mask has a run-time diagonal");

@@ -155,7 +155,7 @@ TEST_F(AttnOpsTest, SdpaInfersShapeAndDefaultScale) {
 
 TEST_F(AttnOpsTest, SdpaRejectsWrongResultType) {
   auto a = args({t({1, 2, 8, 16}), t({1, 2, 8, 16})});
-  auto o = SdpaOp::create(b, loc, t({1, 2, 8, 8}), a[0], a[1], a[1], Value(), Value(), Value(),
+  auto o = SdpaOp::create(b, loc, t({1, 2, 8, 8}), a[0], a[1], a[1], Value(), Value(), Value(), ValueRange(),
                           nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   EXPECT_NE(verifyError(o).find("result dim 3 is 8, expected 16"),
             std::string::npos)

@@ -8,7 +8,7 @@ include "AttnOpBase.td"
 // Composite ops
 //===----------------------------------------------------------------------===//
 
-def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
+def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromAbove]> {
   let summary = "scaled dot-product attention softmax(mask(scale·Q·Kᵀ))·V";
   let description = [{
     Scaled dot-product attention in one op; the form the fused lowerings take.
@@ -18,15 +18,17 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
     ```
     S[b,h,i,j] = scale · Σ_d Q[b,h,i,d] · K[b, h/(H/Hkv), j, d]
     S          = softcap · tanh(S / softcap)          (if softcap given)
+    S          = score_mod(S, b, h, i, j, captures…)  (if a score_mod region)
     S'         = attn.mask(S, mask, alibi_slopes, key_lengths;
                            causal, window)           (see attn.mask)
+    S'         = mask_mod(b, h, i, j, captures…) ? S' : -inf  (if a mask_mod region)
     P[b,h,i,:] = softmax_j(S'[b,h,i,:])              (all -inf row → zeros)
     P'         = dropout(P, dropout_rate, dropout_seed)   (if dropout_rate given)
     O[b,h,i,e] = Σ_j P'[b,h,i,j] · V[b, h/(H/Hkv), j, e]
     ```
 
     with `scale = 1/sqrt(D)` when the attribute is absent. That is,
-    `sdpa = weighted_sum(dropout(softmax(mask(softcap(scale(scores(Q,K)))))), V)`.
+    `sdpa = weighted_sum(dropout(softmax(mask_mod(mask(score_mod(softcap(scale(scores(Q,K)))))))), V)`.
     When `D` is `?` the op verifies, but the lowerings need the scale written
     out: `attn-decompose` refuses such an sdpa with "head dim is dynamic and
     no 'scale' is given".
@@ -51,8 +53,10 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
     **Usage.**
 
     ```
-    %o = attn.sdpa %q, %k, %v [, %mask] [alibi(%slopes)] [key_lengths(%len)] [ATTRS]
-         : (type(%q), type(%k), type(%v) [, type(%mask)] [, type(%slopes)] [, type(%len)])
+    %o = attn.sdpa %q, %k, %v [, %mask] [alibi(%slopes)] [key_lengths(%len)]
+         [captures(%c…)] [ATTRS] [score_mod REGION] [mask_mod REGION]
+         : (type(%q), type(%k), type(%v) [, type(%mask)] [, type(%slopes)] [, type(%len)]
+            [, type(%c)…])
            -> type(%o)
 
     ATTRS: {scale = s : f32, causal = #attn.causal<top_left|bottom_right>,
@@ -76,6 +80,12 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
       (Gemma 2, Grok).
     - `window`: optional `#attn.window<left = L, right = R>`: sliding-window
       attention (Mistral); tiles outside it are never visited.
+    - `score_mod {^bb0(%s: f32, %b, %h, %i, %j: index, %c…): … attn.yield %t : f32}`
+      and `mask_mod {^bb0(%b, %h, %i, %j: index, %c…): … attn.yield %keep : i1}`:
+      optional score and mask functions, as the bodies of `attn.score_mod`
+      and `attn.mask_mod` (FlexAttention's `score_mod` and `mask_mod`); both
+      take every capture as trailing arguments. `i`, `j` are positions in
+      the whole sequences, `h` the query head.
     - `dropout_rate`: optional `f32`; absent means no dropout.
     - `dropout_seed`: optional `i64`; **defaults to 0**; only allowed together
       with `dropout_rate` (the verifier rejects a seed without a rate).
@@ -131,6 +141,7 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
                        Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
+                       Variadic<AnyRankedTensor>:$captures,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_F32Attr>:$softcap,
@@ -138,10 +149,13 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
                        OptionalAttr<Attn_F32Attr>:$dropout_rate,
                        OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Attn_FloatTensor:$result);
+  let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    attr-dict `:` functional-type(operands, results)
+    (`captures` `(` $captures^ `)`)?
+    attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
+    `:` functional-type(operands, results)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
@@ -151,6 +165,9 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments]> {
     /// The scale actually applied: the attribute, or 1/sqrt(D).
     /// Returns nullopt when D is dynamic and no scale is given.
     std::optional<double> getEffectiveScale();
+    /// Whether the op has a score function / a mask function.
+    bool hasScoreMod() { return !getScoreMod().empty(); }
+    bool hasMaskMod() { return !getMaskMod().empty(); }
   }];
 }
 

@@ -4,11 +4,14 @@
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -50,6 +53,24 @@ private:
   Callback callback;
   DimMismatchListener *outer;
 };
+
+/// The two kinds of programmable function (AttnModOps.td): a score
+/// function (f32 score, b, h, q, kv, captures...) -> f32 and a mask
+/// function (b, h, q, kv, captures...) -> i1.
+enum class ModKind { Score, Mask };
+
+/// Checks a score or mask function region of `op` (named `name` in
+/// messages): one block whose arguments are the kind's scalars followed by
+/// one per capture (of the capture's type), only arith/math ops on scalars,
+/// scf.if/scf.yield and tensor.extract of a capture inside, ending in
+/// attn.yield of an f32 (score) or i1 (mask). Each message names the
+/// problem and the op at fault.
+LogicalResult verifyModFunction(Operation *op, Region &region, ModKind kind,
+                                ValueRange captures, StringRef name);
+
+/// The number of leading block arguments of a `kind` function before its
+/// captures: 5 (score, b, h, q, kv) or 4 (b, h, q, kv).
+inline unsigned modFunctionPositions(ModKind kind) { return kind == ModKind::Score ? 5 : 4; }
 
 /// Op trait of every attn op: verifyNoUnknownAttributes.
 template <typename ConcreteType>

@@ -15,9 +15,11 @@ def Attn_Dialect : Dialect {
     value semantics and no side effects (dropout takes its seed as an
     attribute). There are eleven *primitive* ops, one per step of the
     textbook formula, two *composite* ops that users write and the
-    fused lowerings consume, and three *partial* ops (attention over a
+    fused lowerings consume, three *partial* ops (attention over a
     block of keys, and the rule that merges such blocks) that ring
-    attention and split-key decoding are built from:
+    attention and split-key decoding are built from, and two *function*
+    ops (with `attn.yield`) that apply a score or mask function written as
+    a region:
 
     | op | meaning | shapes |
     |---|---|---|
@@ -37,6 +39,8 @@ def Attn_Dialect : Dialect {
     | `attn.sdpa_partial` | `sdpa` over a block of keys + its log-sum-exp | `… → [B,H,Tq,Dv] f32, [B,H,Tq] f32` |
     | `attn.logsumexp` | `log Σ exp` over the last dim | `[..., N] → [...]` f32 |
     | `attn.merge_partial` | merge two partials over disjoint keys | `[..., T, Dv], [..., T]` (twice) `→` the same |
+    | `attn.score_mod` | `f(s, b, h, q, kv)` on every score (a region) | same shape |
+    | `attn.mask_mod` | `-inf` where `keep(b, h, q, kv)` is false (a region) | same shape |
 
     Each op below gives its meaning, the PyTorch call it equals, its
     usage, its verifier rules, its folds and runnable examples (the test
@@ -120,7 +124,9 @@ def Attn_Dialect : Dialect {
     here.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 0;
 }

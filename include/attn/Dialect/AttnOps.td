@@ -13,5 +13,6 @@ include "AttnOpBase.td"
 include "AttnPrimitiveOps.td"
 include "AttnCompositeOps.td"
 include "AttnPartialOps.td"
+include "AttnModOps.td"
 
 #endif // ATTN_OPS_TD

@@ -8,6 +8,7 @@
 #include "attn/Conversion/Passes.h"
 
 #include "../FlashCore/FlashCore.h"
+#include "ModToLinalg.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -823,4 +824,5 @@ void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
                MaskToLinalg, SoftmaxToLinalg, DropoutToLinalg, RopeToLinalg,
                LogSumExpToLinalg, MergePartialToLinalg>(
       patterns.getContext());
+  populateModToLinalgPatterns(patterns);
 }

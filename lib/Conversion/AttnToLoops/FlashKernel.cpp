@@ -292,8 +292,9 @@ void FlashKernel::computeScores(Value k0) {
   });
 }
 
-/// S[row][cols[v]..+w) = softcap(x_v) + ALiBi: the raw scores `x` of tile
-/// row `row` for the keys k0 + cols[v] .., finished in registers.
+/// S[row][cols[v]..+w) = score_mod(softcap(x_v)) + ALiBi: the raw scores
+/// `x` of tile row `row` for the keys k0 + cols[v] .., finished in
+/// registers.
 void FlashKernel::storeScores(Value k0, Value row, ArrayRef<Value> cols, ArrayRef<Value> x) {
   std::optional<AlibiBias> rowAlibi;
   AlibiBias *alibi = tileAlibi ? &*tileAlibi : nullptr;
@@ -306,14 +307,43 @@ void FlashKernel::storeScores(Value k0, Value row, ArrayRef<Value> cols, ArrayRe
   }
   for (auto [col, raw] : llvm::zip_equal(cols, x)) {
     Value v = softcapScores(b, problem, raw);
+    if (problem.scoreMod)
+      v = applyScoreMod(k0, row, col, v);
     if (alibi)
       v = b.fadd(v, alibi->atLanes(rowQ, b.add(k0, col)));
     b.vstore(v, sp, {row, col});
   }
 }
 
+/// The score function on the scores `x` (log2 units) of tile row `row`
+/// for the w keys k0 + col ..: it computes in natural units,
+/// f(x·ln2, b, h, q, kv)·log2(e).
+Value FlashKernel::applyScoreMod(Value k0, Value row, Value col, Value x) {
+  Value r = rowAt(row);
+  flash::ModPoint at{b.fmul(x, b.splat(1.0 / kLog2E)), bIdx, headOf(r), queryOf(r),
+                     b.add(k0, col)};
+  Value y = flash::emitModFunction(b, *problem.scoreMod, ModKind::Score, at, bufs.captures);
+  return b.fmul(y, b.splat(kLog2E));
+}
+
+/// S[i][j] = -inf where the mask function is false, for every row and key
+/// of the tile (padding keys included: the keep rules hide those).
+void FlashKernel::applyMaskMod(Value k0) {
+  Value ninf = b.splat(-INFINITY);
+  b.loop(b.idx(0), b.idx(opts.tileQ), 1, [&](Value i) {
+    Value r = rowAt(i);
+    Value h = headOf(r), qi = queryOf(r);
+    b.loop(b.idx(0), b.idx(opts.tileK), opts.vectorWidth, [&](Value j) {
+      flash::ModPoint at{Value(), bIdx, h, qi, b.add(k0, j)};
+      Value keep =
+          flash::emitModFunction(b, *problem.maskMod, ModKind::Mask, at, bufs.captures);
+      b.vstore(b.select(keep, b.vload(sp, {i, j}), ninf), sp, {i, j});
+    });
+  });
+}
+
 /// The operand mask (an additive mask added in log2 units, -inf where an
-/// i1 mask is false), then the keep rules: -inf outside the row's key
+/// i1 mask is false), the mask function, then the keep rules: -inf outside the row's key
 /// interval [firstKey, keyEnd) (key length, causal, window). Only a tile
 /// that some row does not see whole pays for the keep rules, in vectors
 /// (lane key index against the row's interval).
@@ -322,6 +352,8 @@ void FlashKernel::maskTile(const QueryRange &q, Value k0, Value kRows) {
   // to), then the keep rules.
   if (bufs.mask)
     applyMaskOperand(k0, kRows);
+  if (problem.maskMod)
+    applyMaskMod(k0);
   int64_t w = opts.vectorWidth;
   Value need = b.notI(keys->allVisible(q.begin, [&] { return q.end; }, k0, opts.tileK));
   b.ifThen(need, [&] {

@@ -11,8 +11,8 @@
 //                                                   outside the window or past the
 //                                                   key length skipped
 //       Kt = K[b, h/G, kTile]ᵀ, Vt = V[...]      -- packKeyValueTile
-//       S  = Qs · Kt, softcap, + ALiBi           -- computeScores (FMA microkernel)
-//       S  = mask(S)   (operand mask; the keep rules on edge tiles only)
+//       S  = Qs · Kt, softcap, score_mod, + ALiBi  -- computeScores (FMA microkernel)
+//       S  = mask(S)   (operand mask, mask_mod; the keep rules on edge tiles only)
 //       per row: m' = max(m, rowmax S)           -- onlineSoftmax
 //                P = exp2(S - m'), α = exp2(m - m')
 //                l = α·l + Σ P, m = m'
@@ -167,6 +167,8 @@ private:
   void storeScores(Value k0, Value row, ArrayRef<Value> cols, ArrayRef<Value> x);
   void maskTile(const QueryRange &q, Value k0, Value kRows);
   void applyMaskOperand(Value k0, Value kRows);
+  Value applyScoreMod(Value k0, Value row, Value col, Value x);
+  void applyMaskMod(Value k0);
   void onlineSoftmax();
   void softmaxRow(Value i);
   void softmaxRowGroup(Value i0);

@@ -51,6 +51,7 @@ enum class MaskKind { None, Keep, Additive };
 struct KernelSupport {
   StringRef name;            ///< "CPU kernel", "GPU kernel": for reasons
   bool lowPrecision = false; ///< f16/bf16 operands (computed in f32)
+  bool modFunctions = false; ///< score and mask functions (ModFunctions.h)
 };
 
 /// What one attn.sdpa asks for, read once from the op.
@@ -79,6 +80,10 @@ struct SdpaProblem {
   MaskKind maskKind = MaskKind::None;
   RankedTensorType slopesType;     ///< ALiBi slopes [H] or [B,H]; null without
   RankedTensorType keyLengthsType; ///< key lengths [B] i32/i64; null without
+  /// The score and mask functions of an attn.sdpa (null without) and the
+  /// captures they read.
+  Region *scoreMod = nullptr, *maskMod = nullptr;
+  ValueRange captures;
 
   bool hasAlibi() const { return bool(slopesType); }
   bool hasKeyLengths() const { return bool(keyLengthsType); }
@@ -101,6 +106,7 @@ struct SdpaBuffers {
   Value q, k, v, mask, out;
   Value lse; ///< attn.sdpa_partial's [B, H, Tq] log-sum-exp; null for sdpa
   Value slopes, keyLengths; ///< null without ALiBi / key lengths
+  SmallVector<Value> captures; ///< the score/mask functions' captures
   Value diagonalShift;      ///< index; null without a diagonal operand
   Value batch, tq, tk;      ///< index values
 };

@@ -325,7 +325,7 @@ LogicalResult DropoutOp::verify() {
 void SdpaOp::build(OpBuilder &b, OperationState &state, Value query, Value key,
                    Value value, Value mask) {
   build(b, state, query, key, value, mask, /*alibi_slopes=*/Value(),
-        /*key_lengths=*/Value(), /*scale=*/FloatAttr(),
+        /*key_lengths=*/Value(), /*captures=*/ValueRange(), /*scale=*/FloatAttr(),
         /*causal=*/CausalKindAttr(), /*softcap=*/FloatAttr(),
         /*window=*/WindowAttr(), /*dropout_rate=*/FloatAttr(),
         /*dropout_seed=*/IntegerAttr());
@@ -375,8 +375,15 @@ LogicalResult SdpaOp::verify() {
   Checker c(*this);
   if (failed(verifySdpaOperands(*this, c)) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
-      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
+      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
+      failed(verifyModFunction(*this, getScoreMod(), ModKind::Score, getCaptures(),
+                               "score_mod")) ||
+      failed(verifyModFunction(*this, getMaskMod(), ModKind::Mask, getCaptures(),
+                               "mask_mod")))
     return failure();
+  if (!getCaptures().empty() && !hasScoreMod() && !hasMaskMod())
+    return emitOpError() << "has captures but no 'score_mod' or 'mask_mod' function to "
+                            "read them";
   return c.result(sdpaShape(getQuery(), getValue()), tensorType(getQuery()).getElementType());
 }
 

@@ -1,0 +1,147 @@
+// One failing example for every rule of score and mask functions
+// (AttnModFunctions.cpp), with its message.
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+func.func @score_signature(%s: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{'body' region must take (score: f32, b, h, q, kv: index) followed by one argument per capture: expected (f32, index, index, index, index), got (f32, index, index, index)}}
+  %y = attn.score_mod %s {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index):
+    attn.yield %x : f32
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @capture_argument_type(%s: tensor<1x2x8x8xf32>, %t: tensor<8xi32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{expected (index, index, index, index, tensor<8xi32>), got (index, index, index, index, tensor<8xi64>)}}
+  %y = attn.mask_mod %s captures(%t : tensor<8xi32>) {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<8xi64>):
+    %true = arith.constant true
+    attn.yield %true : i1
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @score_yields_i1(%s: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{'body' function must yield 'f32' (the new score), got 'i1'}}
+  %y = attn.score_mod %s {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %true = arith.constant true
+    attn.yield %true : i1
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @mask_yields_f32(%s: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{'body' function must yield 'i1' (true = keep the key), got 'f32'}}
+  %y = attn.mask_mod %s {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %z = arith.constant 0.0 : f32
+    attn.yield %z : f32
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @op_not_allowed(%s: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %y = attn.score_mod %s {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'memref.alloca' op in the 'body' function of 'attn.score_mod': op 'memref.alloca' is not allowed (allowed: arith and math ops on scalars, scf.if, tensor.extract of a capture, attn.yield)}}
+    %m = memref.alloca() : memref<4xf32>
+    attn.yield %x : f32
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @vector_value(%s: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %y = attn.score_mod %s {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'arith.constant' op in the 'body' function of 'attn.score_mod' produces 'vector<4xf32>'; a function computes on scalars (integers, index, floats) lane by lane}}
+    %c = arith.constant dense<1.0> : vector<4xf32>
+    attn.yield %x : f32
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @capture_element(%s: tensor<1x2x8x8xf32>, %t: tensor<8xcomplex<f32>>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{capture #0 has element type 'complex<f32>'; a capture holds i1, i8, i16, i32, i64, index, f16, bf16, f32 or f64}}
+  %y = attn.mask_mod %s captures(%t : tensor<8xcomplex<f32>>) {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<8xcomplex<f32>>):
+    %true = arith.constant true
+    attn.yield %true : i1
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @scores_rank(%s: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{operand 'input' must have rank 4 [B,H,Tq,Tk], got rank 3}}
+  %y = attn.mask_mod %s {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %true = arith.constant true
+    attn.yield %true : i1
+  } : tensor<2x8x8xf32>
+  return %y : tensor<2x8x8xf32>
+}
+
+// -----
+
+func.func @sdpa_captures_unused(%q: tensor<1x2x8x4xf32>, %t: tensor<8xi32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{has captures but no 'score_mod' or 'mask_mod' function to read them}}
+  %o = attn.sdpa %q, %q, %q captures(%t)
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<8xi32>) -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @sdpa_mask_signature(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'mask_mod' region must take (b, h, q, kv: index) followed by one argument per capture: expected (index, index, index, index), got (f32, index, index, index, index)}}
+  %o = attn.sdpa %q, %q, %q mask_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %true = arith.constant true
+    attn.yield %true : i1
+  } : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @nested_yield(%s: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %y = attn.score_mod %s {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %true = arith.constant true
+    %r = scf.if %true -> f32 {
+      // expected-error @+1 {{'attn.yield' op in the 'body' function of 'attn.score_mod': 'attn.yield' may only end the function body}}
+      attn.yield %x : f32
+    } else {
+      scf.yield %x : f32
+    }
+    attn.yield %r : f32
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @outside_value(%s: tensor<1x2x8x8xf32>, %c: f32) -> tensor<1x2x8x8xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %y = attn.score_mod %s {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'arith.addf' op using value defined outside the region}}
+    %n = arith.addf %x, %c : f32
+    attn.yield %n : f32
+  } : tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}

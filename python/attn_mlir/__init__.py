@@ -9,6 +9,8 @@
   key lengths); kernels compiled once per configuration and cached.
 - ``MultiheadAttention.from_torch(module)``: an nn.MultiheadAttention's
   forward, compiled.
+- ``flex_attention`` / ``create_block_mask``: FlexAttention's functions;
+  score_mod and mask_mod are traced into the fused kernel.
 - ``compile(mlir_text)``: attn IR -> a callable on arrays.
 - ``hf_attention_forward``: the same, with Hugging Face transformers'
   attention-function signature (for ``AttentionInterface.register``).
@@ -20,13 +22,14 @@ See docs/python.md.
 
 from ._attn_mlir import AttnError
 from ._cache import CACHE as _CACHE
+from .flex import BlockMask, TraceError, create_block_mask, flex_attention
 from .functional import hf_attention_forward, scaled_dot_product_attention
 from .ir import CompiledFunction, compile
 from .modules import MultiheadAttention
 
-__all__ = ["AttnError", "CompiledFunction", "MultiheadAttention", "cache_info",
-           "clear_cache", "compile", "hf_attention_forward",
-           "scaled_dot_product_attention"]
+__all__ = ["AttnError", "BlockMask", "CompiledFunction", "MultiheadAttention",
+           "TraceError", "cache_info", "clear_cache", "compile", "create_block_mask",
+           "flex_attention", "hf_attention_forward", "scaled_dot_product_attention"]
 
 
 def cache_info():

@@ -14,8 +14,8 @@ SRC = os.environ.get("ATTN_SRC_ROOT",
 FENCE = re.compile(r"^```([A-Za-z0-9_-]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
-def blocks():
-    with open(os.path.join(SRC, "docs", "python.md")) as f:
+def blocks(page="python.md"):
+    with open(os.path.join(SRC, "docs", page)) as f:
         text = f.read()
     found = list(FENCE.finditer(text))
     out = []
@@ -45,3 +45,14 @@ def test_python_md_blocks_run():
             assert buf.getvalue() == expected, \
                 "docs/python.md:%d prints\n%s\nnot\n%s" % (line, buf.getvalue(), expected)
         print(buf.getvalue(), end="")
+
+
+def test_recipes_md_blocks_run():
+    # docs/recipes.md: each score/mask function recipe checks itself
+    # against a dense float64 evaluation of the same function.
+    pytest.importorskip("torch")
+    runs = blocks("recipes.md")
+    assert len(runs) >= 8, "docs/recipes.md lost its recipes"
+    namespace = {"__name__": "docs_recipes_md"}
+    for line, code, _ in runs:
+        exec(compile(code, "docs/recipes.md:%d" % line, "exec"), namespace)

@@ -23,12 +23,12 @@ public:
       : fb(fb), b(fb.b), loc(fb.loc), entry(entry), positions(positions),
         captures(captures) {}
 
-  /// Binds a block argument of the function to `v`; `unitBase`, if given,
-  /// says v = unitBase + lane.
-  void bind(Value arg, Value v, Value unitBase = {}) {
+  /// Binds a block argument of the function to `v`; `laneBase`, if given,
+  /// says v = laneBase + lane.
+  void bind(Value arg, Value v, Value laneBase = {}) {
     values.map(arg, v);
-    if (unitBase)
-      unitStride[v] = unitBase;
+    if (laneBase)
+      consecutive[v] = {laneBase, 1};
   }
 
   /// Emits the ops of `block` and returns the values its terminator yields.
@@ -42,9 +42,14 @@ private:
   unsigned positions;
   ValueRange captures;
   IRMapping values;
-  /// Vector values known to be base + (0, 1, …, width-1), by their scalar
-  /// base: a read indexed by one is a contiguous load.
-  DenseMap<Value, Value> unitStride;
+  /// Vector values known to be base + step·(0, 1, …, width-1) with step
+  /// ±1, by their scalar base and step: a read indexed by one is a
+  /// contiguous load (reversed for step -1).
+  struct Lanes {
+    Value base;
+    int step;
+  };
+  DenseMap<Value, Lanes> consecutive;
 
   bool lanes() const { return fb.width > 1; }
   static bool isVector(Value v) { return isa<VectorType>(v.getType()); }
@@ -120,28 +125,30 @@ void ModEmitter::emitOp(Operation &op) {
 void ModEmitter::trackStride(Operation &op, Operation *emitted) {
   if (emitted->getNumResults() != 1 || !isVector(emitted->getResult(0)))
     return;
-  auto baseOf = [&](Value old) { return unitStride.lookup(values.lookup(old)); };
+  auto lanesOf = [&](Value old) { return consecutive.lookup(values.lookup(old)); };
   auto scalar = [&](Value old) -> Value {
     Value v = values.lookup(old);
     return isVector(v) ? Value() : v;
   };
-  Value base;
+  Lanes out{};
   if (isa<arith::AddIOp, arith::SubIOp>(op)) {
+    bool add = isa<arith::AddIOp>(op);
     Value lhs = op.getOperand(0), rhs = op.getOperand(1);
-    if (Value lb = baseOf(lhs); lb && scalar(rhs))
-      base = isa<arith::AddIOp>(op) ? fb.add(lb, scalar(rhs)) : fb.sub(lb, scalar(rhs));
-    else if (Value rb = baseOf(rhs); rb && scalar(lhs) && isa<arith::AddIOp>(op))
-      base = fb.add(scalar(lhs), rb);
+    if (Lanes l = lanesOf(lhs); l.base && scalar(rhs))
+      out = {add ? fb.add(l.base, scalar(rhs)) : fb.sub(l.base, scalar(rhs)), l.step};
+    else if (Lanes r = lanesOf(rhs); r.base && scalar(lhs))
+      out = {add ? fb.add(scalar(lhs), r.base) : fb.sub(scalar(lhs), r.base),
+             add ? r.step : -r.step};
   } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op)) {
     // Positions and their sums fit any integer type a function casts to.
-    if (Value ob = baseOf(op.getOperand(0))) {
+    if (Lanes l = lanesOf(op.getOperand(0)); l.base) {
       IRMapping m;
-      m.map(op.getOperand(0), ob);
-      base = b.clone(op, m)->getResult(0);
+      m.map(op.getOperand(0), l.base);
+      out = {b.clone(op, m)->getResult(0), l.step};
     }
   }
-  if (base)
-    unitStride[emitted->getResult(0)] = base;
+  if (out.base)
+    consecutive[emitted->getResult(0)] = out;
 }
 
 void ModEmitter::emitIf(scf::IfOp op) {
@@ -180,20 +187,27 @@ Value ModEmitter::emitRead(tensor::ExtractOp op) {
     return tensor::ExtractOp::create(b, loc, capture, clamped);
   if (llvm::none_of(clamped, isVector))
     return memref::LoadOp::create(b, loc, capture, clamped);
-  // A vector load where the last index is kv + offset and the lanes lie in
-  // bounds (its clamp then changes nothing); the general read otherwise.
-  Value base = unitStride.lookup(raw.back());
+  // A vector load where the last index is ±kv + offset and the lanes lie
+  // in bounds (its clamp then changes nothing); the general read otherwise.
+  Lanes last = consecutive.lookup(raw.back());
   bool leadingScalar = llvm::none_of(ArrayRef<Value>(clamped).drop_back(), isVector);
-  if (base && leadingScalar && !elt.isInteger(1)) {
+  if (last.base && leadingScalar && !elt.isInteger(1)) {
+    Value lo = last.step == 1 ? last.base : fb.sub(last.base, fb.idx(fb.width - 1));
     Value inBounds =
-        fb.andI(fb.le(fb.idx(0), base), fb.le(fb.add(base, fb.idx(fb.width)), sizes.back()));
+        fb.andI(fb.le(fb.idx(0), lo), fb.le(fb.add(lo, fb.idx(fb.width)), sizes.back()));
     Type vt = laneType(elt);
     return fb.ifElse(
         inBounds, vt,
         [&] {
           SmallVector<Value> at(ArrayRef<Value>(clamped).drop_back());
-          at.push_back(base);
-          return Value(vector::LoadOp::create(b, loc, vt, capture, at));
+          at.push_back(lo);
+          Value v = vector::LoadOp::create(b, loc, vt, capture, at);
+          if (last.step == 1)
+            return v;
+          SmallVector<int64_t> reversed;
+          for (int64_t l = fb.width - 1; l >= 0; --l)
+            reversed.push_back(l);
+          return Value(vector::ShuffleOp::create(b, loc, v, v, reversed));
         },
         [&] { return readLanes(capture, clamped, elt); });
   }

@@ -13,8 +13,8 @@
 // op of a function is pure, and reads are clamped). A read of a capture
 // clamps each index into the capture's shape, then loads: a scalar load
 // when no index varies with the lane, one vector load when only the last
-// index does and it is kv plus a lane-invariant offset (in bounds; else the
-// gather below), a gather when only the last index varies, lane by lane
+// index does and it is kv or -kv plus a lane-invariant offset (in bounds,
+// reversed for -kv; else the gather below), a gather when only the last index varies, lane by lane
 // otherwise. tanh, exp and exp2 of f32 use the kernels' own polynomials
 // (FlashBuilder), the same on every lane.
 //

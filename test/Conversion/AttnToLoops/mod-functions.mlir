@@ -1,0 +1,61 @@
+// The fused CPU kernel evaluates score and mask functions lane-wide: kv is
+// a vector of key positions, b/h/q scalars; a capture read whose last index
+// is ±kv + offset is one vector load when in bounds (reversed for -kv),
+// else a gather of the clamped indices; an index that does not vary with
+// the lane is a scalar load; an i1 capture is read lane by lane.
+// RUN: attn-opt %s -convert-attn-to-loops="vector-width=8" -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @relative_bias
+// CHECK: %[[BIAS:.*]] = bufferization.to_buffer %{{.*}} : tensor<2x15xf32> to memref<2x15xf32, strided<[?, 1], offset: ?>>
+// The score function, per row block and vector of keys:
+// CHECK: scf.if %{{.*}} -> (vector<8xf32>) {
+// CHECK:   %[[L:.*]] = vector.load %[[BIAS]][%{{.*}}, %{{.*}}] : memref<2x15xf32, strided<[?, 1], offset: ?>>, vector<8xf32>
+// CHECK:   %[[R:.*]] = vector.shuffle %[[L]], %[[L]] [7, 6, 5, 4, 3, 2, 1, 0]
+// CHECK:   scf.yield %[[R]] : vector<8xf32>
+// CHECK: } else {
+// CHECK-DAG: arith.maxsi %{{.*}} : vector<8xindex>
+// CHECK-DAG: arith.minsi %{{.*}} : vector<8xindex>
+// CHECK:   vector.gather %[[BIAS]][%{{.*}}, %c0] [%{{.*}}], %{{.*}}, %{{.*}} : memref<2x15xf32, strided<[?, 1], offset: ?>>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+func.func @relative_bias(%q: tensor<1x2x8x8xf32>, %bias: tensor<2x15xf32>) -> tensor<1x2x8x8xf32> {
+  %o = attn.sdpa %q, %q, %q captures(%bias) score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<2x15xf32>):
+    %c7 = arith.constant 7 : index
+    %d = arith.subi %i, %j : index
+    %r = arith.addi %d, %c7 : index
+    %x = tensor.extract %t[%h, %r] : tensor<2x15xf32>
+    %n = arith.addf %s, %x : f32
+    attn.yield %n : f32
+  } : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<2x15xf32>) -> tensor<1x2x8x8xf32>
+  return %o : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @documents
+// CHECK: %[[DOC:.*]] = bufferization.to_buffer %{{.*}} : tensor<16xi32>
+// CHECK: %[[KP:.*]] = bufferization.to_buffer %{{.*}} : tensor<16xi1>
+// The query's id: one scalar load per row.
+// CHECK: memref.load %[[DOC]][%{{.*}}] : memref<16xi32, strided<[1], offset: ?>>
+// The keys' ids: a vector load in bounds.
+// CHECK: vector.load %[[DOC]][%{{.*}}] : memref<16xi32, strided<[1], offset: ?>>, vector<8xi32>
+// CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : vector<8xi32>
+// The i1 capture: lane by lane.
+// CHECK: memref.load %[[KP]][%{{.*}}] : memref<16xi1, strided<[1], offset: ?>>
+// CHECK: vector.insert %{{.*}}, %{{.*}} [0] : i1 into vector<8xi1>
+// Dropped keys become -inf.
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+func.func @documents(%q: tensor<1x2x16x8xf32>, %doc: tensor<16xi32>, %kmask: tensor<16xi1>)
+    -> tensor<1x2x16x8xf32> {
+  %o = attn.sdpa %q, %q, %q captures(%doc, %kmask) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<16xi32>, %kp: tensor<16xi1>):
+    %di = tensor.extract %d[%i] : tensor<16xi32>
+    %dj = tensor.extract %d[%j] : tensor<16xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    %k = tensor.extract %kp[%j] : tensor<16xi1>
+    %keep = arith.andi %same, %k : i1
+    attn.yield %keep : i1
+  } : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<16xi32>, tensor<16xi1>)
+      -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}

@@ -1,0 +1,272 @@
+"""attn_mlir.flex_attention / create_block_mask: score and mask functions
+traced into the fused CPU kernel. Expected values: a float64 reference that
+evaluates the same Python functions eagerly on torch index grids (not our
+tracer), then softmax and P·V with torch's plain ops; fully masked rows are
+0 as in FlexAttention."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import attn_mlir  # noqa: E402
+
+TOL = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+
+
+def ref(q, k, v, score_mod=None, mask_mod=None, scale=None):
+    q, k, v = (t.to(torch.float64) for t in (q, k, v))
+    b, h, lq, e = q.shape
+    hk, lk = k.shape[1], k.shape[2]
+    if hk != h:
+        k = k.repeat_interleave(h // hk, 1)
+        v = v.repeat_interleave(h // hk, 1)
+    s = (q @ k.transpose(-1, -2)) * (1 / math.sqrt(e) if scale is None else scale)
+    grid = (torch.arange(b)[:, None, None, None], torch.arange(h)[None, :, None, None],
+            torch.arange(lq)[None, None, :, None], torch.arange(lk)[None, None, None, :])
+    if score_mod is not None:
+        s = score_mod(s, *grid).to(torch.float64)
+    if mask_mod is not None:
+        keep = torch.as_tensor(mask_mod(*grid)).expand(b, h, lq, lk)
+        s = s.masked_fill(~keep, float("-inf"))
+    p = torch.softmax(s, -1).nan_to_num(0.0)
+    return p @ v
+
+
+def rand(*shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(dtype)
+
+
+def qkv(b, h, hk, lq, lk, e, dtype=torch.float32, ev=None):
+    return (rand(b, h, lq, e, dtype=dtype, seed=1), rand(b, hk, lk, e, dtype=dtype, seed=2),
+            rand(b, hk, lk, ev or e, dtype=dtype, seed=3))
+
+
+def check(q, k, v, **kw):
+    gqa = q.shape[1] != k.shape[1]
+    out = attn_mlir.flex_attention(q, k, v, enable_gqa=gqa, **kw)
+    assert out.dtype == q.dtype and out.shape == (*q.shape[:3], v.shape[3])
+    mask_mod = kw.get("mask_mod") or (kw["block_mask"].mask_mod if kw.get("block_mask") else None)
+    want = ref(q, k, v, kw.get("score_mod"), mask_mod, kw.get("scale"))
+    err = (out.to(torch.float64) - want).abs().max().item()
+    assert err <= TOL[q.dtype], err
+    return out
+
+
+# --- score functions ---------------------------------------------------------
+
+def test_relative_bias_table_f32_dtypes():
+    L = 77  # not a multiple of any tile
+    bias = rand(4, 2 * L - 1, seed=9)
+
+    def rel(score, b, h, qi, ki):
+        return score + bias[h, qi - ki + L - 1]
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        check(*qkv(2, 4, 4, L, L, 32, dt), score_mod=rel)
+
+
+def test_softcap_alibi_and_captures_of_every_rank():
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625])
+    cap = torch.tensor(20.0)                        # rank 0
+    table = rand(2, 4, 40, 40, seed=5)              # rank 4, indexed by b, h, q, kv
+
+    def mod(score, b, h, qi, ki):
+        s = torch.tanh(score / cap) * cap
+        s = s - slopes[h] * (qi - ki).abs()
+        return s + 0.1 * table[b, h, qi, ki]
+    check(*qkv(2, 4, 4, 40, 40, 16), score_mod=mod)
+
+
+def test_where_and_integer_arithmetic():
+    # Python's // and % are floor division and the divisor's sign.
+    def mod(score, b, h, qi, ki):
+        bucket = (qi - ki) // 7 + (qi - ki) % 3
+        return torch.where(bucket > 1, score * 0.5, score - bucket * 0.25)
+    check(*qkv(1, 2, 2, 50, 50, 16), score_mod=mod)
+
+
+def test_gqa_decode_with_captured_offset():
+    # Decode: one query at position offset[b] of a 300-key cache; the
+    # positions in the functions are raw (0 for the query).
+    offset = torch.tensor([299, 150], dtype=torch.int64)
+
+    def causal_at_offset(b, h, qi, ki):
+        return ki <= qi + offset[b]
+
+    def mod(score, b, h, qi, ki):
+        return score - 0.01 * (qi + offset[b] - ki).float()
+    check(*qkv(2, 8, 2, 1, 300, 64), score_mod=mod, mask_mod=causal_at_offset)
+
+
+def test_cross_lengths_and_value_dim():
+    check(*qkv(2, 4, 4, 33, 129, 32, ev=16), score_mod=lambda s, b, h, i, j: s * 1.5,
+          scale=0.3)
+
+
+# --- mask functions ------------------------------------------------------
+
+def test_document_mask_from_captured_ids():
+    L = 200
+    doc = torch.repeat_interleave(torch.arange(5, dtype=torch.int32),
+                                  torch.tensor([30, 50, 20, 60, 40]))
+
+    def docs(b, h, qi, ki):
+        return (doc[qi] == doc[ki]) & (ki <= qi)
+    for dt in (torch.float32, torch.bfloat16):
+        check(*qkv(1, 2, 2, L, L, 32, dt), mask_mod=docs)
+
+
+def test_fully_masked_rows_and_tiles_give_zero():
+    # Rows q < 70 see nothing (whole tiles masked); the rest see keys < q.
+    def late(b, h, qi, ki):
+        return (qi >= 70) & (ki < qi)
+    q, k, v = qkv(1, 2, 2, 130, 130, 16)
+    out = check(q, k, v, mask_mod=late)
+    assert torch.count_nonzero(out[:, :, :70]) == 0
+    assert not torch.isnan(out).any()
+
+
+def test_bool_capture_and_prefix_lm():
+    keep_key = torch.rand(90, generator=torch.Generator().manual_seed(4)) > 0.3
+    prefix = 10
+
+    def prefix_lm(b, h, qi, ki):
+        return ((ki < prefix) | (ki <= qi)) & keep_key[ki]
+    check(*qkv(2, 2, 1, 90, 90, 32), mask_mod=prefix_lm)
+
+
+# --- the named features as functions give the same result -----------------
+
+def named_and_function(named, fn_kw, shape=(2, 4, 4, 70, 70, 32)):
+    q, k, v = qkv(*shape)
+    a = attn_mlir.scaled_dot_product_attention(q, k, v, **named)
+    b = attn_mlir.flex_attention(q, k, v, enable_gqa=shape[1] != shape[2], **fn_kw)
+    return (a - b).abs().max().item()
+
+
+def test_named_causal_window_key_lengths_equal_mask_functions():
+    # Keep rules are selects: the same kept scores, bit for bit.
+    assert named_and_function({"is_causal": True},
+                              {"mask_mod": lambda b, h, i, j: j <= i}) == 0.0
+    assert named_and_function({"is_causal": True, "window": 16},
+                              {"mask_mod": lambda b, h, i, j: (j <= i) & (i - j <= 16)}) == 0.0
+    lens = torch.tensor([50, 9], dtype=torch.int32)
+    assert named_and_function({"key_lengths": lens},
+                              {"mask_mod": lambda b, h, i, j: j < lens[b]}) == 0.0
+
+
+def test_named_softcap_and_alibi_equal_score_functions():
+    # The function computes in natural units, the named features in log2
+    # units: equal to rounding.
+    assert named_and_function({"softcap": 30.0},
+                              {"score_mod": lambda s, b, h, i, j: torch.tanh(s / 30.0) * 30.0}) < 2e-6
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625])
+    assert named_and_function({"alibi_slopes": slopes},
+                              {"score_mod": lambda s, b, h, i, j: s - slopes[h] * (i - j).abs()}) < 2e-6
+
+
+# --- block masks ---------------------------------------------------------
+
+def test_create_block_mask_lists_partial_and_full_tiles():
+    bm = attn_mlir.create_block_mask(lambda b, h, i, j: j <= i, None, None, 64, 64, BLOCK_SIZE=16)
+    assert bm.kv_num_blocks.shape == (1, 1, 4)
+    assert bm.kv_num_blocks.tolist() == [[[1, 1, 1, 1]]]          # the diagonal tile
+    assert bm.full_kv_num_blocks.tolist() == [[[0, 1, 2, 3]]]     # the tiles below it
+    assert bm.kv_indices[0, 0, :, 0].tolist() == [0, 1, 2, 3]
+    assert bm.full_kv_indices[0, 0, 3, :3].tolist() == [0, 1, 2]
+    assert abs(bm.sparsity() - 37.5) < 1e-9
+
+
+def test_block_mask_gives_the_same_output():
+    L = 100
+    doc = torch.repeat_interleave(torch.arange(4, dtype=torch.int32), 25)
+
+    def docs(b, h, qi, ki):
+        return doc[qi] == doc[ki]
+    q, k, v = qkv(1, 2, 2, L, L, 32)
+    bm = attn_mlir.create_block_mask(docs, 1, 2, L, L, BLOCK_SIZE=32)
+    a = attn_mlir.flex_attention(q, k, v, block_mask=bm)
+    b = attn_mlir.flex_attention(q, k, v, mask_mod=docs)
+    assert torch.equal(a, b)
+    check(q, k, v, block_mask=bm)
+
+
+# --- the tracer -------------------------------------------------------------
+
+def test_untraceable_constructs_are_named():
+    q, k, v = qkv(1, 1, 1, 8, 8, 16)
+
+    def branchy(score, b, h, qi, ki):
+        if qi > ki:
+            return score
+        return score * 2
+    with pytest.raises(attn_mlir.TraceError, match="Python control flow on a traced value"):
+        attn_mlir.flex_attention(q, k, v, score_mod=branchy)
+    with pytest.raises(attn_mlir.TraceError, match="cumsum is not supported"):
+        attn_mlir.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: torch.cumsum(s, 0))
+    with pytest.raises(attn_mlir.TraceError, match="mask_mod must return a boolean"):
+        attn_mlir.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: i - j)
+    table = torch.zeros(4, 4)
+    with pytest.raises(attn_mlir.TraceError, match="must be indexed in every dim"):
+        attn_mlir.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + table[i])
+    with pytest.raises(ValueError, match="enable_gqa=True"):
+        attn_mlir.flex_attention(*qkv(1, 4, 2, 8, 8, 16))
+    with pytest.raises(NotImplementedError, match="return_lse"):
+        attn_mlir.flex_attention(q, k, v, return_lse=True)
+
+
+def test_kernels_are_cached_per_traced_body():
+    q, k, v = qkv(1, 2, 2, 20, 20, 16)
+    attn_mlir.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s * 0.75)
+    before = attn_mlir.cache_info()["misses"]
+    # Another function object with the same body: the same kernel.
+    attn_mlir.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s * 0.75)
+    assert attn_mlir.cache_info()["misses"] == before
+    attn_mlir.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s * 0.5)
+    assert attn_mlir.cache_info()["misses"] == before + 1
+
+
+# --- the IR route: the reference and the CPU pipelines agree ---------------
+
+IR = """
+func.func @f(%q: tensor<1x2x45x16xf32>, %k: tensor<1x2x45x16xf32>, %v: tensor<1x2x45x16xf32>,
+             %keep: tensor<45xi1>, %shift: tensor<2xi64>) -> tensor<1x2x45x16xf32> {
+  %o = attn.sdpa %q, %k, %v captures(%keep, %shift) {scale = 0.25 : f32} score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %kp: tensor<45xi1>, %sh: tensor<2xi64>):
+    %near = arith.cmpi ult, %j, %i : index
+    %r = scf.if %near -> f32 {
+      %x = tensor.extract %sh[%h] : tensor<2xi64>
+      %xf = arith.sitofp %x : i64 to f32
+      %t = arith.addf %s, %xf : f32
+      scf.yield %t : f32
+    } else {
+      scf.yield %s : f32
+    }
+    attn.yield %r : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %kp: tensor<45xi1>, %sh: tensor<2xi64>):
+    %c = tensor.extract %kp[%j] : tensor<45xi1>
+    attn.yield %c : i1
+  } : (tensor<1x2x45x16xf32>, tensor<1x2x45x16xf32>, tensor<1x2x45x16xf32>, tensor<45xi1>,
+       tensor<2xi64>) -> tensor<1x2x45x16xf32>
+  return %o : tensor<1x2x45x16xf32>
+}
+"""
+
+
+def test_ir_functions_reference_and_cpu_agree():
+    q, k, v = (t.numpy() for t in qkv(1, 2, 2, 45, 45, 16))
+    keep = np.random.default_rng(3).random(45) > 0.4
+    shift = np.array([1, -2], dtype=np.int64)
+    i, j = np.arange(45)[:, None], np.arange(45)[None, :]
+    s = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k.astype(np.float64)) * 0.25
+    s = np.where(j < i, s + shift[None, :, None, None], s)
+    s = np.where(keep[None, None, None, :], s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    for pipeline in ("reference", "cpu"):
+        out = attn_mlir.compile(IR, pipeline=pipeline)(q, k, v, keep, shift)
+        assert np.abs(out - want).max() < 2e-6, pipeline

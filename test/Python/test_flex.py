@@ -270,3 +270,70 @@ def test_ir_functions_reference_and_cpu_agree():
     for pipeline in ("reference", "cpu"):
         out = attn_mlir.compile(IR, pipeline=pipeline)(q, k, v, keep, shift)
         assert np.abs(out - want).max() < 2e-6, pipeline
+
+
+# --- block sparsity from the compiler's own bounds -------------------------
+# Each mask below is bounded per tile (ModBounds.h): tiles it drops are
+# skipped, tiles it keeps whole are not masked per element. Each is built
+# so that a wrong bound (a tile thought empty or full that is not) changes
+# the output.
+
+def test_bounds_one_dropped_score_in_an_otherwise_full_tile():
+    def almost_all(b, h, qi, ki):
+        return (qi != 37) | (ki != 81)
+    check(*qkv(1, 2, 2, 150, 150, 16), mask_mod=almost_all)
+
+
+def test_bounds_one_kept_score_in_an_otherwise_empty_region():
+    def lone(b, h, qi, ki):
+        return ((qi == 100) & (ki == 3)) | (ki == qi)
+    check(*qkv(1, 1, 1, 140, 140, 16), mask_mod=lone)
+
+
+def test_bounds_unsorted_document_ids_and_blocks():
+    g = torch.Generator().manual_seed(11)
+    doc = torch.randint(0, 4, (160,), generator=g, dtype=torch.int32)   # not sorted
+
+    def docs(b, h, qi, ki):
+        return (doc[qi] == doc[ki]) & (qi // 48 >= ki // 48)
+    check(*qkv(2, 2, 2, 160, 160, 16), mask_mod=docs)
+
+
+def test_bounds_window_prefix_and_gqa_decode():
+    def window_or_prefix(b, h, qi, ki):
+        return ((ki <= qi) & (qi - ki <= 20)) | (ki < 4 + h)
+    check(*qkv(1, 4, 2, 200, 200, 16), mask_mod=window_or_prefix)
+    start = torch.tensor([250, 10], dtype=torch.int64)
+
+    def decode_window(b, h, qi, ki):
+        return (ki <= qi + start[b]) & (qi + start[b] - ki < 32)
+    check(*qkv(2, 8, 2, 1, 300, 32), mask_mod=decode_window)
+
+
+UNSIGNED_IR = """
+func.func @f(%q: tensor<1x1x130x16xf32>) -> tensor<1x1x130x16xf32> {
+  %o = attn.sdpa %q, %q, %q {scale = 0.25 : f32} mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %i, %j : index
+    %c40 = arith.constant 40 : index
+    %near = arith.cmpi ult, %d, %c40 : index
+    attn.yield %near : i1
+  } : (tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>)
+      -> tensor<1x1x130x16xf32>
+  return %o : tensor<1x1x130x16xf32>
+}
+"""
+
+
+def test_bounds_unsigned_compare_of_a_negative_difference():
+    # i - j < 40 unsigned: false where j > i (the difference wraps), so
+    # a causal window; a bound that took it as signed would keep j > i.
+    q = qkv(1, 1, 1, 130, 130, 16)[0].numpy()
+    i, j = np.arange(130)[:, None], np.arange(130)[None, :]
+    keep = (j <= i) & (i - j < 40)
+    s = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), q.astype(np.float64)) * 0.25
+    s = np.where(keep, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ q.astype(np.float64)
+    out = attn_mlir.compile(UNSIGNED_IR, pipeline="cpu")(q)
+    assert np.abs(out - want).max() < 2e-6

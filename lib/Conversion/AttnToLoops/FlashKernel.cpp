@@ -92,15 +92,26 @@ TileState FlashKernel::attend(Value bIdx, const TileRows &rows, Value split, Val
     Value k0 = b.mul(kTile, b.idx(opts.tileK));
     // Keys past L (the key length, else Tk) are neither read nor kept.
     Value kRows = b.minI(b.idx(opts.tileK), b.sub(keys->keyCount(), k0));
-    if (directKeys) {
-      computeScoresDirect(k0, kRows);
-    } else {
-      packKeyValueTile(kTile, k0, kRows);
-      computeScores(k0);
-    }
-    maskTile(q, k0, kRows);
-    onlineSoftmax();
-    accumulateValues(k0, kRows);
+    auto tile = [&](Value maskModKeepsAll) {
+      if (directKeys) {
+        computeScoresDirect(k0, kRows);
+      } else {
+        packKeyValueTile(kTile, k0, kRows);
+        computeScores(k0);
+      }
+      maskTile(q, k0, kRows, maskModKeepsAll);
+      onlineSoftmax();
+      accumulateValues(k0, kRows);
+    };
+    // A mask function bounded over the tile: a tile it keeps no key of is
+    // skipped, one it keeps every key of is not masked per element.
+    std::optional<flash::MaskVerdict> verdict;
+    if (problem.maskMod)
+      verdict = boundMaskModOverTile(q, k0, kRows);
+    if (verdict)
+      b.ifThen(verdict->anyKept, [&] { tile(verdict->allKept); });
+    else
+      tile(Value());
   });
   return TileState{mRow, lRow, acc};
 }
@@ -315,6 +326,19 @@ void FlashKernel::storeScores(Value k0, Value row, ArrayRef<Value> cols, ArrayRe
   }
 }
 
+/// The mask function bounded over this Q tile's rows and the keys
+/// [k0, k0 + kRows) (ModBounds.h), or nullopt where it cannot be.
+std::optional<flash::MaskVerdict> FlashKernel::boundMaskModOverTile(const QueryRange &q,
+                                                                    Value k0, Value kRows) {
+  flash::IndexRange heads{rows.head, rows.head};
+  if (rows.grouped)
+    heads = {headOf(rowAt(b.idx(0))), headOf(rowAt(b.sub(rows.count, b.idx(1))))};
+  flash::IndexRange queries{q.begin, b.sub(q.end, b.idx(1))};
+  flash::IndexRange keyRange{k0, b.add(k0, b.sub(kRows, b.idx(1)))};
+  return flash::boundMaskFunction(b, *problem.maskMod, bIdx, heads, queries, keyRange,
+                                  bufs.captures, 4 * std::max(opts.tileQ, opts.tileK));
+}
+
 /// The score function on the scores `x` (log2 units) of tile row `row`
 /// for the w keys k0 + col ..: it computes in natural units,
 /// f(x·ln2, b, h, q, kv)·log2(e).
@@ -347,13 +371,17 @@ void FlashKernel::applyMaskMod(Value k0) {
 /// interval [firstKey, keyEnd) (key length, causal, window). Only a tile
 /// that some row does not see whole pays for the keep rules, in vectors
 /// (lane key index against the row's interval).
-void FlashKernel::maskTile(const QueryRange &q, Value k0, Value kRows) {
+void FlashKernel::maskTile(const QueryRange &q, Value k0, Value kRows, Value maskModKeepsAll) {
   // The operand mask first (so a -inf of the keep rules is never added
   // to), then the keep rules.
   if (bufs.mask)
     applyMaskOperand(k0, kRows);
-  if (problem.maskMod)
-    applyMaskMod(k0);
+  if (problem.maskMod) {
+    if (maskModKeepsAll)
+      b.ifThen(b.notI(maskModKeepsAll), [&] { applyMaskMod(k0); });
+    else
+      applyMaskMod(k0);
+  }
   int64_t w = opts.vectorWidth;
   Value need = b.notI(keys->allVisible(q.begin, [&] { return q.end; }, k0, opts.tileK));
   b.ifThen(need, [&] {

@@ -165,7 +165,9 @@ private:
   // Scores, mask, online softmax and P·V of the prefill tile (FlashKernel.cpp).
   void computeScores(Value k0);
   void storeScores(Value k0, Value row, ArrayRef<Value> cols, ArrayRef<Value> x);
-  void maskTile(const QueryRange &q, Value k0, Value kRows);
+  void maskTile(const QueryRange &q, Value k0, Value kRows, Value maskModKeepsAll);
+  std::optional<flash::MaskVerdict> boundMaskModOverTile(const QueryRange &q, Value k0,
+                                                         Value kRows);
   void applyMaskOperand(Value k0, Value kRows);
   Value applyScoreMod(Value k0, Value row, Value col, Value x);
   void applyMaskMod(Value k0);

@@ -11,6 +11,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOLOOPS_MICROKERNELS_H
 
 #include "../FlashCore/FlashCore.h"
+#include "../FlashCore/ModBounds.h"
 #include "../FlashCore/ModFunctions.h"
 
 #include <utility>

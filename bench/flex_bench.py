@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Score and mask functions against the named features and the dense call,
+in one process, alternating, on the CPU pipeline (attn_mlir.flex_attention
+vs attn_mlir.scaled_dot_product_attention). Prints a Markdown table of the
+median times and the ratios issue 35 asks for.
+
+  PYTHONPATH=build/python /usr/bin/python3 bench/flex_bench.py [--rounds 7]
+
+Programs: B 1, H 12, D 64, f32, T 2048 for the function-vs-named rows;
+H 4, T 8192 for the sparsity rows (a sliding window of 256, 8 documents of
+T/8, with and without a passed block mask)."""
+
+import argparse
+import statistics
+import time
+
+import torch
+
+import attn_mlir
+
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--t", type=int, default=2048)
+    ap.add_argument("--t-sparse", type=int, default=8192)
+    ap.add_argument("--only", default="", help="run the rows whose name holds this")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+
+    rows = []
+    T = args.t
+    q, k, v = (torch.randn(1, 12, T, 64) for _ in range(3))
+    slopes = torch.tensor([2.0 ** (-8 * (i + 1) / 12) for i in range(12)])
+    rel = torch.randn(12, 2 * T - 1) * 0.1
+    sdpa = attn_mlir.scaled_dot_product_attention
+    flex = attn_mlir.flex_attention
+    pairs = [
+        ("softcap 30 as score_mod vs named softcap", 1.15,
+         lambda: flex(q, k, v, score_mod=lambda s, b, h, i, j: torch.tanh(s / 30.0) * 30.0),
+         lambda: sdpa(q, k, v, softcap=30.0)),
+        ("ALiBi as score_mod vs named ALiBi", 1.15,
+         lambda: flex(q, k, v, score_mod=lambda s, b, h, i, j: s - slopes[h] * (i - j).abs()),
+         lambda: sdpa(q, k, v, alibi_slopes=slopes)),
+        ("causal as mask_mod vs named causal", 1.10,
+         lambda: flex(q, k, v, mask_mod=lambda b, h, i, j: j <= i),
+         lambda: sdpa(q, k, v, is_causal=True)),
+        ("relative bias table as score_mod vs plain sdpa", 1.30,
+         lambda: flex(q, k, v, score_mod=lambda s, b, h, i, j: s + rel[h, i - j + T - 1]),
+         lambda: sdpa(q, k, v)),
+    ]
+    TS = args.t_sparse
+    qs, ks, vs = (torch.randn(1, 4, TS, 64) for _ in range(3))
+    doc = torch.repeat_interleave(torch.arange(8, dtype=torch.int32), TS // 8)
+
+    def window(b, h, i, j):
+        return (j <= i) & (i - j < 256)
+
+    def docs(b, h, i, j):
+        return doc[i] == doc[j]
+    docs_bm = attn_mlir.create_block_mask(docs, None, None, TS, TS, BLOCK_SIZE=128)
+    dense = lambda: sdpa(qs, ks, vs)  # noqa: E731
+    pairs += [
+        ("sliding window 256 as mask_mod vs dense, T %d (speedup)" % TS, 10.0,
+         lambda: flex(qs, ks, vs, mask_mod=window), dense),
+        ("8 documents as mask_mod vs dense, T %d (speedup)" % TS, 5.0,
+         lambda: flex(qs, ks, vs, mask_mod=docs), dense),
+        ("8 documents with a block mask vs dense, T %d (speedup)" % TS, 5.0,
+         lambda: flex(qs, ks, vs, block_mask=docs_bm), dense),
+    ]
+    print("| program | function (ms) | other (ms) | ratio | target |")
+    print("|---|---|---|---|---|")
+    for name, target, a, b in pairs:
+        if args.only not in name:
+            continue
+        a()
+        b()
+        ta, tb = [], []
+        for _ in range(args.rounds):
+            for fn, acc in ((a, ta), (b, tb)):
+                t0 = time.perf_counter()
+                fn()
+                acc.append(time.perf_counter() - t0)
+        ma, mb = statistics.median(ta), statistics.median(tb)
+        speedup = "speedup" in name
+        ratio = mb / ma if speedup else ma / mb
+        ok = ratio >= target if speedup else ratio <= target
+        print("| %s | %.1f | %.1f | %.2f%s | %s %.2f%s |" % (
+            name, ma * 1e3, mb * 1e3, ratio, "×", "≥" if speedup else "≤", target,
+            "" if ok else " (missed)"), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,252 @@
+//===- ModBounds.cpp - a mask function bounded over a tile ----------------===//
+//
+// See ModBounds.h. Integer bounds are inclusive [lo, hi] in the value's own
+// type; i1 bounds are (always, possibly). The emission goes into a detached
+// block first and is moved into place only when the result is bounded.
+//
+//===----------------------------------------------------------------------===//
+#include "ModBounds.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::flash;
+
+namespace {
+
+struct Bounds {
+  Value lo, hi; ///< integers: [lo, hi]; i1: lo = always, hi = possibly
+  explicit operator bool() const { return bool(lo); }
+};
+
+class BoundsEmitter {
+public:
+  BoundsEmitter(FlashBuilder &fb, ValueRange captures, int64_t scanLimit)
+      : fb(fb), b(fb.b), loc(fb.loc), captures(captures), scanLimit(scanLimit) {}
+
+  void bind(Value arg, Bounds r) { known[arg] = r; }
+  Bounds of(Value v) { return known.lookup(v); }
+  void visit(Operation &op, unsigned positions);
+
+private:
+  FlashBuilder &fb;
+  OpBuilder &b;
+  Location loc;
+  ValueRange captures;
+  int64_t scanLimit;
+  DenseMap<Value, Bounds> known;
+
+  Value sel(Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y); }
+  Value andB(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value orB(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value notB(Value x) { return fb.notI(x); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value minS(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value maxS(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value constant(Type t, int64_t v) {
+    return arith::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, v));
+  }
+  Bounds compare(arith::CmpIPredicate p, Bounds x, Bounds y);
+  Bounds read(tensor::ExtractOp op, Bounds index, unsigned positions);
+};
+
+} // namespace
+
+Bounds BoundsEmitter::compare(arith::CmpIPredicate p, Bounds x, Bounds y) {
+  using P = arith::CmpIPredicate;
+  switch (p) {
+  case P::slt:
+    return {cmp(P::slt, x.hi, y.lo), cmp(P::slt, x.lo, y.hi)};
+  case P::sle:
+    return {cmp(P::sle, x.hi, y.lo), cmp(P::sle, x.lo, y.hi)};
+  case P::sgt:
+    return {cmp(P::sgt, x.lo, y.hi), cmp(P::sgt, x.hi, y.lo)};
+  case P::sge:
+    return {cmp(P::sge, x.lo, y.hi), cmp(P::sge, x.hi, y.lo)};
+  case P::eq: {
+    Value points = andB(cmp(P::eq, x.lo, x.hi), cmp(P::eq, y.lo, y.hi));
+    Value always = andB(points, cmp(P::eq, x.lo, y.lo));
+    Value overlap = andB(cmp(P::sle, x.lo, y.hi), cmp(P::sle, y.lo, x.hi));
+    return {always, overlap};
+  }
+  case P::ne: {
+    Bounds e = compare(P::eq, x, y);
+    return {notB(e.hi), notB(e.lo)};
+  }
+  default: {
+    // Unsigned: the signed answer when both ranges are non-negative,
+    // unknown otherwise.
+    P signedP = p == P::ult ? P::slt : p == P::ule ? P::sle : p == P::ugt ? P::sgt : P::sge;
+    Value zero = constant(x.lo.getType(), 0);
+    Value nonNeg = andB(cmp(P::sge, x.lo, zero), cmp(P::sge, y.lo, zero));
+    Bounds s = compare(signedP, x, y);
+    return {andB(nonNeg, s.lo), orB(notB(nonNeg), s.hi)};
+  }
+  }
+}
+
+/// The bounds of capture[index] over the index's range: the min and max of
+/// the (clamped) range, scanned when it holds at most scanLimit elements.
+Bounds BoundsEmitter::read(tensor::ExtractOp op, Bounds index, unsigned positions) {
+  unsigned which = cast<BlockArgument>(op.getTensor()).getArgNumber() - positions;
+  Value buf = captures[which];
+  auto type = cast<MemRefType>(buf.getType());
+  Type elt = type.getElementType();
+  if (type.getRank() != 1 || !isa<IntegerType, IndexType>(elt))
+    return {};
+  Value last = fb.sub(memref::DimOp::create(b, loc, buf, 0), fb.idx(1));
+  auto clamp = [&](Value i) { return fb.minI(fb.maxI(i, fb.idx(0)), last); };
+  Value lo = clamp(index.lo), hi = clamp(index.hi);
+  Value end = fb.add(fb.minI(hi, fb.add(lo, fb.idx(scanLimit - 1))), fb.idx(1));
+  Value first = memref::LoadOp::create(b, loc, buf, lo);
+  bool isBool = elt.isInteger(1);
+  SmallVector<Value> range = fb.loopCarry(
+      fb.add(lo, fb.idx(1)), end, 1, {first, first}, [&](Value i, ValueRange mm) {
+        Value x = memref::LoadOp::create(b, loc, buf, i);
+        if (isBool)
+          return SmallVector<Value>{andB(mm[0], x), orB(mm[1], x)};
+        return SmallVector<Value>{minS(mm[0], x), maxS(mm[1], x)};
+      });
+  // A range longer than the scan: unbounded (the type's extremes).
+  Value complete = fb.lt(fb.sub(hi, lo), fb.idx(scanLimit));
+  unsigned bits = isa<IndexType>(elt) ? 64 : elt.getIntOrFloatBitWidth();
+  int64_t minV = isBool ? 0 : llvm::minIntN(bits), maxV = isBool ? 1 : llvm::maxIntN(bits);
+  if (isBool)
+    return {sel(complete, range[0], constant(elt, 0)), sel(complete, range[1], constant(elt, 1))};
+  return {sel(complete, range[0], constant(elt, minV)), sel(complete, range[1], constant(elt, maxV))};
+}
+
+void BoundsEmitter::visit(Operation &op, unsigned positions) {
+  if (op.getNumResults() != 1)
+    return;
+  Value r = op.getResult(0);
+  auto operand = [&](unsigned i) { return of(op.getOperand(i)); };
+  IntegerAttr c;
+  if (matchPattern(r, m_Constant(&c))) {
+    Value v = arith::ConstantOp::create(b, loc, r.getType(), c);
+    known[r] = {v, v};
+    return;
+  }
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MinSIOp, arith::MaxSIOp>(op)) {
+    Bounds x = operand(0), y = operand(1);
+    if (!x || !y)
+      return;
+    if (isa<arith::AddIOp>(op))
+      known[r] = {fb.add(x.lo, y.lo), fb.add(x.hi, y.hi)};
+    else if (isa<arith::SubIOp>(op))
+      known[r] = {fb.sub(x.lo, y.hi), fb.sub(x.hi, y.lo)};
+    else if (isa<arith::MinSIOp>(op))
+      known[r] = {minS(x.lo, y.lo), minS(x.hi, y.hi)};
+    else
+      known[r] = {maxS(x.lo, y.lo), maxS(x.hi, y.hi)};
+    return;
+  }
+  if (isa<arith::MulIOp, arith::FloorDivSIOp, arith::DivSIOp>(op)) {
+    // By a constant: monotone (multiplication by a negative one reverses).
+    APInt k;
+    bool mul = isa<arith::MulIOp>(op);
+    unsigned varying = 0;
+    if (!matchPattern(op.getOperand(1), m_ConstantInt(&k))) {
+      if (!mul || !matchPattern(op.getOperand(0), m_ConstantInt(&k)))
+        return;
+      varying = 1;
+    }
+    Bounds x = operand(varying);
+    if (!x || (!mul && !k.isStrictlyPositive()))
+      return;
+    Value kv = constant(r.getType(), k.getSExtValue());
+    auto apply = [&](Value v) -> Value {
+      if (mul)
+        return fb.mul(v, kv);
+      if (isa<arith::FloorDivSIOp>(op))
+        return arith::FloorDivSIOp::create(b, loc, v, kv);
+      return arith::DivSIOp::create(b, loc, v, kv);
+    };
+    Value lo = apply(x.lo), hi = apply(x.hi);
+    known[r] = mul && k.isNegative() ? Bounds{hi, lo} : Bounds{lo, hi};
+    return;
+  }
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp>(op)) {
+    Bounds x = operand(0);
+    if (!x)
+      return;
+    // extui of an i1 is the bool as 0/1.
+    auto castOf = [&](Value v) {
+      IRMapping m;
+      m.map(op.getOperand(0), v);
+      return b.clone(op, m)->getResult(0);
+    };
+    known[r] = {castOf(x.lo), castOf(x.hi)};
+    return;
+  }
+  if (auto s = dyn_cast<arith::SelectOp>(op)) {
+    Bounds cnd = operand(0), x = operand(1), y = operand(2);
+    if (!cnd || !x || !y)
+      return;
+    bool isBool = r.getType().isInteger(1);
+    Value loBoth = isBool ? andB(x.lo, y.lo) : minS(x.lo, y.lo);
+    Value hiBoth = isBool ? orB(x.hi, y.hi) : maxS(x.hi, y.hi);
+    Value never = notB(cnd.hi);
+    known[r] = {sel(cnd.lo, x.lo, sel(never, y.lo, loBoth)),
+                sel(cnd.lo, x.hi, sel(never, y.hi, hiBoth))};
+    return;
+  }
+  if (auto ci = dyn_cast<arith::CmpIOp>(op)) {
+    Bounds x = operand(0), y = operand(1);
+    if (x && y)
+      known[r] = compare(ci.getPredicate(), x, y);
+    return;
+  }
+  if (isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op) && r.getType().isInteger(1)) {
+    Bounds x = operand(0), y = operand(1);
+    if (!x || !y)
+      return;
+    if (isa<arith::AndIOp>(op))
+      known[r] = {andB(x.lo, y.lo), andB(x.hi, y.hi)};
+    else if (isa<arith::OrIOp>(op))
+      known[r] = {orB(x.lo, y.lo), orB(x.hi, y.hi)};
+    else // x ^ y is surely true when one is surely true and the other surely false
+      known[r] = {orB(andB(x.lo, notB(y.hi)), andB(notB(x.hi), y.lo)),
+                  orB(andB(x.hi, notB(y.lo)), andB(notB(x.lo), y.hi))};
+    return;
+  }
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    if (extract.getIndices().size() != 1)
+      return;
+    if (Bounds i = operand(1))
+      if (Bounds v = read(extract, i, positions))
+        known[r] = v;
+    return;
+  }
+}
+
+std::optional<MaskVerdict>
+mlir::attn::flash::boundMaskFunction(FlashBuilder &fb, Region &body, Value batch,
+                                     IndexRange heads, IndexRange queries, IndexRange keys,
+                                     ValueRange captures, int64_t scanLimit) {
+  Block &entry = body.front();
+  OpBuilder::InsertionGuard guard(fb.b);
+  Block *target = fb.b.getInsertionBlock();
+  Block::iterator point = fb.b.getInsertionPoint();
+  // Emitted aside; moved into place only if the result is bounded.
+  auto scratch = std::make_unique<Block>();
+  fb.b.setInsertionPointToStart(scratch.get());
+  BoundsEmitter e(fb, captures, scanLimit);
+  e.bind(entry.getArgument(0), {batch, batch});
+  e.bind(entry.getArgument(1), {heads.lo, heads.hi});
+  e.bind(entry.getArgument(2), {queries.lo, queries.hi});
+  e.bind(entry.getArgument(3), {keys.lo, keys.hi});
+  unsigned positions = modFunctionPositions(ModKind::Mask);
+  for (Operation &op : entry.without_terminator())
+    e.visit(op, positions);
+  Bounds out = e.of(entry.getTerminator()->getOperand(0));
+  if (!out)
+    return std::nullopt; // scratch and what it holds are destroyed
+  target->getOperations().splice(point, scratch->getOperations());
+  return MaskVerdict{out.hi, out.lo};
+}

@@ -1,0 +1,50 @@
+//===- ModBounds.h - a mask function bounded over a tile --------*- C++ -*-===//
+//
+// Block sparsity without a block mask: the mask function's body evaluated
+// on intervals instead of values, once per (Q tile, K/V tile), tells
+// whether the tile keeps no key (never visited), every key (the function
+// is not evaluated per element) or some (evaluated per element).
+//
+// Each integer value gets run-time bounds [lo, hi]; each i1 a pair
+// (always, possibly). Positions are the tile's ranges; constants are
+// points; addi/subi, muli and floordivsi/divsi by a constant, minsi/maxsi,
+// casts, select, cmpi with a signed or equality predicate, andi/ori and
+// negation follow interval arithmetic; a read of a 1-D integer capture is
+// bounded by the min and max of the capture over the index's range
+// (scanned when the range holds at most `scanLimit` elements, else
+// unbounded): document ids, prefix lengths. Anything else (floats,
+// unsigned compares, remainders, scf.if, multi-dim captures) is unbounded,
+// and a function whose result is unbounded is evaluated on every element.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_CONVERSION_FLASHCORE_MODBOUNDS_H
+#define ATTN_LIB_CONVERSION_FLASHCORE_MODBOUNDS_H
+
+#include "FlashCore.h"
+
+#include <optional>
+
+namespace mlir::attn::flash {
+
+/// Inclusive run-time bounds of an index.
+struct IndexRange {
+  Value lo, hi;
+};
+
+/// What a mask function says about every position of a block (i1 values).
+struct MaskVerdict {
+  Value anyKept; ///< false: no key of the block is kept
+  Value allKept; ///< true: every key of the block is kept
+};
+
+/// Emits the interval evaluation of mask function `body` at the builder's
+/// point for batch row `batch` and the ranges of heads, queries and keys;
+/// nullopt (and nothing emitted) when the result cannot be bounded.
+std::optional<MaskVerdict> boundMaskFunction(FlashBuilder &fb, Region &body, Value batch,
+                                             IndexRange heads, IndexRange queries,
+                                             IndexRange keys, ValueRange captures,
+                                             int64_t scanLimit);
+
+} // namespace mlir::attn::flash
+
+#endif // ATTN_LIB_CONVERSION_FLASHCORE_MODBOUNDS_H

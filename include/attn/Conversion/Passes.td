@@ -32,6 +32,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
     | `rope` | one elementwise `linalg.generic` over `[B,H,T,D]` reading the element, its rotation partner and the `cos`/`sin` entries through affine maps (dims `>= R` copied) |
     | `softmax` | three generics: the row max `m`; `s = Σ exp(x - m)`; `p = exp(x - m)/s`. Where `m = -inf` (the whole row is masked) the terms and the result are 0, not NaN |
     | `dropout` | one elementwise generic computing the generator of `attn.dropout` (see the op reference) from the element's row-major flat index |
+    | `score_mod` / `mask_mod` | one elementwise `linalg.generic` with the function's body inlined: `linalg.index` 0–3 for `(b, h, q, kv)`, captures read by `tensor.extract` at indices clamped into their shape, f16/bf16 scores widened to f32 and rounded after; a mask function gives `select(keep, x, -inf)` |
 
     **Example.** Scores with GQA, and a bottom-right causal mask with a
     key-padding keep mask on dynamic shapes:
@@ -274,6 +275,17 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     tiles outside the window (on both sides) and past a batch row's key
     length are never loaded, and the work of a window of `W` keys is
     `O(T·W)`. Key lengths are clamped to `[0, Tk]` in the kernel.
+
+    Score and mask functions (the `score_mod` / `mask_mod` regions of
+    `attn.sdpa`) are cloned into the kernel lane-wide: the score function
+    on the score registers after the softcap (in natural units), the mask
+    function after the mask operand, with `kv` a vector of key positions
+    and captures read as scalars, contiguous vectors (`±kv + offset`),
+    gathers or lane by lane, every index clamped. A mask function is first
+    evaluated on intervals per (Q tile, K/V tile) where its body allows
+    (integer arithmetic and compares on positions, 1-D integer captures
+    bounded by their min and max): a tile it keeps nothing of is skipped,
+    one it keeps whole is not masked per element.
 
     Each f32, f16 or bf16 `attn.project` (computed in f32, output rounded
     once) with static input and output widths, the output width a multiple

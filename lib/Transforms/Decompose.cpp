@@ -65,25 +65,25 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
 static Value diagonalShift(SdpaOp) { return {}; }
 static Value diagonalShift(SdpaPartialOp op) { return op.getDiagonal(); }
 
-/// `s` through the score function of `op`, if it has one (an
-/// attn.score_mod with the op's captures and a copy of its region).
+/// `s` through the function in `fn` (one of `op`'s regions), if any: a
+/// ModOp (attn.score_mod or attn.mask_mod) with the op's captures and a
+/// copy of the region.
+template <typename ModOp>
+static Value applyFunction(SdpaOp op, Region &fn, Value s, PatternRewriter &rewriter) {
+  if (fn.empty())
+    return s;
+  auto mod = ModOp::create(rewriter, op.getLoc(), s, op.getCaptures());
+  rewriter.cloneRegionBefore(fn, mod.getBody(), mod.getBody().end());
+  return mod;
+}
 static Value applyScoreMod(SdpaOp op, Value s, PatternRewriter &rewriter) {
-  if (!op.hasScoreMod())
-    return s;
-  auto mod = ScoreModOp::create(rewriter, op.getLoc(), s, op.getCaptures());
-  rewriter.cloneRegionBefore(op.getScoreMod(), mod.getBody(), mod.getBody().end());
-  return mod;
+  return applyFunction<ScoreModOp>(op, op.getScoreMod(), s, rewriter);
 }
-static Value applyScoreMod(SdpaPartialOp, Value s, PatternRewriter &) { return s; }
-
-/// The same for the mask function (an attn.mask_mod).
 static Value applyMaskMod(SdpaOp op, Value s, PatternRewriter &rewriter) {
-  if (!op.hasMaskMod())
-    return s;
-  auto mod = MaskModOp::create(rewriter, op.getLoc(), s, op.getCaptures());
-  rewriter.cloneRegionBefore(op.getMaskMod(), mod.getBody(), mod.getBody().end());
-  return mod;
+  return applyFunction<MaskModOp>(op, op.getMaskMod(), s, rewriter);
 }
+// attn.sdpa_partial has no functions.
+static Value applyScoreMod(SdpaPartialOp, Value s, PatternRewriter &) { return s; }
 static Value applyMaskMod(SdpaPartialOp, Value s, PatternRewriter &) { return s; }
 
 /// The masked scores S' of an sdpa or sdpa_partial:

@@ -65,8 +65,9 @@ struct ConvertAttnToLoopsPass
     getOperation()->walk([&](Operation *op) {
       if (auto sdpa = dyn_cast<SdpaOp>(op)) {
         std::string reason;
-        if (failed(SdpaProblem::analyze(sdpa, KernelSupport{"CPU kernel", /*lowPrecision=*/true},
-                                        reason)))
+        if (failed(SdpaProblem::analyze(
+                sdpa, KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true},
+                reason)))
           sdpa.emitRemark() << "attn.sdpa not fused: " << reason << kCost;
       } else if (auto partial = dyn_cast<SdpaPartialOp>(op)) {
         std::string reason;

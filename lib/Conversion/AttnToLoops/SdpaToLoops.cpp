@@ -97,10 +97,15 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     std::string reason;
     FailureOr<SdpaProblem> problem =
-        SdpaProblem::analyze(op, KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true}, reason);
+        SdpaProblem::analyze(
+        op, KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true}, reason);
     if (failed(problem))
       return rewriter.notifyMatchFailure(op, reason);
     const SdpaProblem &p = *problem;
+    if (tiling.reportUnfused && p.maskMod && !flash::isBoundable(*p.maskMod, p.captures))
+      op.emitRemark() << "the mask function cannot be bounded per tile (it uses floats, "
+                         "remainders, scf.if or multi-dim captures): every visited tile "
+                         "evaluates it on every score, and no tile is skipped for it";
     FlashBuilder e{rewriter, op.getLoc(), tiling.vectorWidth};
     SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer);
     // A static Tq below tile-q (decode: Tq = 1) groups the tile's rows over

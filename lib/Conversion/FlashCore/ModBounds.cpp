@@ -250,3 +250,25 @@ mlir::attn::flash::boundMaskFunction(FlashBuilder &fb, Region &body, Value batch
   target->getOperations().splice(point, scratch->getOperations());
   return MaskVerdict{out.hi, out.lo};
 }
+
+bool mlir::attn::flash::isBoundable(Region &body, ValueRange captures) {
+  // The bounds emitted into a scratch block over placeholder arguments and
+  // thrown away with it.
+  Location loc = body.getLoc();
+  OpBuilder b(body.getContext());
+  Block scratch;
+  SmallVector<Value> pos;
+  for (int i = 0; i < 7; ++i)
+    pos.push_back(scratch.addArgument(b.getIndexType(), loc));
+  SmallVector<Value> buffers;
+  for (Value c : captures) {
+    auto t = cast<RankedTensorType>(c.getType());
+    buffers.push_back(
+        scratch.addArgument(MemRefType::get(t.getShape(), t.getElementType()), loc));
+  }
+  b.setInsertionPointToStart(&scratch);
+  FlashBuilder fb{b, loc, 1};
+  return boundMaskFunction(fb, body, pos[0], {pos[1], pos[2]}, {pos[3], pos[4]},
+                           {pos[5], pos[6]}, buffers, /*scanLimit=*/2)
+      .has_value();
+}

@@ -45,6 +45,11 @@ std::optional<MaskVerdict> boundMaskFunction(FlashBuilder &fb, Region &body, Val
                                              IndexRange keys, ValueRange captures,
                                              int64_t scanLimit);
 
+/// Whether boundMaskFunction bounds `body` (with captures of the types of
+/// `captures`, tensors): false means the kernel evaluates the function on
+/// every score of every visited tile.
+bool isBoundable(Region &body, ValueRange captures);
+
 } // namespace mlir::attn::flash
 
 #endif // ATTN_LIB_CONVERSION_FLASHCORE_MODBOUNDS_H

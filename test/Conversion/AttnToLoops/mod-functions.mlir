@@ -4,6 +4,10 @@
 // else a gather of the clamped indices; an index that does not vary with
 // the lane is a scalar load; an i1 capture is read lane by lane.
 // RUN: attn-opt %s -convert-attn-to-loops="vector-width=8" -split-input-file | FileCheck %s
+// With report-unfused, a mask function the per-tile bounds cannot follow
+// is named (it costs an evaluation per score and skips no tile).
+// RUN: attn-opt %s -convert-attn-to-loops="vector-width=8 report-unfused" -split-input-file \
+// RUN:   -verify-diagnostics -o /dev/null
 
 // CHECK-LABEL: func.func @relative_bias
 // CHECK: %[[BIAS:.*]] = bufferization.to_buffer %{{.*}} : tensor<2x15xf32> to memref<2x15xf32, strided<[?, 1], offset: ?>>
@@ -57,5 +61,23 @@ func.func @documents(%q: tensor<1x2x16x8xf32>, %doc: tensor<16xi32>, %kmask: ten
     attn.yield %keep : i1
   } : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<16xi32>, tensor<16xi1>)
       -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// A dilated pattern: the remainder is not bounded per tile.
+// CHECK-LABEL: func.func @dilated
+// CHECK-NOT: attn.sdpa
+func.func @dilated(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-remark @+1 {{the mask function cannot be bounded per tile (it uses floats, remainders, scf.if or multi-dim captures): every visited tile evaluates it on every score, and no tile is skipped for it}}
+  %o = attn.sdpa %q, %q, %q mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c2 = arith.constant 2 : index
+    %c0 = arith.constant 0 : index
+    %r = arith.remsi %j, %c2 : index
+    %even = arith.cmpi eq, %r, %c0 : index
+    attn.yield %even : i1
+  } : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }

@@ -22,14 +22,16 @@ See docs/python.md.
 
 from ._attn_mlir import AttnError
 from ._cache import CACHE as _CACHE
-from .flex import BlockMask, TraceError, create_block_mask, flex_attention
+from .flex import (BlockMask, TraceError, and_masks, create_block_mask, flex_attention,
+                   noop_mask, or_masks)
 from .functional import hf_attention_forward, scaled_dot_product_attention
 from .ir import CompiledFunction, compile
 from .modules import MultiheadAttention
 
 __all__ = ["AttnError", "BlockMask", "CompiledFunction", "MultiheadAttention",
-           "TraceError", "cache_info", "clear_cache", "compile", "create_block_mask",
-           "flex_attention", "hf_attention_forward", "scaled_dot_product_attention"]
+           "TraceError", "and_masks", "cache_info", "clear_cache", "compile",
+           "create_block_mask", "flex_attention", "hf_attention_forward", "noop_mask",
+           "or_masks", "scaled_dot_product_attention"]
 
 
 def cache_info():

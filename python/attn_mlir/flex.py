@@ -481,6 +481,37 @@ class BlockMask:
             self.shape, self.BLOCK_SIZE, self.sparsity())
 
 
+def noop_mask(b, h, q_idx, kv_idx):
+    """Keeps every key (FlexAttention's noop_mask)."""
+    return True
+
+
+def and_masks(*mask_mods):
+    """A mask function keeping a key where every one of `mask_mods` does."""
+    if not mask_mods:
+        raise ValueError("and_masks needs at least one mask function")
+
+    def mask(b, h, q_idx, kv_idx):
+        keep = mask_mods[0](b, h, q_idx, kv_idx)
+        for m in mask_mods[1:]:
+            keep = keep & m(b, h, q_idx, kv_idx)
+        return keep
+    return mask
+
+
+def or_masks(*mask_mods):
+    """A mask function keeping a key where any one of `mask_mods` does."""
+    if not mask_mods:
+        raise ValueError("or_masks needs at least one mask function")
+
+    def mask(b, h, q_idx, kv_idx):
+        keep = mask_mods[0](b, h, q_idx, kv_idx)
+        for m in mask_mods[1:]:
+            keep = keep | m(b, h, q_idx, kv_idx)
+        return keep
+    return mask
+
+
 def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128):
     """Evaluates mask_mod(b, h, q_idx, kv_idx) on the whole index grid (eagerly,
     with torch tensors when torch is present, NumPy arrays otherwise) and
@@ -493,14 +524,13 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128
     B, H = B or 1, H or 1
     try:
         import torch
-        ar = lambda n: torch.arange(n)
-        keep = mask_mod(ar(B)[:, None, None, None], ar(H)[None, :, None, None],
-                        ar(Q_LEN)[None, None, :, None], ar(KV_LEN)[None, None, None, :])
-        keep = keep.expand(B, H, Q_LEN, KV_LEN).numpy() if hasattr(keep, "expand") else keep
+        ar = torch.arange
     except ImportError:
-        ar = np.arange
-        keep = mask_mod(ar(B)[:, None, None, None], ar(H)[None, :, None, None],
-                        ar(Q_LEN)[None, None, :, None], ar(KV_LEN)[None, None, None, :])
+        torch, ar = None, np.arange
+    keep = mask_mod(ar(B)[:, None, None, None], ar(H)[None, :, None, None],
+                    ar(Q_LEN)[None, None, :, None], ar(KV_LEN)[None, None, None, :])
+    if torch is not None and isinstance(keep, torch.Tensor):
+        keep = keep.expand(B, H, Q_LEN, KV_LEN).numpy()
     keep = np.broadcast_to(np.asarray(keep, dtype=bool), (B, H, Q_LEN, KV_LEN))
     nq, nk = -(-Q_LEN // bq), -(-KV_LEN // bk)
     pad = np.zeros((B, H, nq * bq, nk * bk), dtype=bool)

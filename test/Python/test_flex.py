@@ -337,3 +337,28 @@ def test_bounds_unsigned_compare_of_a_negative_difference():
     want = (p / p.sum(-1, keepdims=True)) @ q.astype(np.float64)
     out = attn_mlir.compile(UNSIGNED_IR, pipeline="cpu")(q)
     assert np.abs(out - want).max() < 2e-6
+
+
+def test_and_or_noop_masks_compose():
+    doc = torch.repeat_interleave(torch.arange(3, dtype=torch.int32), torch.tensor([20, 30, 14]))
+
+    def causal(b, h, qi, ki):
+        return ki <= qi
+
+    def same_doc(b, h, qi, ki):
+        return doc[qi] == doc[ki]
+
+    def sink(b, h, qi, ki):
+        return ki < 2
+    q, k, v = qkv(1, 2, 2, 64, 64, 16)
+    check(q, k, v, mask_mod=attn_mlir.or_masks(attn_mlir.and_masks(causal, same_doc), sink))
+    full = attn_mlir.flex_attention(q, k, v, mask_mod=attn_mlir.noop_mask)
+    assert torch.allclose(full, attn_mlir.flex_attention(q, k, v), atol=0, rtol=0)
+    bm = attn_mlir.create_block_mask(attn_mlir.and_masks(causal, same_doc), None, None, 64, 64,
+                                     BLOCK_SIZE=16)
+    # Documents [0, 20), [20, 50), [50, 64) in 16-key tiles: query tile 3
+    # (48-63) sees key tiles 1-3 in part and tile 0 not at all; no tile is
+    # kept whole (every one holds a document edge or the diagonal).
+    assert bm.kv_num_blocks.tolist() == [[[1, 2, 2, 3]]]
+    assert bm.kv_indices[0, 0, 3, :3].tolist() == [1, 2, 3]
+    assert bm.full_kv_num_blocks.tolist() == [[[0, 0, 0, 0]]]

@@ -68,23 +68,14 @@ static Value diagonalShift(SdpaPartialOp op) { return op.getDiagonal(); }
 /// `s` through the function in `fn` (one of `op`'s regions), if any: a
 /// ModOp (attn.score_mod or attn.mask_mod) with the op's captures and a
 /// copy of the region.
-template <typename ModOp>
-static Value applyFunction(SdpaOp op, Region &fn, Value s, PatternRewriter &rewriter) {
+template <typename ModOp, typename OpTy>
+static Value applyFunction(OpTy op, Region &fn, Value s, PatternRewriter &rewriter) {
   if (fn.empty())
     return s;
   auto mod = ModOp::create(rewriter, op.getLoc(), s, op.getCaptures());
   rewriter.cloneRegionBefore(fn, mod.getBody(), mod.getBody().end());
   return mod;
 }
-static Value applyScoreMod(SdpaOp op, Value s, PatternRewriter &rewriter) {
-  return applyFunction<ScoreModOp>(op, op.getScoreMod(), s, rewriter);
-}
-static Value applyMaskMod(SdpaOp op, Value s, PatternRewriter &rewriter) {
-  return applyFunction<MaskModOp>(op, op.getMaskMod(), s, rewriter);
-}
-// attn.sdpa_partial has no functions.
-static Value applyScoreMod(SdpaPartialOp, Value s, PatternRewriter &) { return s; }
-static Value applyMaskMod(SdpaPartialOp, Value s, PatternRewriter &) { return s; }
 
 /// The masked scores S' of an sdpa or sdpa_partial:
 /// mask_mod(mask(score_mod(softcap(scale(scores(q, k)))))).
@@ -96,7 +87,7 @@ static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
     s = ScaleOp::create(rewriter, loc, s, rewriter.getF32FloatAttr(static_cast<float>(scale)));
   if (FloatAttr cap = op.getSoftcapAttr())
     s = SoftcapOp::create(rewriter, loc, s, cap);
-  s = applyScoreMod(op, s, rewriter);
+  s = applyFunction<ScoreModOp>(op, op.getScoreMod(), s, rewriter);
   WindowAttr window = op.getWindowAttr();
   if (window && window.isUnbounded())
     window = nullptr; // #attn.window<> keeps every key
@@ -104,7 +95,7 @@ static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
       window)
     s = MaskOp::create(rewriter, loc, s.getType(), s, op.getMask(), op.getAlibiSlopes(),
                        op.getKeyLengths(), diagonalShift(op), op.getCausalAttr(), window);
-  return applyMaskMod(op, s, rewriter);
+  return applyFunction<MaskModOp>(op, op.getMaskMod(), s, rewriter);
 }
 
 /// sdpa(q, k, v) = weighted_sum(dropout(softmax(mask(softcap(scale(scores(q, k)))))), v)

@@ -15,9 +15,10 @@ Where this differs from PyTorch: a fully masked row gives 0 (FlexAttention:
 0 as well); Python control flow on traced values (``if``, ``and``, ``or``,
 ``not``) cannot be traced (use ``torch.where``, ``&``, ``|``, ``~``); a
 captured tensor is read at its indices clamped into its shape (no
-out-of-bounds error); ``return_lse`` is not supported yet; a BlockMask's
-block lists are computed but the kernel evaluates the mask function on
-every tile (it gives the same output; the sparsity does not yet save time).
+out-of-bounds error); ``return_lse=True`` returns the float32 log-sum-exp
+[B, H, L] in natural log (-inf for a row that keeps no key); a BlockMask's
+block lists are not read (the kernel bounds the mask function per tile
+itself, docs/recipes.md).
 """
 
 import math
@@ -564,9 +565,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     NumPy arrays [B, H, L, E] (float32, float16, bfloat16): softmax over the
     keys of score_mod(scale·q·kᵀ, b, h, q_idx, kv_idx) with the keys
     block_mask.mask_mod (or mask_mod) drops, times V. See the module doc for
-    where it differs from PyTorch."""
-    if return_lse:
-        _fail(NotImplementedError, "return_lse=True is not supported yet")
+    where it differs from PyTorch. With return_lse=True, returns (out, lse)
+    with lse the float32 [B, H, L] log-sum-exp of each row's scores."""
     if block_mask is not None:
         if mask_mod is not None and mask_mod is not block_mask.mask_mod:
             _fail(ValueError, "pass the mask function once: block_mask or mask_mod")
@@ -610,11 +610,26 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     caps = " captures(%s)" % ", ".join("%%c%d" % i for i in range(len(captures))) \
         if captures else ""
     body = " ".join(_region(kind, traced, captures) for kind, traced in regions)
-    text = ("func.func @flex(%s) -> %s {\n  %%o = attn.sdpa %%q, %%k, %%v%s {scale = %s : f32} %s\n"
-            "    : (%s) -> %s\n  return %%o : %s\n}\n"
-            % (", ".join(args), to, caps, _float_literal(np.float32(scale)), body,
-               ", ".join([tq, tk, tv] + ctypes), to, to))
+    operand_types = ", ".join([tq, tk, tv] + ctypes)
+    if return_lse:
+        # attn.sdpa_partial: the output (f32) and each row's natural-log
+        # log-sum-exp (-inf for a row that keeps no key), as FlexAttention's.
+        to32 = "tensor<%dx%dx%dx%dxf32>" % (b, h, lq, ev)
+        tl = "tensor<%dx%dx%dxf32>" % (b, h, lq)
+        text = ("func.func @flex(%s) -> (%s, %s) {\n  %%o, %%lse = attn.sdpa_partial %%q, %%k, %%v%s "
+                "{scale = %s : f32} %s\n    : (%s) -> (%s, %s)\n"
+                "  return %%o, %%lse : %s, %s\n}\n"
+                % (", ".join(args), to32, tl, caps, _float_literal(np.float32(scale)), body,
+                   operand_types, to32, tl, to32, tl))
+    else:
+        text = ("func.func @flex(%s) -> %s {\n  %%o = attn.sdpa %%q, %%k, %%v%s {scale = %s : f32} %s\n"
+                "    : (%s) -> %s\n  return %%o : %s\n}\n"
+                % (", ".join(args), to, caps, _float_literal(np.float32(scale)), body,
+                   operand_types, to, to))
     kernel = CACHE.get(("flex", text, threads), lambda: text, "flex", "cpu", threads)
     fn = CompiledFunction(kernel, "flex")
     cap_bufs = [c for c, _ in captures]
-    return fn(query, key, value, *cap_bufs)
+    if not return_lse:
+        return fn(query, key, value, *cap_bufs)
+    out, lse = fn(query, key, value, *cap_bufs)
+    return _arrays.cast(out, dt, "the output"), lse

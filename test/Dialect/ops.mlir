@@ -182,7 +182,7 @@ func.func @ring_attribute(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // CHECK: attn.mask %{{.*}} diagonal(%[[D:.*]]) {causal = #attn.causal<top_left>} : tensor<1x4x8x16xf32>
 // CHECK: attn.sdpa_partial %{{.*}}, %{{.*}}, %{{.*}} diagonal(%[[D]]) {causal = #attn.causal<top_left>} : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index) -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
 // GENERIC: "attn.mask"(%{{.*}}, %{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0, 1>}>
-// GENERIC: "attn.sdpa_partial"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}>
+// GENERIC: "attn.sdpa_partial"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>}>
 func.func @diagonal_shift(%s: tensor<1x4x8x16xf32>, %q: tensor<1x4x8x32xf32>,
                           %k: tensor<1x4x16x32xf32>, %d: index) {
   %m = attn.mask %s diagonal(%d) {causal = #attn.causal<top_left>} : tensor<1x4x8x16xf32>

@@ -214,8 +214,6 @@ def test_untraceable_constructs_are_named():
         attn_mlir.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + table[i])
     with pytest.raises(ValueError, match="enable_gqa=True"):
         attn_mlir.flex_attention(*qkv(1, 4, 2, 8, 8, 16))
-    with pytest.raises(NotImplementedError, match="return_lse"):
-        attn_mlir.flex_attention(q, k, v, return_lse=True)
 
 
 def test_kernels_are_cached_per_traced_body():
@@ -362,3 +360,27 @@ def test_and_or_noop_masks_compose():
     assert bm.kv_num_blocks.tolist() == [[[1, 2, 2, 3]]]
     assert bm.kv_indices[0, 0, 3, :3].tolist() == [1, 2, 3]
     assert bm.full_kv_num_blocks.tolist() == [[[0, 0, 0, 0]]]
+
+
+def test_return_lse_natural_log_and_empty_rows():
+    bias = rand(4, 2 * 70 - 1, seed=8)
+
+    def rel(score, b, h, qi, ki):
+        return score + bias[h, qi - ki + 69]
+
+    def late(b, h, qi, ki):
+        return (qi >= 5) & (ki <= qi)
+    for dt in (torch.float32, torch.bfloat16):
+        q, k, v = qkv(2, 4, 2, 70, 70, 32, dt)
+        out, lse = attn_mlir.flex_attention(q, k, v, score_mod=rel, mask_mod=late,
+                                            enable_gqa=True, return_lse=True)
+        assert out.dtype == dt and lse.dtype == torch.float32 and lse.shape == (2, 4, 70)
+        assert (out.to(torch.float64) - ref(q, k, v, rel, late)).abs().max() <= TOL[dt]
+        kk = k.to(torch.float64).repeat_interleave(2, 1)
+        s = (q.to(torch.float64) @ kk.transpose(-1, -2)) / math.sqrt(32)
+        i, j = torch.arange(70)[:, None], torch.arange(70)[None, :]
+        s = (s + bias.to(torch.float64)[:, i - j + 69]).masked_fill(~late(0, 0, i, j),
+                                                                     float("-inf"))
+        want = torch.logsumexp(s, -1)
+        assert torch.isinf(lse[:, :, :5]).all() and (lse[:, :, :5] < 0).all()
+        assert (lse[:, :, 5:].to(torch.float64) - want[:, :, 5:]).abs().max() < 1e-4

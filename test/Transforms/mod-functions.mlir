@@ -93,3 +93,27 @@ func.func @mask_mod_first(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   %o = attn.weighted_sum %p, %q : (tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
   return %o : tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// attn.sdpa_partial takes the functions too: decompose puts them into the
+// chain before the log-sum-exp.
+// CHECK-LABEL: func.func @partial
+// CHECK: attn.sdpa_partial %{{.*}}, %{{.*}}, %{{.*}} captures(%{{.*}}) {scale = 2.500000e-01 : f32} mask_mod {
+// ROUND-LABEL: func.func @partial
+// ROUND: %[[S:.*]] = attn.scale
+// ROUND: %[[M:.*]] = attn.mask_mod %[[S]] captures(%{{.*}} : tensor<8xi32>)
+// ROUND: attn.logsumexp %[[M]]
+// ROUND-NOT: attn.sdpa_partial
+func.func @partial(%q: tensor<1x2x8x4xf32>, %doc: tensor<8xi32>)
+    -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) {
+  %o, %l = attn.sdpa_partial %q, %q, %q captures(%doc) {scale = 0.25 : f32} mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<8xi32>):
+    %di = tensor.extract %d[%i] : tensor<8xi32>
+    %dj = tensor.extract %d[%j] : tensor<8xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    attn.yield %same : i1
+  } : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<8xi32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return %o, %l : tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+}

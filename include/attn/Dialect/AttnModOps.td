@@ -127,11 +127,11 @@ def Attn_MaskModOp : Attn_Op<"mask_mod", [Pure, IsolatedFromAbove,
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["ScoreModOp", "MaskModOp", "SdpaOp"]>]> {
+    ParentOneOf<["ScoreModOp", "MaskModOp", "SdpaOp", "SdpaPartialOp"]>]> {
   let summary = "the value a score or mask function returns";
   let description = [{
     Ends the body of `attn.score_mod`, `attn.mask_mod` and the `score_mod` /
-    `mask_mod` regions of `attn.sdpa`: `attn.yield %v : f32` (a score) or
+    `mask_mod` regions of `attn.sdpa` and `attn.sdpa_partial`: `attn.yield %v : f32` (a score) or
     `attn.yield %keep : i1` (a mask).
 
     **Example** (Gemma 2's softcap written as a score function):

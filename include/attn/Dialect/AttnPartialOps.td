@@ -9,7 +9,7 @@ include "AttnOpBase.td"
 // results merge
 //===----------------------------------------------------------------------===//
 
-def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments,
+def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments, IsolatedFromAbove,
     InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "attn.sdpa over one block of keys: its output and log-sum-exp";
@@ -86,21 +86,27 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
                        Optional<Index>:$diagonal,
+                       Variadic<AnyRankedTensor>:$captures,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_F32Attr>:$softcap,
                        OptionalAttr<Attn_WindowAttr>:$window);
   let results = (outs RankedTensorOf<[F32]>:$result, RankedTensorOf<[F32]>:$lse);
+  let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    (`diagonal` `(` $diagonal^ `)`)?
-    attr-dict `:` functional-type(operands, results)
+    (`diagonal` `(` $diagonal^ `)`)? (`captures` `(` $captures^ `)`)?
+    attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
+    `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The scale actually applied: the attribute, or 1/sqrt(D).
     std::optional<double> getEffectiveScale();
+    /// Whether the op has a score function / a mask function.
+    bool hasScoreMod() { return !getScoreMod().empty(); }
+    bool hasMaskMod() { return !getMaskMod().empty(); }
     /// sdpa's dropout attributes, which this op does not have.
     FloatAttr getDropoutRateAttr() { return {}; }
   }];

@@ -74,15 +74,13 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
     p.slopesType = cast<RankedTensorType>(s.getType());
   if (Value l = op.getKeyLengths())
     p.keyLengthsType = cast<RankedTensorType>(l.getType());
-  if constexpr (std::is_same_v<OpTy, SdpaOp>) {
-    if (op.hasScoreMod())
-      p.scoreMod = &op.getScoreMod();
-    if (op.hasMaskMod())
-      p.maskMod = &op.getMaskMod();
-    p.captures = op.getCaptures();
-    if ((p.scoreMod || p.maskMod) && !support.modFunctions)
-      return fail("score and mask functions are not supported by the " + support.name);
-  }
+  if (op.hasScoreMod())
+    p.scoreMod = &op.getScoreMod();
+  if (op.hasMaskMod())
+    p.maskMod = &op.getMaskMod();
+  p.captures = op.getCaptures();
+  if ((p.scoreMod || p.maskMod) && !support.modFunctions)
+    return fail("score and mask functions are not supported by the " + support.name);
   if (Value m = op.getMask()) {
     p.maskType = cast<RankedTensorType>(m.getType());
     p.maskKind = p.maskType.getElementType().isInteger(1) ? MaskKind::Keep

@@ -371,19 +371,27 @@ static LogicalResult verifySdpaOperands(OpTy op, Checker &c) {
                  succeeded(c.windowAlign(op.getWindowAttr(), op.getCausalAttr())));
 }
 
+/// The score and mask function regions of attn.sdpa and attn.sdpa_partial.
+template <typename OpTy>
+static LogicalResult verifyFunctions(OpTy op) {
+  if (failed(verifyModFunction(op, op.getScoreMod(), ModKind::Score, op.getCaptures(),
+                               "score_mod")) ||
+      failed(verifyModFunction(op, op.getMaskMod(), ModKind::Mask, op.getCaptures(),
+                               "mask_mod")))
+    return failure();
+  if (!op.getCaptures().empty() && !op.hasScoreMod() && !op.hasMaskMod())
+    return op.emitOpError() << "has captures but no 'score_mod' or 'mask_mod' function to "
+                               "read them";
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   Checker c(*this);
   if (failed(verifySdpaOperands(*this, c)) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
       failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
-      failed(verifyModFunction(*this, getScoreMod(), ModKind::Score, getCaptures(),
-                               "score_mod")) ||
-      failed(verifyModFunction(*this, getMaskMod(), ModKind::Mask, getCaptures(),
-                               "mask_mod")))
+      failed(verifyFunctions(*this)))
     return failure();
-  if (!getCaptures().empty() && !hasScoreMod() && !hasMaskMod())
-    return emitOpError() << "has captures but no 'score_mod' or 'mask_mod' function to "
-                            "read them";
   return c.result(sdpaShape(getQuery(), getValue()), tensorType(getQuery()).getElementType());
 }
 
@@ -636,7 +644,8 @@ static SmallVector<int64_t> lseShape(Value query) {
 LogicalResult SdpaPartialOp::verify() {
   Checker c(*this);
   if (failed(verifySdpaOperands(*this, c)) ||
-      failed(c.diagonalShift(getDiagonal(), getCausalAttr(), getWindowAttr())))
+      failed(c.diagonalShift(getDiagonal(), getCausalAttr(), getWindowAttr())) ||
+      failed(verifyFunctions(*this)))
     return failure();
   Type f32 = Float32Type::get(getContext());
   if (failed(c.result(sdpaShape(getQuery(), getValue()), f32, 0)) ||

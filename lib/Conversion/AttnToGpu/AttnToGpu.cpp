@@ -30,6 +30,7 @@
 #include "attn/Conversion/Passes.h"
 
 #include "../FlashCore/FlashCore.h"
+#include "../FlashCore/ModFunctions.h"
 #include "GpuBlock.h"
 #include "TensorCoreKernel.h"
 
@@ -166,9 +167,19 @@ private:
                     g.fma(g.load(qsT, {c, t}), g.load(ks, {j, c}), acc[0])};
               });
           Value sc = softcapScores(g, p, g.fmul(dot[0], scale));
+          if (p.scoreMod) {
+            // The score function in natural units, at the thread's row.
+            ModPoint at{g.fmul(sc, g.f(1.0 / kLog2E)), bIdx, hIdx, row, kj};
+            sc = g.fmul(emitModFunction(g, *p.scoreMod, ModKind::Score, at, s.captures),
+                        g.f(kLog2E));
+          }
           if (alibi)
             sc = g.fadd(sc, alibi->at(row, kj));
           Value visible = keys->isVisible(row, kj);
+          if (p.maskMod)
+            visible = g.andI(visible, emitModFunction(g, *p.maskMod, ModKind::Mask,
+                                                      ModPoint{Value(), bIdx, hIdx, row, kj},
+                                                      s.captures));
           if (s.mask) {
             // Reading the mask past Tk is out of bounds: clamp the index.
             Value kc = g.minI(kj, g.sub(s.tk, g.idx(1)));
@@ -251,7 +262,7 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
                                        int64_t tileQ, int64_t tileK, bool tensorCores,
                                        bool tf32, bool reportKernel, std::string &reason) {
   FailureOr<SdpaProblem> problem = SdpaProblem::analyze(
-      op, KernelSupport{"GPU kernel", /*lowPrecision=*/true}, reason);
+      op, KernelSupport{"GPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true}, reason);
   if (failed(problem))
     return failure();
   const SdpaProblem &p = *problem;

@@ -556,6 +556,10 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::str
     why = "the tensor-core kernel does not write a log-sum-exp";
     return false;
   }
+  if (p.scoreMod || p.maskMod) {
+    why = "the tensor-core kernel does not take score or mask functions yet";
+    return false;
+  }
   return true;
 }
 

@@ -34,3 +34,32 @@ func.func @features(%q: tensor<2x8x?x64xf32>, %k: tensor<2x2x?x64xf32>, %v: tens
         -> tensor<2x8x?x64xf32>
   return %o : tensor<2x8x?x64xf32>
 }
+
+// Score and mask functions (CUDA-core kernel): a relative bias from a
+// captured table, a sliding window with a prefix.
+func.func @functions(%q: tensor<1x4x?x64xf16>, %k: tensor<1x4x?x64xf16>, %v: tensor<1x4x?x64xf16>,
+                     %bias: tensor<4x511xf32>) -> tensor<1x4x?x64xf16> {
+  %o = attn.sdpa %q, %k, %v captures(%bias) score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<4x511xf32>):
+    %c255 = arith.constant 255 : index
+    %d = arith.subi %i, %j : index
+    %r = arith.addi %d, %c255 : index
+    %x = tensor.extract %t[%h, %r] : tensor<4x511xf32>
+    %y = math.tanh %s : f32
+    %n = arith.addf %y, %x : f32
+    attn.yield %n : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<4x511xf32>):
+    %c64 = arith.constant 64 : index
+    %c4 = arith.constant 4 : index
+    %d = arith.subi %i, %j : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %near = arith.cmpi slt, %d, %c64 : index
+    %prefix = arith.cmpi slt, %j, %c4 : index
+    %w = arith.andi %causal, %near : i1
+    %keep = arith.ori %w, %prefix : i1
+    attn.yield %keep : i1
+  } : (tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>, tensor<4x511xf32>)
+      -> tensor<1x4x?x64xf16>
+  return %o : tensor<1x4x?x64xf16>
+}

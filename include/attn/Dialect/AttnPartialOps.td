@@ -42,10 +42,14 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
 
     ```
     %o, %lse = attn.sdpa_partial %q, %k, %v [, %mask] [alibi(%s)] [key_lengths(%len)]
-               [diagonal(%d)]
+               [diagonal(%d)] [captures(%c…)]
                [ATTRS: scale, causal, softcap, window as on attn.sdpa]
+               [score_mod REGION] [mask_mod REGION]
         : (type(%q), type(%k), type(%v) [, ...]) -> (tensor<BxHxTqxDvxf32>, tensor<BxHxTqxf32>)
     ```
+
+    The `score_mod` / `mask_mod` functions and their captures are those of
+    `attn.sdpa` (FlexAttention's `return_lse=True` is this op with them).
 
     **Verifier.** Every rule of `attn.sdpa` on the operands and attributes;
     `diagonal` needs `causal = #attn.causal<top_left>` and no bounded

@@ -487,30 +487,26 @@ def noop_mask(b, h, q_idx, kv_idx):
     return True
 
 
-def and_masks(*mask_mods):
-    """A mask function keeping a key where every one of `mask_mods` does."""
+def _combine_masks(name, combine, mask_mods):
     if not mask_mods:
-        raise ValueError("and_masks needs at least one mask function")
+        raise ValueError("%s needs at least one mask function" % name)
 
     def mask(b, h, q_idx, kv_idx):
         keep = mask_mods[0](b, h, q_idx, kv_idx)
         for m in mask_mods[1:]:
-            keep = keep & m(b, h, q_idx, kv_idx)
+            keep = combine(keep, m(b, h, q_idx, kv_idx))
         return keep
     return mask
+
+
+def and_masks(*mask_mods):
+    """A mask function keeping a key where every one of `mask_mods` does."""
+    return _combine_masks("and_masks", lambda x, y: x & y, mask_mods)
 
 
 def or_masks(*mask_mods):
     """A mask function keeping a key where any one of `mask_mods` does."""
-    if not mask_mods:
-        raise ValueError("or_masks needs at least one mask function")
-
-    def mask(b, h, q_idx, kv_idx):
-        keep = mask_mods[0](b, h, q_idx, kv_idx)
-        for m in mask_mods[1:]:
-            keep = keep | m(b, h, q_idx, kv_idx)
-        return keep
-    return mask
+    return _combine_masks("or_masks", lambda x, y: x | y, mask_mods)
 
 
 def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128):

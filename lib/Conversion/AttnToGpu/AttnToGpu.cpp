@@ -167,12 +167,9 @@ private:
                     g.fma(g.load(qsT, {c, t}), g.load(ks, {j, c}), acc[0])};
               });
           Value sc = softcapScores(g, p, g.fmul(dot[0], scale));
-          if (p.scoreMod) {
-            // The score function in natural units, at the thread's row.
-            ModPoint at{g.fmul(sc, g.f(1.0 / kLog2E)), bIdx, hIdx, row, kj};
-            sc = g.fmul(emitModFunction(g, *p.scoreMod, ModKind::Score, at, s.captures),
-                        g.f(kLog2E));
-          }
+          if (p.scoreMod)
+            sc = scoreModLog2(g, *p.scoreMod, ModPoint{Value(), bIdx, hIdx, row, kj}, sc,
+                              s.captures);
           if (alibi)
             sc = g.fadd(sc, alibi->at(row, kj));
           Value visible = keys->isVisible(row, kj);

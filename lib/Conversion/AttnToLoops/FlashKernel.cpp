@@ -340,14 +340,11 @@ std::optional<flash::MaskVerdict> FlashKernel::boundMaskModOverTile(const QueryR
 }
 
 /// The score function on the scores `x` (log2 units) of tile row `row`
-/// for the w keys k0 + col ..: it computes in natural units,
-/// f(x·ln2, b, h, q, kv)·log2(e).
+/// for the w keys k0 + col ...
 Value FlashKernel::applyScoreMod(Value k0, Value row, Value col, Value x) {
   Value r = rowAt(row);
-  flash::ModPoint at{b.fmul(x, b.splat(1.0 / kLog2E)), bIdx, headOf(r), queryOf(r),
-                     b.add(k0, col)};
-  Value y = flash::emitModFunction(b, *problem.scoreMod, ModKind::Score, at, bufs.captures);
-  return b.fmul(y, b.splat(kLog2E));
+  flash::ModPoint at{Value(), bIdx, headOf(r), queryOf(r), b.add(k0, col)};
+  return flash::scoreModLog2(b, *problem.scoreMod, at, x, bufs.captures);
 }
 
 /// S[i][j] = -inf where the mask function is false, for every row and key

@@ -263,3 +263,10 @@ Value mlir::attn::flash::emitModFunction(FlashBuilder &fb, Region &body, ModKind
   }
   return e.emitBlock(entry).front();
 }
+
+Value mlir::attn::flash::scoreModLog2(FlashBuilder &fb, Region &body, ModPoint at, Value x,
+                                      ValueRange captures) {
+  at.score = fb.fmul(x, fb.constantLike(x.getType(), 1.0 / kLog2E));
+  Value y = emitModFunction(fb, body, ModKind::Score, at, captures);
+  return fb.fmul(y, fb.constantLike(y.getType(), kLog2E));
+}

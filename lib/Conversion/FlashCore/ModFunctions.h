@@ -40,6 +40,11 @@ struct ModPoint {
 Value emitModFunction(FlashBuilder &fb, Region &body, ModKind kind, const ModPoint &at,
                       ValueRange captures);
 
+/// The score function on scores `x` in log2 units (f32 or a vector, as the
+/// fused kernels keep them): f(x·ln2, b, h, q, kv)·log2(e). `at.score` is
+/// ignored.
+Value scoreModLog2(FlashBuilder &fb, Region &body, ModPoint at, Value x, ValueRange captures);
+
 } // namespace mlir::attn::flash
 
 #endif // ATTN_LIB_CONVERSION_FLASHCORE_MODFUNCTIONS_H

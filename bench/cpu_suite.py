@@ -73,6 +73,7 @@ TARGETS = [
      "the slowest row", "project", 0.70),
 ]
 PROJECT_IN, PROJECT_OUTS = 768, (768, 2304)
+HALF_KINDS = ("bf16-dot", "f16", "amx-bf16")
 
 
 def rel(path):
@@ -113,10 +114,12 @@ class Suite:
         return json.loads(run(cmd))
 
     # -- the machine -------------------------------------------------------
-    def peak(self, seconds, isa=None, threads=None):
+    def peak(self, seconds, isa=None, threads=None, kind=None):
         cmd = [self.fma, "--threads=%d" % (threads or self.threads), "--seconds=%g" % seconds]
         if isa:
             cmd.append("--isa=" + isa)
+        if kind:
+            cmd.append("--kind=" + kind)
         r = self.call(cmd)
         r["command"] = " ".join(cmd)
         return r
@@ -428,12 +431,19 @@ def main():
     peaks = {"widest": s.peak(sec), "one_thread": s.peak(sec, threads=1)}
     if peaks["widest"].get("isa") == "avx512":
         peaks["avx2"] = s.peak(sec, isa="avx2")
+    # The half-precision instructions' peaks, where the CPU has them (a
+    # multiply-add is two flops in each, as for the f32 FMA).
+    for kind in HALF_KINDS:
+        p = s.peak(sec, kind=kind)
+        if p.get("supported"):
+            peaks[kind] = p
     bw = s.bandwidth(a.bandwidth_mib)
     print("FMA peak %.1f GFLOP/s (%s, %d threads)%s, %.1f on one thread; read bandwidth "
-          "%.1f GB/s over %d MiB" % (
+          "%.1f GB/s over %d MiB%s" % (
               peaks["widest"]["gflops"], peaks["widest"].get("isa", "?"), s.threads,
               ", %.1f with avx2" % peaks["avx2"]["gflops"] if "avx2" in peaks else "",
-              peaks["one_thread"]["gflops"], bw["gbps"], bw["mib"]), flush=True)
+              peaks["one_thread"]["gflops"], bw["gbps"], bw["mib"], half_peaks_text(peaks)),
+          flush=True)
 
     for t in sorted(set(a.sdpa_ts) | set(a.half_ts)):
         s.sdpa_group(t, t in a.sdpa_ts, ["f16", "bf16"] if t in a.half_ts else [])
@@ -461,6 +471,12 @@ def main():
         json.dump(result, f, indent=1)
     render(result, out)
     print("took %.0f s" % result["seconds"])
+
+
+def half_peaks_text(peaks):
+    """'; half precision: bf16-dot X, f16 Y GFLOP/s' for the kinds measured."""
+    got = ["%s %.1f" % (k, peaks[k]["gflops"]) for k in HALF_KINDS if k in peaks]
+    return "; half precision: %s GFLOP/s" % ", ".join(got) if got else ""
 
 
 # -- RESULTS.md ----------------------------------------------------------------
@@ -594,12 +610,14 @@ def render(res, out, rendered_only=False):
         "",
         "Machine, measured at the start: FMA peak **%.1f GFLOP/s** (%s, %d threads)%s, "
         "%.1f GFLOP/s on one thread; read bandwidth **%.1f GB/s** over %d MiB "
-        "(`attn-fma-peak --bandwidth`). Each group of rows is measured beside its own FMA "
+        "(`attn-fma-peak --bandwidth`)%s. Each group of rows is measured beside its own FMA "
         "peak of the widest ISA (column \"peak\"), and each decode row beside its own "
         "bandwidth figures: the machine is shared, ratios within a group are what count." % (
             pk["widest"]["gflops"], pk["widest"].get("isa", "?"), res["threads"],
             " (%.1f with avx2/ymm)" % pk["avx2"]["gflops"] if "avx2" in pk else "",
-            pk["one_thread"]["gflops"], res["bandwidth"]["gbps"], res["bandwidth"]["mib"]),
+            pk["one_thread"]["gflops"], res["bandwidth"]["gbps"], res["bandwidth"]["mib"],
+            half_peaks_text(pk) and " and the half-precision instructions' peaks (`attn-fma-peak "
+            "--kind`: %s)" % half_peaks_text(pk)[len("; half precision: "):]),
         "",
         "Anchors: Python %s, NumPy %s, PyTorch %s (threads %s); BLAS loaded: %s.%s" % (
             env.get("python_version", "?"), env.get("numpy", "?"), env.get("torch") or "none",

@@ -47,6 +47,11 @@ try:
         config.available_features.add("fma")
     if "avx512f" in flags:
         config.available_features.add("avx512f")
+    # Half-precision instructions (attn-fma-peak --kind, the bf16 dot path).
+    for flag, feature in (("avx512_bf16", "avx512bf16"), ("avx512_fp16", "avx512fp16"),
+                          ("amx_bf16", "amx-bf16")):
+        if flag in flags:
+            config.available_features.add(feature)
 except OSError:
     pass
 

@@ -41,43 +41,11 @@
 #include <vector>
 
 // Twelve independent accumulators in registers (written out, so no
-// compiler keeps them in memory), for one vector ISA: NAME(iters) returns a
-// lane of the sum, which keeps the loop alive.
-#define ATTN_FMA_LOOP(NAME, TARGET, VEC, SET1, FMADD, ADD, LANES)                  \
-  __attribute__((target(TARGET))) static double NAME(long iters) {               \
-    const VEC a = SET1(0.999999f), b = SET1(1e-7f);                              \
-    VEC c0 = SET1(0.01f), c1 = SET1(0.02f), c2 = SET1(0.03f), c3 = SET1(0.04f),  \
-        c4 = SET1(0.05f), c5 = SET1(0.06f), c6 = SET1(0.07f), c7 = SET1(0.08f),  \
-        c8 = SET1(0.09f), c9 = SET1(0.10f), c10 = SET1(0.11f), c11 = SET1(0.12f); \
-    for (long n = 0; n < iters; ++n) {                                           \
-      c0 = FMADD(c0, a, b);                                                      \
-      c1 = FMADD(c1, a, b);                                                      \
-      c2 = FMADD(c2, a, b);                                                      \
-      c3 = FMADD(c3, a, b);                                                      \
-      c4 = FMADD(c4, a, b);                                                      \
-      c5 = FMADD(c5, a, b);                                                      \
-      c6 = FMADD(c6, a, b);                                                      \
-      c7 = FMADD(c7, a, b);                                                      \
-      c8 = FMADD(c8, a, b);                                                      \
-      c9 = FMADD(c9, a, b);                                                      \
-      c10 = FMADD(c10, a, b);                                                    \
-      c11 = FMADD(c11, a, b);                                                    \
-    }                                                                            \
-    VEC s = ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7)));   \
-    s = ADD(s, ADD(ADD(c8, c9), ADD(c10, c11)));                                 \
-    float out[LANES];                                                            \
-    std::memcpy(out, &s, sizeof(out));                                           \
-    return out[0];                                                               \
-  }
-
-ATTN_FMA_LOOP(fmaLoopYmm, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps,
-              _mm256_add_ps, 8)
-ATTN_FMA_LOOP(fmaLoopZmm, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps,
-              _mm512_add_ps, 16)
-
-// The same twelve chains for the half-precision vector instructions: the
-// accumulators' type ACC, the operands' OPND (built by MKOP from a float).
-#define ATTN_HALF_LOOP(NAME, TARGET, ACC, SET1ACC, OPND, MKOP, STEP, ADD, LANES)   \
+// compiler keeps them in memory), for one instruction: the accumulators'
+// type ACC, the operands' OPND (built by MKOP from a float), c = STEP(c, a,
+// b) the multiply-add. NAME(iters) returns a lane of the sum, which keeps
+// the loop alive.
+#define ATTN_PEAK_LOOP(NAME, TARGET, ACC, SET1ACC, OPND, MKOP, STEP, ADD, LANES)   \
   __attribute__((target(TARGET))) static double NAME(long iters) {               \
     const OPND a = MKOP(0.999f), b = MKOP(1e-3f);                                \
     ACC c0 = SET1ACC(0.01f), c1 = SET1ACC(0.02f), c2 = SET1ACC(0.03f),           \
@@ -107,9 +75,13 @@ ATTN_FMA_LOOP(fmaLoopZmm, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps,
 
 #define ATTN_BF16_PAIR(x) _mm512_cvtne2ps_pbh(_mm512_set1_ps(x), _mm512_set1_ps(x))
 #define ATTN_F16_ACC(x) _mm512_set1_ph(static_cast<_Float16>(x))
-ATTN_HALF_LOOP(bf16DotLoop, "avx512f,avx512bf16", __m512, _mm512_set1_ps, __m512bh,
+ATTN_PEAK_LOOP(fmaLoopYmm, "avx2,fma", __m256, _mm256_set1_ps, __m256, _mm256_set1_ps,
+               _mm256_fmadd_ps, _mm256_add_ps, 8)
+ATTN_PEAK_LOOP(fmaLoopZmm, "avx512f", __m512, _mm512_set1_ps, __m512, _mm512_set1_ps,
+               _mm512_fmadd_ps, _mm512_add_ps, 16)
+ATTN_PEAK_LOOP(bf16DotLoop, "avx512f,avx512bf16", __m512, _mm512_set1_ps, __m512bh,
                ATTN_BF16_PAIR, _mm512_dpbf16_ps, _mm512_add_ps, 16)
-ATTN_HALF_LOOP(f16FmaLoop, "avx512f,avx512fp16", __m512h, ATTN_F16_ACC, __m512h, ATTN_F16_ACC,
+ATTN_PEAK_LOOP(f16FmaLoop, "avx512f,avx512fp16", __m512h, ATTN_F16_ACC, __m512h, ATTN_F16_ACC,
                _mm512_fmadd_ph, _mm512_add_ph, 16)
 
 // AMX-BF16: tiles 0-3 accumulate (16 rows of 16 f32), tile 4 is A (16

@@ -23,7 +23,11 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector: the bf16 prefill's avx512.dot (convert-attn-to-loops
+  // bf16-dot) becomes llvm.x86.avx512bf16.dpbf16ps.512.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // Before scf-to-cf: the alloca scopes that scf-to-openmp creates must
   // keep a single block.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -87,6 +91,7 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
   tiling.reportUnfused = options.reportUnfused;
   tiling.minWorkItems = options.minWorkItems;
   tiling.prepackLimitMiB = options.prepackLimitMiB;
+  tiling.bf16Dot = options.bf16Dot;
   pm.addPass(mlir::attn::createConvertAttnToLoops(tiling));
   // What the fused lowering left (dropout, dynamic head counts or head dims,
   // projections it does not tile, attn.rope and other primitive ops) takes

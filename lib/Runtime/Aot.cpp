@@ -394,7 +394,9 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
     return aotError(CompileErrorKind::BadOption, "unknown target CPU '" + cpu + "'");
   art.targetCpu = (*tm)->getTargetCPU().str();
   art.targetFeatures = (*tm)->getTargetFeatureString().str();
-  int64_t nativeWidth = sti->checkFeatures("+avx512f") ? 16 : 8;
+  CpuTarget cpuTarget = cpuTargetOf(art.targetCpu, [&](llvm::StringRef f) {
+    return sti->checkFeatures(("+" + f).str());
+  });
 
   llvm::LLVMContext llvmCtx;
   std::unique_ptr<llvm::Module> linked;
@@ -409,7 +411,7 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
     std::vector<std::string> unfused;
     if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, jit,
                                            pipeline == Pipeline::Gpu ? target : "",
-                                           nativeWidth, art.tiling, unfused))
+                                           cpuTarget, art.tiling, unfused))
       return std::move(e);
     if (target == targets.front())
       art.unfusedOps = unfused;

@@ -314,7 +314,7 @@ llvm::Error checkInputValues(ModuleOp module, llvm::StringRef entry,
 
 llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
                                Pipeline pipeline, const JitOptions &options,
-                               const std::string &chip, int64_t nativeWidth,
+                               const std::string &chip, const CpuTarget &target,
                                CompiledFunction::Tiling &usedTiling,
                                std::vector<std::string> &unfused) {
   MLIRContext *ctx = clone.getContext();
@@ -352,12 +352,17 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
       cpu.tileK = *options.tileK;
     // The target's widest vectors, narrowed until tile-k holds a whole
     // number of 2-vector blocks (small tiles keep working).
-    int64_t width = nativeWidth;
+    int64_t width = target.vectorWidth;
     while (width > 1 && cpu.tileK % (2 * width) != 0)
       width /= 2;
     cpu.vectorWidth = options.vectorWidth.value_or(width);
     usedTiling = {int64_t(cpu.tileQ), int64_t(cpu.tileK), int64_t(cpu.vectorWidth)};
     cpu.threads = options.threads;
+    if (options.bf16Dot.value_or(false) && !target.hasBf16Dot)
+      return compileError(CompileErrorKind::BadOption,
+                          "bf16-dot needs AVX512-BF16 (vdpbf16ps), which the target CPU "
+                          "lacks");
+    cpu.bf16Dot = options.bf16Dot.value_or(target.prefersBf16Dot);
     // Split the keys (flash-decoding) when there are fewer than two work
     // items per thread.
     cpu.minWorkItems = options.minWorkItems.value_or(2 * workerThreads(options.threads));
@@ -510,7 +515,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   // Lower a clone; the caller's module stays as it was.
   OwningOpRef<ModuleOp> clone = module.clone();
   if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, options, chip,
-                                         hostVectorWidth(), cf->usedTiling, cf->unfused))
+                                         hostCpuTarget(), cf->usedTiling, cf->unfused))
     return e;
 
   initializeNativeTarget();
@@ -642,13 +647,23 @@ int64_t workerThreads(int64_t requested) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-int64_t hostVectorWidth() {
+int64_t hostVectorWidth() { return hostCpuTarget().vectorWidth; }
+
+CpuTarget cpuTargetOf(llvm::StringRef cpu, llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
+  CpuTarget t;
+  bool avx512 = hasFeature("avx512f");
+  t.vectorWidth = avx512 ? 16 : 8;
+  t.hasBf16Dot = avx512 && hasFeature("avx512bf16");
+  t.prefersBf16Dot = t.hasBf16Dot && cpu.starts_with("znver");
+  return t;
+}
+
+CpuTarget hostCpuTarget() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto has = [&](llvm::StringRef f) {
+  return cpuTargetOf(llvm::sys::getHostCPUName(), [&](llvm::StringRef f) {
     auto it = features.find(f);
     return it != features.end() && it->second;
-  };
-  return has("avx512f") ? 16 : 8;
+  });
 }
 
 char AllocationError::ID = 0;

@@ -19,12 +19,12 @@ llvm::Expected<TensorSpec> specOf(mlir::Type t, const llvm::Twine &what);
 
 /// Lowers function `entry` of `module` (in place: pass a clone) through
 /// `pipeline` to the LLVM dialect, with its C interface; functions it does
-/// not call are dropped. `nativeWidth` is the target's widest f32 vector
-/// (the cpu pipeline's default vector width); `chip` the GPU target.
+/// not call are dropped. `target` is the CPU's (the cpu pipeline's default
+/// vector width and bf16 path); `chip` the GPU target.
 /// Records the tiling used and the ops left unfused (remarks).
 llvm::Error lowerToLLVMDialect(mlir::ModuleOp module, llvm::StringRef entry,
                                Pipeline pipeline, const JitOptions &options,
-                               const std::string &chip, int64_t nativeWidth,
+                               const std::string &chip, const CpuTarget &target,
                                CompiledFunction::Tiling &usedTiling,
                                std::vector<std::string> &unfused);
 

@@ -1088,6 +1088,71 @@ TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
     }
 }
 
+/// bf16 prefill tiles on AVX512-BF16 dot products (bf16-dot, forced on;
+/// Bf16Dot.cpp) against the double reference over the features the packed
+/// tile takes, beside the same tiles on f32 FMAs (bf16-dot off): each
+/// within bf16's tolerance. Rounding P to bf16 must change some output
+/// (else the dot path did not run). Skipped where the CPU has no
+/// AVX512-BF16.
+TEST(Bf16Dot, PrefillTilesMatchReference) {
+  if (!runtime::hostCpuTarget().hasBf16Dot)
+    GTEST_SKIP() << "this CPU has no AVX512-BF16";
+  struct Case {
+    const char *name;
+    Spec spec;
+    std::optional<int64_t> minWorkItems; ///< unset: twice the threads
+  };
+  auto spec = [](int64_t h, int64_t hkv, int64_t d, int64_t dv, ref::Causal causal) {
+    Spec s;
+    s.h = h;
+    s.hkv = hkv;
+    s.d = d;
+    s.dv = dv;
+    s.causal = causal;
+    s.dtype = DType::BF16;
+    return s;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"plain-gqa", spec(4, 2, 64, 64, ref::Causal::None)});
+  cases.push_back({"d128-dv32-top-left", spec(2, 1, 128, 32, ref::Causal::TopLeft)});
+  cases.push_back({"keep-mask-bottom-right", spec(4, 2, 64, 64, ref::Causal::BottomRight)});
+  cases.back().spec.mask = ref::Mask::Kind::Keep;
+  cases.push_back({"d32-dv48", spec(2, 2, 32, 48, ref::Causal::None)});
+  cases.push_back({"softcap-alibi", spec(4, 2, 64, 64, ref::Causal::None)});
+  cases.back().spec.softcap = 0.75f;
+  cases.back().spec.slopes = Slopes::PerBatchHead;
+  cases.push_back({"window", spec(4, 2, 64, 64, ref::Causal::None)});
+  cases.back().spec.window = ref::Window{11, 5, ref::Causal::BottomRight};
+  cases.push_back({"key-lengths", spec(2, 1, 64, 64, ref::Causal::None)});
+  cases.back().spec.lengths = std::vector<int64_t>{29, 151};
+  cases.push_back({"splits", spec(4, 2, 64, 64, ref::Causal::TopLeft), int64_t(4096)});
+  std::mt19937 gen(7);
+  int64_t differing = 0;
+  for (const Case &c : cases)
+    for (Shape sh : {Shape{2, 150, 203}, Shape{2, 128, 64}, Shape{2, 3, 77}}) {
+      SCOPED_TRACE(std::string(c.name) + " B=" + std::to_string(sh.b) +
+                   " Tq=" + std::to_string(sh.tq) + " Tk=" + std::to_string(sh.tk));
+      Instance in = instance(c.spec, sh, gen);
+      std::vector<ref::Tensor> outs;
+      for (bool dot : {true, false}) {
+        runtime::JitOptions options;
+        options.vectorWidth = 16;
+        options.minWorkItems = c.minWorkItems;
+        options.bf16Dot = dot;
+        Jitted j(source(c.spec, sh), "f", Pipeline::Cpu, options);
+        ASSERT_TRUE(j.ok());
+        auto out = j.run(in.inputs, in.dtypes);
+        ASSERT_EQ(out.size(), 1u);
+        ASSERT_TRUE(allFinite(out[0])) << "rows without keys give zeros, not NaN";
+        EXPECT_LE(relativeError(out[0], in.want), 1.6e-2) << (dot ? "bf16-dot" : "f32 FMAs");
+        outs.push_back(out[0]);
+      }
+      for (size_t i = 0; i < outs[0].data.size(); ++i)
+        differing += outs[0].data[i] != outs[1].data[i];
+    }
+  EXPECT_GT(differing, 0) << "bf16-dot gave exactly the f32 path's outputs everywhere";
+}
+
 /// The attention variants through the tensor-core kernel (f16/bf16, head
 /// dims 64/128 take it in the GPU pipelines; gpu-schedule runs it on the
 /// CPU, threads in lockstep): the same FlashCore rules as the other kernels,

@@ -66,6 +66,11 @@ static cl::opt<int64_t> tileK("tile-k", cl::desc("Keys per tile"), cl::cat(aotCa
 static cl::opt<int64_t> vectorWidth("vector-width",
                                     cl::desc("cpu: f32 lanes (default: the target's widest)"),
                                     cl::cat(aotCategory));
+static cl::opt<bool> bf16Dot("bf16-dot",
+                            cl::desc("cpu: bf16 prefill tiles on AVX512-BF16 dot products "
+                                     "(default: where the target CPU has them and they are "
+                                     "faster, AMD Zen 4 and later)"),
+                            cl::cat(aotCategory));
 static cl::opt<int64_t> numThreads("num-threads",
                                    cl::desc("cpu: worker threads the key split plans for "
                                             "(default: this machine's)"),
@@ -134,6 +139,8 @@ int main(int argc, char **argv) {
   set(tileK, options.jit.tileK);
   set(vectorWidth, options.jit.vectorWidth);
   set(minWorkItems, options.jit.minWorkItems);
+  if (bf16Dot.getNumOccurrences())
+    options.jit.bf16Dot = bf16Dot.getValue();
   options.jit.threads = numThreads;
   options.jit.gpuDeviceResident = deviceResident;
   options.jit.gpuTf32 = tf32Opt;

@@ -142,6 +142,13 @@ static cl::opt<int64_t> vectorWidthOpt(
              "widest, 16 with AVX-512, 8 with AVX2; e.g. 8 on an AVX-512 host runs the AVX2 "
              "schedule)"),
     cl::cat(runCategory));
+static cl::opt<bool> bf16DotOpt(
+    "bf16-dot",
+    cl::desc("cpu pipeline: bf16 prefill tiles multiply on AVX512-BF16 dot products "
+             "(vdpbf16ps; =false: f32 FMAs after widening). Default: the host's choice, "
+             "on where they are faster (AMD Zen 4 and later), off on Intel, where "
+             "vdpbf16ps runs at half the f32 FMA rate; refused on a CPU without them"),
+    cl::cat(runCategory));
 static cl::opt<bool> tf32Opt(
     "tf32",
     cl::desc("gpu, gpu-schedule: f32 sdpa with head dims 64/128 take the tensor-core kernel "
@@ -246,7 +253,8 @@ static void warnInapplicable(rt::Pipeline p, std::optional<rt::Pipeline> ref) {
          " not apply to --pipeline=reference (it has no tiled kernel); ignored");
   // The CPU kernel's options: for cpu (and ring, whose ranks run it).
   bool cpuKernel = p == rt::Pipeline::Cpu || p == rt::Pipeline::Ring || ref == rt::Pipeline::Cpu;
-  for (const cl::Option *o : std::initializer_list<const cl::Option *>{&numThreads, &vectorWidthOpt})
+  for (const cl::Option *o : std::initializer_list<const cl::Option *>{&numThreads, &vectorWidthOpt,
+                                                                &bf16DotOpt})
     if (given(*o) && !cpuKernel)
       warn("--" + o->ArgStr + " applies only to --pipeline=cpu, not " + rt::pipelineName(p) +
            "; ignored");
@@ -422,6 +430,8 @@ int main(int argc, char **argv) {
     jit.tileK = tileK;
   if (vectorWidthOpt.getNumOccurrences())
     jit.vectorWidth = vectorWidthOpt;
+  if (bf16DotOpt.getNumOccurrences())
+    jit.bf16Dot = bf16DotOpt;
   jit.gpuTf32 = tf32Opt;
   jit.threads = numThreads;
   jit.gpuChip = gpuChip;

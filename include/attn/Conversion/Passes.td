@@ -318,11 +318,17 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     Option<"prepackLimitMiB", "prepack-limit-mib", "int64_t", /*default=*/"32",
            "The most MiB the keys transposed once per call (an f32 copy of "
            "K, static shapes only) may take; a larger problem, or 0, packs "
-           "the keys per Q tile and K/V tile">
+           "the keys per Q tile and K/V tile">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "bf16 prefill tiles multiply on AVX512-BF16 dot products "
+           "(x86vector.avx512.dot: vdpbf16ps, P rounded to bf16) instead of "
+           "f32 FMAs after widening; needs 16 lanes, D a multiple of 32, Dv "
+           "of 16, tile-k of 32 (otherwise the f32 path)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];

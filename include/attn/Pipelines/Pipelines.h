@@ -46,6 +46,12 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
       llvm::cl::desc("The most MiB the keys transposed once per call may take "
                      "(0: pack per tile)"),
       llvm::cl::init(ConvertAttnToLoopsOptions().prepackLimitMiB)};
+  PassOptions::Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 prefill tiles multiply on AVX512-BF16 dot products "
+                     "(the JIT and attn-aot turn it on where the target has "
+                     "them and they are faster: AMD Zen 4 and later)"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().bf16Dot)};
   PassOptions::Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Worker threads (0: one per core, or OMP_NUM_THREADS)"),

@@ -96,6 +96,24 @@ llvm::Error checkInputValues(mlir::ModuleOp module, llvm::StringRef entry,
 /// uses: 16 with AVX-512F, 8 otherwise (AVX2, or any other host).
 int64_t hostVectorWidth();
 
+/// What the cpu pipeline takes from the CPU it compiles for.
+struct CpuTarget {
+  int64_t vectorWidth = 8; ///< f32 lanes of the widest vector unit
+  bool hasBf16Dot = false; ///< AVX512-BF16 (vdpbf16ps) with AVX-512F
+  /// vdpbf16ps multiplies bf16 faster per flop than f32 FMAs do: AMD Zen 4
+  /// and later. Intel cores retire one every two cycles, half the f32 FMA
+  /// rate (bench/NOTES.md, 2026-12-03: Half-precision peaks), so their bf16
+  /// keeps the f32 widening path.
+  bool prefersBf16Dot = false;
+};
+
+/// The target of LLVM CPU `cpu` (e.g. "znver4") with the features
+/// `hasFeature` reports ("avx512f", "avx512bf16").
+CpuTarget cpuTargetOf(llvm::StringRef cpu, llvm::function_ref<bool(llvm::StringRef)> hasFeature);
+
+/// This machine's.
+CpuTarget hostCpuTarget();
+
 /// The worker threads a cpu kernel runs on: `requested` when positive, else
 /// omp_get_max_threads() where the OpenMP runtime is loaded, else the first
 /// number of OMP_NUM_THREADS, else one per hardware thread.
@@ -124,6 +142,11 @@ struct JitOptions {
   /// cpu: f32 lanes per vector; unset: the host's widest (hostVectorWidth),
   /// halved while tile-k is not a multiple of two vectors.
   std::optional<int64_t> vectorWidth;
+  /// cpu: bf16 prefill tiles on AVX512-BF16 dot products
+  /// (convert-attn-to-loops bf16-dot); unset: where the target prefers them
+  /// (CpuTarget::prefersBf16Dot). true on a target without AVX512-BF16 is
+  /// a BadOption error.
+  std::optional<bool> bf16Dot;
   /// cpu: worker threads (0: one per core or OMP_NUM_THREADS).
   int64_t threads = 0;
   /// cpu: split each Q tile's keys across threads when an sdpa has fewer

@@ -40,7 +40,8 @@ struct ConvertAttnToLoopsPass
   using ConvertAttnToLoopsBase::ConvertAttnToLoopsBase;
   void runOnOperation() override {
     ConvertAttnToLoopsOptions options{tileQ,         tileK,        vectorWidth,
-                                      reportUnfused, minWorkItems, prepackLimitMiB};
+                                      reportUnfused, minWorkItems, prepackLimitMiB,
+                                      bf16Dot};
     if (std::string bad = checkAttnToLoopsOptions(options); !bad.empty()) {
       getOperation()->emitError() << bad;
       return signalPassFailure();

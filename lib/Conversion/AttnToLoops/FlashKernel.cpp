@@ -30,7 +30,8 @@ FlashKernel::FlashKernel(FlashBuilder &b, const SdpaProblem &problem, const Sdpa
       valuesInPlace(directKeys || takesValuesInPlace(problem, opts)), packedKeys(packedKeys),
       rowBlock(directKeys ? opts.tileQ
                : opts.tileQ % rowBlockFor(opts.vectorWidth) == 0 ? rowBlockFor(opts.vectorWidth)
-                                                                 : kRowBlock) {}
+                                                                 : kRowBlock),
+      bf16Dot(takesBf16Dot(problem, opts, directKeys)) {}
 
 bool FlashKernel::takesValuesInPlace(const SdpaProblem &problem,
                                      const ConvertAttnToLoopsOptions &opts) {
@@ -52,9 +53,11 @@ bool FlashKernel::takesPrepackedKeys(const SdpaProblem &problem,
 MemRefType FlashKernel::prepackedKeysType(const SdpaProblem &problem,
                                           const ConvertAttnToLoopsOptions &opts) {
   int64_t tiles = llvm::divideCeil(problem.keyType.getDimSize(2), opts.tileK);
-  return MemRefType::get(
-      {problem.queryType.getDimSize(0), problem.kvHeads, tiles, problem.d, opts.tileK},
-      Float32Type::get(problem.keyType.getContext()));
+  MLIRContext *ctx = problem.keyType.getContext();
+  bool pairs = takesBf16Dot(problem, opts, /*directKeys=*/false);
+  return MemRefType::get({problem.queryType.getDimSize(0), problem.kvHeads, tiles,
+                          pairs ? problem.d / 2 : problem.d, opts.tileK},
+                         pairs ? Type(IntegerType::get(ctx, 32)) : Float32Type::get(ctx));
 }
 
 void FlashKernel::prepackKeyTile(Value bIdx, Value kvHead, Value kTile) {
@@ -139,17 +142,27 @@ FlashKernel::QueryRange FlashKernel::queryRange() {
 
 /// Stack scratch on a cache-line boundary (a vector load straddling two
 /// lines costs two).
-Value FlashKernel::scratch(ArrayRef<int64_t> shape) {
-  return memref::AllocaOp::create(b.b, b.loc, MemRefType::get(shape, b.f32()),
+Value FlashKernel::scratch(ArrayRef<int64_t> shape, Type element) {
+  return memref::AllocaOp::create(b.b, b.loc,
+                                  MemRefType::get(shape, element ? element : b.f32()),
                                   ValueRange{}, b.b.getI64IntegerAttr(64));
 }
 
 void FlashKernel::allocateScratch() {
-  qs = scratch({opts.tileQ, problem.d});
-  if (!directKeys && !packedKeys)
-    kt = scratch({problem.d, opts.tileK});
-  if (!valuesInPlace)
-    vt = scratch({opts.tileK, dvPadded});
+  if (bf16Dot) {
+    Type i32 = b.b.getI32Type();
+    qs = scratch({opts.tileQ, problem.d / 2}, i32);
+    if (!packedKeys)
+      kt = scratch({problem.d / 2, opts.tileK}, i32);
+    vt = scratch({opts.tileK / 2, dvPadded}, i32);
+    pPairs = scratch({opts.tileQ, opts.tileK / 2}, i32);
+  } else {
+    qs = scratch({opts.tileQ, problem.d});
+    if (!directKeys && !packedKeys)
+      kt = scratch({problem.d, opts.tileK});
+    if (!valuesInPlace)
+      vt = scratch({opts.tileK, dvPadded});
+  }
   sp = scratch({opts.tileQ, opts.tileK});
   if (directKeys) // a run's per-key vectors: [slot][row · w + lane]
     keySums = scratch({opts.vectorWidth, opts.tileQ * opts.vectorWidth});
@@ -194,6 +207,8 @@ void FlashKernel::zeroRows(Value buf, Value from, int64_t rows, int64_t n) {
 /// Qs[i][d] = Q[b, h_i, q_i, d] · scale · log2(e), zero past the valid
 /// rows.
 void FlashKernel::packQueryTile() {
+  if (bf16Dot)
+    return packQueryPairs();
   b.loop(b.idx(0), rows.count, 1, [&](Value i) {
     Value r = b.add(rows.r0, i);
     copyRow(bufs.q, headOf(r), queryOf(r), problem.d, qs, i, problem.scaleLog2);
@@ -217,10 +232,11 @@ Value FlashKernel::packedKeyTile(Value kTile) {
   auto srcType = cast<MemRefType>(packedKeys.getType());
   OpFoldResult zero = b.b.getIndexAttr(0), one = b.b.getIndexAttr(1);
   SmallVector<OpFoldResult> offsets{bIdx, hkv, kTile, zero, zero};
-  SmallVector<OpFoldResult> sizes{one, one, one, b.b.getIndexAttr(problem.d),
+  int64_t depth = srcType.getDimSize(3); // D, or D/2 pairs
+  SmallVector<OpFoldResult> sizes{one, one, one, b.b.getIndexAttr(depth),
                                   b.b.getIndexAttr(opts.tileK)};
   SmallVector<OpFoldResult> strides(5, one);
-  MemRefType type = memref::SubViewOp::inferRankReducedResultType({problem.d, opts.tileK}, srcType,
+  MemRefType type = memref::SubViewOp::inferRankReducedResultType({depth, opts.tileK}, srcType,
                                                                   offsets, sizes, strides);
   return memref::SubViewOp::create(b.b, b.loc, type, packedKeys, offsets, sizes, strides);
 }
@@ -242,6 +258,8 @@ void FlashKernel::packKeyValueTile(Value kTile, Value k0, Value kRows) {
 /// hide those columns), element by element otherwise (zero past the
 /// keys).
 void FlashKernel::packKeys(Value k0, Value kRows, Value dst) {
+  if (bf16Dot)
+    return packKeyPairs(k0, kRows, dst);
   int64_t w = opts.vectorWidth;
   if (problem.d % w == 0 && opts.tileK % w == 0 && llvm::isPowerOf2_64(w)) {
     Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
@@ -271,6 +289,8 @@ void FlashKernel::packKeys(Value k0, Value kRows, Value dst) {
 /// Vt[j][c] = V[b, h/G, k0 + j, c], zero past the tile's keys (and past
 /// Dv).
 void FlashKernel::packValues(Value k0, Value kRows) {
+  if (bf16Dot)
+    return packValuePairs(k0, kRows);
   b.loop(b.idx(0), kRows, 1,
          [&](Value j) { copyRow(bufs.v, hkv, b.add(k0, j), problem.dv, vt, j); });
   zeroRows(vt, kRows, opts.tileK, dvPadded);
@@ -287,6 +307,8 @@ void FlashKernel::packValues(Value k0, Value kRows) {
 /// held in registers, one broadcast FMA per (row, vector) and d; then,
 /// still in registers, the softcap and the ALiBi bias.
 void FlashKernel::computeScores(Value k0) {
+  if (bf16Dot)
+    return computeScoresDot(k0);
   int64_t w = opts.vectorWidth;
   b.loop(b.idx(0), b.idx(opts.tileQ), rowBlock, [&](Value i) {
     b.loop(b.idx(0), b.idx(opts.tileK), 2 * w, [&](Value j) {
@@ -493,7 +515,10 @@ Value FlashKernel::exponentiateRow(Value i, Value mV) {
   return b.loopCarry(b.idx(0), b.idx(opts.tileK), opts.vectorWidth, {b.splat(0.0)},
                      [&](Value j, ValueRange a) {
                        Value p = b.exp2(b.fsub(b.vload(sp, {i, j}), mV));
-                       b.vstore(p, sp, {i, j});
+                       if (bf16Dot)
+                         storeProbabilityPairs(i, j, p);
+                       else
+                         b.vstore(p, sp, {i, j});
                        return SmallVector<Value>{b.fadd(a[0], p)};
                      })[0];
 }
@@ -548,7 +573,9 @@ void FlashKernel::accumulateBlock(Value k0, Value keyCount, Value row0, int64_t 
     for (int64_t v = 0; v < cols; ++v)
       init.push_back(b.fmul(b.vload(acc, {row, colIdx[v]}), alpha));
   }
-  SmallVector<Value> sums = broadcastFmaBlock(
+  SmallVector<Value> sums =
+      bf16Dot ? dotValueBlock(row0, n, colIdx, init)
+              : broadcastFmaBlock(
       b, n, cols, keyCount, init,
       [&](Value j, int64_t v) {
         if (valuesInPlace)

@@ -91,7 +91,14 @@ public:
   static bool takesPrepackedKeys(const SdpaProblem &problem,
                                  const ConvertAttnToLoopsOptions &opts, bool directKeys);
 
-  /// The prepacked keys' buffer type: [B, Hkv, K/V tiles, D, tile-k].
+  /// Whether the tile multiplies on AVX512-BF16 dot products (the
+  /// bf16-dot option; Bf16Dot.cpp): bf16 Q, K and V, packed tiles, 16
+  /// lanes, D a multiple of 32, Dv of 16 and tile-k of 32.
+  static bool takesBf16Dot(const SdpaProblem &problem, const ConvertAttnToLoopsOptions &opts,
+                           bool directKeys);
+
+  /// The prepacked keys' buffer type: [B, Hkv, K/V tiles, D, tile-k] f32,
+  /// or [B, Hkv, K/V tiles, D/2, tile-k] i32 (bf16 pairs) with bf16 dots.
   static MemRefType prepackedKeysType(const SdpaProblem &problem,
                                       const ConvertAttnToLoopsOptions &opts);
 
@@ -133,9 +140,11 @@ private:
   bool valuesInPlace; ///< V read in place (directKeys, or takesValuesInPlace)
   Value packedKeys;   ///< the prepacked keys, if takesPrepackedKeys
   int64_t rowBlock;
+  bool bf16Dot; ///< takesBf16Dot: qs, kt and vt hold bf16 pairs as i32
   TileRows rows;
   Value bIdx, hkv;
   Value qs, kt, vt, sp, keySums, acc, mRow, lRow, alphaRow;
+  Value pPairs; ///< bf16 dots: P rounded to bf16, [tile-q, tile-k/2] pairs as i32
 
   /// The query positions the tile's rows cover, [begin, end): a grouped
   /// tile that crosses from one head into the next covers [0, Tq).
@@ -148,7 +157,7 @@ private:
   Value headOf(Value r);
   Value queryOf(Value r);
   QueryRange queryRange();
-  Value scratch(ArrayRef<int64_t> shape);
+  Value scratch(ArrayRef<int64_t> shape, Type element = {});
   void allocateScratch();
 
   // Packing (FlashKernel.cpp).
@@ -161,6 +170,17 @@ private:
   void packKeyValueTile(Value kTile, Value k0, Value kRows);
   void packKeys(Value k0, Value kRows, Value dst);
   void packValues(Value k0, Value kRows);
+
+  // The bf16 dot-product variants of packing, scores and P·V (Bf16Dot.cpp).
+  VectorType pairVector();
+  Value loadPairs(Value m, ValueRange ivs);
+  void packQueryPairs();
+  void packKeyPairs(Value k0, Value kRows, Value dst);
+  void packValuePairs(Value k0, Value kRows);
+  void computeScoresDot(Value k0);
+  void storeProbabilityPairs(Value i, Value j, Value p);
+  SmallVector<Value> dotValueBlock(Value row0, int64_t n, ArrayRef<Value> colIdx,
+                                   ValueRange init);
 
   // Scores, mask, online softmax and P·V of the prefill tile (FlashKernel.cpp).
   void computeScores(Value k0);

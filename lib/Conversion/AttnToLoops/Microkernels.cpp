@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "Microkernels.h"
 
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
 using namespace mlir;
 
 namespace mlir::attn::loops {
@@ -106,7 +108,8 @@ SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols
                                      ValueRange init,
                                      function_ref<Value(Value, int64_t)> loadB,
                                      function_ref<Value(int64_t, Value)> loadA,
-                                     function_ref<void(Value)> perStep) {
+                                     function_ref<void(Value)> perStep,
+                                     const BlockProduct *product) {
   return e.loopCarry(e.idx(0), n, 1, init, [&](Value k, ValueRange a) {
     if (perStep)
       perStep(k);
@@ -115,12 +118,27 @@ SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols
       b.push_back(loadB(k, v));
     SmallVector<Value> next;
     for (int64_t r = 0; r < rows; ++r) {
-      Value x = e.bcast(loadA(r, k));
+      Value x = product ? product->bcast(loadA(r, k)) : e.bcast(loadA(r, k));
       for (int64_t v = 0; v < cols; ++v)
-        next.push_back(e.fma(x, b[v], a[r * cols + v]));
+        next.push_back(product ? product->step(x, b[v], a[r * cols + v])
+                               : e.fma(x, b[v], a[r * cols + v]));
     }
     return next;
   });
+}
+
+BlockProduct bf16Pairs(FlashBuilder &e) {
+  int64_t w = e.width;
+  auto pairs = VectorType::get({w}, e.b.getI32Type());
+  auto halves = VectorType::get({2 * w}, e.b.getBF16Type());
+  return BlockProduct{
+      [&e, pairs, halves](Value pair) -> Value {
+        Value v = vector::BroadcastOp::create(e.b, e.loc, pairs, pair);
+        return vector::BitCastOp::create(e.b, e.loc, halves, v);
+      },
+      [&e](Value a, Value b, Value acc) -> Value {
+        return x86vector::DotBF16Op::create(e.b, e.loc, acc.getType(), acc, a, b);
+      }};
 }
 
 void parallelLoop(FlashBuilder &e, ValueRange upper, bool stackScope,

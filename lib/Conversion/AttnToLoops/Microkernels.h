@@ -14,6 +14,7 @@
 #include "../FlashCore/ModBounds.h"
 #include "../FlashCore/ModFunctions.h"
 
+#include <functional>
 #include <utility>
 
 namespace mlir::attn::loops {
@@ -86,16 +87,33 @@ void foldSlotsOfRows(FlashBuilder &e, int64_t rows,
 Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
                 function_ref<Value(Value, Value)> combine);
 
+/// How broadcastFmaBlock multiplies: `bcast` makes the A vector from the
+/// scalar loadA returns, `step(a, b, acc)` is the multiply-add. The default
+/// (no product given) is an f32 broadcast and vector.fma; bf16Pairs() the
+/// AVX512-BF16 dot product.
+struct BlockProduct {
+  std::function<Value(Value)> bcast;
+  std::function<Value(Value, Value, Value)> step;
+};
+
+/// The AVX512-BF16 product: loadA's i32 (a pair of bf16) broadcast to w
+/// lanes and viewed as 2w bf16; step is x86vector.avx512.dot (vdpbf16ps:
+/// acc[l] += a[2l]·b[2l] + a[2l+1]·b[2l+1], f32 accumulation). loadB
+/// returns 2w bf16 (w pairs).
+BlockProduct bf16Pairs(FlashBuilder &e);
+
 /// The register-blocked loop every microkernel here is: for k in [0, n),
 /// load `cols` vectors b_v = loadB(k, v), then for each of `rows` rows
 /// acc[r·cols + v] += broadcast(loadA(r, k)) · b_v. Returns the `rows·cols`
 /// accumulators, started from `init`. `perStep`, when given, is emitted at
-/// the start of each step k (the decode's prefetches).
+/// the start of each step k (the decode's prefetches); `product`, when
+/// given, replaces the f32 broadcast and FMA.
 SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols, Value n,
                                      ValueRange init,
                                      function_ref<Value(Value, int64_t)> loadB,
                                      function_ref<Value(int64_t, Value)> loadA,
-                                     function_ref<void(Value)> perStep = nullptr);
+                                     function_ref<void(Value)> perStep = nullptr,
+                                     const BlockProduct *product = nullptr);
 
 /// scf.parallel over [0, upper) (step 1), body(ivs) emitted inside it;
 /// with `stackScope`, inside a memref.alloca_scope, so that each

@@ -363,6 +363,7 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
                           "bf16-dot needs AVX512-BF16 (vdpbf16ps), which the target CPU "
                           "lacks");
     cpu.bf16Dot = options.bf16Dot.value_or(target.prefersBf16Dot);
+    usedTiling.bf16Dot = bool(cpu.bf16Dot);
     // Split the keys (flash-decoding) when there are fewer than two work
     // items per thread.
     cpu.minWorkItems = options.minWorkItems.value_or(2 * workerThreads(options.threads));

@@ -373,6 +373,8 @@ void printJsonReport(const RunReport &report) {
                          {"tile_k", optInt(report.usedTileK)}};
   if (report.usedVectorWidth)
     obj["vector_width"] = *report.usedVectorWidth;
+  if (std::optional<bool> dot = report.fn->tiling().bf16Dot)
+    obj["bf16_dot"] = *dot;
   if (report.verbose)
     obj["cpu_features_all"] = report.fn->targetFeatures();
   llvm::json::Array outs;
@@ -479,6 +481,8 @@ void printTextReport(const RunReport &report) {
       llvm::outs() << "; tile-q " << *report.usedTileQ << ", tile-k " << *report.usedTileK;
     if (report.usedVectorWidth)
       llvm::outs() << ", vector-width " << *report.usedVectorWidth;
+    if (std::optional<bool> dot = report.fn->tiling().bf16Dot)
+      llvm::outs() << ", bf16-dot " << (*dot ? "on" : "off");
     llvm::outs() << "\ncpu features: " << report.fn->targetFeatures() << "\n";
   }
   for (auto [i, t] : llvm::enumerate(*report.results)) {

@@ -13,6 +13,12 @@ class TargetMachine;
 
 namespace attn::runtime {
 
+/// An error with message `msg` (Jit.cpp).
+llvm::Error err(const llvm::Twine &msg);
+
+/// A CompileError of `kind` with message `msg` (Jit.cpp).
+llvm::Error compileError(CompileErrorKind kind, const llvm::Twine &msg);
+
 /// The runner's view of a function argument or result type (`what` names
 /// it in the error).
 llvm::Expected<TensorSpec> specOf(mlir::Type t, const llvm::Twine &what);

@@ -1,0 +1,108 @@
+//===- HostInfo.cpp - what the runtime asks of this machine ---------------===//
+//
+// Worker threads, the CPU's vector width and bf16 path (CpuTarget), and
+// the process's memory: the facts the JIT, attn-run and the API take from
+// the host, without MLIR.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Runtime/Jit.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <dlfcn.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace attn::runtime {
+
+int64_t workerThreads(int64_t requested) {
+  if (requested > 0)
+    return requested;
+  // The OpenMP runtime's own answer once it is loaded (the JIT loads it).
+  using MaxThreads = int (*)();
+  if (auto f = reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads")))
+    return f();
+  if (const char *env = std::getenv("OMP_NUM_THREADS")) {
+    int64_t n;
+    if (!llvm::StringRef(env).split(',').first.trim().getAsInteger(10, n) && n > 0)
+      return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+int64_t hostVectorWidth() { return hostCpuTarget().vectorWidth; }
+
+CpuTarget cpuTargetOf(llvm::StringRef cpu, llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
+  CpuTarget t;
+  bool avx512 = hasFeature("avx512f");
+  t.vectorWidth = avx512 ? 16 : 8;
+  t.hasBf16Dot = avx512 && hasFeature("avx512bf16");
+  t.prefersBf16Dot = t.hasBf16Dot && cpu.starts_with("znver");
+  return t;
+}
+
+CpuTarget hostCpuTarget() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return cpuTargetOf(llvm::sys::getHostCPUName(), [&](llvm::StringRef f) {
+    auto it = features.find(f);
+    return it != features.end() && it->second;
+  });
+}
+
+std::string formatBytes(uint64_t bytes) {
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  double v = bytes / 1024.0;
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+/// A "Key:   N kB" line of a /proc file, in bytes.
+static std::optional<uint64_t> procKb(const char *path, const char *key) {
+  std::optional<uint64_t> out;
+  if (FILE *f = std::fopen(path, "r")) {
+    char line[256];
+    size_t n = std::strlen(key);
+    while (std::fgets(line, sizeof(line), f))
+      if (std::strncmp(line, key, n) == 0 && line[n] == ':') {
+        unsigned long long kb;
+        if (std::sscanf(line + n + 1, " %llu", &kb) == 1)
+          out = kb * 1024ull;
+        break;
+      }
+    std::fclose(f);
+  }
+  return out;
+}
+
+double peakRssMiB() {
+  std::optional<uint64_t> hwm = procKb("/proc/self/status", "VmHWM");
+  return hwm ? *hwm / (1024.0 * 1024.0) : -1;
+}
+
+std::optional<uint64_t> availableMemoryBytes() {
+  std::optional<uint64_t> avail = procKb("/proc/meminfo", "MemAvailable");
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    uint64_t used = procKb("/proc/self/status", "VmSize").value_or(0);
+    uint64_t left = lim.rlim_cur > used ? lim.rlim_cur - used : 0;
+    avail = avail ? std::min(*avail, left) : left;
+  }
+  return avail;
+}
+
+
+} // namespace attn::runtime

@@ -2,13 +2,17 @@
 //
 // The reference lowering: deliberately unfused, one or a few linalg ops per
 // attn op, the [B,H,Tq,Tk] scores materialised. f16/bf16 ops compute and
-// accumulate in f32 and round once at the end of each op.
+// accumulate in f32 and round once at the end of each op. The softmax
+// family is in SoftmaxToLinalg.cpp, the score and mask functions in
+// ModToLinalg.cpp, the builders they share in LinalgBuilders.h.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
 
 #include "../FlashCore/FlashCore.h"
+#include "LinalgBuilders.h"
 #include "ModToLinalg.h"
+#include "SoftmaxToLinalg.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -28,136 +32,7 @@ using namespace mlir::attn;
 
 namespace {
 
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
-
-RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-/// f32 for f16/bf16 (compute type), the type itself otherwise.
-Type computeType(Type elt) {
-  return elt.isF32() ? elt : Float32Type::get(elt.getContext());
-}
-
-/// Scalar float cast to `to` (extf/truncf or nothing).
-Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  if (cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth())
-    return arith::ExtFOp::create(b, loc, to, v);
-  return arith::TruncFOp::create(b, loc, to, v);
-}
-
-Value floatConst(OpBuilder &b, Location loc, Type t, double v) {
-  return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
-}
-
-Value negInf(OpBuilder &b, Location loc, Type t) {
-  return floatConst(b, loc, t, -std::numeric_limits<double>::infinity());
-}
-
-/// The reified result sizes of `op`.
-SmallVector<OpFoldResult> resultSizes(OpBuilder &b, Operation *op) {
-  ReifiedRankedShapedTypeDims dims;
-  LogicalResult ok = reifyResultShapes(b, op, dims);
-  assert(succeeded(ok) && "attn ops reify their result shapes");
-  (void)ok;
-  return dims[0];
-}
-
-Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-                  Type elt) {
-  return tensor::EmptyOp::create(b, loc, sizes, elt);
-}
-
-Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes, Type elt,
-             double value) {
-  Value init = emptyTensor(b, loc, sizes, elt);
-  return linalg::FillOp::create(b, loc, ValueRange{floatConst(b, loc, elt, value)},
-                                ValueRange{init})
-      .getResult(0);
-}
-
-/// Sizes of all dims of `v` except the last.
-SmallVector<OpFoldResult> leadingSizes(OpBuilder &b, Location loc, Value v) {
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
-  sizes.pop_back();
-  return sizes;
-}
-
-/// Rounds an f32 accumulator to `elt` (no-op for f32).
-Value roundTo(OpBuilder &b, Location loc, Value acc, Type elt,
-              ArrayRef<OpFoldResult> sizes) {
-  if (tensorType(acc).getElementType() == elt)
-    return acc;
-  int64_t rank = sizes.size();
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{RankedTensorType::get(tensorType(acc).getShape(), elt)},
-             ValueRange{acc}, ValueRange{emptyTensor(b, loc, sizes, elt)},
-             ArrayRef<AffineMap>{id, id}, SmallVector<IteratorType>(rank, kPar),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, args[0], elt));
-             })
-      .getResult(0);
-}
-
-/// A contraction out[outDims] += a[aDims] * b[bDims] over `numLoops` loops
-/// whose kinds are `iters`, accumulated in the compute type and rounded to
-/// the result element type.
-Value contraction(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
-                  Value rhs, AffineMap rhsMap, Value acc, AffineMap accMap,
-                  ArrayRef<IteratorType> iters) {
-  Type accElt = tensorType(acc).getElementType();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{acc.getType()}, ValueRange{lhs, rhs},
-             ValueRange{acc}, ArrayRef<AffineMap>{lhsMap, rhsMap, accMap}, iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value x = castFloat(nb, nl, args[0], accElt);
-               Value y = castFloat(nb, nl, args[1], accElt);
-               Value prod = arith::MulFOp::create(nb, nl, x, y);
-               linalg::YieldOp::create(nb, nl,
-                                       arith::AddFOp::create(nb, nl, args[2], prod).getResult());
-             })
-      .getResult(0);
-}
-
-/// An elementwise generic over `input` (same shape result of type
-/// `resultType`), with extra `inputs` read through `extraMaps`; `body` gets
-/// the builder, the location, the block arguments (input, extras..., out).
-Value elementwise(OpBuilder &b, Location loc, Value input, ValueRange extras,
-                  ArrayRef<AffineMap> extraMaps, RankedTensorType resultType,
-                  ArrayRef<OpFoldResult> sizes,
-                  function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  int64_t rank = resultType.getRank();
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  SmallVector<AffineMap> maps{id};
-  maps.append(extraMaps.begin(), extraMaps.end());
-  maps.push_back(id);
-  SmallVector<Value> inputs{input};
-  inputs.append(extras.begin(), extras.end());
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, inputs,
-             ValueRange{emptyTensor(b, loc, sizes, resultType.getElementType())},
-             maps, SmallVector<IteratorType>(rank, kPar),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(nb, nl, body(nb, nl, args));
-             })
-      .getResult(0);
-}
-
-/// H / Hkv for query heads `h` and key/value heads `hkv`, which must be
-/// static for the affine head map.
-FailureOr<int64_t> groupSize(Operation *op, int64_t h, int64_t hkv,
-                             ConversionPatternRewriter &rewriter) {
-  if (ShapedType::isDynamic(h) || ShapedType::isDynamic(hkv))
-    return rewriter.notifyMatchFailure(op, "dynamic head counts");
-  return h / hkv;
-}
-
-/// (b, h, ...) -> (b, h floordiv g, ...) selecting the key/value head.
-AffineExpr kvHead(AffineExpr h, int64_t g) { return g == 1 ? h : h.floorDiv(g); }
+using namespace mlir::attn::linalg_lowering;
 
 //===----------------------------------------------------------------------===//
 // Patterns, one per op.
@@ -548,230 +423,6 @@ struct RopeToLinalg : OpConversionPattern<RopeOp> {
   }
 };
 
-/// `value`, or 0 when the row's max `m` is -inf (the whole row is masked).
-Value zeroIfRowMasked(OpBuilder &b, Location l, Value m, Value value) {
-  Type t = m.getType();
-  Value allMasked = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, t));
-  return arith::SelectOp::create(b, l, allMasked, floatConst(b, l, t, 0.0), value).getResult();
-}
-
-Value shiftedExp(OpBuilder &b, Location l, Value x, Value m) {
-  return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
-}
-
-/// Per row of `x` (all dims but the last), in the type `acc`: the max m and
-/// Σ_k exp(x[.., k] - m) (0 for a row that is all -inf). What softmax and
-/// logsumexp share.
-std::pair<Value, Value> rowMaxAndSumExp(OpBuilder &rewriter, Location loc, Value x, Type acc) {
-  MLIRContext *ctx = rewriter.getContext();
-  RankedTensorType ty = tensorType(x);
-  int64_t r = ty.getRank();
-  SmallVector<OpFoldResult> lead = leadingSizes(rewriter, loc, x);
-  auto rowTy = RankedTensorType::get(ty.getShape().drop_back(), acc);
-  AffineMap id = rewriter.getMultiDimIdentityMap(r);
-  AffineMap rowMap =
-      AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
-  SmallVector<IteratorType> reduceIters(r, kPar);
-  reduceIters.back() = kRed;
-  Value maxInit = filled(rewriter, loc, lead, acc, -std::numeric_limits<double>::infinity());
-  Value m = linalg::GenericOp::create(
-                rewriter, loc, TypeRange{rowTy}, ValueRange{x}, ValueRange{maxInit},
-                ArrayRef<AffineMap>{id, rowMap}, reduceIters,
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  Value xv = castFloat(b, l, args[0], acc);
-                  linalg::YieldOp::create(b, l,
-                                          arith::MaximumFOp::create(b, l, args[1], xv).getResult());
-                })
-                .getResult(0);
-  Value sumInit = filled(rewriter, loc, lead, acc, 0.0);
-  Value s = linalg::GenericOp::create(
-                rewriter, loc, TypeRange{rowTy}, ValueRange{x, m}, ValueRange{sumInit},
-                ArrayRef<AffineMap>{id, rowMap, rowMap}, reduceIters,
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  Value e = zeroIfRowMasked(
-                      b, l, args[1], shiftedExp(b, l, castFloat(b, l, args[0], acc), args[1]));
-                  linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], e).getResult());
-                })
-                .getResult(0);
-  return {m, s};
-}
-
-/// p[.., j] = m == -inf ? 0 : exp(x[.., j] - m) / Σ_k exp(x[.., k] - m),
-/// m = max_k x[.., k]
-struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(SoftmaxOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType ty = op.getType();
-    Type elt = ty.getElementType(), acc = computeType(elt);
-    int64_t r = ty.getRank();
-    Value x = a.getInput();
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
-    AffineMap rowMap =
-        AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
-    // Steps 1 and 2: m = row max, s = Σ exp(x - m).
-    auto [m, s] = rowMaxAndSumExp(rewriter, loc, x, acc);
-    // Step 3: p = exp(x - m) / s, 0 in a fully masked row.
-    Value p = elementwise(rewriter, loc, x, {m, s}, {rowMap, rowMap}, ty, sizes,
-                          [&](OpBuilder &b, Location l, ValueRange args) {
-                            Value e = shiftedExp(b, l, castFloat(b, l, args[0], acc),
-                                                 args[1]);
-                            Value q = arith::DivFOp::create(b, l, e, args[2]);
-                            return castFloat(b, l, zeroIfRowMasked(b, l, args[1], q), elt);
-                          });
-    rewriter.replaceOp(op, p);
-    return success();
-  }
-};
-
-/// splitmix64 finaliser on z = seed + (flatIndex + 1)·φ64.
-Value splitmix64(OpBuilder &b, Location l, Value seed, Value flatIndex) {
-  Type i64 = b.getI64Type();
-  auto c = [&](uint64_t v) {
-    return arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(static_cast<int64_t>(v)));
-  };
-  auto mix = [&](Value z, int64_t shift, uint64_t mul) -> Value {
-    Value x = arith::XOrIOp::create(b, l, z, arith::ShRUIOp::create(b, l, z, c(shift)));
-    return mul ? arith::MulIOp::create(b, l, x, c(mul)).getResult() : x;
-  };
-  Value counter = arith::AddIOp::create(b, l, flatIndex, c(1));
-  Value z = arith::AddIOp::create(b, l, seed,
-                                  arith::MulIOp::create(b, l, counter, c(0x9E3779B97F4A7C15ULL)));
-  z = mix(z, 30, 0xBF58476D1CE4E5B9ULL);
-  z = mix(z, 27, 0x94D049BB133111EBULL);
-  return mix(z, 31, 0);
-}
-
-/// y = (splitmix64(seed, flat index) >> 40) >= ceil(rate·2^24) ? x / (1 - rate) : 0
-struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(DropoutOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    RankedTensorType ty = op.getType();
-    Type elt = ty.getElementType(), acc = computeType(elt);
-    int64_t r = ty.getRank();
-    float rate = op.getRateAttr().getValue().convertToFloat();
-    int64_t threshold = static_cast<int64_t>(std::ceil(static_cast<double>(rate) * 16777216.0));
-    double keepScale = 1.0 / (1.0 - static_cast<double>(rate));
-    Value x = a.getInput();
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
-    SmallVector<Value> dimValues;
-    for (OpFoldResult s : sizes)
-      dimValues.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, s));
-    int64_t seed = op.getSeed();
-    Value y = elementwise(
-        rewriter, loc, x, {}, {}, ty, sizes,
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          // Row-major flat index of this element.
-          Value flat = linalg::IndexOp::create(b, l, 0);
-          for (int64_t k = 1; k < r; ++k) {
-            Value idx = linalg::IndexOp::create(b, l, k);
-            flat = arith::AddIOp::create(
-                b, l, arith::MulIOp::create(b, l, flat, dimValues[k]), idx);
-          }
-          Type i64 = b.getI64Type();
-          Value flat64 = arith::IndexCastOp::create(b, l, i64, flat);
-          Value seedV = arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(seed));
-          Value z = splitmix64(b, l, seedV, flat64);
-          Value bits = arith::ShRUIOp::create(
-              b, l, z, arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(40)));
-          Value keep = arith::CmpIOp::create(
-              b, l, arith::CmpIPredicate::uge, bits,
-              arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(threshold)));
-          Value xv = castFloat(b, l, args[0], acc);
-          Value kept = arith::MulFOp::create(b, l, xv, floatConst(b, l, acc, keepScale));
-          Value out = arith::SelectOp::create(b, l, keep, kept, floatConst(b, l, acc, 0.0));
-          return castFloat(b, l, out, elt);
-        });
-    rewriter.replaceOp(op, y);
-    return success();
-  }
-};
-
-/// r[..] = m == -inf ? -inf : m + log Σ_k exp(x[.., k] - m), m = max_k x[.., k]
-struct LogSumExpToLinalg : OpConversionPattern<LogSumExpOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(LogSumExpOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value x = a.getInput();
-    RankedTensorType rowTy = op.getType();
-    Type f32 = rowTy.getElementType();
-    int64_t r = tensorType(x).getRank();
-    auto isNegInf = [&](OpBuilder &b, Location l, Value m) {
-      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, f32));
-    };
-    auto [m, sum] = rowMaxAndSumExp(rewriter, loc, x, f32);
-    SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, m);
-    Value lse = elementwise(rewriter, loc, m, {sum}, {rewriter.getMultiDimIdentityMap(r - 1)},
-                            rowTy, rowSizes, [&](OpBuilder &b, Location l, ValueRange args) {
-                              Value v = arith::AddFOp::create(
-                                  b, l, args[0], math::LogOp::create(b, l, args[1]));
-                              return arith::SelectOp::create(b, l, isNegInf(b, l, args[0]),
-                                                             args[0], v)
-                                  .getResult();
-                            });
-    rewriter.replaceOp(op, lse);
-    return success();
-  }
-};
-
-/// Per row: mx = max(l1, l2), lse = mx + log(exp(l1 - mx) + exp(l2 - mx))
-/// (-inf when mx is) and the weights w_k = exp(l_k - lse) (0 for a -inf
-/// side); then O = w1·O1 + w2·O2 elementwise, with no exp per element.
-struct MergePartialToLinalg : OpConversionPattern<MergePartialOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(MergePartialOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType outTy = op.getResult().getType(), rowTy = op.getLse().getType();
-    Type f32 = rowTy.getElementType();
-    int64_t r = outTy.getRank();
-    auto isNegInf = [&](OpBuilder &b, Location l, Value x) {
-      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, negInf(b, l, f32));
-    };
-    auto weight = [&](OpBuilder &b, Location l, Value part, Value total) -> Value {
-      return arith::SelectOp::create(
-          b, l, isNegInf(b, l, part), floatConst(b, l, f32, 0.0),
-          math::ExpOp::create(b, l, arith::SubFOp::create(b, l, part, total)));
-    };
-    SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, a.getLse1());
-    AffineMap rowId = rewriter.getMultiDimIdentityMap(r - 1);
-    auto rows = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{rowTy, rowTy, rowTy}, ValueRange{a.getLse1(), a.getLse2()},
-        ValueRange{emptyTensor(rewriter, loc, rowSizes, f32),
-                   emptyTensor(rewriter, loc, rowSizes, f32),
-                   emptyTensor(rewriter, loc, rowSizes, f32)},
-        SmallVector<AffineMap>(5, rowId), SmallVector<IteratorType>(r - 1, kPar),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value l1 = args[0], l2 = args[1];
-          Value mx = arith::MaximumFOp::create(b, l, l1, l2);
-          Value sum = arith::AddFOp::create(b, l, weight(b, l, l1, mx), weight(b, l, l2, mx));
-          Value v = arith::AddFOp::create(b, l, mx, math::LogOp::create(b, l, sum));
-          Value lse = arith::SelectOp::create(b, l, isNegInf(b, l, mx), mx, v);
-          linalg::YieldOp::create(
-              b, l, ValueRange{lse, weight(b, l, l1, lse), weight(b, l, l2, lse)});
-        });
-    AffineMap rowMap =
-        AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, a.getOut1());
-    Value out = elementwise(
-        rewriter, loc, a.getOut1(), {a.getOut2(), rows.getResult(1), rows.getResult(2)},
-        {rewriter.getMultiDimIdentityMap(r), rowMap, rowMap}, outTy, sizes,
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          return arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, args[2], args[0]),
-                                       arith::MulFOp::create(b, l, args[3], args[1]))
-              .getResult();
-        });
-    rewriter.replaceOp(op, {out, rows.getResult(0)});
-    return success();
-  }
-};
-
 struct ConvertAttnToLinalgPass
     : mlir::attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
   void runOnOperation() override {
@@ -821,8 +472,7 @@ struct ConvertAttnToLinalgPass
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<ProjectToLinalg, SplitHeadsToLinalg, MergeHeadsToLinalg,
                ScoresToLinalg, WeightedSumToLinalg, ScaleToLinalg, SoftcapToLinalg,
-               MaskToLinalg, SoftmaxToLinalg, DropoutToLinalg, RopeToLinalg,
-               LogSumExpToLinalg, MergePartialToLinalg>(
-      patterns.getContext());
+               MaskToLinalg, RopeToLinalg>(patterns.getContext());
+  populateSoftmaxToLinalgPatterns(patterns);
   populateModToLinalgPatterns(patterns);
 }

@@ -2,7 +2,7 @@
 //
 // Internal to lib/Runtime: the error and escaping helpers, the file
 // reading helpers and the .npy header's Python-literal parser that
-// HostTensor.cpp (.npy), NpyConvert.cpp (conversions) and Npz.cpp (.npz)
+// Npy.cpp (.npy), NpyConvert.cpp (conversions) and Npz.cpp (.npz)
 // share. Not part of the public API (include/attn/Runtime/HostTensor.h).
 //
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,9 @@
 //   Vt[q][c]  = (V[2q][c], V[2q+1][c])              -- two key rows interleaved
 //   acc[i][c] = α_i · acc[i][c] + Σ_q dot(Pp[i][q], Vt[q][c])
 //
+// Here: the predicate and the packing; computeScores and accumulateBlock
+// (FlashKernel.cpp) run their register blocks with bf16Pairs' product.
+//
 // Everything else (masks, functions, the softmax, l from the f32 P) is the
 // f32 tile's. Rounding P to bf16 is the one error this adds: at most
 // 2^-9 relative per weight, as FlashAttention on GPUs; docs/cpu.md states
@@ -46,8 +49,16 @@ Value FlashKernel::loadPairs(Value m, ValueRange ivs) {
   return vector::BitCastOp::create(b.b, b.loc, pairVector(), v);
 }
 
+/// w pairs (i32) at `ivs` of the i32 buffer `m`, as the 2w bf16 the dot
+/// product takes.
+Value FlashKernel::loadPairHalves(Value m, ValueRange ivs) {
+  auto halves = VectorType::get({2 * opts.vectorWidth}, b.b.getBF16Type());
+  Value pairs = vector::LoadOp::create(b.b, b.loc, pairVector(), m, ivs);
+  return vector::BitCastOp::create(b.b, b.loc, halves, pairs);
+}
+
 /// Qs[i][p] = the pair Q[b, h_i, q_i, 2p .. 2p+1], zero past the valid
-/// rows. Unscaled: computeScoresDot scales the f32 sums.
+/// rows. Unscaled: computeScores scales the f32 sums.
 void FlashKernel::packQueryPairs() {
   int64_t w = opts.vectorWidth, pairs = problem.d / 2;
   b.loop(b.idx(0), rows.count, 1, [&](Value i) {
@@ -111,34 +122,6 @@ void FlashKernel::packValuePairs(Value k0, Value kRows) {
   });
 }
 
-/// S[i][j] = scale · log2(e) · Σ_p dot(Qs[i][p], Kt[p][j]): the f32 tile's
-/// register blocks (rowBlock rows × 2 vectors of keys) on dot products,
-/// then storeScores.
-void FlashKernel::computeScoresDot(Value k0) {
-  int64_t w = opts.vectorWidth;
-  BlockProduct product = bf16Pairs(b);
-  auto halves = VectorType::get({2 * w}, b.b.getBF16Type());
-  Value scaleV = b.splat(problem.scaleLog2);
-  b.loop(b.idx(0), b.idx(opts.tileQ), rowBlock, [&](Value i) {
-    b.loop(b.idx(0), b.idx(opts.tileK), 2 * w, [&](Value j) {
-      Value cols[2] = {j, b.add(j, b.idx(w))};
-      SmallVector<Value> init(2 * rowBlock, b.splat(0.0));
-      SmallVector<Value> sums = broadcastFmaBlock(
-          b, rowBlock, 2, b.idx(problem.d / 2), init,
-          [&](Value p, int64_t v) -> Value {
-            Value pairs = vector::LoadOp::create(b.b, b.loc, pairVector(), kt,
-                                                 ValueRange{p, cols[v]});
-            return vector::BitCastOp::create(b.b, b.loc, halves, pairs);
-          },
-          [&](int64_t r, Value p) { return b.load(qs, {b.add(i, b.idx(r)), p}); },
-          /*perStep=*/nullptr, &product);
-      for (int64_t r = 0; r < rowBlock; ++r)
-        storeScores(k0, b.add(i, b.idx(r)), cols,
-                    {b.fmul(sums[2 * r], scaleV), b.fmul(sums[2 * r + 1], scaleV)});
-    });
-  });
-}
-
 /// Pp[i][j/2 ..] = P[i][j .. j + w) rounded to bf16, as w/2 pairs.
 void FlashKernel::storeProbabilityPairs(Value i, Value j, Value p) {
   int64_t w = opts.vectorWidth;
@@ -147,23 +130,6 @@ void FlashKernel::storeProbabilityPairs(Value i, Value j, Value p) {
   Value pairs = vector::BitCastOp::create(
       b.b, b.loc, VectorType::get({w / 2}, b.b.getI32Type()), halves);
   vector::StoreOp::create(b.b, b.loc, pairs, pPairs, ValueRange{i, b.div(j, b.idx(2))});
-}
-
-/// P·V of rows row0 .. row0 + n - 1 and the value columns at colIdx, on
-/// dot products over the tile's tile-k/2 key pairs, from `init`.
-SmallVector<Value> FlashKernel::dotValueBlock(Value row0, int64_t n, ArrayRef<Value> colIdx,
-                                              ValueRange init) {
-  BlockProduct product = bf16Pairs(b);
-  auto halves = VectorType::get({2 * opts.vectorWidth}, b.b.getBF16Type());
-  return broadcastFmaBlock(
-      b, n, colIdx.size(), b.idx(opts.tileK / 2), init,
-      [&](Value q, int64_t v) -> Value {
-        Value pairs =
-            vector::LoadOp::create(b.b, b.loc, pairVector(), vt, ValueRange{q, colIdx[v]});
-        return vector::BitCastOp::create(b.b, b.loc, halves, pairs);
-      },
-      [&](int64_t r, Value q) { return b.load(pPairs, {b.add(row0, b.idx(r)), q}); },
-      /*perStep=*/nullptr, &product);
 }
 
 } // namespace mlir::attn::loops

@@ -307,18 +307,31 @@ void FlashKernel::packValues(Value k0, Value kRows) {
 /// held in registers, one broadcast FMA per (row, vector) and d; then,
 /// still in registers, the softcap and the ALiBi bias.
 void FlashKernel::computeScores(Value k0) {
-  if (bf16Dot)
-    return computeScoresDot(k0);
   int64_t w = opts.vectorWidth;
+  // bf16 dots (Bf16Dot.cpp): D/2 steps over pairs of unscaled Q, so the
+  // sums are scaled here.
+  std::optional<BlockProduct> dot;
+  Value scale;
+  if (bf16Dot) {
+    dot = bf16Pairs(b);
+    scale = b.splat(problem.scaleLog2);
+  }
+  int64_t depth = bf16Dot ? problem.d / 2 : problem.d;
   b.loop(b.idx(0), b.idx(opts.tileQ), rowBlock, [&](Value i) {
     b.loop(b.idx(0), b.idx(opts.tileK), 2 * w, [&](Value j) {
       Value j1 = b.add(j, b.idx(w));
       SmallVector<Value> init(2 * rowBlock, b.splat(0.0));
       Value cols[2] = {j, j1};
       SmallVector<Value> sums = broadcastFmaBlock(
-          b, rowBlock, 2, b.idx(problem.d), init,
-          [&](Value d, int64_t v) { return b.vload(kt, {d, cols[v]}); },
-          [&](int64_t r, Value d) { return b.load(qs, {b.add(i, b.idx(r)), d}); });
+          b, rowBlock, 2, b.idx(depth), init,
+          [&](Value d, int64_t v) {
+            return bf16Dot ? loadPairHalves(kt, {d, cols[v]}) : b.vload(kt, {d, cols[v]});
+          },
+          [&](int64_t r, Value d) { return b.load(qs, {b.add(i, b.idx(r)), d}); },
+          /*perStep=*/nullptr, dot ? &*dot : nullptr);
+      if (scale)
+        for (Value &x : sums)
+          x = b.fmul(x, scale);
       for (int64_t r = 0; r < rowBlock; ++r)
         storeScores(k0, b.add(i, b.idx(r)), cols, {sums[2 * r], sums[2 * r + 1]});
     });
@@ -548,8 +561,11 @@ void FlashKernel::accumulateValues(Value k0, Value kRows) {
       break;
     }
   // V in place: the tile's keys only (P is 0 past them); Vt: all tile-k
-  // rows (zero past the keys), a static trip count.
-  Value keyCount = valuesInPlace ? kRows : b.idx(opts.tileK);
+  // rows (zero past the keys), a static trip count; bf16 dots: the tile-k/2
+  // pairs of rows.
+  Value keyCount = bf16Dot         ? b.idx(opts.tileK / 2)
+                   : valuesInPlace ? kRows
+                                   : b.idx(opts.tileK);
   b.loop(b.idx(0), b.idx(opts.tileQ), rowBlock, [&](Value i) {
     b.loop(b.idx(0), b.idx(dvPadded), cols * w, [&](Value c) {
       SmallVector<Value> colIdx;
@@ -573,16 +589,21 @@ void FlashKernel::accumulateBlock(Value k0, Value keyCount, Value row0, int64_t 
     for (int64_t v = 0; v < cols; ++v)
       init.push_back(b.fmul(b.vload(acc, {row, colIdx[v]}), alpha));
   }
-  SmallVector<Value> sums =
-      bf16Dot ? dotValueBlock(row0, n, colIdx, init)
-              : broadcastFmaBlock(
+  // bf16 dots (Bf16Dot.cpp): pairs of P against pairs of V's rows.
+  std::optional<BlockProduct> dot;
+  if (bf16Dot)
+    dot = bf16Pairs(b);
+  SmallVector<Value> sums = broadcastFmaBlock(
       b, n, cols, keyCount, init,
       [&](Value j, int64_t v) {
+        if (bf16Dot)
+          return loadPairHalves(vt, {j, colIdx[v]});
         if (valuesInPlace)
           return b.vloadF32(bufs.v, {bIdx, hkv, b.add(k0, j), colIdx[v]});
         return b.vload(vt, {j, colIdx[v]});
       },
-      [&](int64_t r, Value j) { return b.load(sp, {b.add(row0, b.idx(r)), j}); }, perStep);
+      [&](int64_t r, Value j) { return b.load(bf16Dot ? pPairs : sp, {b.add(row0, b.idx(r)), j}); },
+      perStep, dot ? &*dot : nullptr);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t v = 0; v < cols; ++v)
       b.vstore(sums[r * cols + v], acc, {b.add(row0, b.idx(r)), colIdx[v]});

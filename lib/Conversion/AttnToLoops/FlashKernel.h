@@ -174,13 +174,11 @@ private:
   // The bf16 dot-product variants of packing, scores and P·V (Bf16Dot.cpp).
   VectorType pairVector();
   Value loadPairs(Value m, ValueRange ivs);
+  Value loadPairHalves(Value m, ValueRange ivs);
   void packQueryPairs();
   void packKeyPairs(Value k0, Value kRows, Value dst);
   void packValuePairs(Value k0, Value kRows);
-  void computeScoresDot(Value k0);
   void storeProbabilityPairs(Value i, Value j, Value p);
-  SmallVector<Value> dotValueBlock(Value row0, int64_t n, ArrayRef<Value> colIdx,
-                                   ValueRange init);
 
   // Scores, mask, online softmax and P·V of the prefill tile (FlashKernel.cpp).
   void computeScores(Value k0);

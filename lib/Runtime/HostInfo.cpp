@@ -104,5 +104,4 @@ std::optional<uint64_t> availableMemoryBytes() {
   return avail;
 }
 
-
 } // namespace attn::runtime

@@ -32,6 +32,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
     | `rope` | one elementwise `linalg.generic` over `[B,H,T,D]` reading the element, its rotation partner and the `cos`/`sin` entries through affine maps (dims `>= R` copied) |
     | `softmax` | three generics: the row max `m`; `s = Σ exp(x - m)`; `p = exp(x - m)/s`. Where `m = -inf` (the whole row is masked) the terms and the result are 0, not NaN |
     | `dropout` | one elementwise generic computing the generator of `attn.dropout` (see the op reference) from the element's row-major flat index |
+    | `gather_pages` | one `linalg.generic` over `[B,Hkv,MB·BS,D]`: `tensor.extract` of the block id `table[b, j / BS]` (clamped into `[0, NB)`), then of the cache row `j mod BS`, inside an `scf.if` that gives 0 for `j >= len[b]` |
     | `score_mod` / `mask_mod` | one elementwise `linalg.generic` with the function's body inlined: `linalg.index` 0–3 for `(b, h, q, kv)`, captures read by `tensor.extract` at indices clamped into their shape, f16/bf16 scores widened to f32 and rounded after; a mask function gives `select(keep, x, -inf)` |
 
     **Example.** Scores with GQA, and a bottom-right causal mask with a
@@ -219,7 +220,8 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {

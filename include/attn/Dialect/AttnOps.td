@@ -3,7 +3,8 @@
 // The root of the attn ops' ODS, which the generated AttnOps.h.inc and the
 // op reference come from: the shared base (AttnOpBase.td), then the
 // primitive ops (one step of the formula each), the composite ops (sdpa,
-// mha) and the partial ops (a block of keys and the merge of two blocks).
+// mha), the partial ops (a block of keys and the merge of two blocks), the
+// score and mask functions and the serving ops (paged KV caches).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_OPS_TD
@@ -14,5 +15,6 @@ include "AttnPrimitiveOps.td"
 include "AttnCompositeOps.td"
 include "AttnPartialOps.td"
 include "AttnModOps.td"
+include "AttnServingOps.td"
 
 #endif // ATTN_OPS_TD

@@ -12,6 +12,7 @@
 #include "../FlashCore/FlashCore.h"
 #include "LinalgBuilders.h"
 #include "ModToLinalg.h"
+#include "PagesToLinalg.h"
 #include "SoftmaxToLinalg.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -475,4 +476,5 @@ void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
                MaskToLinalg, RopeToLinalg>(patterns.getContext());
   populateSoftmaxToLinalgPatterns(patterns);
   populateModToLinalgPatterns(patterns);
+  populatePagesToLinalgPatterns(patterns);
 }

@@ -17,7 +17,7 @@
 //   Microkernels.{h,cpp}     transposes, fold trees, the FMA register block
 //
 //===----------------------------------------------------------------------===//
-#include "Microkernels.h"
+#include "FlashKernel.h"
 #include "PopulatePatterns.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -66,14 +66,11 @@ struct ConvertAttnToLoopsPass
     getOperation()->walk([&](Operation *op) {
       if (auto sdpa = dyn_cast<SdpaOp>(op)) {
         std::string reason;
-        if (failed(SdpaProblem::analyze(
-                sdpa, KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true},
-                reason)))
+        if (failed(SdpaProblem::analyze(sdpa, cpuKernelSupport(), reason)))
           sdpa.emitRemark() << "attn.sdpa not fused: " << reason << kCost;
       } else if (auto partial = dyn_cast<SdpaPartialOp>(op)) {
         std::string reason;
-        if (failed(SdpaProblem::analyze(partial, KernelSupport{"CPU kernel", /*lowPrecision=*/true},
-                                        reason)))
+        if (failed(SdpaProblem::analyze(partial, cpuKernelSupport(), reason)))
           partial.emitRemark() << "attn.sdpa_partial not fused: " << reason << kCost;
       } else if (auto project = dyn_cast<ProjectOp>(op)) {
         project.emitRemark() << "attn.project not tiled: "

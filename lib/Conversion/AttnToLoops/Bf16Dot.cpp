@@ -83,12 +83,13 @@ void FlashKernel::packKeyPairs(Value k0, Value kRows, Value dst) {
   int64_t w = opts.vectorWidth;
   Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
   b.loop(b.idx(0), b.idx(opts.tileK), w, [&](Value j) {
-    SmallVector<Value> keyRows;
+    SmallVector<SmallVector<Value, 4>> keyRows;
     for (int64_t x = 0; x < w; ++x)
-      keyRows.push_back(b.minI(b.add(k0, b.add(j, b.idx(x))), lastKey));
+      keyRows.push_back(
+          bufs.keyRow(b, bIdx, hkv, b.minI(b.add(k0, b.add(j, b.idx(x))), lastKey)));
     b.loop(b.idx(0), b.idx(problem.d / 2), w, [&](Value p) {
       transposeBlock(
-          b, [&](int64_t x) { return loadPairs(bufs.k, {bIdx, hkv, keyRows[x], b.add(p, p)}); },
+          b, [&](int64_t x) { return loadPairs(bufs.k, withColumn(keyRows[x], b.add(p, p))); },
           [&](int64_t x, Value v) { b.vstore(v, dst, {b.add(p, b.idx(x)), j}); });
     });
   });
@@ -109,14 +110,15 @@ void FlashKernel::packValuePairs(Value k0, Value kRows) {
   Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
   b.loop(b.idx(0), b.idx(opts.tileK / 2), 1, [&](Value q) {
     Value j0 = b.add(q, q), j1 = b.add(j0, b.idx(1));
-    auto keyRow = [&](Value j, Value c) {
-      Value key = b.minI(b.add(k0, j), lastKey);
-      Value v = vector::LoadOp::create(b.b, b.loc, row, bufs.v, ValueRange{bIdx, hkv, key, c});
+    SmallVector<Value, 4> row0 = bufs.keyRow(b, bIdx, hkv, b.minI(b.add(k0, j0), lastKey));
+    SmallVector<Value, 4> row1 = bufs.keyRow(b, bIdx, hkv, b.minI(b.add(k0, j1), lastKey));
+    auto keyRow = [&](Value j, ArrayRef<Value> at, Value c) {
+      Value v = vector::LoadOp::create(b.b, b.loc, row, bufs.v, withColumn(at, c));
       return b.select(b.lt(j, kRows), v, zero);
     };
     b.loop(b.idx(0), b.idx(dvPadded), w, [&](Value c) {
-      Value pairs =
-          vector::ShuffleOp::create(b.b, b.loc, keyRow(j0, c), keyRow(j1, c), interleave);
+      Value pairs = vector::ShuffleOp::create(b.b, b.loc, keyRow(j0, row0, c),
+                                              keyRow(j1, row1, c), interleave);
       b.vstore(vector::BitCastOp::create(b.b, b.loc, pairVector(), pairs), vt, {q, c});
     });
   });

@@ -73,16 +73,18 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
         Value key = b.add(k0, inTile);
         stepKeys.push_back(b.minI(key, lastKey));
       }
+      SmallVector<SmallVector<Value, 4>> keyRows;
       for (Value key : stepKeys) {
-        prefetchRow(bufs.v, key, problem.dv);
-        prefetchRow(bufs.k, keyAhead(key), problem.d, kNonTemporal);
+        keyRows.push_back(bufs.keyRow(b, bIdx, hkv, key));
+        prefetchRow(bufs.v, keyRows.back(), problem.dv);
+        prefetchRow(bufs.k, bufs.keyRow(b, bIdx, hkv, keyAhead(key)), problem.d, kNonTemporal);
       }
       SmallVector<Value> init(n * rowsN, b.splat(0.0));
       SmallVector<Value> sums = b.loopCarry(
           b.idx(0), b.idx(problem.d), w, init, [&](Value d, ValueRange a) {
             SmallVector<Value> kv;
-            for (Value key : stepKeys)
-              kv.push_back(b.vloadF32(bufs.k, {bIdx, hkv, key, d}));
+            for (ArrayRef<Value> row : keyRows)
+              kv.push_back(b.vloadF32(bufs.k, withColumn(row, d)));
             // next[i·rowsN + r]: key i of the step, row r.
             SmallVector<Value> next(n * rowsN);
             for (int64_t r = 0; r < rowsN; ++r) {
@@ -120,8 +122,8 @@ int64_t FlashKernel::keysPerStep() const {
   return 1;
 }
 
-/// Asks the cache for row `key` of K or V ([b, hkv, key, 0 .. width)),
-/// one prefetch per 64-byte line, by default into L2 (kIntoL2: x86's
+/// Asks the cache for the row of K or V at `row` (SdpaBuffers::keyRow,
+/// columns 0 .. width), one prefetch per 64-byte line, by default into L2 (kIntoL2: x86's
 /// prefetcht1). A decode streams two arrays in alternation, a tile of K
 /// rows, then the same tile's V rows; the hardware prefetchers follow the
 /// stream being read and fall behind on the other, which every tile then
@@ -130,10 +132,10 @@ int64_t FlashKernel::keysPerStep() const {
 /// next tile's (prefetchNextKeyRow). Into L2, not L1: a tile's rows (32
 /// KiB of K or V at tile-k 64, D 128) would fill L1. `locality` is
 /// memref.prefetch's hint: kNonTemporal for the K rows of keyAhead.
-void FlashKernel::prefetchRow(Value buf, Value key, int64_t width, uint32_t locality) {
+void FlashKernel::prefetchRow(Value buf, ArrayRef<Value> row, int64_t width, uint32_t locality) {
   int64_t lineElems = 512 / cast<MemRefType>(buf.getType()).getElementTypeBitWidth();
   for (int64_t c = 0; c < width; c += lineElems)
-    memref::PrefetchOp::create(b.b, b.loc, buf, ValueRange{bIdx, hkv, key, b.idx(c)},
+    memref::PrefetchOp::create(b.b, b.loc, buf, withColumn(row, b.idx(c)),
                                /*isWrite=*/false, locality,
                                /*isDataCache=*/true);
 }
@@ -162,7 +164,7 @@ Value FlashKernel::keyAhead(Value key) {
 void FlashKernel::prefetchNextKeyRow(Value k0, Value j) {
   Value inNextTile = b.add(j, b.idx(opts.tileK));
   Value next = b.add(k0, inNextTile);
-  prefetchRow(bufs.k, clampToLastKey(next), problem.d);
+  prefetchRow(bufs.k, bufs.keyRow(b, bIdx, hkv, clampToLastKey(next)), problem.d);
 }
 
 /// accumulateValues for a tile that reads V in place, when a row's Dv
@@ -208,9 +210,9 @@ void FlashKernel::accumulateValuesInCache(Value k0, Value kRows) {
     SmallVector<Value> weights;
     for (int64_t r = 0; r < rowBlock; ++r)
       weights.push_back(b.bcast(b.load(sp, {b.idx(r), j})));
-    Value key = b.add(k0, j);
+    SmallVector<Value, 4> row = bufs.keyRow(b, bIdx, hkv, b.add(k0, j));
     b.loop(b.idx(0), b.idx(dvPadded), w, [&](Value c) {
-      Value v = b.vloadF32(bufs.v, {bIdx, hkv, key, c});
+      Value v = b.vloadF32(bufs.v, withColumn(row, c));
       for (int64_t r = 0; r < rowBlock; ++r)
         b.vstore(b.fma(weights[r], v, b.vload(acc, {b.idx(r), c})), acc, {b.idx(r), c});
     });

@@ -172,16 +172,18 @@ void FlashKernel::allocateScratch() {
   alphaRow = scratch({opts.tileQ});
 }
 
-/// Copies `n` elements of row `row` of the [B, H, T, n] buffer `src` at
-/// head `head` into row `dstRow` of `dst`, times `scale` when given:
-/// vectors when n is a multiple of the width, scalars otherwise.
-void FlashKernel::copyRow(Value src, Value head, Value row, int64_t n, Value dst, Value dstRow,
+/// Copies `n` elements of the row of `src` at indices `row` (all but the
+/// last: {b, h, t} of Q, SdpaBuffers::keyRow of K/V) into row `dstRow`
+/// of `dst`, times `scale` when given: vectors when n is a multiple of
+/// the width, scalars otherwise.
+void FlashKernel::copyRow(Value src, ArrayRef<Value> row, int64_t n, Value dst, Value dstRow,
                           std::optional<double> scale) {
   int64_t w = opts.vectorWidth;
+  auto at = [&](Value col) { return withColumn(row, col); };
   if (n % w == 0) {
     Value c = scale ? b.splat(*scale) : Value();
     b.loop(b.idx(0), b.idx(n), w, [&](Value col) {
-      Value x = b.vloadF32(src, {bIdx, head, row, col});
+      Value x = b.vloadF32(src, at(col));
       if (c)
         x = b.fmul(x, c);
       b.vstore(x, dst, {dstRow, col});
@@ -190,7 +192,7 @@ void FlashKernel::copyRow(Value src, Value head, Value row, int64_t n, Value dst
   }
   Value c = scale ? b.f(*scale) : Value();
   b.loop(b.idx(0), b.idx(n), 1, [&](Value col) {
-    Value x = b.loadF32(src, {bIdx, head, row, col});
+    Value x = b.loadF32(src, at(col));
     if (c)
       x = b.fmul(x, c);
     b.store(x, dst, {dstRow, col});
@@ -211,7 +213,7 @@ void FlashKernel::packQueryTile() {
     return packQueryPairs();
   b.loop(b.idx(0), rows.count, 1, [&](Value i) {
     Value r = b.add(rows.r0, i);
-    copyRow(bufs.q, headOf(r), queryOf(r), problem.d, qs, i, problem.scaleLog2);
+    copyRow(bufs.q, {bIdx, headOf(r), queryOf(r)}, problem.d, qs, i, problem.scaleLog2);
   });
   zeroRows(qs, rows.count, opts.tileQ, problem.d);
 }
@@ -264,21 +266,22 @@ void FlashKernel::packKeys(Value k0, Value kRows, Value dst) {
   if (problem.d % w == 0 && opts.tileK % w == 0 && llvm::isPowerOf2_64(w)) {
     Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
     b.loop(b.idx(0), b.idx(opts.tileK), w, [&](Value j) {
-      SmallVector<Value> keyRows;
+      SmallVector<SmallVector<Value, 4>> keyRows;
       for (int64_t x = 0; x < w; ++x)
-        keyRows.push_back(b.minI(b.add(k0, b.add(j, b.idx(x))), lastKey));
+        keyRows.push_back(
+            bufs.keyRow(b, bIdx, hkv, b.minI(b.add(k0, b.add(j, b.idx(x))), lastKey)));
       b.loop(b.idx(0), b.idx(problem.d), w, [&](Value d) {
         transposeBlock(
-            b, [&](int64_t x) { return b.vloadF32(bufs.k, {bIdx, hkv, keyRows[x], d}); },
+            b, [&](int64_t x) { return b.vloadF32(bufs.k, withColumn(keyRows[x], d)); },
             [&](int64_t x, Value v) { b.vstore(v, dst, {b.add(d, b.idx(x)), j}); });
       });
     });
     return;
   }
   b.loop(b.idx(0), kRows, 1, [&](Value j) {
-    Value row = b.add(k0, j);
+    SmallVector<Value, 4> row = bufs.keyRow(b, bIdx, hkv, b.add(k0, j));
     b.loop(b.idx(0), b.idx(problem.d), 1, [&](Value d) {
-      b.store(b.loadF32(bufs.k, {bIdx, hkv, row, d}), dst, {d, j});
+      b.store(b.loadF32(bufs.k, withColumn(row, d)), dst, {d, j});
     });
   });
   b.loop(kRows, b.idx(opts.tileK), 1, [&](Value j) {
@@ -292,7 +295,7 @@ void FlashKernel::packValues(Value k0, Value kRows) {
   if (bf16Dot)
     return packValuePairs(k0, kRows);
   b.loop(b.idx(0), kRows, 1,
-         [&](Value j) { copyRow(bufs.v, hkv, b.add(k0, j), problem.dv, vt, j); });
+         [&](Value j) { copyRow(bufs.v, bufs.keyRow(b, bIdx, hkv, b.add(k0, j)), problem.dv, vt, j); });
   zeroRows(vt, kRows, opts.tileK, dvPadded);
   if (dvPadded != problem.dv) {
     // The padding columns of Vt stay zero.
@@ -599,7 +602,7 @@ void FlashKernel::accumulateBlock(Value k0, Value keyCount, Value row0, int64_t 
         if (bf16Dot)
           return loadPairHalves(vt, {j, colIdx[v]});
         if (valuesInPlace)
-          return b.vloadF32(bufs.v, {bIdx, hkv, b.add(k0, j), colIdx[v]});
+          return b.vloadF32(bufs.v, bufs.keyAt(b, bIdx, hkv, b.add(k0, j), colIdx[v]));
         return b.vload(vt, {j, colIdx[v]});
       },
       [&](int64_t r, Value j) { return b.load(bf16Dot ? pPairs : sp, {b.add(row0, b.idx(r)), j}); },

@@ -37,10 +37,18 @@
 namespace mlir::attn::loops {
 
 using flash::AlibiBias;
+using flash::KernelSupport;
 using flash::KeyVisibility;
 using flash::SdpaBuffers;
 using flash::SdpaProblem;
 using flash::TileState;
+
+/// What the CPU kernel takes: f16/bf16 (computed in f32), score and mask
+/// functions, and paged K/V read in place.
+inline KernelSupport cpuKernelSupport() {
+  return KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true,
+                       /*pagedKeys=*/true};
+}
 
 /// Dv rounded up to whole vectors: the width of the accumulators and of the
 /// split states.
@@ -161,7 +169,7 @@ private:
   void allocateScratch();
 
   // Packing (FlashKernel.cpp).
-  void copyRow(Value src, Value head, Value row, int64_t n, Value dst, Value dstRow,
+  void copyRow(Value src, ArrayRef<Value> row, int64_t n, Value dst, Value dstRow,
                std::optional<double> scale = std::nullopt);
   void zeroRows(Value buf, Value from, int64_t rows, int64_t n);
   void packQueryTile();
@@ -202,7 +210,7 @@ private:
   // The decode tile: K and V read in place, with prefetches (DecodeTile.cpp).
   void computeScoresDirect(Value k0, Value kRows);
   int64_t keysPerStep() const;
-  void prefetchRow(Value buf, Value key, int64_t width, uint32_t locality = kIntoL2);
+  void prefetchRow(Value buf, ArrayRef<Value> row, int64_t width, uint32_t locality = kIntoL2);
   /// memref.prefetch locality hints as x86 lowers them: 2 is prefetcht1
   /// (into L2), 0 prefetchnta (close to the core, for data read once).
   static constexpr uint32_t kIntoL2 = 2, kNonTemporal = 0;

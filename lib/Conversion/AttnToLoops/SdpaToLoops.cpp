@@ -97,8 +97,7 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     std::string reason;
     FailureOr<SdpaProblem> problem =
-        SdpaProblem::analyze(
-        op, KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true}, reason);
+        SdpaProblem::analyze(op, cpuKernelSupport(), reason);
     if (failed(problem))
       return rewriter.notifyMatchFailure(op, reason);
     const SdpaProblem &p = *problem;

@@ -13,6 +13,21 @@ using namespace mlir::attn::flash;
 // SdpaProblem
 //===----------------------------------------------------------------------===//
 
+/// The caches and table K and V are gathered from, when both come from
+/// attn.gather_pages with the same table and each gather's lengths (if
+/// any) are the sdpa's key lengths: then the kernel never reads a key the
+/// gathers would have zeroed.
+static std::optional<PagedKeys> pagedKeysOf(Value key, Value value, Value keyLengths) {
+  auto k = key.getDefiningOp<GatherPagesOp>();
+  auto v = value.getDefiningOp<GatherPagesOp>();
+  if (!k || !v || k.getTable() != v.getTable())
+    return std::nullopt;
+  for (GatherPagesOp g : {k, v})
+    if (g.getLengths() && g.getLengths() != keyLengths)
+      return std::nullopt;
+  return PagedKeys{k.getCache(), v.getCache(), k.getTable()};
+}
+
 template <typename OpTy>
 static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
                                               std::string &reason) {
@@ -79,6 +94,8 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   if (op.hasMaskMod())
     p.maskMod = &op.getMaskMod();
   p.captures = op.getCaptures();
+  if (support.pagedKeys)
+    p.paged = pagedKeysOf(p.key, p.value, p.keyLengths);
   if ((p.scoreMod || p.maskMod) && !support.modFunctions)
     return fail("score and mask functions are not supported by the " + support.name);
   if (Value m = op.getMask()) {
@@ -110,8 +127,16 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
   };
   SdpaBuffers bufs;
   bufs.q = toBuffer(p.query);
-  bufs.k = toBuffer(p.key);
-  bufs.v = toBuffer(p.value);
+  if (p.paged) {
+    bufs.k = toBuffer(p.paged->keyCache);
+    bufs.v = toBuffer(p.paged->valueCache);
+    bufs.table = toBuffer(p.paged->table);
+    bufs.numBlocks = memref::DimOp::create(b, loc, bufs.k, 0);
+    bufs.blockSize = memref::DimOp::create(b, loc, bufs.k, 1);
+  } else {
+    bufs.k = toBuffer(p.key);
+    bufs.v = toBuffer(p.value);
+  }
   if (p.mask)
     bufs.mask = toBuffer(p.mask);
   if (p.alibiSlopes)
@@ -123,7 +148,11 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
   bufs.diagonalShift = p.diagonalShift;
   bufs.batch = memref::DimOp::create(b, loc, bufs.q, 0);
   bufs.tq = memref::DimOp::create(b, loc, bufs.q, 2);
-  bufs.tk = memref::DimOp::create(b, loc, bufs.k, 2);
+  if (p.paged)
+    bufs.tk = arith::MulIOp::create(b, loc, memref::DimOp::create(b, loc, bufs.table, 1),
+                                    bufs.blockSize);
+  else
+    bufs.tk = memref::DimOp::create(b, loc, bufs.k, 2);
   // The output, [B, H, Tq, Dv], 64-byte aligned.
   SmallVector<Value> dynSizes;
   if (p.resultType.isDynamicDim(0))
@@ -138,6 +167,22 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
         b, loc, MemRefType::get(p.lseType.getShape(), b.getF32Type()), dynSizes,
         b.getI64IntegerAttr(64));
   return bufs;
+}
+
+SmallVector<Value, 4> SdpaBuffers::keyRow(FlashBuilder &b, Value batch, Value kvHead,
+                                          Value key) const {
+  if (!table)
+    return {batch, kvHead, key};
+  Value id = b.load(table, {batch, b.div(key, blockSize)});
+  id = arith::IndexCastOp::create(b.b, b.loc, b.b.getIndexType(), id);
+  Value last = b.sub(numBlocks, b.idx(1));
+  Value block = b.maxI(b.idx(0), b.minI(id, last));
+  return {block, b.rem(key, blockSize), kvHead};
+}
+
+SmallVector<Value, 4> SdpaBuffers::keyAt(FlashBuilder &b, Value batch, Value kvHead, Value key,
+                                         Value col) const {
+  return withColumn(keyRow(b, batch, kvHead, key), col);
 }
 
 Value mlir::attn::flash::outputTensor(OpBuilder &b, const SdpaProblem &p,

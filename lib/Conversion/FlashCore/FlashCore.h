@@ -52,7 +52,19 @@ struct KernelSupport {
   StringRef name;            ///< "CPU kernel", "GPU kernel": for reasons
   bool lowPrecision = false; ///< f16/bf16 operands (computed in f32)
   bool modFunctions = false; ///< score and mask functions (ModFunctions.h)
+  /// K and V read in place from paged caches (attn.gather_pages operands).
+  bool pagedKeys = false;
 };
+
+/// K and V as blocks of paged caches: the operands of the attn.gather_pages
+/// ops the sdpa's K and V come from, when the kernel reads the blocks in
+/// place (SdpaProblem::paged).
+struct PagedKeys {
+  Value keyCache, valueCache; ///< [NB, BS, Hkv, D] and [NB, BS, Hkv, Dv]
+  Value table;                ///< [B, MB] i32/i64 block ids
+};
+
+struct FlashBuilder;
 
 /// What one attn.sdpa asks for, read once from the op.
 struct SdpaProblem {
@@ -84,6 +96,11 @@ struct SdpaProblem {
   /// captures they read.
   Region *scoreMod = nullptr, *maskMod = nullptr;
   ValueRange captures;
+  /// K and V gathered from paged caches by attn.gather_pages with one
+  /// block table, read in place (KernelSupport::pagedKeys): the gathers'
+  /// lengths, if any, are the sdpa's key lengths, so no key past a length
+  /// is read. Null when K and V are plain tensors.
+  std::optional<PagedKeys> paged;
 
   bool hasAlibi() const { return bool(slopesType); }
   bool hasKeyLengths() const { return bool(keyLengthsType); }
@@ -109,7 +126,29 @@ struct SdpaBuffers {
   SmallVector<Value> captures; ///< the score/mask functions' captures
   Value diagonalShift;      ///< index; null without a diagonal operand
   Value batch, tq, tk;      ///< index values
+  /// Paged K/V (SdpaProblem::paged): k and v are the caches, `table` the
+  /// block ids; `blockSize` and `numBlocks` index values. Null otherwise.
+  Value table, blockSize, numBlocks;
+
+  /// The indices of row `key` of K/V head `kvHead` of batch row `batch` in
+  /// k or v, without the column: {batch, kvHead, key}, or for paged caches
+  /// {block, key mod BS, kvHead} with block = table[batch, key / BS]
+  /// clamped into [0, NB) (whatever the table holds, no read leaves the
+  /// cache; run-time checks report a bad id before the call).
+  SmallVector<Value, 4> keyRow(FlashBuilder &b, Value batch, Value kvHead,
+                               Value key) const;
+  /// keyRow with the column appended.
+  SmallVector<Value, 4> keyAt(FlashBuilder &b, Value batch, Value kvHead, Value key,
+                              Value col) const;
 };
+
+/// `row` (the indices of a row, as SdpaBuffers::keyRow gives) with the
+/// column `col` appended.
+inline SmallVector<Value, 4> withColumn(ArrayRef<Value> row, Value col) {
+  SmallVector<Value, 4> at(row);
+  at.push_back(col);
+  return at;
+}
 
 /// Converts the operands to buffers (of the type `bufferType` gives each
 /// tensor type) and allocates the output at the builder's insertion point.

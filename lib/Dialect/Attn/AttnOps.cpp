@@ -56,7 +56,7 @@ SmallVector<int64_t> shapes::mhaShape(Value queryInput, Value wo,
           dimOf(wo, weightOutDim(layout))};
 }
 
-static RankedTensorType resultType(ArrayRef<int64_t> shape, Value like) {
+RankedTensorType shapes::resultType(ArrayRef<int64_t> shape, Value like) {
   return RankedTensorType::get(shape, tensorType(like).getElementType());
 }
 
@@ -91,7 +91,7 @@ static std::optional<APFloat> optF(FloatAttr a) {
 // Reification helpers
 //===----------------------------------------------------------------------===//
 
-static OpFoldResult mixedDim(OpBuilder &b, Location loc, Value v, int64_t i) {
+OpFoldResult shapes::mixedDim(OpBuilder &b, Location loc, Value v, int64_t i) {
   return tensor::getMixedSize(b, loc, v, i);
 }
 
@@ -104,8 +104,7 @@ static OpFoldResult foldDivConst(OpBuilder &b, Location loc, OpFoldResult x,
       .getResult();
 }
 
-static OpFoldResult foldMul(OpBuilder &b, Location loc, OpFoldResult x,
-                            OpFoldResult y) {
+OpFoldResult shapes::foldMul(OpBuilder &b, Location loc, OpFoldResult x, OpFoldResult y) {
   auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
   if (cx && cy)
     return b.getIndexAttr(*cx * *cy);
@@ -560,8 +559,8 @@ requireRanked(std::optional<Location> loc, StringRef opName,
 
 /// The one result type `result()` gives, once the named operands are known
 /// to be ranked tensors.
-static LogicalResult
-inferOne(std::optional<Location> loc, StringRef opName,
+LogicalResult
+shapes::inferOne(std::optional<Location> loc, StringRef opName,
          std::initializer_list<std::pair<StringRef, Value>> operands,
          function_ref<RankedTensorType()> result, SmallVectorImpl<Type> &types) {
   if (failed(requireRanked(loc, opName, operands)))

@@ -49,6 +49,22 @@ llvm::SmallVector<int64_t> weightedSumShape(Value probs, Value value);
 llvm::SmallVector<int64_t> sdpaShape(Value query, Value value);
 llvm::SmallVector<int64_t> mhaShape(Value queryInput, Value wo, WeightLayout layout);
 
+llvm::SmallVector<int64_t> gatherPagesShape(Value cache, Value table);
+
+/// The result type of `shape` with `like`'s element type.
+RankedTensorType resultType(ArrayRef<int64_t> shape, Value like);
+
+/// Dim `i` of `v`, a constant when static.
+OpFoldResult mixedDim(OpBuilder &b, Location loc, Value v, int64_t i);
+/// x·y, folded when both are constants.
+OpFoldResult foldMul(OpBuilder &b, Location loc, OpFoldResult x, OpFoldResult y);
+
+/// The one result type `result()` gives, once the named operands are known
+/// to be ranked tensors (else an error naming the first that is not).
+LogicalResult inferOne(std::optional<Location> loc, StringRef opName,
+                       std::initializer_list<std::pair<StringRef, Value>> operands,
+                       function_ref<RankedTensorType()> result, SmallVectorImpl<Type> &types);
+
 } // namespace mlir::attn::shapes
 
 #endif // ATTN_LIB_DIALECT_ATTNSHAPES_H

@@ -1,0 +1,92 @@
+//===- AttnServingOps.td - KV caches as a server keeps them --*- tablegen -*-===//
+//
+// A serving engine keeps each sequence's keys and values in fixed-size
+// blocks of one shared pool (vLLM's paged attention). attn.gather_pages
+// views such a pool as the [B, Hkv, Tk, D] keys or values attn.sdpa
+// reads: the reference lowering copies the pages out, the fused CPU
+// kernel reads them in place through the block table.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_SERVING_OPS_TD
+#define ATTN_SERVING_OPS_TD
+
+include "AttnOpBase.td"
+
+def Attn_BlockTableTensor : RankedTensorOf<[I32, I64], [], "block table: a ranked tensor">;
+
+def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
+  let summary = "the keys or values of a paged KV cache, sequence by sequence";
+  let description = [{
+    **Meaning.** For a cache `[NB, BS, Hkv, D]` (`NB` blocks of `BS`
+    tokens, FlashAttention's and FlashInfer's NHD layout) and a block
+    table `[B, MB]` mapping sequence `b`'s logical block `i` to a
+    physical block:
+
+    ```
+    y[b, h, j, d] = cache[table[b, j / BS], j mod BS, h, d]   for j < len[b]
+    y[b, h, j, d] = 0                                          for j >= len[b]
+    ```
+
+    with `Tk = MB·BS` and `len[b] = Tk` when no lengths are given. The
+    table entries of blocks at or past `len[b]` are never read.
+
+    vLLM / FlashAttention (`flash_attn_with_kvcache(..., block_table=…,
+    cache_seqlens=…)`): `y[b, :, j] = k_cache[block_table[b, j // BS], j % BS]`
+    transposed to heads first.
+
+    A contiguous cache `[B, T, Hkv, D]` is the special case `BS = T`,
+    `table[b, 0] = b` (or `cache_batch_idx[b]`).
+
+    **Usage.**
+
+    ```
+    %k = attn.gather_pages %cache, %table [lengths(%len)]
+        : (type(%cache), type(%table) [, type(%len)]) -> type(%k)
+    ```
+
+    `attn.sdpa` with `key_lengths(%len)` on `%k` and `%v` gathered with
+    the same table and no lengths (or the same `%len`) is the paged
+    attention a serving step runs: the fused CPU kernel reads the blocks
+    in place and never builds `%k`.
+
+    **Run time.** A block id outside `[0, NB)` in a block the sequence
+    uses is an error: `attn-run` and the Python API check the table before
+    the call (exit status 2, an exception naming the entry). The
+    compiled code clamps every block id into `[0, NB)`, so it never reads
+    outside the cache whatever the table holds.
+
+    **Verifier.**
+    - `cache` has rank 4 `[NB,BS,Hkv,D]`; `table` rank 2 `[B,MB]`,
+      `i32` or `i64`; `lengths`, if given, rank 1 `[B]`.
+    - The result is `[B, Hkv, MB·BS, D]` with the cache's element type.
+
+    **Folds.** None.
+
+    **Example** (decode against a paged cache of 64 blocks of 16 tokens,
+    up to 8 blocks a sequence):
+
+    ```mlir
+    func.func @paged_decode(%q: tensor<2x8x1x64xf32>, %kc: tensor<64x16x2x64xf32>,
+                            %vc: tensor<64x16x2x64xf32>, %table: tensor<2x8xi32>,
+                            %len: tensor<2xi32>) -> tensor<2x8x1x64xf32> {
+      %k = attn.gather_pages %kc, %table
+          : (tensor<64x16x2x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
+      %v = attn.gather_pages %vc, %table
+          : (tensor<64x16x2x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
+      %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
+          : (tensor<2x8x1x64xf32>, tensor<2x2x128x64xf32>, tensor<2x2x128x64xf32>, tensor<2xi32>)
+            -> tensor<2x8x1x64xf32>
+      return %o : tensor<2x8x1x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$cache, Attn_BlockTableTensor:$table,
+                       Optional<Attn_LengthsTensor>:$lengths);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $cache `,` $table (`lengths` `(` $lengths^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+#endif // ATTN_SERVING_OPS_TD

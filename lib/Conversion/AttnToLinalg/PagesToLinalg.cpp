@@ -1,0 +1,88 @@
+//===- PagesToLinalg.cpp - attn.gather_pages to linalg --------------------===//
+//
+// The reference lowering of attn.gather_pages: one linalg.generic over the
+// [B, Hkv, MB·BS, D] result whose body reads the block table and then the
+// cache with tensor.extract. Block ids are clamped into [0, NB) and a row
+// at or past the sequence's length (or any row of an empty cache) is 0
+// without reading the cache, so no table contents make it read outside
+// the cache; that a used block id is valid is checked before the call
+// (docs/serving.md).
+//
+//===----------------------------------------------------------------------===//
+#include "PagesToLinalg.h"
+
+#include "LinalgBuilders.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::linalg_lowering;
+
+namespace {
+
+/// An index-typed copy of an integer scalar.
+Value toIndex(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+/// y[b,h,j,d] = j < len[b] ? cache[clamp(table[b, j / BS]), j mod BS, h, d] : 0
+struct GatherPagesToLinalg : OpConversionPattern<GatherPagesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(GatherPagesOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType ty = op.getType();
+    Value cache = a.getCache(), table = a.getTable(), lengths = a.getLengths();
+    Value blockSize = tensor::DimOp::create(rewriter, loc, cache, 1);
+    Value numBlocks = tensor::DimOp::create(rewriter, loc, cache, 0);
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultSizes(rewriter, op),
+                                         ty.getElementType());
+    AffineMap id = rewriter.getMultiDimIdentityMap(4);
+    Value y =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{ty}, ValueRange{}, ValueRange{init},
+            ArrayRef<AffineMap>{id}, SmallVector<IteratorType>(4, kPar),
+            [&](OpBuilder &b, Location l, ValueRange) {
+              auto cidx = [&](int64_t v) {
+                return arith::ConstantIndexOp::create(b, l, v).getResult();
+              };
+              Value bi = linalg::IndexOp::create(b, l, 0);
+              Value h = linalg::IndexOp::create(b, l, 1);
+              Value j = linalg::IndexOp::create(b, l, 2);
+              Value d = linalg::IndexOp::create(b, l, 3);
+              using P = arith::CmpIPredicate;
+              Value used = arith::CmpIOp::create(b, l, P::sgt, numBlocks, cidx(0));
+              if (lengths) {
+                Value len = toIndex(b, l, tensor::ExtractOp::create(b, l, lengths, ValueRange{bi}));
+                used = arith::AndIOp::create(b, l, used,
+                                             arith::CmpIOp::create(b, l, P::slt, j, len));
+              }
+              auto read = scf::IfOp::create(b, l, used, [&](OpBuilder &t, Location tl) {
+                Value blk = arith::DivUIOp::create(t, tl, j, blockSize);
+                Value row = arith::RemUIOp::create(t, tl, j, blockSize);
+                Value page = toIndex(t, tl, tensor::ExtractOp::create(t, tl, table,
+                                                                      ValueRange{bi, blk}));
+                Value last = arith::SubIOp::create(t, tl, numBlocks, cidx(1));
+                page = arith::MaxSIOp::create(t, tl, cidx(0),
+                                              arith::MinSIOp::create(t, tl, page, last));
+                Value x = tensor::ExtractOp::create(t, tl, cache, ValueRange{page, row, h, d});
+                scf::YieldOp::create(t, tl, x);
+              }, [&](OpBuilder &e, Location el) {
+                scf::YieldOp::create(e, el, floatConst(e, el, ty.getElementType(), 0.0));
+              });
+              linalg::YieldOp::create(b, l, read.getResult(0));
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populatePagesToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<GatherPagesToLinalg>(patterns.getContext());
+}

@@ -368,6 +368,7 @@ struct Kernel::Impl {
     std::string error;
     std::vector<std::vector<int64_t>> resultShapes; // empty: unknown
     std::vector<std::optional<rt::KeyLengthBound>> keyBounds; // per input
+    std::vector<rt::BlockTableCheck> blockTables;
   };
   mutable std::mutex mutex;
   mutable std::map<std::vector<std::vector<int64_t>>, ShapeCheck> checked;
@@ -381,8 +382,10 @@ struct Kernel::Impl {
       ShapeCheck c;
       if (llvm::Error e = rt::checkInputShapes(*module, entry, shapes, &c.resultShapes))
         c.error = llvm::toString(std::move(e));
-      else
+      else {
         c.keyBounds = rt::keyLengthBounds(*module, entry, shapes);
+        c.blockTables = rt::blockTableChecks(*module, entry, shapes);
+      }
       it = checked.emplace(shapes, std::move(c)).first;
     }
     return it->second;
@@ -613,6 +616,34 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       if (std::string problem = keyBounds[i]->check(k, len); !problem.empty())
         return Status::error("input #" + std::to_string(i) + " (key lengths) " + problem);
     }
+  }
+  // Block ids a sequence uses must name a block of the cache (the kernels
+  // clamp them; the caller's bad id is an error, not a different result).
+  for (const rt::BlockTableCheck &c : check->blockTables) {
+    if (im.deviceResident)
+      break; // (device tables are not copied back to be checked)
+    const TensorRef &t = inputs[c.tableArg];
+    auto integer = [](const TensorRef &r, int64_t offset) -> int64_t {
+      return r.type == ElementType::I32 ? static_cast<const int32_t *>(r.data)[offset]
+                                        : static_cast<const int64_t *>(r.data)[offset];
+    };
+    auto strideOf = [](const TensorRef &r, size_t d) -> int64_t {
+      if (!r.strides.empty())
+        return r.strides[d];
+      int64_t s = 1;
+      for (size_t k = d + 1; k < r.shape.size(); ++k)
+        s *= r.shape[k];
+      return s;
+    };
+    std::string problem = c.check(
+        t.shape[0], t.shape[1],
+        [&](int64_t b, int64_t i) { return integer(t, b * strideOf(t, 0) + i * strideOf(t, 1)); },
+        [&](int64_t b) {
+          const TensorRef &len = inputs[c.lengthsArg];
+          return integer(len, b * strideOf(len, 0));
+        });
+    if (!problem.empty())
+      return Status::error("input #" + std::to_string(c.tableArg) + " (block table) " + problem);
   }
   for (size_t i = 0; i < resultShapes.size() && i < outputs.size(); ++i)
     if (outputs[i].shape != resultShapes[i])

@@ -23,6 +23,8 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace attn::runtime {
@@ -196,6 +198,47 @@ std::string KeyLengthBound::check(int64_t element, int64_t len) const {
          ", outside [0, Tk = " + std::to_string(keyLen) + "] of '" + op + "'";
 }
 
+std::vector<BlockTableCheck> blockTableChecks(ModuleOp module, llvm::StringRef entry,
+                                              llvm::ArrayRef<std::vector<int64_t>> shapes) {
+  std::vector<BlockTableCheck> checks;
+  OwningOpRef<func::FuncOp> fn = specialise(module, entry, shapes);
+  if (!fn)
+    return checks;
+  Block &body = fn->getBody().front();
+  auto argNumber = [&](Value v) -> int64_t {
+    auto arg = dyn_cast_or_null<BlockArgument>(v);
+    return arg && arg.getOwner() == &body ? int64_t(arg.getArgNumber()) : -1;
+  };
+  fn->walk([&](mlir::attn::GatherPagesOp op) {
+    auto cache = cast<RankedTensorType>(op.getCache().getType());
+    BlockTableCheck c{argNumber(op.getTable()), argNumber(op.getLengths()), cache.getDimSize(0),
+                      cache.getDimSize(1), op->getName().getStringRef().str()};
+    if (c.tableArg < 0 || (op.getLengths() && c.lengthsArg < 0) ||
+        ShapedType::isDynamic(c.numBlocks) || ShapedType::isDynamic(c.blockSize))
+      return;
+    checks.push_back(c);
+  });
+  return checks;
+}
+
+std::string BlockTableCheck::check(int64_t batch, int64_t maxBlocks,
+                                   llvm::function_ref<int64_t(int64_t, int64_t)> entry,
+                                   llvm::function_ref<int64_t(int64_t)> length) const {
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t used = maxBlocks;
+    if (lengthsArg >= 0) {
+      int64_t len = std::clamp<int64_t>(length(b), 0, maxBlocks * blockSize);
+      used = blockSize > 0 ? (len + blockSize - 1) / blockSize : 0;
+    }
+    for (int64_t i = 0; i < used; ++i)
+      if (int64_t id = entry(b, i); id < 0 || id >= numBlocks)
+        return "element [" + std::to_string(b) + ", " + std::to_string(i) + "] is " +
+               std::to_string(id) + ", outside [0, NB = " + std::to_string(numBlocks) +
+               ") of '" + op + "'";
+  }
+  return "";
+}
+
 llvm::Error checkInputValues(ModuleOp module, llvm::StringRef entry,
                              llvm::ArrayRef<HostTensor> inputs) {
   std::vector<std::vector<int64_t>> shapes = shapesOf(inputs);
@@ -208,6 +251,15 @@ llvm::Error checkInputValues(ModuleOp module, llvm::StringRef entry,
     for (int64_t k = 0, n = t.numel(); k < n; ++k)
       if (std::string problem = bound->check(k, t.getAsInt(k)); !problem.empty())
         return err("key lengths (argument #" + llvm::Twine(i) + ") " + problem);
+  }
+  for (const BlockTableCheck &c : blockTableChecks(module, entry, shapes)) {
+    const HostTensor &t = inputs[c.tableArg];
+    int64_t maxBlocks = t.shape[1];
+    std::string problem = c.check(
+        t.shape[0], maxBlocks, [&](int64_t b, int64_t i) { return t.getAsInt(b * maxBlocks + i); },
+        [&](int64_t b) { return inputs[c.lengthsArg].getAsInt(b); });
+    if (!problem.empty())
+      return err("block table (argument #" + llvm::Twine(c.tableArg) + ") " + problem);
   }
   return llvm::Error::success();
 }

@@ -243,20 +243,27 @@ std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
                     " has dynamic dims; pass --input files instead");
     shapes.push_back(spec.shape);
   }
-  // Integer arguments are key lengths: uniform in [0, Tk] of their op.
+  // Integer arguments are key lengths, uniform in [0, Tk] of their op, or
+  // block tables, uniform in [0, NB) of their cache.
   std::vector<std::optional<rt::KeyLengthBound>> bounds =
       rt::keyLengthBounds(module, entry, shapes);
+  std::vector<int64_t> range(specs.size(), 0);
+  for (auto [i, b] : llvm::enumerate(bounds))
+    if (b)
+      range[i] = b->keyLen + 1;
+  for (const rt::BlockTableCheck &c : rt::blockTableChecks(module, entry, shapes))
+    range[c.tableArg] = c.numBlocks;
   std::vector<rt::HostTensor> out;
   for (auto [i, spec] : llvm::enumerate(specs)) {
     rt::HostTensor t = rt::HostTensor::zeros(spec.dtype, spec.shape);
     bool integer = spec.dtype == rt::DType::I32 || spec.dtype == rt::DType::I64;
-    if (integer && !bounds[i])
+    if (integer && range[i] <= 0)
       fail(2, "--random-inputs: argument #" + llvm::Twine(i) + " " + spec.str() +
-                  " is an integer tensor but not the key lengths of an attn op; "
-                  "pass --input files instead");
+                  " is an integer tensor but not the key lengths of an attn op nor a "
+                  "block table of a non-empty cache; pass --input files instead");
     for (int64_t k = 0, n = t.numel(); k < n; ++k) {
       if (integer)
-        t.setFromFloat(k, float(gen() % (bounds[i]->keyLen + 1)));
+        t.setFromFloat(k, float(gen() % range[i]));
       else
         t.setFromFloat(k, spec.dtype == rt::DType::Bool ? float(gen() % 4 != 0)
                                                          : uni(gen));

@@ -28,7 +28,8 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
     ```
 
     with `Tk = MB·BS` and `len[b] = Tk` when no lengths are given. The
-    table entries of blocks at or past `len[b]` are never read.
+    table entries of blocks at or past `len[b]` are not used: they may hold
+    anything (serving engines leave them stale).
 
     vLLM / FlashAttention (`flash_attn_with_kvcache(..., block_table=…,
     cache_seqlens=…)`): `y[b, :, j] = k_cache[block_table[b, j // BS], j % BS]`
@@ -45,15 +46,16 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
     ```
 
     `attn.sdpa` with `key_lengths(%len)` on `%k` and `%v` gathered with
-    the same table and no lengths (or the same `%len`) is the paged
-    attention a serving step runs: the fused CPU kernel reads the blocks
-    in place and never builds `%k`.
+    the same table and the same `%len` (or none) is the paged attention a
+    serving step runs: the fused CPU kernel reads the blocks in place and
+    never builds `%k`.
 
     **Run time.** A block id outside `[0, NB)` in a block the sequence
-    uses is an error: `attn-run` and the Python API check the table before
-    the call (exit status 2, an exception naming the entry). The
-    compiled code clamps every block id into `[0, NB)`, so it never reads
-    outside the cache whatever the table holds.
+    uses is an error: `attn-run`, the C++ API and Python check a table that
+    is a function argument before the call (exit status 2, an error status,
+    an exception; each names the entry). The compiled code clamps every
+    block id into `[0, NB)`, so it never reads outside the cache whatever
+    the table holds.
 
     **Verifier.**
     - `cache` has rank 4 `[NB,BS,Hkv,D]`; `table` rank 2 `[B,MB]`,
@@ -69,10 +71,10 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
     func.func @paged_decode(%q: tensor<2x8x1x64xf32>, %kc: tensor<64x16x2x64xf32>,
                             %vc: tensor<64x16x2x64xf32>, %table: tensor<2x8xi32>,
                             %len: tensor<2xi32>) -> tensor<2x8x1x64xf32> {
-      %k = attn.gather_pages %kc, %table
-          : (tensor<64x16x2x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
-      %v = attn.gather_pages %vc, %table
-          : (tensor<64x16x2x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
+      %k = attn.gather_pages %kc, %table lengths(%len)
+          : (tensor<64x16x2x64xf32>, tensor<2x8xi32>, tensor<2xi32>) -> tensor<2x2x128x64xf32>
+      %v = attn.gather_pages %vc, %table lengths(%len)
+          : (tensor<64x16x2x64xf32>, tensor<2x8xi32>, tensor<2xi32>) -> tensor<2x2x128x64xf32>
       %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
           : (tensor<2x8x1x64xf32>, tensor<2x2x128x64xf32>, tensor<2x2x128x64xf32>, tensor<2xi32>)
             -> tensor<2x8x1x64xf32>

@@ -85,8 +85,33 @@ std::vector<std::optional<KeyLengthBound>>
 keyLengthBounds(mlir::ModuleOp module, llvm::StringRef entry,
                 llvm::ArrayRef<std::vector<int64_t>> shapes);
 
+/// A block table argument of an attn.gather_pages and what bounds its
+/// entries (for messages, the op).
+struct BlockTableCheck {
+  int64_t tableArg;
+  int64_t lengthsArg = -1; ///< the gather's lengths argument; -1: none
+  int64_t numBlocks = 0, blockSize = 1;
+  std::string op;
+
+  /// Empty when each block sequence b uses (the first ceil(len[b] / BS),
+  /// len clamped to [0, MB·BS]; all MB without lengths) holds an id in
+  /// [0, numBlocks); otherwise the first problem, e.g. "element [1, 4] is
+  /// 57, outside [0, NB = 40) of 'attn.gather_pages'" (the caller
+  /// prefixes the input's name).
+  std::string check(int64_t batch, int64_t maxBlocks,
+                    llvm::function_ref<int64_t(int64_t b, int64_t i)> entry,
+                    llvm::function_ref<int64_t(int64_t b)> length) const;
+};
+
+/// The block tables of `entry`'s attn.gather_pages ops that are arguments,
+/// given the inputs' shapes; a gather whose lengths are computed inside the
+/// function (not an argument) is not checked (its kernel still clamps).
+std::vector<BlockTableCheck> blockTableChecks(mlir::ModuleOp module, llvm::StringRef entry,
+                                              llvm::ArrayRef<std::vector<int64_t>> shapes);
+
 /// Checks the values of inputs whose range the kernels rely on: every key
-/// length must lie in [0, Tk]. The compiled code clamps (it never reads out
+/// length must lie in [0, Tk] and every block id a sequence uses in
+/// [0, NB). The compiled code clamps (it never reads out
 /// of bounds), but a length outside the range is a caller's error: this
 /// names the argument, the element, its value and the bound.
 llvm::Error checkInputValues(mlir::ModuleOp module, llvm::StringRef entry,

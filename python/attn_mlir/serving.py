@@ -1,0 +1,249 @@
+"""attn_mlir.flash_attn_with_kvcache: FlashAttention's decoding call, compiled.
+
+The arguments and their meaning are those of
+``flash_attn.flash_attn_with_kvcache`` (FlashAttention 2.6): tensors are
+[batch, seqlen, heads, headdim]; the K/V cache is either contiguous,
+[batch_cache, seqlen_cache, heads_k, headdim], or paged,
+[num_blocks, page_block_size, heads_k, headdim] with a ``block_table``
+[batch, max_blocks] of int32 block ids. Each call is one ``attn.sdpa`` over
+``attn.gather_pages`` of the caches (a contiguous cache is the paged one
+with one block per sequence), compiled once per (dtype, heads, head dims,
+query length, block size, variants) and cached: batch, the number of
+blocks and the table's width are dynamic. The fused CPU kernel reads the
+blocks in place (docs/serving.md).
+
+Where it differs from FlashAttention (each refused with a clear error
+rather than computed differently): ``rotary_cos``/``rotary_sin`` and
+``cache_leftpad`` are not supported yet; ``num_splits`` is accepted and
+ignored (the kernel splits the keys itself). New ``k``/``v`` rows are
+appended into the caches by this module, in place, before the kernel runs.
+"""
+
+import math
+
+import numpy as np
+
+from . import _arrays
+from ._cache import CACHE
+
+_MLIR_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
+def _fail(exc, msg):
+    raise exc("attn_mlir.flash_attn_with_kvcache: " + msg)
+
+
+def _int32(x, what):
+    """`x` (an int tensor or array) as a contiguous int32 NumPy array."""
+    arr = np.asarray(_arrays.as_buffer(x, what))
+    if arr.dtype.kind not in "iu":
+        _fail(TypeError, "%s must hold integers, got %s" % (what, arr.dtype))
+    if arr.dtype != np.int32:
+        if arr.size and (arr.min() < np.iinfo(np.int32).min or arr.max() > np.iinfo(np.int32).max):
+            _fail(ValueError, "%s does not fit int32" % what)
+        arr = arr.astype(np.int32)
+    return np.ascontiguousarray(arr)
+
+
+def _append(cache, new, table, lens, block_size, what):
+    """Writes new[b, t] into `cache` (in place) at position lens[b] + t of
+    sequence b, through the block table."""
+    b_n, t_n = new.shape[0], new.shape[1]
+    if t_n == 0:
+        return
+    pos = lens[:, None].astype(np.int64) + np.arange(t_n)[None, :]  # [B, Tnew]
+    cap = table.shape[1] * block_size
+    if pos.size and pos.max() >= cap:
+        b = int(np.argmax(pos.max(axis=1)))
+        _fail(ValueError, "appending %d rows to sequence %d (cache_seqlens %d) passes the "
+              "cache's capacity of %d tokens" % (t_n, b, int(lens[b]), cap))
+    blocks = table[np.arange(b_n)[:, None], pos // block_size]
+    if blocks.size and (blocks.min() < 0 or blocks.max() >= cache.shape[0]):
+        _fail(ValueError, "a block the new %s rows go to is outside [0, %d)"
+              % (what, cache.shape[0]))
+    rows = pos % block_size
+    if _arrays.is_torch(cache):
+        torch = _arrays._torch()
+        src = new if _arrays.is_torch(new) else torch.from_numpy(np.asarray(new))
+        cache[torch.from_numpy(blocks.reshape(-1).astype(np.int64)),
+              torch.from_numpy(rows.reshape(-1).astype(np.int64))] = \
+            src.reshape((-1,) + tuple(src.shape[2:])).to(cache.dtype)
+    else:
+        cache[blocks.reshape(-1), rows.reshape(-1)] = \
+            np.asarray(new).reshape((-1,) + new.shape[2:])
+
+
+def _window(window_size, causal):
+    """FlashAttention's (left, right), -1 = unbounded -> the attribute text."""
+    try:
+        left, right = (int(w) for w in window_size)
+    except (TypeError, ValueError):
+        _fail(ValueError, "window_size must be a pair (left, right), -1 = unbounded, got %r"
+              % (window_size,))
+    if left < -1 or right < -1:
+        _fail(ValueError, "window_size entries must be >= -1, got %r" % (window_size,))
+    if causal:
+        right = -1  # causal is the window's right side 0
+    sides = []
+    if left >= 0:
+        sides.append("left = %d" % left)
+    if right >= 0:
+        sides.append("right = %d" % right)
+    return "#attn.window<%s>" % ", ".join(sides) if sides else None
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None,
+                            rotary_sin=None, cache_seqlens=None, cache_batch_idx=None,
+                            cache_leftpad=None, block_table=None, softmax_scale=None,
+                            causal=False, window_size=(-1, -1), softcap=0.0,
+                            rotary_interleaved=True, alibi_slopes=None, num_splits=0,
+                            return_softmax_lse=False, *, threads=0):
+    """Attention of q [B, Tq, H, D] against the first cache_seqlens[b] (+ the
+    new k/v rows) keys of each sequence's K/V cache, as
+    ``flash_attn.flash_attn_with_kvcache``. Returns [B, Tq, H, Dv] of q's
+    kind and dtype, and with return_softmax_lse=True also the float32
+    [B, H, Tq] natural-log log-sum-exp of each row (-inf for a row that sees
+    no key, whose output is 0)."""
+    if rotary_cos is not None or rotary_sin is not None:
+        _fail(NotImplementedError, "rotary_cos/rotary_sin are not supported yet: apply the "
+              "rotation to q and k before the call")
+    if cache_leftpad is not None:
+        _fail(NotImplementedError, "cache_leftpad is not supported yet")
+    dt = _arrays.dtype_name(q)
+    if dt not in _MLIR_TYPES:
+        _fail(TypeError, "q must be float32, float16 or bfloat16, got %s" % dt)
+    for name, x in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
+        if x is not None and _arrays.dtype_name(x) != dt:
+            _fail(TypeError, "%s has dtype %s, q %s" % (name, _arrays.dtype_name(x), dt))
+    qs, ks, vs = (_arrays.shape_of(x) for x in (q, k_cache, v_cache))
+    for name, s in (("q", qs), ("k_cache", ks), ("v_cache", vs)):
+        if len(s) != 4:
+            _fail(ValueError, "%s must have rank 4, got shape %s" % (name, list(s)))
+    b, tq, h, d = qs
+    nb, bs, hkv, dk = ks
+    dv = vs[3]
+    if vs[:3] != ks[:3]:
+        _fail(ValueError, "v_cache shape %s does not match k_cache shape %s in its first "
+              "three dims" % (list(vs), list(ks)))
+    if dk != d:
+        _fail(ValueError, "k_cache head dim is %d, q's %d" % (dk, d))
+    if hkv == 0 or h % hkv:
+        _fail(ValueError, "q has %d heads, the cache %d: heads must be a multiple of the "
+              "cache's (GQA/MQA)" % (h, hkv))
+
+    # The block table: a contiguous cache is one block per sequence.
+    if block_table is None:
+        if cache_batch_idx is None:
+            if nb < b:
+                _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (nb, b))
+            table = np.arange(b, dtype=np.int32)[:, None]
+        else:
+            table = _int32(cache_batch_idx, "cache_batch_idx").reshape(b, 1)
+    else:
+        if cache_batch_idx is not None:
+            _fail(ValueError, "cache_batch_idx goes with a contiguous cache, not a block_table")
+        table = _int32(block_table, "block_table")
+        if table.ndim != 2 or table.shape[0] != b:
+            _fail(ValueError, "block_table must be [batch=%d, max_blocks], got shape %s"
+                  % (b, list(table.shape)))
+    capacity = table.shape[1] * bs
+
+    if cache_seqlens is None:
+        lens = np.full(b, capacity, dtype=np.int32)
+    elif isinstance(cache_seqlens, (int, np.integer)):
+        lens = np.full(b, int(cache_seqlens), dtype=np.int32)
+    else:
+        lens = _int32(cache_seqlens, "cache_seqlens").reshape(-1).copy()
+        if lens.shape != (b,):
+            _fail(ValueError, "cache_seqlens must have %d entries, got %d" % (b, lens.size))
+    if lens.size and (lens.min() < 0 or lens.max() > capacity):
+        i = int(np.argmax((lens < 0) | (lens > capacity)))
+        _fail(ValueError, "cache_seqlens[%d] = %d is outside [0, %d] (the cache's capacity)"
+              % (i, int(lens[i]), capacity))
+
+    if (k is None) != (v is None):
+        _fail(ValueError, "pass both k and v (new rows), or neither")
+    if k is not None:
+        kn, vn = _arrays.shape_of(k), _arrays.shape_of(v)
+        if len(kn) != 4 or kn[0] != b or kn[2:] != (hkv, d) or vn != kn[:3] + (dv,):
+            _fail(ValueError, "k and v must be [batch=%d, seqlen_new, %d, %d] and [.., %d], "
+                  "got %s and %s" % (b, hkv, d, dv, list(kn), list(vn)))
+        _append(k_cache, k, table, lens, bs, "k")
+        _append(v_cache, v, table, lens, bs, "v")
+        lens = lens + kn[1]
+
+    scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
+    if not (math.isfinite(scale) and scale != 0):
+        _fail(ValueError, "softmax_scale must be finite and non-zero, got %r" % (softmax_scale,))
+    attrs = ["scale = %r : f32" % float(np.float32(scale))]
+    if causal:
+        attrs.append("causal = #attn.causal<bottom_right>")
+    window = _window(window_size, causal)
+    if window:
+        attrs.append("window = " + window)
+    if softcap:
+        if not (float(softcap) > 0 and math.isfinite(float(softcap))):
+            _fail(ValueError, "softcap must be >= 0, got %r" % (softcap,))
+        attrs.append("softcap = %r : f32" % float(np.float32(softcap)))
+
+    elt = _MLIR_TYPES[dt]
+    t_q = "tensor<?x%dx%dx%dx%s>" % (h, tq, d, elt)
+    t_kc = "tensor<?x%dx%dx%dx%s>" % (bs, hkv, d, elt)
+    t_vc = "tensor<?x%dx%dx%dx%s>" % (bs, hkv, dv, elt)
+    t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
+    t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
+    args = ["%%q: %s" % t_q, "%%kc: %s" % t_kc, "%%vc: %s" % t_vc,
+            "%table: tensor<?x?xi32>", "%len: tensor<?xi32>"]
+    operand_types = [t_q, t_k, t_v]
+    inputs = [None, k_cache, v_cache, table, lens]
+    alibi = ""
+    if alibi_slopes is not None:
+        slopes = _arrays.as_buffer(_arrays.cast(alibi_slopes, "float32", "alibi_slopes"),
+                                   "alibi_slopes")
+        if slopes.shape == (h,):
+            t_s = "tensor<%dxf32>" % h
+        elif slopes.shape == (b, h):
+            t_s = "tensor<?x%dxf32>" % h
+        else:
+            _fail(ValueError, "alibi_slopes must be [%d] or [%d, %d], got %s"
+                  % (h, b, h, list(slopes.shape)))
+        args.append("%%slopes: %s" % t_s)
+        operand_types.append(t_s)
+        inputs.append(slopes)
+        alibi = " alibi(%slopes)"
+    operand_types.append("tensor<?xi32>")
+    gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)\n"
+              "      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
+    body = gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v)
+    operands = "%%q, %%k, %%v%s key_lengths(%%len) {%s}" % (alibi, ", ".join(attrs))
+    if return_softmax_lse:
+        t_o = "tensor<?x%dx%dx%dxf32>" % (h, tq, dv)
+        t_l = "tensor<?x%dx%dxf32>" % (h, tq)
+        text = ("func.func @kvcache(%s) -> (%s, %s) {\n%s"
+                "  %%o, %%lse = attn.sdpa_partial %s\n      : (%s) -> (%s, %s)\n"
+                "  return %%o, %%lse : %s, %s\n}\n"
+                % (", ".join(args), t_o, t_l, body, operands, ", ".join(operand_types),
+                   t_o, t_l, t_o, t_l))
+    else:
+        t_o = "tensor<?x%dx%dx%dx%s>" % (h, tq, dv, elt)
+        text = ("func.func @kvcache(%s) -> %s {\n%s"
+                "  %%o = attn.sdpa %s\n      : (%s) -> %s\n  return %%o : %s\n}\n"
+                % (", ".join(args), t_o, body, operands, ", ".join(operand_types), t_o, t_o))
+
+    kernel = CACHE.get(("kvcache", text, threads), lambda: text, "kvcache", "cpu", threads)
+    bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3)]
+    bufs += [_arrays.as_buffer(x, n) if not isinstance(x, np.ndarray) else x
+             for x, n in zip(inputs[1:], ("k_cache", "v_cache", "table", "cache_seqlens",
+                                          "alibi_slopes"))]
+    # The output in FlashAttention's [B, Tq, H, Dv], written through a
+    # [B, H, Tq, Dv] view.
+    out_dt = "float32" if return_softmax_lse else dt
+    out, view = _arrays.empty_like_kind(q, (b, tq, h, dv), out_dt)
+    views = [view.transpose(0, 2, 1, 3)]
+    if return_softmax_lse:
+        lse, lse_view = _arrays.empty_like_kind(q, (b, h, tq), "float32")
+        views.append(lse_view)
+    kernel.call(bufs, views)
+    if not return_softmax_lse:
+        return out
+    return _arrays.cast(out, dt, "the output"), lse

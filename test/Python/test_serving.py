@@ -1,0 +1,187 @@
+"""attn_mlir.flash_attn_with_kvcache: FlashAttention's decoding call on
+paged and contiguous KV caches. Expected values: the pages gathered into
+one dense [len, Hkv, D] tensor per sequence with torch indexing, then plain
+float64 attention with FlashAttention's rules (causal and windows aligned
+to the bottom right of each sequence, ALiBi -slope·|i + len - Tq - j|,
+softcap before ALiBi); a row that sees no key is 0."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import attn_mlir  # noqa: E402
+
+TOL = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+
+
+def ref(q, kc, vc, table, lens, bs, causal=False, window=(-1, -1), softcap=0.0, alibi=None,
+        scale=None):
+    b_n, tq, h, d = q.shape
+    hkv = kc.shape[2]
+    g = h // hkv
+    scale = 1 / math.sqrt(d) if scale is None else scale
+    out = torch.zeros(b_n, tq, h, vc.shape[3], dtype=torch.float64)
+    lse = torch.full((b_n, h, tq), -math.inf, dtype=torch.float64)
+    for b in range(b_n):
+        n = int(lens[b])
+        j = torch.arange(n)
+        blocks = torch.as_tensor(table)[b, j // bs].long()
+        k = kc[blocks, j % bs].to(torch.float64)  # [n, Hkv, D]
+        v = vc[blocks, j % bs].to(torch.float64)
+        i = torch.arange(tq)[:, None]
+        diag = i + n - tq  # bottom right
+        keep = torch.ones(tq, n, dtype=torch.bool)
+        if causal:
+            keep &= j[None, :] <= diag
+        if window[0] >= 0:
+            keep &= j[None, :] >= diag - window[0]
+        if window[1] >= 0 and not causal:
+            keep &= j[None, :] <= diag + window[1]
+        for hh in range(h):
+            s = (q[b, :, hh].to(torch.float64) @ k[:, hh // g].T) * scale
+            if softcap:
+                s = softcap * torch.tanh(s / softcap)
+            if alibi is not None:
+                slope = float(alibi[hh] if alibi.dim() == 1 else alibi[b, hh])
+                s = s - slope * (diag - j[None, :]).abs()
+            s = s.masked_fill(~keep, -math.inf)
+            if n:
+                lse[b, hh] = torch.logsumexp(s, -1)
+            p = torch.softmax(s, -1).nan_to_num(0.0) if n else s
+            out[b, :, hh] = p @ v[:, hh // g] if n else 0
+    return out, lse
+
+
+def rand(*shape, dtype=torch.float32, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=gen).to(dtype)
+
+
+def paged(b, tq, h, hkv, d, bs, mb, lens, dtype=torch.float32, extra_blocks=3, seed=0,
+          stale=True):
+    """q, caches with shuffled physical blocks (with `stale`, garbage ids past
+    each length)."""
+    nb = b * mb + extra_blocks
+    gen = torch.Generator().manual_seed(seed)
+    table = torch.randperm(nb, generator=gen)[: b * mb].reshape(b, mb).to(torch.int32)
+    for i, n in enumerate(lens):
+        if stale:
+            table[i, (n + bs - 1) // bs:] = 10**6  # never used: may hold anything
+    return (rand(b, tq, h, d, dtype=dtype, seed=seed + 1),
+            rand(nb, bs, hkv, d, dtype=dtype, seed=seed + 2),
+            rand(nb, bs, hkv, d, dtype=dtype, seed=seed + 3), table,
+            torch.tensor(lens, dtype=torch.int32))
+
+
+def check(q, kc, vc, table, lens, bs, **kw):
+    out = attn_mlir.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=table,
+                                            **kw)
+    assert out.dtype == q.dtype and out.shape == q.shape[:3] + (vc.shape[3],)
+    want, _ = ref(q, kc, vc, table, lens, bs, causal=kw.get("causal", False),
+                  window=kw.get("window_size", (-1, -1)), softcap=kw.get("softcap", 0.0),
+                  alibi=kw.get("alibi_slopes"), scale=kw.get("softmax_scale"))
+    err = (out.to(torch.float64) - want).abs().max().item()
+    assert err <= TOL[q.dtype], err
+    return out
+
+
+# Block sizes 1, 16 and 256; lengths 0, 1, not a multiple of the block and
+# the table's whole capacity; GQA 4:1; decode (Tq 1).
+@pytest.mark.parametrize("bs,mb,lens", [(1, 40, [0, 1, 23, 40]), (16, 6, [0, 1, 37, 96]),
+                                        (256, 2, [0, 1, 300, 512])])
+def test_paged_decode_block_sizes(bs, mb, lens):
+    check(*paged(4, 1, 8, 2, 64, bs, mb, lens), bs, causal=True)
+
+
+def test_chunked_prefill_causal():
+    # Tq 5 against each sequence's own length: the last query sees every key.
+    check(*paged(3, 5, 4, 4, 32, 16, 5, [5, 70, 80]), 16, causal=True)
+
+
+def test_window_softcap_alibi():
+    q, kc, vc, t, lens = paged(2, 3, 8, 2, 64, 16, 4, [50, 64])
+    check(q, kc, vc, t, lens, 16, causal=True, window_size=(7, 0), softcap=20.0)
+    check(q, kc, vc, t, lens, 16, window_size=(5, 3))
+    slopes = torch.tensor([2.0 ** -(i + 1) for i in range(8)])
+    check(q, kc, vc, t, lens, 16, causal=True, alibi_slopes=slopes)
+    check(q, kc, vc, t, lens, 16, alibi_slopes=torch.rand(2, 8), softmax_scale=0.2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_caches(dtype):
+    check(*paged(2, 1, 8, 1, 128, 16, 8, [100, 128], dtype=dtype), 16, causal=True)
+
+
+def test_contiguous_cache_and_batch_index():
+    q = rand(3, 1, 4, 32, seed=4)
+    kc, vc = rand(5, 40, 2, 32, seed=5), rand(5, 40, 2, 32, seed=6)
+    idx = torch.tensor([4, 0, 2], dtype=torch.int32)
+    lens = torch.tensor([40, 7, 0], dtype=torch.int32)
+    out = attn_mlir.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, cache_batch_idx=idx)
+    want, _ = ref(q, kc, vc, idx[:, None], lens, 40)
+    assert (out.to(torch.float64) - want).abs().max().item() <= 2e-5
+    # No lengths: every row of each sequence's cache; NumPy in, NumPy out.
+    out = attn_mlir.flash_attn_with_kvcache(q[:2].numpy(), kc[:2].numpy(), vc[:2].numpy())
+    want, _ = ref(q[:2], kc[:2], vc[:2], torch.arange(2)[:, None], [40, 40], 40)
+    assert isinstance(out, np.ndarray) and np.abs(out - want.numpy()).max() <= 2e-5
+
+
+def test_append_new_rows_in_place():
+    q, kc, vc, t, lens = paged(2, 2, 4, 2, 32, 8, 4, [5, 16], stale=False)
+    k_new, v_new = rand(2, 2, 2, 32, seed=9), rand(2, 2, 2, 32, seed=10)
+    before_k = kc.clone()
+    out = attn_mlir.flash_attn_with_kvcache(q, kc, vc, k=k_new, v=v_new, cache_seqlens=lens,
+                                            block_table=t, causal=True)
+    # The rows went to positions len[b], len[b] + 1 of each sequence.
+    for b in range(2):
+        for i in range(2):
+            p = int(lens[b]) + i
+            assert torch.equal(kc[t[b, p // 8].long(), p % 8], k_new[b, i])
+            assert torch.equal(vc[t[b, p // 8].long(), p % 8], v_new[b, i])
+    changed = (kc != before_k).any(-1).any(-1).sum().item()
+    assert changed == 4
+    want, _ = ref(q, kc, vc, t, lens + 2, 8, causal=True)
+    assert (out.to(torch.float64) - want).abs().max().item() <= 2e-5
+    # Past the capacity: refused before anything is written.
+    with pytest.raises(ValueError, match="capacity of 32 tokens"):
+        attn_mlir.flash_attn_with_kvcache(q, kc, vc, k=k_new, v=v_new, block_table=t,
+                                          cache_seqlens=torch.tensor([31, 0], dtype=torch.int32))
+
+
+def test_return_softmax_lse():
+    q, kc, vc, t, lens = paged(3, 2, 4, 2, 32, 16, 3, [0, 20, 48])
+    out, lse = attn_mlir.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=t,
+                                                 causal=True, return_softmax_lse=True)
+    want, want_lse = ref(q, kc, vc, t, lens, 16, causal=True)
+    assert lse.dtype == torch.float32 and lse.shape == (3, 4, 2)
+    assert (out.to(torch.float64) - want).abs().max().item() <= 2e-5
+    assert torch.isneginf(lse[0]).all()
+    assert (lse[1:].to(torch.float64) - want_lse[1:]).abs().max().item() <= 2e-5
+
+
+def test_one_kernel_for_every_batch_and_pool_size():
+    attn_mlir.clear_cache()
+    for b, mb, lens in ((2, 3, [5, 40]), (5, 7, [1, 2, 3, 100, 112])):
+        check(*paged(b, 1, 4, 4, 32, 16, mb, lens, extra_blocks=b), 16)
+    assert attn_mlir.cache_info()["kernels"] == 1
+
+
+def test_bad_inputs_are_refused():
+    q, kc, vc, t, lens = paged(2, 1, 4, 2, 32, 16, 3, [20, 48])
+    bad = t.clone()
+    bad[1, 2] = kc.shape[0]  # a block sequence 1 uses
+    with pytest.raises(attn_mlir.AttnError, match=r"block table\) element \[1, 2\] is 9, "
+                       r"outside \[0, NB = 9\)"):
+        attn_mlir.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=bad)
+    with pytest.raises(ValueError, match=r"cache_seqlens\[1\] = 49 is outside \[0, 48\]"):
+        attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t,
+                                          cache_seqlens=torch.tensor([1, 49], dtype=torch.int32))
+    with pytest.raises(NotImplementedError, match="rotary_cos"):
+        attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t, rotary_cos=torch.ones(1))
+    with pytest.raises(TypeError, match="k_cache has dtype float16"):
+        attn_mlir.flash_attn_with_kvcache(q, kc.half(), vc, block_table=t)
+    with pytest.raises(ValueError, match="heads must be a multiple"):
+        attn_mlir.flash_attn_with_kvcache(rand(2, 1, 3, 32), kc, vc, block_table=t)

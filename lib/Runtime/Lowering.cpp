@@ -212,7 +212,8 @@ std::vector<BlockTableCheck> blockTableChecks(ModuleOp module, llvm::StringRef e
   fn->walk([&](mlir::attn::GatherPagesOp op) {
     auto cache = cast<RankedTensorType>(op.getCache().getType());
     BlockTableCheck c{argNumber(op.getTable()), argNumber(op.getLengths()), cache.getDimSize(0),
-                      cache.getDimSize(1), op->getName().getStringRef().str()};
+                      cache.getDimSize(op.getBlockSizeDim()),
+                      op->getName().getStringRef().str()};
     if (c.tableArg < 0 || (op.getLengths() && c.lengthsArg < 0) ||
         ShapedType::isDynamic(c.numBlocks) || ShapedType::isDynamic(c.blockSize))
       return;

@@ -17,6 +17,11 @@ rather than computed differently): ``rotary_cos``/``rotary_sin`` and
 ``cache_leftpad`` are not supported yet; ``num_splits`` is accepted and
 ignored (the kernel splits the keys itself). New ``k``/``v`` rows are
 appended into the caches by this module, in place, before the kernel runs.
+
+Beyond FlashAttention: ``kv_layout="HND"`` (FlashInfer's name) takes caches
+with the heads before the tokens, [num_blocks, heads_k, page_block_size,
+headdim] (contiguous: [batch_cache, heads_k, seqlen_cache, headdim]), which
+the CPU kernel streams faster than the default "NHD" (docs/serving.md).
 """
 
 import math
@@ -45,7 +50,7 @@ def _int32(x, what):
     return np.ascontiguousarray(arr)
 
 
-def _append(cache, new, table, lens, block_size, what):
+def _append(cache, new, table, lens, block_size, hnd, what):
     """Writes new[b, t] into `cache` (in place) at position lens[b] + t of
     sequence b, through the block table."""
     b_n, t_n = new.shape[0], new.shape[1]
@@ -61,16 +66,22 @@ def _append(cache, new, table, lens, block_size, what):
     if blocks.size and (blocks.min() < 0 or blocks.max() >= cache.shape[0]):
         _fail(ValueError, "a block the new %s rows go to is outside [0, %d)"
               % (what, cache.shape[0]))
-    rows = pos % block_size
+    rows = (pos % block_size).reshape(-1)
+    blocks = blocks.reshape(-1)
     if _arrays.is_torch(cache):
         torch = _arrays._torch()
         src = new if _arrays.is_torch(new) else torch.from_numpy(np.asarray(new))
-        cache[torch.from_numpy(blocks.reshape(-1).astype(np.int64)),
-              torch.from_numpy(rows.reshape(-1).astype(np.int64))] = \
-            src.reshape((-1,) + tuple(src.shape[2:])).to(cache.dtype)
+        src = src.reshape((-1,) + tuple(src.shape[2:])).to(cache.dtype)
+        blocks = torch.from_numpy(blocks.astype(np.int64))
+        rows = torch.from_numpy(rows.astype(np.int64))
     else:
-        cache[blocks.reshape(-1), rows.reshape(-1)] = \
-            np.asarray(new).reshape((-1,) + new.shape[2:])
+        src = np.asarray(new).reshape((-1,) + new.shape[2:])
+    # (Advanced indices around a slice put the indexed dim first: both
+    # layouts take [rows, Hkv, D].)
+    if hnd:
+        cache[blocks, :, rows] = src
+    else:
+        cache[blocks, rows] = src
 
 
 def _window(window_size, causal):
@@ -97,7 +108,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             cache_leftpad=None, block_table=None, softmax_scale=None,
                             causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0,
-                            return_softmax_lse=False, *, threads=0):
+                            return_softmax_lse=False, *, kv_layout="NHD", threads=0):
     """Attention of q [B, Tq, H, D] against the first cache_seqlens[b] (+ the
     new k/v rows) keys of each sequence's K/V cache, as
     ``flash_attn.flash_attn_with_kvcache``. Returns [B, Tq, H, Dv] of q's
@@ -119,8 +130,13 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     for name, s in (("q", qs), ("k_cache", ks), ("v_cache", vs)):
         if len(s) != 4:
             _fail(ValueError, "%s must have rank 4, got shape %s" % (name, list(s)))
+    if kv_layout not in ("NHD", "HND"):
+        _fail(ValueError, "kv_layout must be 'NHD' or 'HND', got %r" % (kv_layout,))
+    hnd = kv_layout == "HND"
     b, tq, h, d = qs
     nb, bs, hkv, dk = ks
+    if hnd:
+        bs, hkv = hkv, bs
     dv = vs[3]
     if vs[:3] != ks[:3]:
         _fail(ValueError, "v_cache shape %s does not match k_cache shape %s in its first "
@@ -168,8 +184,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         if len(kn) != 4 or kn[0] != b or kn[2:] != (hkv, d) or vn != kn[:3] + (dv,):
             _fail(ValueError, "k and v must be [batch=%d, seqlen_new, %d, %d] and [.., %d], "
                   "got %s and %s" % (b, hkv, d, dv, list(kn), list(vn)))
-        _append(k_cache, k, table, lens, bs, "k")
-        _append(v_cache, v, table, lens, bs, "v")
+        _append(k_cache, k, table, lens, bs, hnd, "k")
+        _append(v_cache, v, table, lens, bs, hnd, "v")
         lens = lens + kn[1]
 
     scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
@@ -188,8 +204,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
 
     elt = _MLIR_TYPES[dt]
     t_q = "tensor<?x%dx%dx%dx%s>" % (h, tq, d, elt)
-    t_kc = "tensor<?x%dx%dx%dx%s>" % (bs, hkv, d, elt)
-    t_vc = "tensor<?x%dx%dx%dx%s>" % (bs, hkv, dv, elt)
+    mid = (hkv, bs) if hnd else (bs, hkv)
+    t_kc = "tensor<?x%dx%dx%dx%s>" % (mid + (d, elt))
+    t_vc = "tensor<?x%dx%dx%dx%s>" % (mid + (dv, elt))
     t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
     t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
     args = ["%%q: %s" % t_q, "%%kc: %s" % t_kc, "%%vc: %s" % t_vc,
@@ -212,8 +229,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         inputs.append(slopes)
         alibi = " alibi(%slopes)"
     operand_types.append("tensor<?xi32>")
-    gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)\n"
-              "      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
+    gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)" +
+              (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
+              "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
     body = gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v)
     operands = "%%q, %%k, %%v%s key_lengths(%%len) {%s}" % (alibi, ", ".join(attrs))
     if return_softmax_lse:

@@ -5,11 +5,17 @@
 // CHECK-LABEL: func @round_trip
 // CHECK: attn.gather_pages %{{.*}}, %{{.*}} : (tensor<64x16x2x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
 // CHECK: attn.gather_pages %{{.*}}, %{{.*}} lengths(%{{.*}}) : (tensor<?x256x4x128xbf16>, tensor<?x?xi64>, tensor<?xi32>) -> tensor<?x4x?x128xbf16>
+// CHECK: attn.gather_pages %{{.*}}, %{{.*}} {layout = #attn.kv_layout<hnd>} : (tensor<64x2x16x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
+// CHECK-NOT: kv_layout<nhd>
 func.func @round_trip(%kc: tensor<64x16x2x64xf32>, %t: tensor<2x8xi32>, %vc: tensor<?x256x4x128xbf16>,
-                      %t2: tensor<?x?xi64>, %len: tensor<?xi32>) {
+                      %t2: tensor<?x?xi64>, %len: tensor<?xi32>, %kc2: tensor<64x2x16x64xf32>) {
   %k = attn.gather_pages %kc, %t : (tensor<64x16x2x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
   %v = attn.gather_pages %vc, %t2 lengths(%len)
       : (tensor<?x256x4x128xbf16>, tensor<?x?xi64>, tensor<?xi32>) -> tensor<?x4x?x128xbf16>
+  %h = attn.gather_pages %kc2, %t {layout = #attn.kv_layout<hnd>}
+      : (tensor<64x2x16x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
+  %n = attn.gather_pages %kc, %t {layout = #attn.kv_layout<nhd>}
+      : (tensor<64x16x2x64xf32>, tensor<2x8xi32>) -> tensor<2x2x128x64xf32>
   return
 }
 
@@ -60,6 +66,15 @@ func.func @lengths_rank(%kc: tensor<64x16x2x64xf32>, %t: tensor<2x8xi32>, %len: 
 func.func @result_length(%kc: tensor<64x16x2x64xf32>, %t: tensor<2x8xi32>) {
   // expected-error @+1 {{result dim 2 is 64, expected 128 (inferred result type 'tensor<2x2x128x64xf32>')}}
   %k = attn.gather_pages %kc, %t : (tensor<64x16x2x64xf32>, tensor<2x8xi32>) -> tensor<2x2x64x64xf32>
+  return
+}
+
+// -----
+
+func.func @hnd_result_length(%kc: tensor<64x2x16x64xf32>, %t: tensor<2x8xi32>) {
+  // expected-error @+1 {{result dim 1 is 16, expected 2 (inferred result type 'tensor<2x2x128x64xf32>')}}
+  %k = attn.gather_pages %kc, %t {layout = #attn.kv_layout<hnd>}
+      : (tensor<64x2x16x64xf32>, tensor<2x8xi32>) -> tensor<2x16x16x64xf32>
   return
 }
 

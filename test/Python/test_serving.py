@@ -185,3 +185,30 @@ def test_bad_inputs_are_refused():
         attn_mlir.flash_attn_with_kvcache(q, kc.half(), vc, block_table=t)
     with pytest.raises(ValueError, match="heads must be a multiple"):
         attn_mlir.flash_attn_with_kvcache(rand(2, 1, 3, 32), kc, vc, block_table=t)
+
+
+def test_hnd_layout():
+    # The same caches with the heads before the tokens give the same output;
+    # a contiguous HND cache is sdpa's own [B, Hkv, T, D]; appends land in
+    # [block, :, row].
+    q, kc, vc, t, lens = paged(2, 2, 8, 2, 64, 16, 4, [30, 63], stale=False)
+    nhd = check(q, kc, vc, t, lens, 16, causal=True)
+    kh, vh = kc.transpose(1, 2).contiguous(), vc.transpose(1, 2).contiguous()
+    hnd = attn_mlir.flash_attn_with_kvcache(q, kh, vh, cache_seqlens=lens, block_table=t,
+                                            causal=True, kv_layout="HND")
+    assert torch.equal(hnd, nhd)
+    k_new, v_new = rand(2, 1, 2, 64, seed=11), rand(2, 1, 2, 64, seed=12)
+    attn_mlir.flash_attn_with_kvcache(q, kh, vh, k=k_new, v=v_new, cache_seqlens=lens,
+                                      block_table=t, kv_layout="HND")
+    for b in range(2):
+        p = int(lens[b])
+        assert torch.equal(kh[t[b, p // 16].long(), :, p % 16], k_new[b, 0])
+    kd, vd = rand(2, 2, 50, 64, seed=13), rand(2, 2, 50, 64, seed=14)
+    out = attn_mlir.flash_attn_with_kvcache(q, kd, vd, cache_seqlens=lens[:2].clamp(max=50),
+                                            kv_layout="HND")
+    want = attn_mlir.scaled_dot_product_attention(
+        q.transpose(1, 2), kd, vd, enable_gqa=True, causal=None,
+        key_lengths=lens[:2].clamp(max=50)).transpose(1, 2)
+    assert (out - want).abs().max().item() <= 1e-6
+    with pytest.raises(ValueError, match="kv_layout must be 'NHD' or 'HND'"):
+        attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t, kv_layout="nhd")

@@ -82,6 +82,34 @@ def Attn_RopeStyleAttr : EnumAttr<Attn_Dialect, Attn_RopeStyle, "rope"> {
   }];
 }
 
+// Where the head dim sits in a paged KV cache (attn.gather_pages).
+def Attn_KvLayout : I32EnumAttr<"KvLayout", "paged KV cache layout", [
+    // [num_blocks, block_size, Hkv, D]: FlashAttention's and FlashInfer's
+    // default, a token's heads side by side.
+    I32EnumAttrCase<"nhd", 0>,
+    // [num_blocks, Hkv, block_size, D]: vLLM's CPU backend, FlashInfer's
+    // "HND", a head's tokens side by side.
+    I32EnumAttrCase<"hnd", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+def Attn_KvLayoutAttr : EnumAttr<Attn_Dialect, Attn_KvLayout, "kv_layout"> {
+  let summary = "paged cache layout, written #attn.kv_layout<nhd> (the default) "
+                "or #attn.kv_layout<hnd>";
+  let assemblyFormat = "`<` $value `>`";
+  let description = [{
+    `#attn.kv_layout<nhd>` / `#attn.kv_layout<hnd>`: the dims of a paged
+    KV cache that `attn.gather_pages` reads (FlashInfer's names).
+
+    - `nhd` (the **default**; FlashAttention's `block_table` caches,
+      FlashInfer's default): `[num_blocks, block_size, Hkv, D]`.
+    - `hnd` (vLLM's CPU backend): `[num_blocks, Hkv, block_size, D]`. One
+      head's rows of a block are contiguous, so a kernel that reads one
+      K/V head at a time streams them; with `nhd` it reads `D` of every
+      `Hkv·D` elements (bench/NOTES.md, 2026-12-04: Paged decode).
+  }];
+}
+
 // How a sequence is split over the ranks of a ring (attn-shard).
 def Attn_RingLayout : I32EnumAttr<"RingLayout", "sequence layout over ring ranks", [
     // Rank r holds positions [r·T/P, (r+1)·T/P).

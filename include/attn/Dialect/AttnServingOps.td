@@ -27,6 +27,9 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
     y[b, h, j, d] = 0                                          for j >= len[b]
     ```
 
+    With `layout = #attn.kv_layout<hnd>` the cache is `[NB, Hkv, BS, D]`
+    and is read at `[table[b, j / BS], h, j mod BS, d]`.
+
     with `Tk = MB·BS` and `len[b] = Tk` when no lengths are given. The
     table entries of blocks at or past `len[b]` are not used: they may hold
     anything (serving engines leave them stale).
@@ -42,6 +45,7 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
 
     ```
     %k = attn.gather_pages %cache, %table [lengths(%len)]
+        [ {layout = #attn.kv_layout<nhd|hnd>} ]
         : (type(%cache), type(%table) [, type(%len)]) -> type(%k)
     ```
 
@@ -58,7 +62,8 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
     the table holds.
 
     **Verifier.**
-    - `cache` has rank 4 `[NB,BS,Hkv,D]`; `table` rank 2 `[B,MB]`,
+    - `cache` has rank 4, `[NB,BS,Hkv,D]` (`[NB,Hkv,BS,D]` for `hnd`);
+      `table` rank 2 `[B,MB]`,
       `i32` or `i64`; `lengths`, if given, rank 1 `[B]`.
     - The result is `[B, Hkv, MB·BS, D]` with the cache's element type.
 
@@ -83,7 +88,14 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$cache, Attn_BlockTableTensor:$table,
-                       Optional<Attn_LengthsTensor>:$lengths);
+                       Optional<Attn_LengthsTensor>:$lengths,
+                       DefaultValuedAttr<Attn_KvLayoutAttr,
+                                         "::mlir::attn::KvLayout::nhd">:$layout);
+  let extraClassDeclaration = [{
+    /// The cache's dims of the block's rows and of the heads.
+    int64_t getBlockSizeDim() { return getLayout() == KvLayout::nhd ? 1 : 2; }
+    int64_t getHeadsDim() { return getLayout() == KvLayout::nhd ? 2 : 1; }
+  }];
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $cache `,` $table (`lengths` `(` $lengths^ `)`)?

@@ -29,6 +29,7 @@ Value toIndex(OpBuilder &b, Location loc, Value v) {
 }
 
 /// y[b,h,j,d] = j < len[b] ? cache[clamp(table[b, j / BS]), j mod BS, h, d] : 0
+/// (cache[.., h, j mod BS, d] for the hnd layout)
 struct GatherPagesToLinalg : OpConversionPattern<GatherPagesOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(GatherPagesOp op, OpAdaptor a,
@@ -36,7 +37,8 @@ struct GatherPagesToLinalg : OpConversionPattern<GatherPagesOp> {
     Location loc = op.getLoc();
     RankedTensorType ty = op.getType();
     Value cache = a.getCache(), table = a.getTable(), lengths = a.getLengths();
-    Value blockSize = tensor::DimOp::create(rewriter, loc, cache, 1);
+    Value blockSize = tensor::DimOp::create(rewriter, loc, cache, op.getBlockSizeDim());
+    bool nhd = op.getLayout() == KvLayout::nhd;
     Value numBlocks = tensor::DimOp::create(rewriter, loc, cache, 0);
     Value init = tensor::EmptyOp::create(rewriter, loc, resultSizes(rewriter, op),
                                          ty.getElementType());
@@ -68,7 +70,10 @@ struct GatherPagesToLinalg : OpConversionPattern<GatherPagesOp> {
                 Value last = arith::SubIOp::create(t, tl, numBlocks, cidx(1));
                 page = arith::MaxSIOp::create(t, tl, cidx(0),
                                               arith::MinSIOp::create(t, tl, page, last));
-                Value x = tensor::ExtractOp::create(t, tl, cache, ValueRange{page, row, h, d});
+                SmallVector<Value> at{page, row, h, d};
+                if (!nhd)
+                  std::swap(at[1], at[2]);
+                Value x = tensor::ExtractOp::create(t, tl, cache, at);
                 scf::YieldOp::create(t, tl, x);
               }, [&](OpBuilder &e, Location el) {
                 scf::YieldOp::create(e, el, floatConst(e, el, ty.getElementType(), 0.0));

@@ -20,12 +20,12 @@ using namespace mlir::attn::flash;
 static std::optional<PagedKeys> pagedKeysOf(Value key, Value value, Value keyLengths) {
   auto k = key.getDefiningOp<GatherPagesOp>();
   auto v = value.getDefiningOp<GatherPagesOp>();
-  if (!k || !v || k.getTable() != v.getTable())
+  if (!k || !v || k.getTable() != v.getTable() || k.getLayout() != v.getLayout())
     return std::nullopt;
   for (GatherPagesOp g : {k, v})
     if (g.getLengths() && g.getLengths() != keyLengths)
       return std::nullopt;
-  return PagedKeys{k.getCache(), v.getCache(), k.getTable()};
+  return PagedKeys{k.getCache(), v.getCache(), k.getTable(), k.getLayout()};
 }
 
 template <typename OpTy>
@@ -131,8 +131,10 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
     bufs.k = toBuffer(p.paged->keyCache);
     bufs.v = toBuffer(p.paged->valueCache);
     bufs.table = toBuffer(p.paged->table);
+    bufs.layout = p.paged->layout;
     bufs.numBlocks = memref::DimOp::create(b, loc, bufs.k, 0);
-    bufs.blockSize = memref::DimOp::create(b, loc, bufs.k, 1);
+    bufs.blockSize =
+        memref::DimOp::create(b, loc, bufs.k, bufs.layout == KvLayout::nhd ? 1 : 2);
   } else {
     bufs.k = toBuffer(p.key);
     bufs.v = toBuffer(p.value);
@@ -177,6 +179,8 @@ SmallVector<Value, 4> SdpaBuffers::keyRow(FlashBuilder &b, Value batch, Value kv
   id = arith::IndexCastOp::create(b.b, b.loc, b.b.getIndexType(), id);
   Value last = b.sub(numBlocks, b.idx(1));
   Value block = b.maxI(b.idx(0), b.minI(id, last));
+  if (layout == KvLayout::hnd)
+    return {block, kvHead, b.rem(key, blockSize)};
   return {block, b.rem(key, blockSize), kvHead};
 }
 

@@ -62,6 +62,7 @@ struct KernelSupport {
 struct PagedKeys {
   Value keyCache, valueCache; ///< [NB, BS, Hkv, D] and [NB, BS, Hkv, Dv]
   Value table;                ///< [B, MB] i32/i64 block ids
+  KvLayout layout = KvLayout::nhd; ///< [NB, BS, Hkv, D] or [NB, Hkv, BS, D]
 };
 
 struct FlashBuilder;
@@ -129,10 +130,12 @@ struct SdpaBuffers {
   /// Paged K/V (SdpaProblem::paged): k and v are the caches, `table` the
   /// block ids; `blockSize` and `numBlocks` index values. Null otherwise.
   Value table, blockSize, numBlocks;
+  KvLayout layout = KvLayout::nhd;
 
   /// The indices of row `key` of K/V head `kvHead` of batch row `batch` in
   /// k or v, without the column: {batch, kvHead, key}, or for paged caches
-  /// {block, key mod BS, kvHead} with block = table[batch, key / BS]
+  /// {block, key mod BS, kvHead} ({block, kvHead, key mod BS} for the hnd
+  /// layout) with block = table[batch, key / BS]
   /// clamped into [0, NB) (whatever the table holds, no read leaves the
   /// cache; run-time checks report a bad id before the call).
   SmallVector<Value, 4> keyRow(FlashBuilder &b, Value batch, Value kvHead,

@@ -49,7 +49,7 @@ llvm::SmallVector<int64_t> weightedSumShape(Value probs, Value value);
 llvm::SmallVector<int64_t> sdpaShape(Value query, Value value);
 llvm::SmallVector<int64_t> mhaShape(Value queryInput, Value wo, WeightLayout layout);
 
-llvm::SmallVector<int64_t> gatherPagesShape(Value cache, Value table);
+llvm::SmallVector<int64_t> gatherPagesShape(Value cache, Value table, KvLayout layout);
 
 /// The result type of `shape` with `like`'s element type.
 RankedTensorType resultType(ArrayRef<int64_t> shape, Value like);

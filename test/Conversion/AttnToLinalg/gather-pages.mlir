@@ -37,6 +37,22 @@ func.func @gather(%kc: tensor<64x16x2x64xf32>, %t: tensor<2x8xi32>, %len: tensor
   return %k : tensor<2x2x128x64xf32>
 }
 
+// The hnd layout reads [block, head, row, d], the block size from dim 2.
+// CHECK-LABEL: func @gather_hnd
+// CHECK-SAME: (%[[CACHE:.*]]: tensor<10x2x4x8xf32>
+// CHECK: %[[BS:.*]] = tensor.dim %[[CACHE]], %c2
+// CHECK-DAG: %[[H:.*]] = linalg.index 1
+// CHECK-DAG: %[[J:.*]] = linalg.index 2
+// CHECK-DAG: %[[D:.*]] = linalg.index 3
+// CHECK: %[[ROW:.*]] = arith.remui %[[J]], %[[BS]]
+// CHECK: %[[PAGE:.*]] = arith.maxsi
+// CHECK: tensor.extract %[[CACHE]][%[[PAGE]], %[[H]], %[[ROW]], %[[D]]]
+func.func @gather_hnd(%kc: tensor<10x2x4x8xf32>, %t: tensor<3x2xi32>) -> tensor<3x2x8x8xf32> {
+  %k = attn.gather_pages %kc, %t {layout = #attn.kv_layout<hnd>}
+      : (tensor<10x2x4x8xf32>, tensor<3x2xi32>) -> tensor<3x2x8x8xf32>
+  return %k : tensor<3x2x8x8xf32>
+}
+
 // Without lengths every row is read; dynamic dims come from tensor.dim.
 // CHECK-LABEL: func @gather_dynamic
 // CHECK-NOT: tensor.extract %{{.*}}[%{{[^,]*}}] : tensor<?xi32>

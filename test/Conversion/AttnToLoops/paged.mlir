@@ -70,3 +70,38 @@ func.func @lengths_only_on_gather(%q: tensor<1x4x1x64xf32>, %kc: tensor<8x16x4x6
       -> tensor<1x4x1x64xf32>
   return %o : tensor<1x4x1x64xf32>
 }
+
+// The hnd layout: a key row is [block, head, key mod BS].
+// CHECK-LABEL: func @paged_hnd
+// CHECK: scf.parallel (%[[KVH:[a-z0-9]+]], %[[BATCH:[a-z0-9]+]],
+// CHECK: %[[BLK:.*]] = arith.divui %[[KEY:.*]], %c32
+// CHECK: %[[PAGE:.*]] = arith.maxsi
+// CHECK-NEXT: %[[ROW:.*]] = arith.remui %[[KEY]], %c32
+// CHECK: vector.load %{{.*}}[%[[PAGE]], %[[KVH]], %[[ROW]], %{{.*}}] : memref<9x4x32x64xf16, {{.*}}>, vector<8xf16>
+// CHECK-NOT: attn.gather_pages
+func.func @paged_hnd(%q: tensor<1x8x1x64xf16>, %kc: tensor<9x4x32x64xf16>, %vc: tensor<9x4x32x64xf16>,
+                     %t: tensor<1x3xi64>) -> tensor<1x8x1x64xf16> {
+  %k = attn.gather_pages %kc, %t {layout = #attn.kv_layout<hnd>}
+      : (tensor<9x4x32x64xf16>, tensor<1x3xi64>) -> tensor<1x4x96x64xf16>
+  %v = attn.gather_pages %vc, %t {layout = #attn.kv_layout<hnd>}
+      : (tensor<9x4x32x64xf16>, tensor<1x3xi64>) -> tensor<1x4x96x64xf16>
+  %o = attn.sdpa %q, %k, %v : (tensor<1x8x1x64xf16>, tensor<1x4x96x64xf16>, tensor<1x4x96x64xf16>)
+      -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
+
+// Two layouts: gathered first.
+// CHECK-LABEL: func @two_layouts
+// CHECK: attn.gather_pages
+// CHECK: attn.gather_pages
+// CHECK-NOT: attn.sdpa
+// CHECK: return
+func.func @two_layouts(%q: tensor<1x4x1x64xf32>, %kc: tensor<8x16x4x64xf32>, %vc: tensor<8x4x16x64xf32>,
+                       %t: tensor<1x2xi32>) -> tensor<1x4x1x64xf32> {
+  %k = attn.gather_pages %kc, %t : (tensor<8x16x4x64xf32>, tensor<1x2xi32>) -> tensor<1x4x32x64xf32>
+  %v = attn.gather_pages %vc, %t {layout = #attn.kv_layout<hnd>}
+      : (tensor<8x4x16x64xf32>, tensor<1x2xi32>) -> tensor<1x4x32x64xf32>
+  %o = attn.sdpa %q, %k, %v : (tensor<1x4x1x64xf32>, tensor<1x4x32x64xf32>, tensor<1x4x32x64xf32>)
+      -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Paged KV decode against the contiguous decode, in one process,
+alternating, on the CPU pipeline; and the K/V read rate of each against the
+machine's read bandwidth (attn-fma-peak --bandwidth, measured in the same
+run). Prints a Markdown table of median times.
+
+  PYTHONPATH=build/python /usr/bin/python3 bench/serving_bench.py [--rounds 9]
+
+Program (issue 36): B 1, H 32, Hkv 8, D 128, f32, Tk 32768, Tq 1.
+- contiguous: attn.sdpa on K/V [1, 8, Tk, 128] with key lengths
+  (the decode kernel every earlier measurement used), compiled with the
+  same dynamic batch as the paged call;
+- paged: flash_attn_with_kvcache with a block table of shuffled blocks of
+  16 and of 256 tokens, in both cache layouts (NHD [blocks, 16, Hkv, D],
+  FlashAttention's; HND [blocks, Hkv, 16, D]);
+- one block: flash_attn_with_kvcache on a contiguous cache (one block
+  per sequence), both layouts."""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import time
+
+import numpy as np
+import torch
+
+import attn_mlir
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def bandwidth(build, mib, threads):
+    cmd = [os.path.join(build, "bin", "attn-fma-peak"), "--bandwidth=%d" % mib,
+           "--threads=%d" % threads]
+    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return out["gbps"], " ".join(cmd[1:])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--tk", type=int, default=32768)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    B, H, HKV, D, TK = 1, 32, 8, 128, args.tk
+    q = torch.randn(B, 1, H, D)
+    k = torch.randn(B, HKV, TK, D)
+    v = torch.randn(B, HKV, TK, D)
+    lens = torch.tensor([TK], dtype=torch.int32)
+    text = """func.func @decode(%q: tensor<?x32x1x128xf32>, %k: tensor<?x8x?x128xf32>,
+                  %v: tensor<?x8x?x128xf32>, %len: tensor<?xi32>) -> tensor<?x32x1x128xf32> {
+  %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
+      : (tensor<?x32x1x128xf32>, tensor<?x8x?x128xf32>, tensor<?x8x?x128xf32>, tensor<?xi32>)
+        -> tensor<?x32x1x128xf32>
+  return %o : tensor<?x32x1x128xf32>
+}"""
+    contiguous = attn_mlir.compile(text)
+    qh = q.transpose(1, 2).contiguous()
+    progs = {"contiguous sdpa": lambda: contiguous(qh, k, v, lens).transpose(1, 2)}
+    kvc = attn_mlir.flash_attn_with_kvcache
+    for bs in (16, 256):
+        nb = TK // bs
+        perm = torch.randperm(nb)
+        # Block i of the sequence is physical block perm[i].
+        kc = torch.empty(nb, bs, HKV, D)
+        vc = torch.empty(nb, bs, HKV, D)
+        kc[perm] = k[0].permute(1, 0, 2).reshape(nb, bs, HKV, D)
+        vc[perm] = v[0].permute(1, 0, 2).reshape(nb, bs, HKV, D)
+        table = perm[None, :].to(torch.int32)
+        progs["paged NHD, block %d" % bs] = (lambda kc=kc, vc=vc, table=table: kvc(
+            q, kc, vc, cache_seqlens=lens, block_table=table, causal=True))
+        kh = kc.permute(0, 2, 1, 3).contiguous()
+        vh = vc.permute(0, 2, 1, 3).contiguous()
+        progs["paged HND, block %d" % bs] = (lambda kh=kh, vh=vh, table=table: kvc(
+            q, kh, vh, cache_seqlens=lens, block_table=table, causal=True, kv_layout="HND"))
+    kflat = k.permute(0, 2, 1, 3).contiguous()
+    vflat = v.permute(0, 2, 1, 3).contiguous()
+    progs["one block NHD (contiguous cache)"] = lambda: kvc(q, kflat, vflat, cache_seqlens=lens,
+                                                            causal=True)
+    progs["one block HND (contiguous cache)"] = lambda: kvc(q, k, v, cache_seqlens=lens,
+                                                            causal=True, kv_layout="HND")
+    ref = progs["contiguous sdpa"]()
+    for name, f in progs.items():
+        err = (f() - ref).abs().max().item()
+        assert err < 1e-5, (name, err)
+    times = {name: [] for name in progs}
+    for _ in range(args.rounds):
+        for name, f in progs.items():
+            t0 = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - t0)
+    kv_bytes = 2 * B * HKV * TK * D * 4
+    gbps, cmd = bandwidth(args.build, 1024, os.cpu_count())
+    base = statistics.median(times["contiguous sdpa"])
+    print("B %d, H %d, Hkv %d, D %d, Tk %d, f32, %d rounds alternating; read bandwidth "
+          "%.1f GB/s (attn-fma-peak %s)" % (B, H, HKV, D, TK, args.rounds, gbps, cmd))
+    print()
+    print("| program | median (ms) | vs contiguous | K/V read (GB/s) | of bandwidth |")
+    print("|---|---|---|---|---|")
+    for name, ts in times.items():
+        m = statistics.median(ts)
+        print("| %s | %.2f | %.2f× | %.1f | %.0f %% |"
+              % (name, 1e3 * m, m / base, kv_bytes / m / 1e9, 100 * kv_bytes / m / 1e9 / gbps))
+
+
+if __name__ == "__main__":
+    main()

@@ -56,3 +56,14 @@ def test_recipes_md_blocks_run():
     namespace = {"__name__": "docs_recipes_md"}
     for line, code, _ in runs:
         exec(compile(code, "docs/recipes.md:%d" % line, "exec"), namespace)
+
+
+def test_serving_md_blocks_run():
+    # docs/serving.md: the paged decode and the append, each checked
+    # against torch's dense attention on the gathered pages.
+    pytest.importorskip("torch")
+    runs = blocks("serving.md")
+    assert len(runs) >= 2, "docs/serving.md lost its examples"
+    namespace = {"__name__": "docs_serving_md"}
+    for line, code, _ in runs:
+        exec(compile(code, "docs/serving.md:%d" % line, "exec"), namespace)

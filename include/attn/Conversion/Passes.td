@@ -289,6 +289,13 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     bounded by their min and max): a tile it keeps nothing of is skipped,
     one it keeps whole is not masked per element.
 
+    K and V that come from `attn.gather_pages` with one block table and
+    layout (and lengths, if any, that are the sdpa's key lengths) are read
+    in place from the paged caches: each key row's address is block
+    `table[b, key / BS]` (clamped into `[0, NB)`), row `key mod BS`; the
+    gathers are left dead. Any other gather is built by the reference
+    lowering first.
+
     Each f32, f16 or bf16 `attn.project` (computed in f32, output rounded
     once) with static input and output widths, the output width a multiple
     of 2 x vector-width, becomes a tiled matmul (two or more dynamic

@@ -107,7 +107,7 @@ struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
     if (!scale)
       return rewriter.notifyMatchFailure(op, "head dim is dynamic and no scale is given");
     Location loc = op.getLoc();
-    Value p = SoftmaxOp::create(rewriter, loc, maskedScores(op, *scale, rewriter));
+    Value p = SoftmaxOp::create(rewriter, loc, maskedScores(op, *scale, rewriter), op.getSinks());
     FloatAttr rate = op.getDropoutRateAttr();
     if (rate && !rate.getValue().isZero()) {
       IntegerAttr seed = op.getDropoutSeedAttr();

@@ -26,6 +26,7 @@ struct SdpaChain {
   DropoutOp dropout;        // optional
   ScoreModOp scoreMod;      // optional: the score function
   MaskModOp maskMod;        // optional: the mask function
+  Value sinks;              // optional: the softmax's attention sinks
   SmallVector<Operation *> ops; // the chain, users before producers
 };
 
@@ -96,7 +97,8 @@ struct FuseChainIntoSdpa : OpRewritePattern<WeightedSumOp> {
     auto sdpa = rewriter.replaceOpWithNewOp<SdpaOp>(
         op, op.getType(), chain.query, key, value,
         mask ? mask.getMask() : Value(), mask ? mask.getAlibiSlopes() : Value(),
-        mask ? mask.getKeyLengths() : Value(), captures, rewriter.getF32FloatAttr(scale),
+        mask ? mask.getKeyLengths() : Value(), chain.sinks, captures,
+        rewriter.getF32FloatAttr(scale),
         mask ? mask.getCausalAttr() : nullptr, softcap,
         mask ? mask.getWindowAttr() : nullptr,
         dropout ? dropout.getRateAttr() : nullptr, seed);
@@ -141,6 +143,7 @@ private:
     // Walk the scale/softcap/score_mod/mask/mask_mod chain against program
     // order: a scale met before the mask here is applied after it. sdpa
     // applies softcap, score_mod, then mask and mask_mod (which commute).
+    chain.sinks = softmax.getSinks();
     Value x = softmax.getInput();
     bool scaledAfter = false; // a scale other than 1 is applied after x
     double scaleAfter = 1.0;  // the product of those scales

@@ -108,13 +108,17 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             cache_leftpad=None, block_table=None, softmax_scale=None,
                             causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0,
-                            return_softmax_lse=False, *, kv_layout="NHD", threads=0):
+                            return_softmax_lse=False, *, sinks=None, kv_layout="NHD",
+                            threads=0):
     """Attention of q [B, Tq, H, D] against the first cache_seqlens[b] (+ the
     new k/v rows) keys of each sequence's K/V cache, as
     ``flash_attn.flash_attn_with_kvcache``. Returns [B, Tq, H, Dv] of q's
     kind and dtype, and with return_softmax_lse=True also the float32
     [B, H, Tq] natural-log log-sum-exp of each row (-inf for a row that sees
-    no key, whose output is 0)."""
+    no key, whose output is 0).
+
+    sinks: attention sinks, float32 [H] (gpt-oss): one logit per query head
+    in every row's softmax denominator that weighs no value."""
     if rotary_cos is not None or rotary_sin is not None:
         _fail(NotImplementedError, "rotary_cos/rotary_sin are not supported yet: apply the "
               "rotation to q and k before the call")
@@ -214,6 +218,14 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     operand_types = [t_q, t_k, t_v]
     inputs = [None, k_cache, v_cache, table, lens]
     alibi = ""
+    sink_operand = ""
+    if sinks is not None:
+        if return_softmax_lse:
+            _fail(ValueError, "sinks with return_softmax_lse is not supported yet")
+        sink_buf = _arrays.as_buffer(_arrays.cast(sinks, "float32", "sinks"), "sinks")
+        if sink_buf.shape != (h,):
+            _fail(ValueError, "sinks must be [%d] (one per query head), got %s"
+                  % (h, list(sink_buf.shape)))
     if alibi_slopes is not None:
         slopes = _arrays.as_buffer(_arrays.cast(alibi_slopes, "float32", "alibi_slopes"),
                                    "alibi_slopes")
@@ -229,11 +241,17 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         inputs.append(slopes)
         alibi = " alibi(%slopes)"
     operand_types.append("tensor<?xi32>")
+    if sinks is not None:
+        args.append("%%sinks: tensor<%dxf32>" % h)
+        operand_types.append("tensor<%dxf32>" % h)
+        inputs.append(sink_buf)
+        sink_operand = " sinks(%sinks)"
     gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)" +
               (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
               "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
     body = gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v)
-    operands = "%%q, %%k, %%v%s key_lengths(%%len) {%s}" % (alibi, ", ".join(attrs))
+    operands = "%%q, %%k, %%v%s key_lengths(%%len)%s {%s}" % (alibi, sink_operand,
+                                                              ", ".join(attrs))
     if return_softmax_lse:
         t_o = "tensor<?x%dx%dx%dxf32>" % (h, tq, dv)
         t_l = "tensor<?x%dx%dxf32>" % (h, tq)
@@ -252,7 +270,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3)]
     bufs += [_arrays.as_buffer(x, n) if not isinstance(x, np.ndarray) else x
              for x, n in zip(inputs[1:], ("k_cache", "v_cache", "table", "cache_seqlens",
-                                          "alibi_slopes"))]
+                                          "alibi_slopes or sinks", "sinks"))]
     # The output in FlashAttention's [B, Tq, H, Dv], written through a
     # [B, H, Tq, Dv] view.
     out_dt = "float32" if return_softmax_lse else dt

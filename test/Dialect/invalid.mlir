@@ -1095,3 +1095,48 @@ func.func @diagonal_no_window(%q: tensor<1x4x8x32xf32>, %k: tensor<1x4x16x32xf32
         -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
   return
 }
+
+// -----
+
+//===-- sinks ------------------------------------------------------------===//
+
+func.func @sdpa_sinks_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{operand 'sinks' heads (dim 0) is 2, expected 4 (query heads H)}}
+  %o = attn.sdpa %q, %k, %k sinks(%s)
+      : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<2xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_sinks_rank(%q: tensor<1x4x8x16xf32>, %s: tensor<1x4xf32>) {
+  // expected-error @+1 {{operand 'sinks' must have rank 1 [H], got rank 2}}
+  %o = attn.sdpa %q, %q, %q sinks(%s)
+      : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_sinks_type(%q: tensor<1x4x8x16xf16>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{operand #3 must be attention sinks: a ranked tensor of 32-bit float values, but got 'tensor<4xf16>'}}
+  %o = attn.sdpa %q, %q, %q sinks(%s)
+      : (tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<1x4x8x16xf16>, tensor<4xf16>) -> tensor<1x4x8x16xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_sinks_rank(%x: tensor<4x8x16xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{operand 'input' must have rank 4 [B,H,Tq,Tk] (with sinks), got rank 3}}
+  %p = attn.softmax %x sinks(%s : tensor<4xf32>) : tensor<4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_sinks_heads(%x: tensor<1x4x8x16xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{operand 'sinks' heads (dim 0) is 8, expected 4 (query heads H)}}
+  %p = attn.softmax %x sinks(%s : tensor<8xf32>) : tensor<1x4x8x16xf32>
+  return
+}

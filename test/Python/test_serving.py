@@ -18,7 +18,7 @@ TOL = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 
 def ref(q, kc, vc, table, lens, bs, causal=False, window=(-1, -1), softcap=0.0, alibi=None,
-        scale=None):
+        scale=None, sinks=None):
     b_n, tq, h, d = q.shape
     hkv = kc.shape[2]
     g = h // hkv
@@ -50,7 +50,13 @@ def ref(q, kc, vc, table, lens, bs, causal=False, window=(-1, -1), softcap=0.0, 
             s = s.masked_fill(~keep, -math.inf)
             if n:
                 lse[b, hh] = torch.logsumexp(s, -1)
-            p = torch.softmax(s, -1).nan_to_num(0.0) if n else s
+            if sinks is not None:
+                # The sink joins the denominator: softmax over [s, sink],
+                # the sink's column dropped.
+                col = torch.full((tq, 1), float(sinks[hh]), dtype=torch.float64)
+                p = torch.softmax(torch.cat([s, col], -1), -1)[:, :n]
+            else:
+                p = torch.softmax(s, -1).nan_to_num(0.0) if n else s
             out[b, :, hh] = p @ v[:, hh // g] if n else 0
     return out, lse
 
@@ -82,7 +88,8 @@ def check(q, kc, vc, table, lens, bs, **kw):
     assert out.dtype == q.dtype and out.shape == q.shape[:3] + (vc.shape[3],)
     want, _ = ref(q, kc, vc, table, lens, bs, causal=kw.get("causal", False),
                   window=kw.get("window_size", (-1, -1)), softcap=kw.get("softcap", 0.0),
-                  alibi=kw.get("alibi_slopes"), scale=kw.get("softmax_scale"))
+                  alibi=kw.get("alibi_slopes"), scale=kw.get("softmax_scale"),
+                  sinks=kw.get("sinks"))
     err = (out.to(torch.float64) - want).abs().max().item()
     assert err <= TOL[q.dtype], err
     return out
@@ -212,3 +219,16 @@ def test_hnd_layout():
     assert (out - want).abs().max().item() <= 1e-6
     with pytest.raises(ValueError, match="kv_layout must be 'NHD' or 'HND'"):
         attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t, kv_layout="nhd")
+
+
+def test_sinks():
+    # Attention sinks (gpt-oss): head 1's sink is larger than every score,
+    # sequence 0 has no key (output 0), decode and a chunked prefill; f32
+    # and bf16.
+    sinks = torch.tensor([0.5, 60.0, -2.0, 1.0, 0.0, 3.0, -7.0, 0.25])
+    for tq, dtype in ((1, torch.float32), (4, torch.float32), (1, torch.bfloat16)):
+        q, kc, vc, t, lens = paged(3, tq, 8, 2, 64, 16, 4, [0, 17, 64], dtype=dtype)
+        out = check(q, kc, vc, t, lens, 16, causal=True, sinks=sinks)
+        assert out[0].abs().max().item() == 0
+    with pytest.raises(ValueError, match=r"sinks must be \[8\]"):
+        attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t, sinks=torch.zeros(4))

@@ -118,7 +118,7 @@ TEST_F(AttnOpsTest, ElementwiseOpsKeepTheirInputType) {
   auto sc = ScaleOp::create(b, loc, a[0], b.getF32FloatAttr(0.5f));
   auto mk = MaskOp::create(b, loc, sc, a[1],
                            CausalKindAttr::get(&ctx, CausalKind::bottom_right));
-  auto sm = SoftmaxOp::create(b, loc, mk);
+  auto sm = SoftmaxOp::create(b, loc, mk, Value());
   auto dr = DropoutOp::create(b, loc, sm, b.getF32FloatAttr(0.1f),
                               b.getI64IntegerAttr(7));
   for (Operation *op : {sc.getOperation(), mk.getOperation(), sm.getOperation(),
@@ -155,7 +155,7 @@ TEST_F(AttnOpsTest, SdpaInfersShapeAndDefaultScale) {
 
 TEST_F(AttnOpsTest, SdpaRejectsWrongResultType) {
   auto a = args({t({1, 2, 8, 16}), t({1, 2, 8, 16})});
-  auto o = SdpaOp::create(b, loc, t({1, 2, 8, 8}), a[0], a[1], a[1], Value(), Value(), Value(), ValueRange(),
+  auto o = SdpaOp::create(b, loc, t({1, 2, 8, 8}), a[0], a[1], a[1], Value(), Value(), Value(), Value(), ValueRange(),
                           nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   EXPECT_NE(verifyError(o).find("result dim 3 is 8, expected 16"),
             std::string::npos)
@@ -214,7 +214,7 @@ TEST_F(AttnOpsTest, EveryOpInfersThroughTheInterface) {
   auto sc = ScaleOp::create(b, loc, s, b.getF32FloatAttr(0.5f));
   auto mk = MaskOp::create(b, loc, sc, Value(),
                            CausalKindAttr::get(&ctx, CausalKind::top_left));
-  auto sm = SoftmaxOp::create(b, loc, mk);
+  auto sm = SoftmaxOp::create(b, loc, mk, Value());
   auto ws = WeightedSumOp::create(b, loc, sm, a[2]);
   auto sd = SdpaOp::create(b, loc, a[0], a[1], a[2]);
   for (Operation *op : {s.getOperation(), sc.getOperation(), mk.getOperation(),

@@ -22,7 +22,7 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
     S'         = attn.mask(S, mask, alibi_slopes, key_lengths;
                            causal, window)           (see attn.mask)
     S'         = mask_mod(b, h, i, j, captures…) ? S' : -inf  (if a mask_mod region)
-    P[b,h,i,:] = softmax_j(S'[b,h,i,:])              (all -inf row → zeros)
+    P[b,h,i,:] = softmax_j(S'[b,h,i,:]; sinks[h])    (all -inf row → zeros)
     P'         = dropout(P, dropout_rate, dropout_seed)   (if dropout_rate given)
     O[b,h,i,e] = Σ_j P'[b,h,i,j] · V[b, h/(H/Hkv), j, e]
     ```
@@ -54,9 +54,9 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
 
     ```
     %o = attn.sdpa %q, %k, %v [, %mask] [alibi(%slopes)] [key_lengths(%len)]
-         [captures(%c…)] [ATTRS] [score_mod REGION] [mask_mod REGION]
+         [sinks(%sinks)] [captures(%c…)] [ATTRS] [score_mod REGION] [mask_mod REGION]
          : (type(%q), type(%k), type(%v) [, type(%mask)] [, type(%slopes)] [, type(%len)]
-            [, type(%c)…])
+            [, type(%sinks)] [, type(%c)…])
            -> type(%o)
 
     ATTRS: {scale = s : f32, causal = #attn.causal<top_left|bottom_right>,
@@ -76,6 +76,12 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
       masked and never visited; `Tk` in the bottom-right diagonal and in
       ALiBi is `len[b]` (decode against a padded KV cache). A length
       outside `[0, Tk]` is a run-time error.
+    - `sinks(...)`: optional attention sinks, `f32` `[H]`: one learned logit
+      per query head that joins every row's softmax denominator and
+      attends to no value (gpt-oss, StreamingLLM): with
+      `m = max(max_j S'[i,j], sink_h)`,
+      `P[i,j] = exp(S'[i,j] - m) / (exp(sink_h - m) + Σ_j exp(S'[i,j] - m))`,
+      as `attn.softmax` with `sinks` (a row that keeps no key gives 0).
     - `softcap`: optional positive `f32`: `c·tanh(s/c)` on the scaled scores
       (Gemma 2, Grok).
     - `window`: optional `#attn.window<left = L, right = R>`: sliding-window
@@ -102,7 +108,7 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
       `[B,H,Tq,Tk]` (right-aligned).
     - `scale` and `softcap`, if given, are positive finite numbers.
     - `alibi_slopes` is `f32` of rank 1 `[H]` or rank 2 `[B,H]`;
-      `key_lengths` has rank 1 `[B]`.
+      `key_lengths` has rank 1 `[B]`; `sinks` has rank 1 `[H]`.
     - A `window` whose `align` differs from the `causal` kind is an error.
     - `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` needs
       `dropout_rate`.
@@ -141,6 +147,7 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
                        Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
+                       Optional<Attn_SinksTensor>:$sinks,
                        Variadic<AnyRankedTensor>:$captures,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
@@ -153,7 +160,7 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    (`captures` `(` $captures^ `)`)?
+    (`sinks` `(` $sinks^ `)`)? (`captures` `(` $captures^ `)`)?
     attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` functional-type(operands, results)
   }];

@@ -17,6 +17,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
 def Attn_SlopesTensor : RankedTensorOf<[F32], [], "ALiBi slopes: a ranked tensor">;
+def Attn_SinksTensor : RankedTensorOf<[F32], [], "attention sinks: a ranked tensor">;
 def Attn_LengthsTensor : RankedTensorOf<[I32, I64], [], "key lengths: a ranked tensor">;
 
 // Ops whose result shape follows from their operands: InferTypeOpInterface

@@ -543,8 +543,8 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
   let hasFolder = 1;
 }
 
-def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
-  let summary = "numerically stable softmax over the last dim";
+def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "numerically stable softmax over the last dim, with optional attention sinks";
   let description = [{
     **Meaning.** For each row (all indices but the last):
 
@@ -555,6 +555,17 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
 
     A row that is entirely `-inf` (fully masked) gives all zeros, not NaN.
 
+    With `sinks(%s)` (`x` `[B,H,Tq,Tk]`, `%s` `f32` `[H]`: attention sinks,
+    one logit per head that joins the denominator and weighs no value, as
+    in gpt-oss):
+
+    ```
+    m = max(max_k x[b,h,i,k], s[h])
+    P[b,h,i,j] = exp(x[b,h,i,j] - m) / (exp(s[h] - m) + Σ_k exp(x[b,h,i,k] - m))
+    ```
+
+    so each row sums to less than 1, and a fully masked row gives zeros.
+
     PyTorch: `torch.softmax(x, dim=-1)`, except that PyTorch returns NaN for
     an all-`-inf` row where this op returns 0
     (`torch.softmax(x, -1).nan_to_num(0.0)` for masked rows).
@@ -562,12 +573,13 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
     **Usage.**
 
     ```
-    %p = attn.softmax %x : type(%x)
+    %p = attn.softmax %x [sinks(%s : type(%s))] : type(%x)
     ```
 
     **Verifier.**
     - Operand and result types are identical.
-    - `input` has rank ≥ 1.
+    - `input` has rank ≥ 1; with `sinks`, rank 4 `[B,H,Tq,Tk]`, and
+      `sinks` is `f32` of rank 1 `[H]`.
 
     **Folds.** None.
 
@@ -580,9 +592,11 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
     }
     ```
   }];
-  let arguments = (ins Attn_FloatTensor:$input);
+  let arguments = (ins Attn_FloatTensor:$input, Optional<Attn_SinksTensor>:$sinks);
   let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`sinks` `(` $sinks^ `:` type($sinks) `)`)? attr-dict `:` type($input)
+  }];
   let hasVerifier = 1;
 }
 

@@ -106,11 +106,15 @@ private:
     lS = shared({TQ});
   }
 
-  /// m = -inf, l = 0, accT[:][t] = 0.
+  /// m = -inf, l = 0, accT[:][t] = 0; with attention sinks m = the head's
+  /// sink (in log2 units) and l = 1, as if the row had seen one more score
+  /// that weighs no value.
   void initRunningState() {
+    Value sinkM = s.sinks ? g.fmul(g.load(s.sinks, {hIdx}), g.f(kLog2E)) : g.negInf();
+    Value sinkL = g.f(s.sinks ? 1.0 : 0.0);
     forEachThread(g, TQ, [&](Value t) {
-      g.store(g.negInf(), mS, {t});
-      g.store(g.f(0.0), lS, {t});
+      g.store(sinkM, mS, {t});
+      g.store(sinkL, lS, {t});
       g.loop(g.idx(0), g.idx(p.dv), 1, [&](Value c) { g.store(g.f(0.0), accT, {c, t}); });
     });
   }
@@ -259,7 +263,10 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
                                        int64_t tileQ, int64_t tileK, bool tensorCores,
                                        bool tf32, bool reportKernel, std::string &reason) {
   FailureOr<SdpaProblem> problem = SdpaProblem::analyze(
-      op, KernelSupport{"GPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true}, reason);
+      op,
+      KernelSupport{"GPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true,
+                    /*pagedKeys=*/false, /*sinks=*/true},
+      reason);
   if (failed(problem))
     return failure();
   const SdpaProblem &p = *problem;

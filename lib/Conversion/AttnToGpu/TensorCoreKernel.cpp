@@ -560,6 +560,10 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::str
     why = "the tensor-core kernel does not take score or mask functions yet";
     return false;
   }
+  if (p.sinks) {
+    why = "the tensor-core kernel does not take attention sinks yet";
+    return false;
+  }
   return true;
 }
 

@@ -29,10 +29,39 @@ Value shiftedExp(OpBuilder &b, Location l, Value x, Value m) {
   return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
 }
 
+/// A [B, H, Tq] tensor of `acc` whose row (b, h, i) is f(sinks[h]) (and of
+/// `rows`[b, h, i] when given).
+Value perHeadRows(OpBuilder &rewriter, Location loc, ArrayRef<OpFoldResult> lead, Type acc,
+                  Value sinks, Value rows,
+                  function_ref<Value(OpBuilder &, Location, Value, Value)> f) {
+  MLIRContext *ctx = rewriter.getContext();
+  AffineMap id = rewriter.getMultiDimIdentityMap(3);
+  AffineMap head = AffineMap::get(3, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  Value init = tensor::EmptyOp::create(rewriter, loc, lead, acc);
+  SmallVector<Value> ins{sinks};
+  SmallVector<AffineMap> maps{head};
+  if (rows) {
+    ins.push_back(rows);
+    maps.push_back(id);
+  }
+  maps.push_back(id);
+  return linalg::GenericOp::create(
+             rewriter, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+             SmallVector<IteratorType>(3, kPar),
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(
+                   b, l, f(b, l, castFloat(b, l, args[0], acc), rows ? args[1] : Value()));
+             })
+      .getResult(0);
+}
+
 /// Per row of `x` (all dims but the last), in the type `acc`: the max m and
 /// Σ_k exp(x[.., k] - m) (0 for a row that is all -inf). What softmax and
-/// logsumexp share.
-std::pair<Value, Value> rowMaxAndSumExp(OpBuilder &rewriter, Location loc, Value x, Type acc) {
+/// logsumexp share. With attention `sinks` ([H], x [B, H, Tq, Tk]), the
+/// sink of the row's head counts as one more score that weighs no value:
+/// m starts at sinks[h], and the sum at exp(sinks[h] - m).
+std::pair<Value, Value> rowMaxAndSumExp(OpBuilder &rewriter, Location loc, Value x, Type acc,
+                                        Value sinks = {}) {
   MLIRContext *ctx = rewriter.getContext();
   RankedTensorType ty = tensorType(x);
   int64_t r = ty.getRank();
@@ -43,7 +72,10 @@ std::pair<Value, Value> rowMaxAndSumExp(OpBuilder &rewriter, Location loc, Value
       AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
   SmallVector<IteratorType> reduceIters(r, kPar);
   reduceIters.back() = kRed;
-  Value maxInit = filled(rewriter, loc, lead, acc, -std::numeric_limits<double>::infinity());
+  Value maxInit =
+      sinks ? perHeadRows(rewriter, loc, lead, acc, sinks, {},
+                          [](OpBuilder &, Location, Value sink, Value) { return sink; })
+            : filled(rewriter, loc, lead, acc, -std::numeric_limits<double>::infinity());
   Value m = linalg::GenericOp::create(
                 rewriter, loc, TypeRange{rowTy}, ValueRange{x}, ValueRange{maxInit},
                 ArrayRef<AffineMap>{id, rowMap}, reduceIters,
@@ -53,7 +85,12 @@ std::pair<Value, Value> rowMaxAndSumExp(OpBuilder &rewriter, Location loc, Value
                                           arith::MaximumFOp::create(b, l, args[1], xv).getResult());
                 })
                 .getResult(0);
-  Value sumInit = filled(rewriter, loc, lead, acc, 0.0);
+  Value sumInit =
+      sinks ? perHeadRows(rewriter, loc, lead, acc, sinks, m,
+                          [](OpBuilder &b, Location l, Value sink, Value rowMax) {
+                            return zeroIfRowMasked(b, l, rowMax, shiftedExp(b, l, sink, rowMax));
+                          })
+            : filled(rewriter, loc, lead, acc, 0.0);
   Value s = linalg::GenericOp::create(
                 rewriter, loc, TypeRange{rowTy}, ValueRange{x, m}, ValueRange{sumInit},
                 ArrayRef<AffineMap>{id, rowMap, rowMap}, reduceIters,
@@ -67,7 +104,8 @@ std::pair<Value, Value> rowMaxAndSumExp(OpBuilder &rewriter, Location loc, Value
 }
 
 /// p[.., j] = m == -inf ? 0 : exp(x[.., j] - m) / Σ_k exp(x[.., k] - m),
-/// m = max_k x[.., k]
+/// m = max_k x[.., k] (with sinks: m = max(that, sink), exp(sink - m) added
+/// to the sum)
 struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(SoftmaxOp op, OpAdaptor a,
@@ -82,7 +120,7 @@ struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
     AffineMap rowMap =
         AffineMap::get(r, 0, AffineMap::getMultiDimIdentityMap(r - 1, ctx).getResults(), ctx);
     // Steps 1 and 2: m = row max, s = Σ exp(x - m).
-    auto [m, s] = rowMaxAndSumExp(rewriter, loc, x, acc);
+    auto [m, s] = rowMaxAndSumExp(rewriter, loc, x, acc, a.getSinks());
     // Step 3: p = exp(x - m) / s, 0 in a fully masked row.
     Value p = elementwise(rewriter, loc, x, {m, s}, {rowMap, rowMap}, ty, sizes,
                           [&](OpBuilder &b, Location l, ValueRange args) {

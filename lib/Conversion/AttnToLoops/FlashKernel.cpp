@@ -81,7 +81,7 @@ TileState FlashKernel::attend(Value bIdx, const TileRows &rows, Value split, Val
 
   allocateScratch();
   packQueryTile();
-  initRunningState();
+  initRunningState(split);
   // Only the K/V tiles holding a key some row of this Q tile sees.
   QueryRange q = queryRange();
   KeyVisibility::Range tiles =
@@ -219,13 +219,30 @@ void FlashKernel::packQueryTile() {
 }
 
 /// m = -inf, l = 0, acc = 0.
-void FlashKernel::initRunningState() {
+/// m = -inf, l = 0, acc = 0 for each row. With attention sinks a row
+/// starts as if it had seen one more score, its head's sink, that weighs
+/// no value: m = sink·log2(e) (the scores' log2 units), l = 1. A key split
+/// (`split`) counts the sink in split 0 only, so the merge adds it once.
+void FlashKernel::initRunningState(Value split) {
   b.loop(b.idx(0), b.idx(opts.tileQ), 1, [&](Value i) {
     b.store(b.negInf(), mRow, {i});
     b.store(b.f(0.0), lRow, {i});
     b.loop(b.idx(0), b.idx(dvPadded), opts.vectorWidth,
            [&](Value c) { b.vstore(b.splat(0.0), acc, {i, c}); });
   });
+  if (!bufs.sinks)
+    return;
+  auto startAtSinks = [&] {
+    b.loop(b.idx(0), b.idx(opts.tileQ), 1, [&](Value i) {
+      Value sink = b.load(bufs.sinks, {headOf(rowAt(i))});
+      b.store(b.fmul(sink, b.f(kLog2E)), mRow, {i});
+      b.store(b.f(1.0), lRow, {i});
+    });
+  };
+  if (split)
+    b.ifThen(b.cmpI(arith::CmpIPredicate::eq, split, b.idx(0)), startAtSinks);
+  else
+    startAtSinks();
 }
 
 /// The [D, tile-k] slice of the prepacked keys for this batch row, K/V

@@ -44,10 +44,10 @@ using flash::SdpaProblem;
 using flash::TileState;
 
 /// What the CPU kernel takes: f16/bf16 (computed in f32), score and mask
-/// functions, and paged K/V read in place.
+/// functions, paged K/V read in place, and attention sinks.
 inline KernelSupport cpuKernelSupport() {
   return KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true,
-                       /*pagedKeys=*/true};
+                       /*pagedKeys=*/true, /*sinks=*/true};
 }
 
 /// Dv rounded up to whole vectors: the width of the accumulators and of the
@@ -173,7 +173,7 @@ private:
                std::optional<double> scale = std::nullopt);
   void zeroRows(Value buf, Value from, int64_t rows, int64_t n);
   void packQueryTile();
-  void initRunningState();
+  void initRunningState(Value split);
   Value packedKeyTile(Value kTile);
   void packKeyValueTile(Value kTile, Value k0, Value kRows);
   void packKeys(Value k0, Value kRows, Value dst);

@@ -86,6 +86,8 @@ LogicalResult planRing(SdpaOp op, int64_t ranks, RingPlan &plan) {
     return op.emitOpError("attn-shard: dropout is not supported in ring attention");
   if (op.getAlibiSlopes())
     return op.emitOpError("attn-shard: ALiBi is not supported in ring attention");
+  if (op.getSinks())
+    return op.emitOpError("attn-shard: attention sinks are not supported in ring attention");
   if (op.hasScoreMod() || op.hasMaskMod())
     return op.emitOpError("attn-shard: score and mask functions are not supported in ring "
                           "attention (their positions are global, the ring's blocks local)");

@@ -96,6 +96,10 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   p.captures = op.getCaptures();
   if (support.pagedKeys)
     p.paged = pagedKeysOf(p.key, p.value, p.keyLengths);
+  if constexpr (std::is_same_v<OpTy, SdpaOp>)
+    p.sinks = op.getSinks();
+  if (p.sinks && !support.sinks)
+    return fail("attention sinks are not supported by the " + support.name);
   if ((p.scoreMod || p.maskMod) && !support.modFunctions)
     return fail("score and mask functions are not supported by the " + support.name);
   if (Value m = op.getMask()) {
@@ -145,6 +149,8 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
     bufs.slopes = toBuffer(p.alibiSlopes);
   if (p.keyLengths)
     bufs.keyLengths = toBuffer(p.keyLengths);
+  if (p.sinks)
+    bufs.sinks = toBuffer(p.sinks);
   for (Value c : p.captures)
     bufs.captures.push_back(toBuffer(c));
   bufs.diagonalShift = p.diagonalShift;

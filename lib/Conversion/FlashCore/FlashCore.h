@@ -54,6 +54,9 @@ struct KernelSupport {
   bool modFunctions = false; ///< score and mask functions (ModFunctions.h)
   /// K and V read in place from paged caches (attn.gather_pages operands).
   bool pagedKeys = false;
+  /// Attention sinks (attn.sdpa's `sinks`: the running max and sum of each
+  /// row start at the sink's).
+  bool sinks = false;
 };
 
 /// K and V as blocks of paged caches: the operands of the attn.gather_pages
@@ -102,6 +105,7 @@ struct SdpaProblem {
   /// lengths, if any, are the sdpa's key lengths, so no key past a length
   /// is read. Null when K and V are plain tensors.
   std::optional<PagedKeys> paged;
+  Value sinks; ///< attn.sdpa's [H] f32 attention sinks; null without
 
   bool hasAlibi() const { return bool(slopesType); }
   bool hasKeyLengths() const { return bool(keyLengthsType); }
@@ -124,6 +128,7 @@ struct SdpaBuffers {
   Value q, k, v, mask, out;
   Value lse; ///< attn.sdpa_partial's [B, H, Tq] log-sum-exp; null for sdpa
   Value slopes, keyLengths; ///< null without ALiBi / key lengths
+  Value sinks;              ///< [H] f32; null without attention sinks
   SmallVector<Value> captures; ///< the score/mask functions' captures
   Value diagonalShift;      ///< index; null without a diagonal operand
   Value batch, tq, tk;      ///< index values

@@ -158,6 +158,13 @@ public:
     return dim("key_lengths", v, 0, "length", b, "batch B");
   }
 
+  /// Attention sinks: [H] f32, one per query head.
+  LogicalResult sinks(Value v, int64_t h) {
+    if (failed(rank("sinks", v, 1, "[H]")))
+      return failure();
+    return dim("sinks", v, 0, "heads", h, "query heads H");
+  }
+
   /// The window's own alignment, when written, must be the causal kind.
   LogicalResult windowAlign(WindowAttr window, CausalKindAttr causal) {
     if (!window || !causal || !window.getAlign() ||

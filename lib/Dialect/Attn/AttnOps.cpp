@@ -310,7 +310,13 @@ LogicalResult RopeOp::verify() {
 LogicalResult SoftmaxOp::verify() {
   if (tensorType(getInput()).getRank() < 1)
     return emitOpError() << "operand 'input' must have rank >= 1, got rank 0";
-  return success();
+  Value s = getSinks();
+  if (!s)
+    return success();
+  Checker c(*this);
+  if (failed(c.rank("input", getInput(), 4, "[B,H,Tq,Tk] (with sinks)")))
+    return failure();
+  return c.sinks(s, dimOf(getInput(), 1));
 }
 
 LogicalResult DropoutOp::verify() {
@@ -324,7 +330,8 @@ LogicalResult DropoutOp::verify() {
 void SdpaOp::build(OpBuilder &b, OperationState &state, Value query, Value key,
                    Value value, Value mask) {
   build(b, state, query, key, value, mask, /*alibi_slopes=*/Value(),
-        /*key_lengths=*/Value(), /*captures=*/ValueRange(), /*scale=*/FloatAttr(),
+        /*key_lengths=*/Value(), /*sinks=*/Value(), /*captures=*/ValueRange(),
+        /*scale=*/FloatAttr(),
         /*causal=*/CausalKindAttr(), /*softcap=*/FloatAttr(),
         /*window=*/WindowAttr(), /*dropout_rate=*/FloatAttr(),
         /*dropout_seed=*/IntegerAttr());
@@ -387,6 +394,7 @@ static LogicalResult verifyFunctions(OpTy op) {
 LogicalResult SdpaOp::verify() {
   Checker c(*this);
   if (failed(verifySdpaOperands(*this, c)) ||
+      (getSinks() && failed(c.sinks(getSinks(), dimOf(getQuery(), 1)))) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
       failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
       failed(verifyFunctions(*this)))

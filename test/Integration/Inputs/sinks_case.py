@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""sinks_case.py DIR: inputs and the float64 expected output of sinks.mlir:
+attention sinks (one logit per query head in every row's softmax
+denominator, weighing no value), with m = max(max_j s_ij, sink_h),
+o_i = sum_j exp(s_ij - m) v_j / (exp(sink_h - m) + sum_j exp(s_ij - m)),
+a row that sees no key giving 0. Head 1's sink is larger than every score;
+batch row 1 has key length 0 (no key at all)."""
+import os
+import sys
+
+import numpy as np
+
+out = sys.argv[1]
+rng = np.random.default_rng(3)
+B, H, HKV, TQ, TK, D = 2, 4, 2, 5, 300, 32
+q = rng.standard_normal((B, H, TQ, D), dtype=np.float32)
+k = rng.standard_normal((B, HKV, TK, D), dtype=np.float32)
+v = rng.standard_normal((B, HKV, TK, D), dtype=np.float32)
+sinks = np.array([0.5, 40.0, -3.0, 2.0], dtype=np.float32)
+lens = np.array([TK - 17, 0], dtype=np.int32)
+expect = np.zeros((B, H, TQ, D))
+for b in range(B):
+    n = lens[b]
+    for h in range(H):
+        kk = k[b, h // (H // HKV), :n].astype(np.float64)
+        vv = v[b, h // (H // HKV), :n].astype(np.float64)
+        s = q[b, h].astype(np.float64) @ kk.T / np.sqrt(D)
+        j = np.arange(n)[None, :]
+        i = np.arange(TQ)[:, None]
+        s = np.where(j <= i + n - TQ, s, -np.inf)  # bottom-right causal
+        m = np.maximum(s.max(axis=1, initial=-np.inf), sinks[h])[:, None]
+        p = np.exp(s - m)
+        den = np.exp(sinks[h] - m) + p.sum(axis=1, keepdims=True)
+        expect[b, h] = (p / den) @ vv
+for name, a in dict(q=q, k=k, v=v, sinks=sinks, lens=lens,
+                    expect=expect.astype(np.float32)).items():
+    np.save(os.path.join(out, name + ".npy"), a)

@@ -12,7 +12,8 @@
 - ``flex_attention`` / ``create_block_mask``: FlexAttention's functions;
   score_mod and mask_mod are traced into the fused kernel.
 - ``flash_attn_with_kvcache``: FlashAttention's decoding call on contiguous
-  or paged KV caches (``block_table``), new rows appended in place.
+  or paged KV caches (``block_table``), new rows appended in place;
+  ``flash_attn_varlen_func``: its ragged-batch call (``cu_seqlens``).
 - ``compile(mlir_text)``: attn IR -> a callable on arrays.
 - ``hf_attention_forward``: the same, with Hugging Face transformers'
   attention-function signature (for ``AttentionInterface.register``).
@@ -28,12 +29,13 @@ from .flex import (BlockMask, TraceError, and_masks, create_block_mask, flex_att
                    noop_mask, or_masks)
 from .functional import hf_attention_forward, scaled_dot_product_attention
 from .ir import CompiledFunction, compile
-from .serving import flash_attn_with_kvcache
+from .serving import flash_attn_varlen_func, flash_attn_with_kvcache
 from .modules import MultiheadAttention
 
 __all__ = ["AttnError", "BlockMask", "CompiledFunction", "MultiheadAttention",
            "TraceError", "and_masks", "cache_info", "clear_cache", "compile",
-           "create_block_mask", "flash_attn_with_kvcache", "flex_attention",
+           "create_block_mask", "flash_attn_varlen_func", "flash_attn_with_kvcache",
+           "flex_attention",
            "hf_attention_forward", "noop_mask",
            "or_masks", "scaled_dot_product_attention"]
 

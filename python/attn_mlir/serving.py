@@ -1,4 +1,5 @@
-"""attn_mlir.flash_attn_with_kvcache: FlashAttention's decoding call, compiled.
+"""attn_mlir.flash_attn_with_kvcache and flash_attn_varlen_func: FlashAttention's
+serving calls, compiled.
 
 The arguments and their meaning are those of
 ``flash_attn.flash_attn_with_kvcache`` (FlashAttention 2.6): tensors are
@@ -103,6 +104,100 @@ def _window(window_size, causal):
     return "#attn.window<%s>" % ", ".join(sides) if sides else None
 
 
+
+def _attributes(softmax_scale, d, causal, window_size, softcap):
+    """The sdpa's attributes: scale, bottom-right causal, window, softcap."""
+    scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
+    if not (math.isfinite(scale) and scale != 0):
+        _fail(ValueError, "softmax_scale must be finite and non-zero, got %r" % (softmax_scale,))
+    attrs = ["scale = %r : f32" % float(np.float32(scale))]
+    if causal:
+        attrs.append("causal = #attn.causal<bottom_right>")
+    window = _window(window_size, causal)
+    if window:
+        attrs.append("window = " + window)
+    if softcap:
+        if not (float(softcap) > 0 and math.isfinite(float(softcap))):
+            _fail(ValueError, "softcap must be >= 0, got %r" % (softcap,))
+        attrs.append("softcap = %r : f32" % float(np.float32(softcap)))
+    return attrs
+
+
+def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, sinks,
+                 return_lse, ragged_q=False):
+    """The attn IR of one call: K and V gathered from the caches %kc, %vc
+    through %table with lengths %len, then attn.sdpa (attn.sdpa_partial
+    with the lse); with `ragged_q`, Q gathered too, from %qc through
+    %qtable (rows of one token). Returns the text and the extra inputs
+    (slopes, sinks) that follow (q, kc, vc, table, len[, qtable])."""
+    t_q = "tensor<?x%dx%sx%dx%s>" % (h, "?" if tq is None else str(tq), d, elt)
+    mid = (hkv, bs) if hnd else (bs, hkv)
+    t_kc = "tensor<?x%dx%dx%dx%s>" % (mid + (d, elt))
+    t_vc = "tensor<?x%dx%dx%dx%s>" % (mid + (dv, elt))
+    t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
+    t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
+    t_qc = "tensor<?x1x%dx%dx%s>" % (h, d, elt)
+    args = ["%%%s: %s" % ("qc" if ragged_q else "q", t_qc if ragged_q else t_q),
+            "%%kc: %s" % t_kc, "%%vc: %s" % t_vc, "%table: tensor<?x?xi32>",
+            "%len: tensor<?xi32>"]
+    if ragged_q:
+        args.append("%qtable: tensor<?x?xi32>")
+    operand_types = [t_q, t_k, t_v]
+    extra = []
+    alibi = sink_operand = ""
+    if alibi_slopes is not None:
+        slopes = _arrays.as_buffer(_arrays.cast(alibi_slopes, "float32", "alibi_slopes"),
+                                   "alibi_slopes")
+        if slopes.shape == (h,):
+            t_s = "tensor<%dxf32>" % h
+        elif slopes.shape == (b, h):
+            t_s = "tensor<?x%dxf32>" % h
+        else:
+            _fail(ValueError, "alibi_slopes must be [%d] or [%d, %d], got %s"
+                  % (h, b, h, list(slopes.shape)))
+        args.append("%%slopes: %s" % t_s)
+        operand_types.append(t_s)
+        extra.append(slopes)
+        alibi = " alibi(%slopes)"
+    operand_types.append("tensor<?xi32>")
+    if sinks is not None:
+        if return_lse:
+            _fail(ValueError, "sinks with return_softmax_lse is not supported yet")
+        sink_buf = _arrays.as_buffer(_arrays.cast(sinks, "float32", "sinks"), "sinks")
+        if sink_buf.shape != (h,):
+            _fail(ValueError, "sinks must be [%d] (one per query head), got %s"
+                  % (h, list(sink_buf.shape)))
+        args.append("%%sinks: tensor<%dxf32>" % h)
+        operand_types.append("tensor<%dxf32>" % h)
+        extra.append(sink_buf)
+        sink_operand = " sinks(%sinks)"
+    gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)" +
+              (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
+              "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
+    body = gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v)
+    if ragged_q:
+        body = ("  %%q = attn.gather_pages %%qc, %%qtable\n"
+                "      : (%s, tensor<?x?xi32>) -> %s\n" % (t_qc, t_q)) + body
+    operands = "%%q, %%k, %%v%s key_lengths(%%len)%s {%s}" % (alibi, sink_operand,
+                                                              ", ".join(attrs))
+    rows = "?" if tq is None else str(tq)
+    if return_lse:
+        t_o = "tensor<?x%dx%sx%dxf32>" % (h, rows, dv)
+        t_l = "tensor<?x%dx%sxf32>" % (h, rows)
+        text = ("func.func @%s(%s) -> (%s, %s) {\n%s"
+                "  %%o, %%lse = attn.sdpa_partial %s\n      : (%s) -> (%s, %s)\n"
+                "  return %%o, %%lse : %s, %s\n}\n"
+                % (name, ", ".join(args), t_o, t_l, body, operands, ", ".join(operand_types),
+                   t_o, t_l, t_o, t_l))
+    else:
+        t_o = "tensor<?x%dx%sx%dx%s>" % (h, rows, dv, elt)
+        text = ("func.func @%s(%s) -> %s {\n%s"
+                "  %%o = attn.sdpa %s\n      : (%s) -> %s\n  return %%o : %s\n}\n"
+                % (name, ", ".join(args), t_o, body, operands, ", ".join(operand_types), t_o,
+                   t_o))
+    return text, extra
+
+
 def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None,
                             rotary_sin=None, cache_seqlens=None, cache_batch_idx=None,
                             cache_leftpad=None, block_table=None, softmax_scale=None,
@@ -192,85 +287,15 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         _append(v_cache, v, table, lens, bs, hnd, "v")
         lens = lens + kn[1]
 
-    scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
-    if not (math.isfinite(scale) and scale != 0):
-        _fail(ValueError, "softmax_scale must be finite and non-zero, got %r" % (softmax_scale,))
-    attrs = ["scale = %r : f32" % float(np.float32(scale))]
-    if causal:
-        attrs.append("causal = #attn.causal<bottom_right>")
-    window = _window(window_size, causal)
-    if window:
-        attrs.append("window = " + window)
-    if softcap:
-        if not (float(softcap) > 0 and math.isfinite(float(softcap))):
-            _fail(ValueError, "softcap must be >= 0, got %r" % (softcap,))
-        attrs.append("softcap = %r : f32" % float(np.float32(softcap)))
-
+    attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     elt = _MLIR_TYPES[dt]
-    t_q = "tensor<?x%dx%dx%dx%s>" % (h, tq, d, elt)
-    mid = (hkv, bs) if hnd else (bs, hkv)
-    t_kc = "tensor<?x%dx%dx%dx%s>" % (mid + (d, elt))
-    t_vc = "tensor<?x%dx%dx%dx%s>" % (mid + (dv, elt))
-    t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
-    t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
-    args = ["%%q: %s" % t_q, "%%kc: %s" % t_kc, "%%vc: %s" % t_vc,
-            "%table: tensor<?x?xi32>", "%len: tensor<?xi32>"]
-    operand_types = [t_q, t_k, t_v]
-    inputs = [None, k_cache, v_cache, table, lens]
-    alibi = ""
-    sink_operand = ""
-    if sinks is not None:
-        if return_softmax_lse:
-            _fail(ValueError, "sinks with return_softmax_lse is not supported yet")
-        sink_buf = _arrays.as_buffer(_arrays.cast(sinks, "float32", "sinks"), "sinks")
-        if sink_buf.shape != (h,):
-            _fail(ValueError, "sinks must be [%d] (one per query head), got %s"
-                  % (h, list(sink_buf.shape)))
-    if alibi_slopes is not None:
-        slopes = _arrays.as_buffer(_arrays.cast(alibi_slopes, "float32", "alibi_slopes"),
-                                   "alibi_slopes")
-        if slopes.shape == (h,):
-            t_s = "tensor<%dxf32>" % h
-        elif slopes.shape == (b, h):
-            t_s = "tensor<?x%dxf32>" % h
-        else:
-            _fail(ValueError, "alibi_slopes must be [%d] or [%d, %d], got %s"
-                  % (h, b, h, list(slopes.shape)))
-        args.append("%%slopes: %s" % t_s)
-        operand_types.append(t_s)
-        inputs.append(slopes)
-        alibi = " alibi(%slopes)"
-    operand_types.append("tensor<?xi32>")
-    if sinks is not None:
-        args.append("%%sinks: tensor<%dxf32>" % h)
-        operand_types.append("tensor<%dxf32>" % h)
-        inputs.append(sink_buf)
-        sink_operand = " sinks(%sinks)"
-    gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)" +
-              (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
-              "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
-    body = gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v)
-    operands = "%%q, %%k, %%v%s key_lengths(%%len)%s {%s}" % (alibi, sink_operand,
-                                                              ", ".join(attrs))
-    if return_softmax_lse:
-        t_o = "tensor<?x%dx%dx%dxf32>" % (h, tq, dv)
-        t_l = "tensor<?x%dx%dxf32>" % (h, tq)
-        text = ("func.func @kvcache(%s) -> (%s, %s) {\n%s"
-                "  %%o, %%lse = attn.sdpa_partial %s\n      : (%s) -> (%s, %s)\n"
-                "  return %%o, %%lse : %s, %s\n}\n"
-                % (", ".join(args), t_o, t_l, body, operands, ", ".join(operand_types),
-                   t_o, t_l, t_o, t_l))
-    else:
-        t_o = "tensor<?x%dx%dx%dx%s>" % (h, tq, dv, elt)
-        text = ("func.func @kvcache(%s) -> %s {\n%s"
-                "  %%o = attn.sdpa %s\n      : (%s) -> %s\n  return %%o : %s\n}\n"
-                % (", ".join(args), t_o, body, operands, ", ".join(operand_types), t_o, t_o))
+    text, extra = _kernel_text("kvcache", elt, h, hkv, d, dv, tq, bs, hnd, attrs, b,
+                               alibi_slopes, sinks, return_softmax_lse)
+    inputs = [None, k_cache, v_cache, table, lens] + extra
 
     kernel = CACHE.get(("kvcache", text, threads), lambda: text, "kvcache", "cpu", threads)
     bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3)]
-    bufs += [_arrays.as_buffer(x, n) if not isinstance(x, np.ndarray) else x
-             for x, n in zip(inputs[1:], ("k_cache", "v_cache", "table", "cache_seqlens",
-                                          "alibi_slopes or sinks", "sinks"))]
+    bufs += [_arrays.as_buffer(x, "an input") for x in inputs[1:]]
     # The output in FlashAttention's [B, Tq, H, Dv], written through a
     # [B, H, Tq, Dv] view.
     out_dt = "float32" if return_softmax_lse else dt
@@ -283,3 +308,129 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     if not return_softmax_lse:
         return out
     return _arrays.cast(out, dt, "the output"), lse
+
+
+def _cu_seqlens(cu, total, what):
+    """cu_seqlens [B+1] -> (starts, lengths) as int32 arrays, checked."""
+    cu = _int32(cu, what).reshape(-1)
+    if cu.size < 1 or cu[0] != 0:
+        _fail(ValueError, "%s must start at 0 and have batch + 1 entries, got %s"
+              % (what, cu.tolist()[:8]))
+    lens = np.diff(cu)
+    if lens.size and lens.min() < 0:
+        i = int(np.argmin(lens))
+        _fail(ValueError, "%s must not decrease: entry %d is %d, entry %d is %d"
+              % (what, i, int(cu[i]), i + 1, int(cu[i + 1])))
+    if total is not None and cu[-1] > total:
+        _fail(ValueError, "%s ends at %d, past the %d rows given" % (what, int(cu[-1]), total))
+    return cu[:-1], lens.astype(np.int32)
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                           dropout_p=0.0, softmax_scale=None, causal=False,
+                           window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                           deterministic=False, return_attn_probs=False, block_table=None, *,
+                           sinks=None, threads=0):
+    """Attention over a ragged batch, as ``flash_attn.flash_attn_varlen_func``:
+    q [total_q, H, D] and k, v [total_k, Hkv, D] (Dv) hold the sequences one
+    after another, sequence b's rows being cu_seqlens_q[b] .. [b+1] (and
+    cu_seqlens_k's); with block_table, k and v are paged caches
+    [num_blocks, page_block_size, Hkv, D] and cu_seqlens_k gives the
+    lengths. Causal masks, windows and ALiBi are aligned to the bottom right
+    of each sequence: query i of sequence b sees key j iff
+    j <= i + len_k(b) - len_q(b). Returns [total_q, H, Dv].
+
+    How: one attn.sdpa on the batch padded to max_seqlen_q query rows per
+    sequence, each sequence's queries at the end of its rows, so that the
+    bottom-right diagonal of the padded rows is each sequence's own; the
+    keys are read in place (one-token blocks of k and v, or the pages). The
+    padding rows are computed and dropped: with causal, their tiles see no
+    key and are skipped; without, they cost as much as real rows
+    (docs/serving.md)."""
+    if dropout_p:
+        _fail(ValueError, "dropout_p=%r: attn_mlir's varlen call is for inference (dropout "
+              "needs a seed; use scaled_dot_product_attention(dropout_seed=...))" % dropout_p)
+    if return_attn_probs:
+        _fail(NotImplementedError, "return_attn_probs is not supported: the fused kernel never "
+              "forms the probabilities")
+    dt = _arrays.dtype_name(q)
+    if dt not in _MLIR_TYPES:
+        _fail(TypeError, "q must be float32, float16 or bfloat16, got %s" % dt)
+    for name, x in (("k", k), ("v", v)):
+        if _arrays.dtype_name(x) != dt:
+            _fail(TypeError, "%s has dtype %s, q %s" % (name, _arrays.dtype_name(x), dt))
+    qs, ks, vs = (_arrays.shape_of(x) for x in (q, k, v))
+    if len(qs) != 3:
+        _fail(ValueError, "q must be [total_q, heads, headdim], got shape %s" % list(qs))
+    total_q, h, d = qs
+    if block_table is None:
+        if len(ks) != 3 or len(vs) != 3 or vs[:2] != ks[:2]:
+            _fail(ValueError, "k and v must be [total_k, heads_k, headdim] with one total_k and "
+                  "heads_k, got %s and %s" % (list(ks), list(vs)))
+        total_k, hkv, dk = ks
+        bs = 1
+    else:
+        if len(ks) != 4 or len(vs) != 4 or vs[:3] != ks[:3]:
+            _fail(ValueError, "with block_table, k and v must be paged caches [num_blocks, "
+                  "page_block_size, heads_k, headdim], got %s and %s" % (list(ks), list(vs)))
+        _, bs, hkv, dk = ks
+        total_k = None
+    dv = vs[-1]
+    if dk != d:
+        _fail(ValueError, "k head dim is %d, q's %d" % (dk, d))
+    if hkv == 0 or h % hkv:
+        _fail(ValueError, "q has %d heads, k %d: heads must be a multiple of k's" % (h, hkv))
+    q_start, len_q = _cu_seqlens(cu_seqlens_q, total_q, "cu_seqlens_q")
+    k_start, len_k = _cu_seqlens(cu_seqlens_k, total_k, "cu_seqlens_k")
+    b = len_q.size
+    if len_k.size != b:
+        _fail(ValueError, "cu_seqlens_q and cu_seqlens_k describe %d and %d sequences"
+              % (b, len_k.size))
+    max_q, max_k = int(max_seqlen_q), int(max_seqlen_k)
+    if b and (len_q.max() > max_q or len_k.max() > max_k):
+        _fail(ValueError, "max_seqlen_q/k = %d/%d, but a sequence has %d/%d rows"
+              % (max_q, max_k, int(len_q.max()), int(len_k.max())))
+
+    # Query rows: sequence b's query i is padded row max_q - len_q(b) + i;
+    # the padding rows read the sequence's first row (or row 0).
+    pad = max_q - len_q
+    i = np.arange(max_q, dtype=np.int64)[None, :]
+    q_table = q_start[:, None] + np.clip(i - pad[:, None], 0, None)
+    q_table = np.minimum(q_table, max(total_q - 1, 0)).astype(np.int32)
+    if block_table is None:
+        j = np.arange(max(max_k, 1), dtype=np.int64)[None, :]
+        table = (k_start[:, None] + np.minimum(j, np.maximum(len_k[:, None] - 1, 0)))
+        table = np.minimum(table, max(total_k - 1, 0)).astype(np.int32)
+        k_cache = _arrays.as_buffer(k, "k").reshape(total_k, 1, hkv, d)
+        v_cache = _arrays.as_buffer(v, "v").reshape(total_k, 1, hkv, dv)
+    else:
+        table = _int32(block_table, "block_table")
+        if table.ndim != 2 or table.shape[0] != b:
+            _fail(ValueError, "block_table must be [batch=%d, max_blocks], got shape %s"
+                  % (b, list(table.shape)))
+        if b and len_k.max() > table.shape[1] * bs:
+            _fail(ValueError, "a sequence has %d keys, past the block table's %d"
+                  % (int(len_k.max()), table.shape[1] * bs))
+        k_cache, v_cache = _arrays.as_buffer(k, "k"), _arrays.as_buffer(v, "v")
+    out, view = _arrays.empty_like_kind(q, (total_q, h, dv), dt)
+    if b == 0 or total_q == 0 or max_q == 0:
+        if total_q:
+            view[...] = 0
+        return out
+
+    attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
+    text, extra = _kernel_text("varlen", _MLIR_TYPES[dt], h, hkv, d, dv, None, bs, False,
+                               attrs, b, alibi_slopes, sinks, False, ragged_q=True)
+    kernel = CACHE.get(("varlen", text, threads), lambda: text, "varlen", "cpu", threads)
+    q_cache = _arrays.as_buffer(q, "q").reshape(total_q, 1, h, d)
+    padded, padded_view = _arrays.empty_like_kind(q, (b, h, max_q, dv), dt)
+    kernel.call([q_cache, k_cache, v_cache, table, len_k, q_table] +
+                [_arrays.as_buffer(x, "an input") for x in extra], [padded_view])
+    # Back to the ragged rows: row r of sequence b is padded row pad[b] + r.
+    seq = np.repeat(np.arange(b), len_q)
+    r = np.arange(seq.size) - np.repeat(np.cumsum(len_q) - len_q, len_q)
+    rows_out = np.repeat(q_start, len_q) + r
+    if seq.size < total_q:
+        view[...] = 0  # rows past cu_seqlens_q[-1] belong to no sequence
+    view[rows_out] = padded_view.transpose(0, 2, 1, 3)[seq, pad[seq] + r]
+    return out

@@ -232,3 +232,89 @@ def test_sinks():
         assert out[0].abs().max().item() == 0
     with pytest.raises(ValueError, match=r"sinks must be \[8\]"):
         attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t, sinks=torch.zeros(4))
+
+
+# --- flash_attn_varlen_func -------------------------------------------------
+
+def ref_varlen(q, k, v, lq, lk, causal=False, window=(-1, -1), alibi=None, softcap=0.0):
+    """Each sequence alone, through ref() with one block per sequence."""
+    outs, q0, k0 = [], 0, 0
+    for b, (nq, nk) in enumerate(zip(lq, lk)):
+        kc = k[k0:k0 + nk][None]
+        vc = v[k0:k0 + nk][None]
+        sl = None if alibi is None else (alibi if alibi.dim() == 1 else alibi[b:b + 1])
+        o, _ = ref(q[q0:q0 + nq][None], kc, vc, [[0]], [nk], max(nk, 1), causal=causal,
+                   window=window, alibi=sl, softcap=softcap)
+        outs.append(o[0])
+        q0, k0 = q0 + nq, k0 + nk
+    return torch.cat(outs)
+
+
+def cu(lens):
+    return torch.tensor([0] + list(np.cumsum(lens)), dtype=torch.int32)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_varlen_ragged_batch(causal):
+    lq, lk = [3, 0, 1, 70, 9], [5, 4, 1, 70, 130]
+    q = rand(sum(lq), 8, 64, seed=20)
+    k, v = rand(sum(lk), 2, 64, seed=21), rand(sum(lk), 2, 64, seed=22)
+    out = attn_mlir.flash_attn_varlen_func(q, k, v, cu(lq), cu(lk), max(lq), max(lk),
+                                           causal=causal)
+    assert out.shape == q.shape
+    want = ref_varlen(q, k, v, lq, lk, causal=causal)
+    assert (out.to(torch.float64) - want).abs().max().item() <= 2e-5
+
+
+def test_varlen_features_and_half():
+    lq, lk = [4, 33, 1], [40, 33, 17]
+    q = rand(sum(lq), 4, 32, seed=23)
+    k, v = rand(sum(lk), 4, 32, seed=24), rand(sum(lk), 4, 32, seed=25)
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625])
+    for kw in (dict(causal=True, window=(6, 0)), dict(window=(3, 2)),
+               dict(causal=True, alibi=slopes, softcap=15.0)):
+        out = attn_mlir.flash_attn_varlen_func(
+            q, k, v, cu(lq), cu(lk), 33, 40, causal=kw.get("causal", False),
+            window_size=kw.get("window", (-1, -1)), alibi_slopes=kw.get("alibi"),
+            softcap=kw.get("softcap", 0.0))
+        want = ref_varlen(q, k, v, lq, lk, causal=kw.get("causal", False),
+                          window=kw.get("window", (-1, -1)), alibi=kw.get("alibi"),
+                          softcap=kw.get("softcap", 0.0))
+        assert (out.to(torch.float64) - want).abs().max().item() <= 2e-5, kw
+    qh, kh, vh = q.half(), k.half(), v.half()
+    out = attn_mlir.flash_attn_varlen_func(qh, kh, vh, cu(lq), cu(lk), 33, 40, causal=True)
+    want = ref_varlen(qh, kh, vh, lq, lk, causal=True)
+    assert out.dtype == torch.float16
+    assert (out.to(torch.float64) - want).abs().max().item() <= 2e-3
+
+
+def test_continuous_batching_step():
+    # One call for a step where two sequences decode (1 new query each) and
+    # one prefills a chunk of 24 against its paged cache: varlen queries,
+    # paged keys (cu_seqlens_k gives each sequence's length).
+    lq, lk = [1, 24, 1], [50, 40, 7]
+    q, kc, vc, t, lens = paged(3, 1, 8, 2, 64, 16, 4, lk, seed=30)
+    qv = rand(sum(lq), 8, 64, seed=31)
+    out = attn_mlir.flash_attn_varlen_func(qv, kc, vc, cu(lq), cu(lk), 24, 64, causal=True,
+                                           block_table=t)
+    q0 = 0
+    for b, nq in enumerate(lq):
+        want, _ = ref(qv[q0:q0 + nq][None], kc, vc, t[b:b + 1], lens[b:b + 1], 16, causal=True)
+        assert (out[q0:q0 + nq].to(torch.float64) - want[0]).abs().max().item() <= 2e-5
+        q0 += nq
+
+
+def test_varlen_refusals():
+    q, k = rand(5, 2, 16), rand(6, 2, 16)
+    with pytest.raises(ValueError, match="cu_seqlens_q must not decrease"):
+        attn_mlir.flash_attn_varlen_func(q, k, k, torch.tensor([0, 3, 2], dtype=torch.int32),
+                                         cu([3, 3]), 3, 3)
+    with pytest.raises(ValueError, match="cu_seqlens_k ends at 7, past the 6 rows given"):
+        attn_mlir.flash_attn_varlen_func(q, k, k, cu([2, 3]), cu([3, 4]), 3, 4)
+    with pytest.raises(ValueError, match="max_seqlen_q/k = 2/4"):
+        attn_mlir.flash_attn_varlen_func(q, k, k, cu([2, 3]), cu([3, 3]), 2, 4)
+    with pytest.raises(ValueError, match="dropout_p"):
+        attn_mlir.flash_attn_varlen_func(q, k, k, cu([2, 3]), cu([3, 3]), 3, 3, dropout_p=0.1)
+    with pytest.raises(NotImplementedError, match="return_attn_probs"):
+        attn_mlir.flash_attn_varlen_func(q, k, k, cu([2, 3]), cu([3, 3]), 3, 3,
+                                         return_attn_probs=True)

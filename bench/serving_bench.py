@@ -14,7 +14,12 @@ Program (issue 36): B 1, H 32, Hkv 8, D 128, f32, Tk 32768, Tq 1.
   16 and of 256 tokens, in both cache layouts (NHD [blocks, 16, Hkv, D],
   FlashAttention's; HND [blocks, Hkv, 16, D]);
 - one block: flash_attn_with_kvcache on a contiguous cache (one block
-  per sequence), both layouts."""
+  per sequence), both layouts.
+
+And a ragged batch (flash_attn_varlen_func) of 16 causal sequences of 64
+to 4096 tokens (H 8, D 64) against 16 separate calls of
+scaled_dot_product_attention, and the same for 16 sequences of 64.
+--only decode|ragged runs one part."""
 
 import argparse
 import json
@@ -38,13 +43,69 @@ def bandwidth(build, mib, threads):
     return out["gbps"], " ".join(cmd[1:])
 
 
+def alternate(progs, rounds):
+    """{name: [seconds per round]}, the programs run in turn each round."""
+    times = {name: [] for name in progs}
+    for _ in range(rounds):
+        for name, f in progs.items():
+            t0 = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def ragged(rounds):
+    """16 causal sequences of 64 .. 4096 tokens: one varlen call against the
+    sum of 16 separate calls (each timed in the same round)."""
+    H, D = 8, 64
+    lens = [int(round(64 * 64 ** (i / 15))) for i in range(16)]  # 64 .. 4096
+    seqs = [tuple(torch.randn(n, H, D) for _ in range(3)) for n in lens]
+    q, k, v = (torch.cat([s[i] for s in seqs]) for i in range(3))
+    cu = torch.tensor([0] + list(np.cumsum(lens)), dtype=torch.int32)
+    varlen = lambda: attn_mlir.flash_attn_varlen_func(  # noqa: E731
+        q, k, v, cu, cu, max(lens), max(lens), causal=True)
+    sdpa = attn_mlir.scaled_dot_product_attention
+    heads_first = [tuple(t.transpose(0, 1).contiguous() for t in s) for s in seqs]
+    separate = lambda: [sdpa(a, b, c, is_causal=True) for a, b, c in heads_first]  # noqa
+    out = varlen()
+    for (a, b, c), lo, hi in zip(heads_first, cu[:-1], cu[1:]):
+        assert (out[lo:hi].transpose(0, 1) - sdpa(a, b, c, is_causal=True)).abs().max() < 1e-4
+    short = [tuple(t[:, :64] for t in s) for s in heads_first]
+    qs, ks, vs = (torch.cat([s[i].transpose(0, 1) for s in short]) for i in range(3))
+    cus = torch.arange(0, 64 * 17, 64, dtype=torch.int32)
+    progs = {"varlen, 16 sequences of 64 .. 4096": varlen,
+             "16 separate calls": separate,
+             "varlen, 16 sequences of 64": lambda: attn_mlir.flash_attn_varlen_func(
+                 qs, ks, vs, cus, cus, 64, 64, causal=True),
+             "16 separate calls of 64": lambda: [sdpa(a, b, c, is_causal=True)
+                                                 for a, b, c in short]}
+    t = alternate(progs, rounds)
+    print("Ragged batch, H %d, D %d, f32, causal, lengths %s; %d rounds alternating"
+          % (H, D, lens, rounds))
+    print()
+    print("| program | median (ms) |")
+    print("|---|---|")
+    for name, m in t.items():
+        print("| %s | %.2f |" % (name, 1e3 * m))
+    print()
+    print("varlen / separate: %.2f (lengths 64 .. 4096), %.2f (16 × 64)"
+          % (t["varlen, 16 sequences of 64 .. 4096"] / t["16 separate calls"],
+             t["varlen, 16 sequences of 64"] / t["16 separate calls of 64"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--tk", type=int, default=32768)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--only", choices=["decode", "ragged"], default=None)
     args = ap.parse_args()
     torch.manual_seed(0)
+    if args.only != "decode":
+        ragged(args.rounds)
+        print()
+        if args.only == "ragged":
+            return
     B, H, HKV, D, TK = 1, 32, 8, 128, args.tk
     q = torch.randn(B, 1, H, D)
     k = torch.randn(B, HKV, TK, D)

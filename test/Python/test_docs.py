@@ -47,23 +47,24 @@ def test_python_md_blocks_run():
         print(buf.getvalue(), end="")
 
 
+def run_page(page, fewest):
+    """Runs every python block of docs/`page` in one namespace; each checks
+    itself (asserts against an independent computation)."""
+    pytest.importorskip("torch")
+    runs = blocks(page)
+    assert len(runs) >= fewest, "docs/%s lost its examples" % page
+    namespace = {"__name__": "docs_" + page.replace(".", "_")}
+    for line, code, _ in runs:
+        exec(compile(code, "docs/%s:%d" % (page, line), "exec"), namespace)
+
+
 def test_recipes_md_blocks_run():
     # docs/recipes.md: each score/mask function recipe checks itself
     # against a dense float64 evaluation of the same function.
-    pytest.importorskip("torch")
-    runs = blocks("recipes.md")
-    assert len(runs) >= 8, "docs/recipes.md lost its recipes"
-    namespace = {"__name__": "docs_recipes_md"}
-    for line, code, _ in runs:
-        exec(compile(code, "docs/recipes.md:%d" % line, "exec"), namespace)
+    run_page("recipes.md", 8)
 
 
 def test_serving_md_blocks_run():
-    # docs/serving.md: the paged decode and the append, each checked
-    # against torch's dense attention on the gathered pages.
-    pytest.importorskip("torch")
-    runs = blocks("serving.md")
-    assert len(runs) >= 2, "docs/serving.md lost its examples"
-    namespace = {"__name__": "docs_serving_md"}
-    for line, code, _ in runs:
-        exec(compile(code, "docs/serving.md:%d" % line, "exec"), namespace)
+    # docs/serving.md: paged decode, append, varlen and sinks, each checked
+    # against torch's dense attention on the gathered rows.
+    run_page("serving.md", 4)

@@ -124,24 +124,24 @@ def _attributes(softmax_scale, d, causal, window_size, softcap):
 
 
 def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, sinks,
-                 return_lse, ragged_q=False):
+                 return_lse):
     """The attn IR of one call: K and V gathered from the caches %kc, %vc
     through %table with lengths %len, then attn.sdpa (attn.sdpa_partial
-    with the lse); with `ragged_q`, Q gathered too, from %qc through
-    %qtable (rows of one token). Returns the text and the extra inputs
-    (slopes, sinks) that follow (q, kc, vc, table, len[, qtable])."""
+    with the lse); `tq` None is a dynamic query length; `bs` None takes
+    K and V as plain [B, Hkv, Tk, D] tensors %k, %v (no table). Returns
+    the text and the extra inputs (slopes, sinks) that follow (q, kc, vc,
+    table, len; or q, k, v, len)."""
     t_q = "tensor<?x%dx%sx%dx%s>" % (h, "?" if tq is None else str(tq), d, elt)
-    mid = (hkv, bs) if hnd else (bs, hkv)
-    t_kc = "tensor<?x%dx%dx%dx%s>" % (mid + (d, elt))
-    t_vc = "tensor<?x%dx%dx%dx%s>" % (mid + (dv, elt))
     t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
     t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
-    t_qc = "tensor<?x1x%dx%dx%s>" % (h, d, elt)
-    args = ["%%%s: %s" % ("qc" if ragged_q else "q", t_qc if ragged_q else t_q),
-            "%%kc: %s" % t_kc, "%%vc: %s" % t_vc, "%table: tensor<?x?xi32>",
-            "%len: tensor<?xi32>"]
-    if ragged_q:
-        args.append("%qtable: tensor<?x?xi32>")
+    if bs is None:
+        args = ["%%q: %s" % t_q, "%%k: %s" % t_k, "%%v: %s" % t_v, "%len: tensor<?xi32>"]
+    else:
+        mid = (hkv, bs) if hnd else (bs, hkv)
+        t_kc = "tensor<?x%dx%dx%dx%s>" % (mid + (d, elt))
+        t_vc = "tensor<?x%dx%dx%dx%s>" % (mid + (dv, elt))
+        args = ["%%q: %s" % t_q, "%%kc: %s" % t_kc, "%%vc: %s" % t_vc,
+                "%table: tensor<?x?xi32>", "%len: tensor<?xi32>"]
     operand_types = [t_q, t_k, t_v]
     extra = []
     alibi = sink_operand = ""
@@ -174,10 +174,7 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
     gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)" +
               (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
               "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
-    body = gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v)
-    if ragged_q:
-        body = ("  %%q = attn.gather_pages %%qc, %%qtable\n"
-                "      : (%s, tensor<?x?xi32>) -> %s\n" % (t_qc, t_q)) + body
+    body = "" if bs is None else gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v)
     operands = "%%q, %%k, %%v%s key_lengths(%%len)%s {%s}" % (alibi, sink_operand,
                                                               ", ".join(attrs))
     rows = "?" if tq is None else str(tq)
@@ -340,13 +337,14 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     of each sequence: query i of sequence b sees key j iff
     j <= i + len_k(b) - len_q(b). Returns [total_q, H, Dv].
 
-    How: one attn.sdpa on the batch padded to max_seqlen_q query rows per
-    sequence, each sequence's queries at the end of its rows, so that the
-    bottom-right diagonal of the padded rows is each sequence's own; the
-    keys are read in place (one-token blocks of k and v, or the pages). The
-    padding rows are computed and dropped: with causal, their tiles see no
-    key and are skipped; without, they cost as much as real rows
-    (docs/serving.md)."""
+    How: one attn.sdpa on the queries padded to max_seqlen_q rows per
+    sequence (a copy), each sequence's queries at the end of its rows, so
+    that the bottom-right diagonal of the padded rows is each sequence's
+    own. With a block table the keys are read in place from the pages;
+    without one, k and v are padded per sequence too (a copy). The padding
+    rows are computed and dropped: with causal, their
+    tiles see no key and are skipped; without, they cost as much as real
+    rows (docs/serving.md)."""
     if dropout_p:
         _fail(ValueError, "dropout_p=%r: attn_mlir's varlen call is for inference (dropout "
               "needs a seed; use scaled_dot_product_attention(dropout_seed=...))" % dropout_p)
@@ -391,18 +389,20 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         _fail(ValueError, "max_seqlen_q/k = %d/%d, but a sequence has %d/%d rows"
               % (max_q, max_k, int(len_q.max()), int(len_k.max())))
 
-    # Query rows: sequence b's query i is padded row max_q - len_q(b) + i;
-    # the padding rows read the sequence's first row (or row 0).
-    pad = max_q - len_q
-    i = np.arange(max_q, dtype=np.int64)[None, :]
-    q_table = q_start[:, None] + np.clip(i - pad[:, None], 0, None)
-    q_table = np.minimum(q_table, max(total_q - 1, 0)).astype(np.int32)
     if block_table is None:
-        j = np.arange(max(max_k, 1), dtype=np.int64)[None, :]
-        table = (k_start[:, None] + np.minimum(j, np.maximum(len_k[:, None] - 1, 0)))
-        table = np.minimum(table, max(total_k - 1, 0)).astype(np.int32)
-        k_cache = _arrays.as_buffer(k, "k").reshape(total_k, 1, hkv, d)
-        v_cache = _arrays.as_buffer(v, "v").reshape(total_k, 1, hkv, dv)
+        # K and V padded to [B, Hkv, max_k, D] (copies): the kernel then reads
+        # each head's keys contiguously, as in a dense call; read in place as
+        # one-token blocks they cost 1.3-1.6x (docs/serving.md).
+        kvs = []
+        for x, n, w in ((k, "k", d), (v, "v", dv)):
+            xb = _arrays.as_buffer(x, n)
+            padded = np.zeros((b, hkv, max(max_k, 1), w), dtype=xb.dtype)
+            for i, (s0, nk) in enumerate(zip(k_start, len_k)):
+                padded[i, :, :nk] = xb[s0:s0 + nk].transpose(1, 0, 2)
+            kvs.append(padded)
+        k_cache, v_cache = kvs
+        table = None
+        bs = None
     else:
         table = _int32(block_table, "block_table")
         if table.ndim != 2 or table.shape[0] != b:
@@ -420,17 +420,23 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
 
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     text, extra = _kernel_text("varlen", _MLIR_TYPES[dt], h, hkv, d, dv, None, bs, False,
-                               attrs, b, alibi_slopes, sinks, False, ragged_q=True)
+                               attrs, b, alibi_slopes, sinks, False)
     kernel = CACHE.get(("varlen", text, threads), lambda: text, "varlen", "cpu", threads)
-    q_cache = _arrays.as_buffer(q, "q").reshape(total_q, 1, h, d)
-    padded, padded_view = _arrays.empty_like_kind(q, (b, h, max_q, dv), dt)
-    kernel.call([q_cache, k_cache, v_cache, table, len_k, q_table] +
-                [_arrays.as_buffer(x, "an input") for x in extra], [padded_view])
-    # Back to the ragged rows: row r of sequence b is padded row pad[b] + r.
-    seq = np.repeat(np.arange(b), len_q)
-    r = np.arange(seq.size) - np.repeat(np.cumsum(len_q) - len_q, len_q)
-    rows_out = np.repeat(q_start, len_q) + r
-    if seq.size < total_q:
+    # Sequence b's query r is padded row pad[b] + r of [B, H, max_q, D]:
+    # its queries end where its rows end, so the bottom-right diagonal of
+    # each real row is its own sequence's. The padding rows stay 0.
+    # (Copies a sequence at a time: numpy's fancy indexing over rows took
+    # as long as the kernel.)
+    pad = max_q - len_q
+    qb = _arrays.as_buffer(q, "q")
+    padded_q = np.zeros((b, h, max_q, d), dtype=qb.dtype)
+    for i, (s0, n) in enumerate(zip(q_start, len_q)):
+        padded_q[i, :, pad[i]:] = qb[s0:s0 + n].transpose(1, 0, 2)
+    padded_out = np.empty((b, h, max_q, dv), dtype=qb.dtype)
+    kernel.call([padded_q, k_cache, v_cache] + ([] if table is None else [table]) + [len_k] +
+                [_arrays.as_buffer(x, "an input") for x in extra], [padded_out])
+    if int(len_q.sum()) < total_q:
         view[...] = 0  # rows past cu_seqlens_q[-1] belong to no sequence
-    view[rows_out] = padded_view.transpose(0, 2, 1, 3)[seq, pad[seq] + r]
+    for i, (s0, n) in enumerate(zip(q_start, len_q)):
+        view[s0:s0 + n] = padded_out[i, :, pad[i]:].transpose(1, 0, 2)
     return out

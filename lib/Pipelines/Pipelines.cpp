@@ -83,6 +83,8 @@ static void addRaiseToSdpa(OpPassManager &pm) {
 /// (which share them).
 template <typename Options>
 static void addCpuLowering(OpPassManager &pm, const Options &options) {
+  if (options.raise)
+    pm.addPass(mlir::attn::createAttnRaise());
   addRaiseToSdpa(pm);
   mlir::attn::ConvertAttnToLoopsOptions tiling;
   tiling.tileQ = options.tileQ;

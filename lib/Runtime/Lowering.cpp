@@ -12,6 +12,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Mpi.h"
+#include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -294,6 +295,8 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     return success();
   });
   PassManager pm(ctx);
+  if (options.raise)
+    pm.addPass(mlir::attn::createAttnRaise());
   // Unset tile sizes keep each pipeline's own default; each fused
   // lowering checks its own rule before anything runs. (A ring was
   // sharded before: the rest of its lowering is the CPU pipeline's.)

@@ -127,6 +127,11 @@ static cl::opt<double> minSeconds(
     cl::desc("--repeat: keep timing runs past N until they add up to at least S seconds "
              "(the median is over every timed run; \"repeat\" in the report says how many)"),
     cl::value_desc("S"), cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> raiseOpt(
+    "raise",
+    cl::desc("Raise linalg attention chains to attn.sdpa first (attn-raise) "
+             "in --pipeline's run; --compare-with runs the function as written"),
+    cl::cat(runCategory));
 static cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"), cl::cat(runCategory));
 static cl::opt<int64_t> tileQ("tile-q",
                               cl::desc("Query rows per tile of the fused kernel (default: the "
@@ -459,10 +464,14 @@ int main(int argc, char **argv) {
     progress.clear();
     return runRing(run);
   }
-  auto compiled = [&](rt::Pipeline p) {
+  // --raise applies to --pipeline's run; --compare-with runs the
+  // function as written.
+  auto compiled = [&](rt::Pipeline p, bool raise) {
     progress.show("compiling through the " + rt::pipelineName(p) + " pipeline");
     SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, diagnosticStream());
-    auto fn = rt::CompiledFunction::compile(*module, name, p, jit);
+    rt::JitOptions options = jit;
+    options.raise = raise;
+    auto fn = rt::CompiledFunction::compile(*module, name, p, options);
     if (!fn) {
       // IR that does not lower is exit 1; everything about the invocation
       // (options, signature, device) is exit 2.
@@ -481,7 +490,7 @@ int main(int argc, char **argv) {
     }
     return std::move(*fn);
   };
-  std::unique_ptr<rt::CompiledFunction> fn = compiled(*pipeline);
+  std::unique_ptr<rt::CompiledFunction> fn = compiled(*pipeline, raiseOpt);
   // Say once per op what the fused pipeline left to the reference lowering.
   progress.clear();
   for (const std::string &n : fn->unfusedOps())
@@ -554,7 +563,7 @@ int main(int argc, char **argv) {
                  << "\n";
   }
   if (refPipeline && !skippedComparison) {
-    std::unique_ptr<rt::CompiledFunction> ref = compiled(*refPipeline);
+    std::unique_ptr<rt::CompiledFunction> ref = compiled(*refPipeline, false);
     progress.show("running @" + name + " through the " + rt::pipelineName(*refPipeline) +
                   " pipeline");
     auto reference = ref->call(args);

@@ -27,6 +27,11 @@ struct ReferencePipelineOptions
 template <typename Derived>
 struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
   using PassOptions = mlir::detail::PassOptions;
+  PassOptions::Option<bool> raise{
+      *this, "raise",
+      llvm::cl::desc("Raise linalg attention chains to attn.sdpa first "
+                     "(attn-raise)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> tileQ{
       *this, "tile-q", llvm::cl::desc("Query rows per tile"),
       llvm::cl::init(ConvertAttnToLoopsOptions().tileQ)};

@@ -156,6 +156,9 @@ struct TensorSpec {
 };
 
 struct JitOptions {
+  /// Raise linalg attention chains to attn.sdpa (attn-raise) before the
+  /// pipeline.
+  bool raise = false;
   /// LLVM optimisation level for the JIT'd code (0-3).
   unsigned optLevel = 3;
   /// Keep the object file so that dumpObject() can write it.

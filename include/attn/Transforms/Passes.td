@@ -173,6 +173,116 @@ def AttnFuse : Pass<"attn-fuse"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnRaise : Pass<"attn-raise"> {
+  let summary = "Raise linalg attention chains (Q·Kᵀ, softmax, ·V) to attn.sdpa";
+  let description = [{
+    Opt-in: finds attention written as generic linalg on tensors, the way
+    torch-mlir and other compilers emit it, and replaces it by one
+    `attn.sdpa` that the fused lowerings take. Anchored on each contraction
+    `O = P·V` (`linalg.matmul`, `linalg.batch_matmul`, or a contraction
+    `linalg.generic`, operands transposed or not), it reads `P` through
+    elementwise and reducing generics, `linalg.broadcast`,
+    `linalg.transpose`, fills, splat constants and unit-dim reshapes, and
+    raises when it proves
+
+    - `P = exp(X − c) / Σ_keys exp(X − c)` for a row constant `c` (the row
+      max, with `maximumf`, `maxnumf` or compare-and-select), or
+      `exp(X − c) · (1 / Σ …)`, or `exp(X − (m + log Σ exp(X − m)))`;
+    - `X` is the scores `S = Q·Kᵀ` (another contraction) under positive
+      constant scales (also on Q or on K alone), at most one additive mask
+      tensor added after the last scale, and keep-masks:
+      `select(keep, X, −inf)` or `X + select(keep, 0, −inf)` (any constant
+      ≤ −1e30 counts as −inf, so Hugging Face's `finfo.min` does);
+    - a keep condition that compares the key position `j` with the query
+      position `i` (from `linalg.index`, through index casts and i1 round
+      trips through wider integers) keeps a band `lo ≤ j − i ≤ hi`:
+      `hi = 0` is `causal = top_left`, `hi = Tk − Tq` `bottom_right`, a
+      lower bound a `window`; an `i1` tensor condition becomes the mask
+      operand.
+
+    Batch dims of the contractions become sdpa's `B` and `H` (none: both
+    1; one: `H`; more than two: the leading ones fold into `B`), with
+    reshapes and transposes around the sdpa that the canonicaliser folds.
+
+    **Numerics.** The sdpa computes the same function with a different
+    rounding (online softmax, f32 accumulation in another order): on the
+    tests the raised result is within 1e-5 relative of the unraised one in
+    f32. Two behaviours differ and are raised only when proven not to
+    occur, or with `zero-empty-rows`: a query row that keeps no key (the
+    source gives NaN, or a mean of V for a finite fill; sdpa gives 0), which
+    a band proves impossible when every row holds a key and a mask tensor
+    never does. A softmax without the max subtraction is raised with a
+    remark (sdpa's cannot overflow).
+
+    Not raised (the `report` option says why at each attention-like chain):
+    two contractions with no softmax between them, scores cast to integers,
+    a scale applied after an additive mask, masks computed from other
+    tensors, bands that miss both diagonals, mixed element types.
+
+    **Example.** Attention as torch-mlir writes it for 2-D heads:
+
+    ```mlir
+    func.func @attention(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>) -> tensor<16x8xf32> {
+      %zero = arith.constant 0.0 : f32
+      %ninf = arith.constant 0xFF800000 : f32
+      %e0 = tensor.empty() : tensor<16x16xf32>
+      %z = linalg.fill ins(%zero : f32) outs(%e0 : tensor<16x16xf32>) -> tensor<16x16xf32>
+      %s = linalg.matmul indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>]
+             ins(%q, %k : tensor<16x8xf32>, tensor<16x8xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>
+      %e1 = tensor.empty() : tensor<16xf32>
+      %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>
+      %m = linalg.reduce ins(%s : tensor<16x16xf32>) outs(%m0 : tensor<16xf32>) dimensions = [1]
+             (%x: f32, %acc: f32) { %r = arith.maximumf %x, %acc : f32
+                                   linalg.yield %r : f32 }
+      %e = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                           iterator_types = ["parallel", "parallel"]}
+             ins(%s, %m : tensor<16x16xf32>, tensor<16xf32>) outs(%e0 : tensor<16x16xf32>) {
+      ^bb0(%x: f32, %mx: f32, %o: f32):
+        %d = arith.subf %x, %mx : f32
+        %y = math.exp %d : f32
+        linalg.yield %y : f32
+      } -> tensor<16x16xf32>
+      %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>
+      %sum = linalg.reduce ins(%e : tensor<16x16xf32>) outs(%s0 : tensor<16xf32>) dimensions = [1]
+               (%x: f32, %acc: f32) { %r = arith.addf %x, %acc : f32
+                                     linalg.yield %r : f32 }
+      %p = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                           iterator_types = ["parallel", "parallel"]}
+             ins(%e, %sum : tensor<16x16xf32>, tensor<16xf32>) outs(%e0 : tensor<16x16xf32>) {
+      ^bb0(%x: f32, %t: f32, %o: f32):
+        %y = arith.divf %x, %t : f32
+        linalg.yield %y : f32
+      } -> tensor<16x16xf32>
+      %e2 = tensor.empty() : tensor<16x8xf32>
+      %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<16x8xf32>) -> tensor<16x8xf32>
+      %o = linalg.matmul ins(%p, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%z2 : tensor<16x8xf32>) -> tensor<16x8xf32>
+      return %o : tensor<16x8xf32>
+    }
+    ```
+
+    `attn-opt --attn-raise --canonicalize` gives (no scale in the source:
+    `scale = 1.0`, never sdpa's `1/sqrt(D)` default):
+
+    ```
+    %0 = attn.sdpa %q4, %k4, %v4 {scale = 1.000000e+00 : f32} : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+    ```
+
+    between `tensor.expand_shape`s of Q, K, V and a `tensor.collapse_shape`
+    of the result.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Remark at each raised chain and at each attention-like chain "
+           "left alone, with the reason">,
+    Option<"zeroEmptyRows", "zero-empty-rows", "bool", /*default=*/"false",
+           "Raise even where a query row may keep no key (the source's NaN "
+           "or mean of V there becomes sdpa's 0)">,
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def AttnOpenMPSchedule : Pass<"attn-openmp-schedule"> {
   let summary = "Give every unscheduled omp.wsloop a schedule (guided by default)";
   let description = [{

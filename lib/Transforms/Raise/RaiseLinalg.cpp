@@ -1,0 +1,779 @@
+//===- RaiseLinalg.cpp - linalg attention chains into attn.sdpa ----------===//
+//
+// Anchored on a contraction O = P·V (linalg.matmul, batch_matmul, or a
+// contraction generic, with any operand transposition), the pattern reads
+// P as an element term (ElementTerm.h) and matches
+//
+//   P = exp(X − rowconst) / Σ_keys exp(X − rowconst)      (or · 1/Σ, or
+//       exp(X − (max + log Σ exp(X − max))))
+//   X = scales, at most one additive mask tensor, and keep-masks
+//       (select(keep, ·, −inf) or + select(keep, 0, −inf)) around
+//   S = Q·Kᵀ, another contraction
+//
+// and replaces O by an attn.sdpa between reshapes that bring Q, K, V, the
+// mask and O to sdpa's [B, H, T, D] layout. Keep-masks that are bands of
+// key minus query position become `causal` and `window`; a mask tensor
+// becomes sdpa's mask operand. What is not proven equal is left alone,
+// with the reason (the `report` option).
+//
+//===----------------------------------------------------------------------===//
+#include "ElementTerm.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNRAISE
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::raise;
+
+namespace {
+
+/// Labels of tensor dims: a point dim (≥ 0), or one of these.
+constexpr int kUnit = -1;     // a static size-1 dim every read indexes at 0
+constexpr int kHeadDim = -2;  // Q·Kᵀ's contracted dim D
+
+/// A tensor whose dims hold the labelled dims.
+struct Labelled {
+  Value tensor;
+  SmallVector<int> labels;
+};
+
+/// A linalg contraction with one m, n and k loop.
+struct Contraction {
+  linalg::LinalgOp op;
+  SmallVector<unsigned> batch;
+  unsigned m, n, k;
+};
+
+std::optional<Contraction> asContraction(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() || linalgOp.getNumDpsInputs() != 2 ||
+      linalgOp.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(linalgOp))
+    return std::nullopt;
+  auto dims = linalg::inferContractionDims(linalgOp);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 || dims->k.size() != 1)
+    return std::nullopt;
+  return Contraction{linalgOp, SmallVector<unsigned>(dims->batch.begin(), dims->batch.end()), dims->m[0], dims->n[0],
+                     dims->k[0]};
+}
+
+/// What raising one P·V contraction found out.
+struct Outcome {
+  bool attentionLike = false; ///< P involves an exp: worth a report
+  std::string why;            ///< why it was left alone
+  SmallVector<std::string> notes;
+};
+
+/// What the scores chain X contributes to the sdpa.
+struct ScoresChain {
+  const Term *scores = nullptr; ///< the Q·Kᵀ leaf
+  double scale = 1.0;
+  const Term *additive = nullptr; ///< an additive mask tensor (a leaf)
+  /// i1 terms and whether they keep where true (false: where false).
+  SmallVector<std::pair<const Term *, bool>> keeps;
+};
+
+bool containsExp(const Term *t) {
+  if (t->isOp("math.exp") || t->isOp("math.exp2"))
+    return true;
+  return llvm::any_of(t->operands, containsExp);
+}
+
+/// A constant below every finite score: −inf or ≤ −1e30 (−FLT_MAX is how
+/// Hugging Face masks).
+bool isMaskingConstant(const Term *t) {
+  t = stripFloatCasts(t);
+  return t->isConstant() && t->constant <= -1e30;
+}
+
+bool isZero(const Term *t) {
+  t = stripFloatCasts(t);
+  return t->isConstant() && t->constant == 0;
+}
+
+/// The one operand of a binary op that is a constant, and the other.
+bool splitConstant(const Term *t, const Term *&other, double &c) {
+  for (unsigned i = 0; i < 2; ++i) {
+    const Term *a = stripFloatCasts(t->operands[i]);
+    if (a->isConstant()) {
+      c = a->constant;
+      other = t->operands[1 - i];
+      return true;
+    }
+  }
+  return false;
+}
+
+class AttentionRaiser {
+public:
+  AttentionRaiser(RewriterBase &rewriter, Contraction pv, bool zeroEmptyRows,
+                  Outcome &outcome)
+      : rewriter(rewriter), pv(pv), zeroEmptyRows(zeroEmptyRows), outcome(outcome),
+        context(pv.op->getContext()) {}
+
+  /// The sdpa's result in O's layout, or failure with outcome.why.
+  FailureOr<Value> run();
+
+private:
+  LogicalResult fail(const Twine &why) {
+    outcome.why = why.str();
+    return failure();
+  }
+  LogicalResult matchSoftmax(const Term *p, const Term *&x);
+  LogicalResult matchShiftedExp(const Term *e, const Term *&x);
+  LogicalResult peelScores(const Term *x, ScoresChain &chain);
+  LogicalResult classifyMask(const Term *m, ScoresChain &chain, bool scaledAfter);
+  bool containsScores(const Term *t);
+  Labelled lookThrough(Labelled in, double *scale);
+  FailureOr<Value> arrange(Labelled in, ArrayRef<int> order, bool unitsAllowed);
+  Value toRank4(Value v, unsigned batchCount);
+  Value fromRank4(Value v, unsigned batchCount, ArrayRef<OpFoldResult> batchSizes);
+
+  RewriterBase &rewriter;
+  Contraction pv;
+  bool zeroEmptyRows;
+  Outcome &outcome;
+  MLIRContext *context;
+};
+
+LogicalResult AttentionRaiser::matchShiftedExp(const Term *e, const Term *&x) {
+  e = stripFloatCasts(e);
+  if (!e->isOp("math.exp"))
+    return fail("the probabilities are not exp(·) divided by their sum over the keys");
+  const Term *arg = stripFloatCasts(e->operands[0]);
+  unsigned keys = pv.k;
+  if (arg->isOp("arith.subf") && !arg->operands[1]->dependsOn(keys, keys)) {
+    // exp(x − c) / Σ exp(x − c) is softmax(x) for any c constant along the
+    // row; the source's c is usually the row max.
+    x = arg->operands[0];
+    return success();
+  }
+  x = arg;
+  outcome.notes.push_back("the source's softmax does not subtract the row max; "
+                          "attn.sdpa does (an overflow to inf or NaN there is a "
+                          "finite result here)");
+  return success();
+}
+
+LogicalResult AttentionRaiser::matchSoftmax(const Term *p, const Term *&x) {
+  p = stripFloatCasts(p);
+  unsigned keys = pv.k;
+  const Term *numerator = nullptr, *denominator = nullptr;
+  if (p->isOp("arith.divf")) {
+    numerator = p->operands[0];
+    denominator = p->operands[1];
+  } else if (p->isOp("arith.mulf")) {
+    for (unsigned i = 0; i < 2 && !numerator; ++i) {
+      const Term *r = stripFloatCasts(p->operands[1 - i]);
+      if (r->isOp("arith.divf") && r->operands[0]->isConstant() &&
+          r->operands[0]->constant == 1.0) {
+        numerator = p->operands[i];
+        denominator = r->operands[1];
+      }
+    }
+  } else if (p->isOp("math.exp")) {
+    // exp(x − lse) with lse = m + log Σ exp(x − m), or log Σ exp(x).
+    const Term *arg = stripFloatCasts(p->operands[0]);
+    if (!arg->isOp("arith.subf") || arg->operands[1]->dependsOn(keys, keys))
+      return fail("the probabilities are exp(·) of something other than "
+                  "the scores minus a row constant");
+    const Term *lse = stripFloatCasts(arg->operands[1]);
+    const Term *logTerm = lse;
+    if (lse->isOp("arith.addf")) {
+      for (unsigned i = 0; i < 2; ++i)
+        if (stripFloatCasts(lse->operands[i])->isOp("math.log"))
+          logTerm = stripFloatCasts(lse->operands[i]);
+    }
+    if (!logTerm->isOp("math.log"))
+      return fail("exp(x − c) with c not a log-sum-exp of x");
+    const Term *sum = stripFloatCasts(logTerm->operands[0]);
+    if (sum->kind != Term::Kind::Reduce || sum->reduction != Term::Reduction::Sum)
+      return fail("exp(x − c) with c not a log-sum-exp of x");
+    const Term *inner = nullptr;
+    if (failed(matchShiftedExp(sum->operands[0], inner)))
+      return failure();
+    if (!sameTerm(stripFloatCasts(inner), stripFloatCasts(arg->operands[0])))
+      return fail("the log-sum-exp is taken of a different value than the exponent's");
+    x = arg->operands[0];
+    return success();
+  }
+  if (!numerator)
+    return fail("the probabilities are not exp(·) divided by their sum over the keys");
+  const Term *sum = stripFloatCasts(denominator);
+  if (sum->kind != Term::Kind::Reduce || sum->reduction != Term::Reduction::Sum)
+    return fail("the divisor is not a sum over the keys");
+  if (!isZero(sum->operands[1]))
+    return fail("the sum over the keys does not start from 0");
+  if (!sameTerm(stripFloatCasts(sum->operands[0]), stripFloatCasts(numerator)))
+    return fail("the divisor sums something other than the numerator");
+  return matchShiftedExp(numerator, x);
+}
+
+LogicalResult AttentionRaiser::classifyMask(const Term *m, ScoresChain &chain,
+                                            bool scaledAfter) {
+  m = stripFloatCasts(m);
+  if (m->isOp("arith.select")) {
+    // + select(keep, 0, −inf) or + select(drop, −inf, 0)
+    const Term *t = m->operands[1], *f = m->operands[2];
+    if (isZero(t) && isMaskingConstant(f)) {
+      chain.keeps.push_back({m->operands[0], true});
+      return success();
+    }
+    if (isMaskingConstant(t) && isZero(f)) {
+      chain.keeps.push_back({m->operands[0], false});
+      return success();
+    }
+  }
+  if (m->kind != Term::Kind::Leaf)
+    return fail("the additive mask is computed from other values; only a mask "
+                "tensor or a select of 0 and -inf is raised");
+  if (scaledAfter)
+    return fail("a scale is applied after the additive mask (sdpa adds the mask "
+                "to the scaled scores)");
+  if (chain.additive)
+    return fail("two additive mask tensors");
+  chain.additive = m;
+  return success();
+}
+
+LogicalResult AttentionRaiser::peelScores(const Term *x, ScoresChain &chain) {
+  bool scaledAfter = false; // a scale other than 1 met before (outside) here
+  while (true) {
+    x = stripFloatCasts(x);
+    const Term *inner;
+    double c;
+    if (x->kind == Term::Kind::Leaf) {
+      if (!asContraction(x->tensor.getDefiningOp()))
+        return fail("the scores are not a contraction Q·Kᵀ");
+      chain.scores = x;
+      return success();
+    }
+    if ((x->isOp("arith.mulf") || x->isOp("arith.divf")) && splitConstant(x, inner, c) &&
+        (x->isOp("arith.mulf") || inner == x->operands[0])) {
+      double factor = x->isOp("arith.mulf") ? c : 1.0 / c;
+      if (!(factor > 0) || !std::isfinite(factor))
+        return fail("the scores are scaled by a constant that is not positive and finite");
+      chain.scale *= factor;
+      scaledAfter |= factor != 1.0;
+      x = inner;
+      continue;
+    }
+    if (x->isOp("arith.mulf") || x->isOp("arith.divf"))
+      return fail("the scores are scaled by a value that is not a constant");
+    if (x->isOp("arith.addf")) {
+      const Term *a = x->operands[0], *b = x->operands[1];
+      bool aScores = containsScores(a), bScores = containsScores(b);
+      if (aScores == bScores)
+        return fail("an addition to the scores that is not a mask");
+      if (failed(classifyMask(aScores ? b : a, chain, scaledAfter)))
+        return failure();
+      x = aScores ? a : b;
+      continue;
+    }
+    if (x->isOp("arith.select")) {
+      const Term *t = x->operands[1], *f = x->operands[2];
+      if (isMaskingConstant(f) && containsScores(t)) {
+        chain.keeps.push_back({x->operands[0], true});
+        x = t;
+        continue;
+      }
+      if (isMaskingConstant(t) && containsScores(f)) {
+        chain.keeps.push_back({x->operands[0], false});
+        x = f;
+        continue;
+      }
+      return fail("a select on the scores that is not a mask with -inf");
+    }
+    return fail(llvm::formatv("the scores pass through {0}",
+                              x->kind == Term::Kind::Op ? x->name : StringRef("a reduction")));
+  }
+}
+
+/// True when `t` reads a contraction's result: the scores side of a sum.
+bool AttentionRaiser::containsScores(const Term *t) {
+  if (t->kind == Term::Kind::Leaf)
+    return static_cast<bool>(asContraction(t->tensor.getDefiningOp()));
+  return llvm::any_of(t->operands, [&](const Term *o) { return containsScores(o); });
+}
+
+/// Reads through transposes, broadcasts of unit dims and (when `scale` is
+/// given) a multiplication by a constant to the tensor they start from.
+Labelled AttentionRaiser::lookThrough(Labelled in, double *scale) {
+  auto type = cast<RankedTensorType>(in.tensor.getType());
+  unsigned rank = type.getRank();
+  TermBuilder terms(context, rank, rank, [](Value v) { return false; });
+  const Term *t = terms.build(in.tensor, AffineMap::getMultiDimIdentityMap(rank, context));
+  double factor = 1.0;
+  const Term *inner;
+  double c;
+  if (scale && (t->isOp("arith.mulf") || t->isOp("arith.divf")) && splitConstant(t, inner, c) &&
+      (t->isOp("arith.mulf") || inner == t->operands[0]) && inner->kind == Term::Kind::Leaf) {
+    factor = t->isOp("arith.mulf") ? c : 1.0 / c;
+    if (!(factor > 0) || !std::isfinite(factor))
+      return in;
+    t = inner;
+  }
+  if (t->kind != Term::Kind::Leaf || t->tensor == in.tensor)
+    return in;
+  if (getElementTypeOrSelf(t->tensor.getType()) != type.getElementType())
+    return in;
+  Labelled out{t->tensor, {}};
+  SmallVector<bool> used(rank, false);
+  for (AffineExpr e : t->map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (used[d.getPosition()])
+        return in;
+      used[d.getPosition()] = true;
+      out.labels.push_back(in.labels[d.getPosition()]);
+    } else {
+      out.labels.push_back(kUnit);
+    }
+  }
+  // Every non-unit dim of `in` must still be there.
+  for (unsigned d = 0; d < rank; ++d)
+    if (!used[d] && type.getDimSize(d) != 1)
+      return in;
+  if (scale)
+    *scale *= factor;
+  return out;
+}
+
+FailureOr<Value> AttentionRaiser::arrange(Labelled in, ArrayRef<int> order,
+                                          bool unitsAllowed) {
+  Location loc = pv.op.getLoc();
+  Value t = in.tensor;
+  auto type = cast<RankedTensorType>(t.getType());
+  // 1. Drop the unit dims.
+  SmallVector<int> present;
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (auto [d, label] : llvm::enumerate(in.labels)) {
+    pending.push_back(d);
+    if (label == kUnit || !llvm::is_contained(order, label)) {
+      if (type.getDimSize(d) != 1)
+        return fail("an operand has a dim the sdpa has no place for");
+      continue;
+    }
+    present.push_back(label);
+    groups.push_back(pending);
+    pending.clear();
+  }
+  if (!pending.empty() && !groups.empty())
+    groups.back().append(pending.begin(), pending.end());
+  if (present.size() != in.labels.size())
+    t = tensor::CollapseShapeOp::create(rewriter, loc, t, groups);
+  // 2. Transpose into `order`.
+  SmallVector<int64_t> perm(present.size());
+  llvm::iota_range<int64_t> all(0, present.size(), false);
+  llvm::copy(all, perm.begin());
+  llvm::sort(perm, [&](int64_t a, int64_t b) {
+    return llvm::find(order, present[a]) < llvm::find(order, present[b]);
+  });
+  if (!llvm::is_sorted(perm)) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, t);
+    SmallVector<OpFoldResult> permuted;
+    for (int64_t p : perm)
+      permuted.push_back(sizes[p]);
+    Value init = tensor::EmptyOp::create(rewriter, loc, permuted, type.getElementType());
+    t = linalg::TransposeOp::create(rewriter, loc, t, init, perm)->getResult(0);
+  }
+  // 3. Insert unit dims for the labels `in` lacks.
+  if (present.size() == order.size())
+    return t;
+  if (!unitsAllowed)
+    return fail("an operand lacks a dim the sdpa needs");
+  auto sorted = cast<RankedTensorType>(t.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> expand;
+  ReassociationIndices units;
+  unsigned next = 0;
+  for (auto [d, label] : llvm::enumerate(order)) {
+    units.push_back(d);
+    if (next < present.size() && present[perm[next]] == label) {
+      shape.push_back(sorted.getDimSize(next++));
+      expand.push_back(units);
+      units.clear();
+    } else {
+      shape.push_back(1);
+    }
+  }
+  if (!units.empty() && !expand.empty())
+    expand.back().append(units.begin(), units.end());
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  return tensor::ExpandShapeOp::create(rewriter, loc, resultType, t, expand).getResult();
+}
+
+/// [b₁…b_n, x, y] as [B, H, x, y].
+Value AttentionRaiser::toRank4(Value v, unsigned batchCount) {
+  Location loc = pv.op.getLoc();
+  auto type = cast<RankedTensorType>(v.getType());
+  if (batchCount == 2)
+    return v;
+  if (batchCount > 2) {
+    ReassociationIndices first;
+    for (unsigned d = 0; d + 1 < batchCount; ++d)
+      first.push_back(d);
+    SmallVector<ReassociationIndices> groups{first};
+    for (unsigned d = batchCount - 1; d < batchCount + 2; ++d)
+      groups.push_back({d});
+    return tensor::CollapseShapeOp::create(rewriter, loc, v, groups);
+  }
+  unsigned added = 2 - batchCount;
+  SmallVector<int64_t> shape(added, 1);
+  llvm::append_range(shape, type.getShape());
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices first;
+  for (unsigned d = 0; d <= added; ++d)
+    first.push_back(d);
+  groups.push_back(first);
+  for (unsigned d = added + 1; d < 4; ++d)
+    groups.push_back({d});
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  return tensor::ExpandShapeOp::create(rewriter, loc, resultType, v, groups);
+}
+
+/// [B, H, x, y] as [b₁…b_n, x, y].
+Value AttentionRaiser::fromRank4(Value v, unsigned batchCount,
+                                 ArrayRef<OpFoldResult> batchSizes) {
+  Location loc = pv.op.getLoc();
+  auto type = cast<RankedTensorType>(v.getType());
+  if (batchCount == 2)
+    return v;
+  if (batchCount < 2) {
+    unsigned dropped = 2 - batchCount;
+    ReassociationIndices first;
+    for (unsigned d = 0; d <= dropped; ++d)
+      first.push_back(d);
+    SmallVector<ReassociationIndices> groups{first};
+    for (unsigned d = dropped + 1; d < 4; ++d)
+      groups.push_back({d});
+    return tensor::CollapseShapeOp::create(rewriter, loc, v, groups);
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  ReassociationIndices first;
+  for (unsigned d = 0; d + 1 < batchCount; ++d) {
+    first.push_back(d);
+    std::optional<int64_t> c = getConstantIntValue(batchSizes[d]);
+    shape.push_back(c ? *c : ShapedType::kDynamic);
+    sizes.push_back(batchSizes[d]);
+  }
+  SmallVector<ReassociationIndices> groups{first};
+  for (unsigned d = 1; d < 4; ++d) {
+    groups.push_back({static_cast<int64_t>(batchCount - 2 + d)});
+    shape.push_back(type.getDimSize(d));
+    sizes.push_back(tensor::getMixedSize(rewriter, loc, v, d));
+  }
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  return tensor::ExpandShapeOp::create(rewriter, loc, resultType, v, groups, sizes);
+}
+
+FailureOr<Value> AttentionRaiser::run() {
+  linalg::LinalgOp op = pv.op;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  // P reads the queries and the keys; V the keys and the output columns.
+  int pIndex = -1;
+  for (int i = 0; i < 2; ++i)
+    if (maps[i].isFunctionOfDim(pv.m) && !maps[i].isFunctionOfDim(pv.n))
+      pIndex = i;
+  if (pIndex < 0)
+    return fail("not a product of probabilities and values");
+  OpOperand *pOperand = op.getDpsInputOperand(pIndex);
+  OpOperand *vOperand = op.getDpsInputOperand(1 - pIndex);
+
+  unsigned loops = op.getNumLoops();
+  TermBuilder terms(context, loops, pv.k, [](Value v) {
+    return static_cast<bool>(asContraction(v.getDefiningOp()));
+  });
+  const Term *p = terms.build(pOperand->get(), maps[pIndex]);
+  outcome.attentionLike = containsExp(p);
+
+  const Term *x = nullptr;
+  if (failed(matchSoftmax(p, x)))
+    return failure();
+  ScoresChain chain;
+  if (failed(peelScores(x, chain)))
+    return failure();
+
+  // The scores' contraction: its loops as labels of this point space.
+  Contraction qk = *asContraction(chain.scores->tensor.getDefiningOp());
+  AffineMap qkOut = qk.op.getIndexingMapMatchingResult(cast<OpResult>(chain.scores->tensor));
+  SmallVector<int> qkLabel(qk.op.getNumLoops(), kUnit - 10);
+  for (auto [pos, e] : llvm::enumerate(qkOut.getResults())) {
+    auto loop = dyn_cast<AffineDimExpr>(e);
+    if (!loop)
+      return fail("the scores' contraction writes a constant index");
+    AffineExpr read = chain.scores->map.getResult(pos);
+    if (auto d = dyn_cast<AffineDimExpr>(read))
+      qkLabel[loop.getPosition()] = d.getPosition();
+    else
+      return fail("the scores are read at something other than a query, key or batch index");
+  }
+  qkLabel[qk.k] = kHeadDim;
+  int queries = pv.m, keys = pv.k;
+  bool mIsQuery = qkLabel[qk.m] == queries && qkLabel[qk.n] == keys;
+  bool nIsQuery = qkLabel[qk.n] == queries && qkLabel[qk.m] == keys;
+  if (!mIsQuery && !nIsQuery)
+    return fail("the scores' rows and columns are not the queries and the keys");
+  for (unsigned b : qk.batch)
+    if (!llvm::is_contained(pv.batch, static_cast<unsigned>(qkLabel[b])))
+      return fail("the scores' batch dims are not P·V's");
+  if (qk.batch.size() != pv.batch.size())
+    return fail("the scores and P·V have different batch dims");
+
+  SmallVector<AffineMap> qkMaps = qk.op.getIndexingMapsArray();
+  auto labelsOf = [&](AffineMap map, ArrayRef<int> loopLabels) {
+    SmallVector<int> labels;
+    for (AffineExpr e : map.getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        labels.push_back(loopLabels[d.getPosition()]);
+      else
+        labels.push_back(kUnit);
+    }
+    return labels;
+  };
+  unsigned qIndex = qkMaps[0].isFunctionOfDim(mIsQuery ? qk.m : qk.n) ? 0 : 1;
+  Labelled query{qk.op.getDpsInputOperand(qIndex)->get(), labelsOf(qkMaps[qIndex], qkLabel)};
+  Labelled key{qk.op.getDpsInputOperand(1 - qIndex)->get(),
+               labelsOf(qkMaps[1 - qIndex], qkLabel)};
+  SmallVector<int> pointLabels;
+  for (unsigned d = 0; d < loops; ++d)
+    pointLabels.push_back(d);
+  Labelled value{vOperand->get(), labelsOf(maps[1 - pIndex], pointLabels)};
+  query = lookThrough(query, &chain.scale);
+  key = lookThrough(key, &chain.scale);
+  value = lookThrough(value, nullptr);
+
+  Type elementType = getElementTypeOrSelf(query.tensor.getType());
+  if (getElementTypeOrSelf(key.tensor.getType()) != elementType ||
+      getElementTypeOrSelf(value.tensor.getType()) != elementType ||
+      getElementTypeOrSelf(op->getResult(0).getType()) != elementType)
+    return fail("Q, K, V and the output do not have one element type");
+  if (!isa<Float32Type, Float16Type, BFloat16Type>(elementType))
+    return fail("the element type is not f32, f16 or bf16");
+  float scale = static_cast<float>(chain.scale);
+  if (!(scale > 0) || !std::isfinite(scale))
+    return fail("the product of the scales is not a positive finite f32");
+
+  // Keep-masks: bands of key − query position become causal and window.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t tq = ranges[queries], tk = ranges[keys];
+  bool staticLengths = !ShapedType::isDynamic(tq) && !ShapedType::isDynamic(tk);
+  Band band;
+  std::optional<Labelled> mask;
+  for (auto [cond, keepWhenTrue] : chain.keeps) {
+    std::string why;
+    const Term *c = cond;
+    if (!keepWhenTrue) {
+      // keep where the condition is false: analyse its negation
+      std::optional<Band> dropped = analyzeBand(c, queries, keys, why);
+      if (dropped) {
+        if (dropped->lo && dropped->hi)
+          return fail("the mask keeps everything outside a band");
+        if (!dropped->lo && !dropped->hi)
+          return fail("the mask keeps no key at all");
+        Band kept = dropped->hi ? Band{*dropped->hi + 1, std::nullopt}
+                                : Band{std::nullopt, *dropped->lo - 1};
+        if (kept.lo)
+          band.lo = band.lo ? std::max(*band.lo, *kept.lo) : *kept.lo;
+        if (kept.hi)
+          band.hi = band.hi ? std::min(*band.hi, *kept.hi) : *kept.hi;
+        continue;
+      }
+    } else if (std::optional<Band> kept = analyzeBand(c, queries, keys, why)) {
+      if (kept->lo)
+        band.lo = band.lo ? std::max(*band.lo, *kept->lo) : *kept->lo;
+      if (kept->hi)
+        band.hi = band.hi ? std::min(*band.hi, *kept->hi) : *kept->hi;
+      continue;
+    }
+    // Not a band: an i1 tensor is sdpa's keep-mask operand.
+    if (c->kind != Term::Kind::Leaf || !c->type.isInteger(1) || !keepWhenTrue || mask ||
+        chain.additive)
+      return fail(llvm::formatv("a keep-mask is not a band of positions ({0}) nor one i1 "
+                                "tensor that keeps where true",
+                                why));
+    mask = Labelled{c->tensor, labelsOf(c->map, pointLabels)};
+  }
+  if (chain.additive) {
+    if (mask)
+      return fail("an i1 mask and an additive mask together");
+    if (chain.additive->type != elementType)
+      return fail("the additive mask's element type is not the scores'");
+    mask = Labelled{chain.additive->tensor, labelsOf(chain.additive->map, pointLabels)};
+  }
+
+  CausalKindAttr causal;
+  WindowAttr window;
+  bool rowsKeepAKey = true;
+  if (band.lo || band.hi) {
+    if (band.lo && band.hi && *band.lo > *band.hi)
+      return fail("the mask keeps no key at all");
+    if (band.hi && *band.hi < 0)
+      rowsKeepAKey = false;
+    if (band.lo && !(staticLengths && tq - 1 + *band.lo <= tk - 1))
+      rowsKeepAKey = false;
+    std::optional<int64_t> shift; // the diagonal: j − i = shift
+    if (band.hi && *band.hi == 0) {
+      causal = CausalKindAttr::get(context, CausalKind::top_left);
+      shift = 0;
+    } else if (band.hi && staticLengths && *band.hi == tk - tq) {
+      causal = CausalKindAttr::get(context, CausalKind::bottom_right);
+      shift = tk - tq;
+    }
+    if (causal) {
+      if (band.lo)
+        window = WindowAttr::get(context, *shift - *band.lo, std::nullopt, std::nullopt);
+    } else if ((!band.lo || *band.lo <= 0) && (!band.hi || *band.hi >= 0)) {
+      std::optional<int64_t> left, right;
+      if (band.lo)
+        left = -*band.lo;
+      if (band.hi)
+        right = *band.hi;
+      window = WindowAttr::get(context, left, right, CausalKind::top_left);
+    } else if (staticLengths && (!band.lo || *band.lo <= tk - tq) &&
+               (!band.hi || *band.hi >= tk - tq)) {
+      std::optional<int64_t> left, right;
+      if (band.lo)
+        left = tk - tq - *band.lo;
+      if (band.hi)
+        right = *band.hi - (tk - tq);
+      window = WindowAttr::get(context, left, right, CausalKind::bottom_right);
+    } else {
+      return fail(llvm::formatv("the mask keeps the band {0} <= key - query <= {1}, which "
+                                "does not hold either diagonal",
+                                band.lo ? std::to_string(*band.lo) : "-inf",
+                                band.hi ? std::to_string(*band.hi) : "inf"));
+    }
+  }
+  if (mask)
+    rowsKeepAKey = false; // a mask tensor can drop a whole row
+  if (!rowsKeepAKey) {
+    if (!zeroEmptyRows)
+      return fail("a query row may keep no key: the source gives NaN (or a mean of V) "
+                  "there and attn.sdpa gives 0; pass zero-empty-rows to raise anyway");
+    outcome.notes.push_back("a query row that keeps no key gives 0 here where the source "
+                            "gives NaN or a mean of V (zero-empty-rows)");
+  }
+
+  // Build the sdpa in [B, H, T, D].
+  SmallVector<int> batch(pv.batch.begin(), pv.batch.end());
+  unsigned nb = batch.size();
+  auto orderOf = [&](int a, int b) {
+    SmallVector<int> order(batch);
+    order.push_back(a);
+    order.push_back(b);
+    return order;
+  };
+  if (mask && nb > 2)
+    return fail("a mask with more than two batch dims");
+  rewriter.setInsertionPoint(op);
+  FailureOr<Value> q = arrange(query, orderOf(queries, kHeadDim), false);
+  if (failed(q))
+    return failure();
+  FailureOr<Value> k = arrange(key, orderOf(keys, kHeadDim), false);
+  if (failed(k))
+    return failure();
+  FailureOr<Value> v = arrange(value, orderOf(keys, pv.n), false);
+  if (failed(v))
+    return failure();
+  Value maskValue;
+  if (mask) {
+    FailureOr<Value> m = arrange(*mask, orderOf(queries, keys), true);
+    if (failed(m))
+      return failure();
+    maskValue = toRank4(*m, nb);
+  }
+  SmallVector<OpFoldResult> batchSizes;
+  for (unsigned d = 0; d < nb; ++d)
+    batchSizes.push_back(tensor::getMixedSize(rewriter, op.getLoc(), *q, d));
+  Value q4 = toRank4(*q, nb), k4 = toRank4(*k, nb), v4 = toRank4(*v, nb);
+  auto q4Type = cast<RankedTensorType>(q4.getType());
+  auto v4Type = cast<RankedTensorType>(v4.getType());
+  auto resultType = RankedTensorType::get(
+      {q4Type.getDimSize(0), q4Type.getDimSize(1), q4Type.getDimSize(2), v4Type.getDimSize(3)},
+      elementType);
+  Value sdpa = SdpaOp::create(rewriter, op.getLoc(), resultType, q4, k4, v4, maskValue,
+                              Value(), Value(), Value(), ValueRange(),
+                              rewriter.getF32FloatAttr(scale), causal, FloatAttr(), window,
+                              FloatAttr(), IntegerAttr());
+  Value o = fromRank4(sdpa, nb, batchSizes);
+  // [batch…, queries, columns] into the output's own order.
+  SmallVector<int> outLabels = labelsOf(op.getMatchingIndexingMap(op.getDpsInitOperand(0)),
+                                        pointLabels);
+  Labelled arranged{o, orderOf(queries, pv.n)};
+  // The output's dims in order: transpose `o` so that its labels become outLabels.
+  FailureOr<Value> result = arrange(arranged, outLabels, false);
+  if (failed(result))
+    return failure();
+  if (result->getType() != op->getResult(0).getType())
+    *result = tensor::CastOp::create(rewriter, op.getLoc(), op->getResult(0).getType(), *result);
+  return *result;
+}
+
+/// Erases `op`, which has no users left, and then every producer that has
+/// none after it; `erased` collects them across calls.
+void eraseWithDeadProducers(RewriterBase &rewriter, Operation *op,
+                            DenseSet<Operation *> &erased) {
+  SmallVector<Operation *> worklist{op};
+  while (!worklist.empty()) {
+    Operation *next = worklist.pop_back_val();
+    if (erased.contains(next) || !next->use_empty() || !isOpTriviallyDead(next))
+      continue;
+    for (Value operand : next->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    erased.insert(next);
+    rewriter.eraseOp(next);
+  }
+}
+
+struct AttnRaisePass : public mlir::attn::impl::AttnRaiseBase<AttnRaisePass> {
+  using AttnRaiseBase::AttnRaiseBase;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> candidates;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (asContraction(op))
+        candidates.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> raised;
+    for (Operation *candidate : candidates) {
+      Outcome outcome;
+      AttentionRaiser raiser(rewriter, *asContraction(candidate), zeroEmptyRows, outcome);
+      FailureOr<Value> result = raiser.run();
+      if (failed(result)) {
+        if (report && outcome.attentionLike)
+          candidate->emitRemark("attn-raise: not raised: ") << outcome.why;
+        continue;
+      }
+      if (report) {
+        InFlightDiagnostic remark = candidate->emitRemark("attn-raise: raised to attn.sdpa");
+        for (const std::string &note : outcome.notes)
+          remark << "; " << note;
+      }
+      rewriter.replaceAllUsesWith(candidate->getResult(0), *result);
+      raised.push_back(candidate);
+    }
+    // The softmax and scores chains die with their P·V.
+    DenseSet<Operation *> erased;
+    for (Operation *op : llvm::reverse(raised))
+      eraseWithDeadProducers(rewriter, op, erased);
+  }
+};
+
+} // namespace

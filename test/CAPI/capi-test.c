@@ -615,6 +615,45 @@ static const char *kOmpModule =
     "  return\n"
     "}\n";
 
+/* Attention on one head as generic linalg (attn-raise). */
+static const char *kLinalgAttentionModule =
+    "func.func @attention(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>) -> tensor<16x8xf32> {\n"
+    "  %zero = arith.constant 0.0 : f32\n"
+    "  %ninf = arith.constant 0xFF800000 : f32\n"
+    "  %e0 = tensor.empty() : tensor<16x16xf32>\n"
+    "  %z = linalg.fill ins(%zero : f32) outs(%e0 : tensor<16x16xf32>) -> tensor<16x16xf32>\n"
+    "  %s = linalg.matmul indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>]\n"
+    "         ins(%q, %k : tensor<16x8xf32>, tensor<16x8xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>\n"
+    "  %e1 = tensor.empty() : tensor<16xf32>\n"
+    "  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>\n"
+    "  %m = linalg.reduce ins(%s : tensor<16x16xf32>) outs(%m0 : tensor<16xf32>) dimensions = [1]\n"
+    "         (%x: f32, %acc: f32) { %r = arith.maximumf %x, %acc : f32\n"
+    "                               linalg.yield %r : f32 }\n"
+    "  %e = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],\n"
+    "                       iterator_types = [\"parallel\", \"parallel\"]}\n"
+    "         ins(%s, %m : tensor<16x16xf32>, tensor<16xf32>) outs(%e0 : tensor<16x16xf32>) {\n"
+    "  ^bb0(%x: f32, %mx: f32, %o: f32):\n"
+    "    %d = arith.subf %x, %mx : f32\n"
+    "    %y = math.exp %d : f32\n"
+    "    linalg.yield %y : f32\n"
+    "  } -> tensor<16x16xf32>\n"
+    "  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>\n"
+    "  %sum = linalg.reduce ins(%e : tensor<16x16xf32>) outs(%s0 : tensor<16xf32>) dimensions = [1]\n"
+    "           (%x: f32, %acc: f32) { %r = arith.addf %x, %acc : f32\n"
+    "                                 linalg.yield %r : f32 }\n"
+    "  %p = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],\n"
+    "                       iterator_types = [\"parallel\", \"parallel\"]}\n"
+    "         ins(%e, %sum : tensor<16x16xf32>, tensor<16xf32>) outs(%e0 : tensor<16x16xf32>) {\n"
+    "  ^bb0(%x: f32, %t: f32, %o: f32):\n"
+    "    %y = arith.divf %x, %t : f32\n"
+    "    linalg.yield %y : f32\n"
+    "  } -> tensor<16x16xf32>\n"
+    "  %e2 = tensor.empty() : tensor<16x8xf32>\n"
+    "  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<16x8xf32>) -> tensor<16x8xf32>\n"
+    "  %o = linalg.matmul ins(%p, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%z2 : tensor<16x8xf32>) -> tensor<16x8xf32>\n"
+    "  return %o : tensor<16x8xf32>\n"
+    "}\n";
+
 /* Runs `pass` (then `second`, if given) on a fresh module parsed from `src`
  * and prints the names of the ops in the function body. */
 static void runAndListOpsOn(MlirContext ctx, const char *src, const char *label,
@@ -662,6 +701,8 @@ static void testPasses(MlirContext ctx) {
                   mlirCreateAttnConversionAttnLowerMpi());
   runAndListOpsOn(ctx, kOmpModule, "openmp-schedule",
                   mlirCreateAttnTransformsAttnOpenMPSchedule(), none);
+  runAndListOpsOn(ctx, kLinalgAttentionModule, "raise",
+                  mlirCreateAttnTransformsAttnRaise(), none);
 
   /* Registration by name, then textual pipelines. */
   mlirRegisterAttnTransformsPasses();
@@ -669,6 +710,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnGPUPasses();
   mlirRegisterAttnTransformsAttnDecompose();
   mlirRegisterAttnTransformsAttnFuse();
+  mlirRegisterAttnTransformsAttnRaise();
   mlirRegisterAttnTransformsAttnOpenMPSchedule();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
@@ -713,6 +755,7 @@ static void testPasses(MlirContext ctx) {
 // CHECK: legalize-mma-bf16: ok: {{.*}}llvm.bitcast {{.*}}nvvm.mma.sync {{.*}}llvm.extractvalue {{.*}}vector.from_elements func.return
 // CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return
 // CHECK: openmp-schedule: ok: arith.constant arith.constant arith.constant omp.parallel func.return
+// CHECK: raise: ok: tensor.expand_shape tensor.expand_shape tensor.expand_shape attn.sdpa tensor.collapse_shape func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok
 // CHECK: parse builtin.module(convert-attn-to-loops{tile-q=16 tile-k=16}): ok
 // CHECK: parse builtin.module(attn-reference-pipeline{lower-to-llvm=false}): ok

@@ -20,8 +20,12 @@
 // RUN: attn-run %t/raised.mlir --entry=padding --pipeline=cpu --random-inputs --seed=4 --expect=%t/d.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s
 // RUN: attn-run %s --entry=bias --random-inputs --seed=5 --output=%t/e.npy --quiet
 // RUN: attn-run %t/raised.mlir --entry=bias --pipeline=cpu --random-inputs --seed=5 --expect=%t/e.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s
+// RUN: attn-run %s --entry=gqa_causal_buffer --random-inputs --seed=6 --output=%t/f.npy --quiet
+// RUN: attn-run %s --entry=gqa_causal_buffer --pipeline=cpu --raise --random-inputs --seed=6 --expect=%t/f.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s
+// RUN: attn-run %s --entry=window_constant --random-inputs --seed=7 --output=%t/g.npy --quiet
+// RUN: attn-run %s --entry=window_constant --pipeline=cpu --raise --random-inputs --seed=7 --expect=%t/g.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s
 // CHECK: ok
-// RAISED-COUNT-5: attn.sdpa
+// RAISED-COUNT-7: attn.sdpa
 // RAISED-NOT: math.exp
 
 #id3 = affine_map<(b, i, j) -> (b, i, j)>
@@ -33,6 +37,12 @@
 #row3 = affine_map<(b, i, j) -> (b, i)>
 #row4 = affine_map<(b, h, i, j) -> (b, h, i, 0)>
 #tri = affine_map<(b, h, i, j) -> (i, j)>
+
+#g_qk = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>]
+#g_pv = [affine_map<(b, h, i, e, j) -> (b, h, i, j)>, affine_map<(b, h, i, e, j) -> (b, h, j, e)>, affine_map<(b, h, i, e, j) -> (b, h, i, e)>]
+#g_id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#g_row = affine_map<(b, h, i, j) -> (b, h, i)>
+#g_tri = affine_map<(b, h, i, j) -> (i, j)>
 
 func.func @collapsed_heads(%q: tensor<2x4x32x16xf32>, %k: tensor<2x4x32x16xf32>, %v: tensor<2x4x32x16xf32>) -> tensor<2x4x32x16xf32> {
   %zero = arith.constant 0.0 : f32
@@ -335,4 +345,126 @@ func.func @bias(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x
   %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x16x8xf32>) -> tensor<2x16x8xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>) outs(%oz : tensor<2x16x8xf32>) -> tensor<2x16x8xf32>
   return %o : tensor<2x16x8xf32>
+}
+
+
+func.func @gqa_causal_buffer(%q: tensor<1x8x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %tril = arith.constant dense<[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]> : tensor<8x8xi1>
+  %eb = tensor.empty() : tensor<1x2x4x8x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x2x4x8x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x2x4x8x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x4x8x16xf32> into tensor<1x8x8x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x4x8x16xf32> into tensor<1x8x8x16xf32>
+  %s0 = tensor.empty() : tensor<1x8x8x8xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %s = linalg.generic {indexing_maps = #g_qk, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kr : tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) outs(%sz : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %m : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#g_id4, #g_tri, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %tril : tensor<1x8x8x8xf32>, tensor<8x8xi1>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %keep: i1, %o: f32):
+    %t = arith.mulf %a, %c : f32
+    %y = arith.select %keep, %t, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %r0 = tensor.empty() : tensor<1x8x8xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %m = linalg.reduce ins(%x : tensor<1x8x8x8xf32>) outs(%m0 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.maximumf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %ex = linalg.generic {indexing_maps = [#g_id4, #g_row, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %m : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %t = arith.subf %a, %mx : f32
+    %y = math.exp %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %sum = linalg.reduce ins(%ex : tensor<1x8x8x8xf32>) outs(%z1 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.addf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %p = linalg.generic {indexing_maps = [#g_id4, #g_row, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %y = arith.divf %a, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %o0 = tensor.empty() : tensor<1x8x8x16xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %o = linalg.generic {indexing_maps = #g_pv, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %vr : tensor<1x8x8x8xf32>, tensor<1x8x8x16xf32>) outs(%oz : tensor<1x8x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %mm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x16xf32>
+  return %o : tensor<1x8x8x16xf32>
+}
+
+
+func.func @window_constant(%q: tensor<1x8x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %band = arith.constant dense<[[0.000000e+00, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0xFF800000, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0xFF800000, 0xFF800000, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000, 0xFF800000], [0xFF800000, 0xFF800000, 0xFF800000, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000], [0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000], [0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000, 0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<8x8xf32>
+  %eb = tensor.empty() : tensor<1x2x4x8x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x2x4x8x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x2x4x8x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x4x8x16xf32> into tensor<1x8x8x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x4x8x16xf32> into tensor<1x8x8x16xf32>
+  %s0 = tensor.empty() : tensor<1x8x8x8xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %s = linalg.generic {indexing_maps = #g_qk, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kr : tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) outs(%sz : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %m : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#g_id4, #g_tri, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %band : tensor<1x8x8x8xf32>, tensor<8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %add: f32, %o: f32):
+    %t = arith.mulf %a, %c : f32
+    %y = arith.addf %t, %add : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %r0 = tensor.empty() : tensor<1x8x8xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %m = linalg.reduce ins(%x : tensor<1x8x8x8xf32>) outs(%m0 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.maximumf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %ex = linalg.generic {indexing_maps = [#g_id4, #g_row, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %m : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %t = arith.subf %a, %mx : f32
+    %y = math.exp %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %sum = linalg.reduce ins(%ex : tensor<1x8x8x8xf32>) outs(%z1 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.addf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %p = linalg.generic {indexing_maps = [#g_id4, #g_row, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %y = arith.divf %a, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %o0 = tensor.empty() : tensor<1x8x8x16xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %o = linalg.generic {indexing_maps = #g_pv, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %vr : tensor<1x8x8x8xf32>, tensor<1x8x8x16xf32>) outs(%oz : tensor<1x8x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %mm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x16xf32>
+  return %o : tensor<1x8x8x16xf32>
 }

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -84,6 +85,8 @@ struct ScoresChain {
   const Term *additive = nullptr; ///< an additive mask tensor (a leaf)
   /// i1 terms and whether they keep where true (false: where false).
   SmallVector<std::pair<const Term *, bool>> keeps;
+  /// Bands kept by constant mask tensors (a causal buffer).
+  SmallVector<Band> constantBands;
 };
 
 bool containsExp(const Term *t) {
@@ -137,7 +140,8 @@ private:
   LogicalResult peelScores(const Term *x, ScoresChain &chain);
   LogicalResult classifyMask(const Term *m, ScoresChain &chain, bool scaledAfter);
   bool containsScores(const Term *t);
-  Labelled lookThrough(Labelled in, double *scale);
+  std::optional<Band> bandOfConstant(const Term *leaf, bool additive);
+  Labelled lookThrough(Labelled in, double *scale, int headLabel = kUnit);
   FailureOr<Value> arrange(Labelled in, ArrayRef<int> order, bool unitsAllowed);
   Value toRank4(Value v, unsigned batchCount);
   Value fromRank4(Value v, unsigned batchCount, ArrayRef<OpFoldResult> batchSizes);
@@ -147,6 +151,7 @@ private:
   bool zeroEmptyRows;
   Outcome &outcome;
   MLIRContext *context;
+  SmallVector<int64_t> ranges; ///< P·V's static loop ranges
 };
 
 LogicalResult AttentionRaiser::matchShiftedExp(const Term *e, const Term *&x) {
@@ -222,9 +227,91 @@ LogicalResult AttentionRaiser::matchSoftmax(const Term *p, const Term *&x) {
   return matchShiftedExp(numerator, x);
 }
 
+/// The band a constant mask tensor keeps (0 kept and ≤ −1e30 dropped for
+/// an additive one; true kept for i1), when it is one and depends on the
+/// query and key positions only: torch-mlir's causal buffer, a TOSA
+/// constant after tosa-to-arith.
+std::optional<Band> AttentionRaiser::bandOfConstant(const Term *leaf, bool additive) {
+  if (leaf->kind != Term::Kind::Leaf)
+    return std::nullopt;
+  DenseElementsAttr dense;
+  if (!matchPattern(leaf->tensor, m_Constant(&dense)))
+    return std::nullopt;
+  unsigned queries = pv.m, keys = pv.k;
+  int64_t tq = ranges[queries], tk = ranges[keys];
+  if (ShapedType::isDynamic(tq) || ShapedType::isDynamic(tk) || tq * tk > (1 << 24))
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(leaf->tensor.getType());
+  SmallVector<int> role; // per tensor dim: 0 constant index, 1 query, 2 key
+  for (AffineExpr e : leaf->map.getResults()) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() == 0)
+      role.push_back(0);
+    else if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == queries)
+      role.push_back(1);
+    else if (d && d.getPosition() == keys)
+      role.push_back(2);
+    else
+      return std::nullopt;
+  }
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  for (int64_t d = type.getRank() - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+  // Each element: 1 kept, 0 dropped, -1 neither.
+  std::vector<int8_t> kept;
+  if (!additive) {
+    if (!dense.getElementType().isInteger(1))
+      return std::nullopt;
+    for (bool b : dense.getValues<bool>())
+      kept.push_back(b ? 1 : 0);
+  } else {
+    if (!isa<FloatType>(dense.getElementType()))
+      return std::nullopt;
+    for (APFloat f : dense.getValues<APFloat>()) {
+      double v = f.convertToDouble();
+      kept.push_back(v == 0 ? 1 : v <= -1e30 ? 0 : -1);
+    }
+  }
+  auto keep = [&](int64_t i, int64_t j) -> std::optional<bool> {
+    int64_t flat = 0;
+    for (auto [d, r] : llvm::enumerate(role))
+      flat += strides[d] * (r == 1 ? i : r == 2 ? j : 0);
+    int8_t k = kept[dense.isSplat() ? 0 : flat];
+    if (k < 0)
+      return std::nullopt;
+    return k == 1;
+  };
+  std::optional<int64_t> lo, hi;
+  for (int64_t i = 0; i < tq; ++i)
+    for (int64_t j = 0; j < tk; ++j) {
+      std::optional<bool> k = keep(i, j);
+      if (!k)
+        return std::nullopt;
+      if (*k) {
+        lo = lo ? std::min(*lo, j - i) : j - i;
+        hi = hi ? std::max(*hi, j - i) : j - i;
+      }
+    }
+  if (!lo)
+    return std::nullopt;
+  for (int64_t i = 0; i < tq; ++i)
+    for (int64_t j = 0; j < tk; ++j)
+      if (*keep(i, j) != (*lo <= j - i && j - i <= *hi))
+        return std::nullopt;
+  Band band;
+  if (*lo > -(tq - 1))
+    band.lo = *lo;
+  if (*hi < tk - 1)
+    band.hi = *hi;
+  return band;
+}
+
 LogicalResult AttentionRaiser::classifyMask(const Term *m, ScoresChain &chain,
                                             bool scaledAfter) {
   m = stripFloatCasts(m);
+  if (std::optional<Band> band = bandOfConstant(m, /*additive=*/true)) {
+    chain.constantBands.push_back(*band);
+    return success();
+  }
   if (m->isOp("arith.select")) {
     // + select(keep, 0, −inf) or + select(drop, −inf, 0)
     const Term *t = m->operands[1], *f = m->operands[2];
@@ -311,7 +398,10 @@ bool AttentionRaiser::containsScores(const Term *t) {
 
 /// Reads through transposes, broadcasts of unit dims and (when `scale` is
 /// given) a multiplication by a constant to the tensor they start from.
-Labelled AttentionRaiser::lookThrough(Labelled in, double *scale) {
+/// With `headLabel`, K/V repeated per query head group (GQA written as
+/// repeat_interleave: head h reads head h floordiv G of the source) are
+/// read through too: the source keeps its Hkv heads under that label.
+Labelled AttentionRaiser::lookThrough(Labelled in, double *scale, int headLabel) {
   auto type = cast<RankedTensorType>(in.tensor.getType());
   unsigned rank = type.getRank();
   TermBuilder terms(context, rank, rank, [](Value v) { return false; });
@@ -332,14 +422,35 @@ Labelled AttentionRaiser::lookThrough(Labelled in, double *scale) {
     return in;
   Labelled out{t->tensor, {}};
   SmallVector<bool> used(rank, false);
-  for (AffineExpr e : t->map.getResults()) {
+  auto sourceType = cast<RankedTensorType>(t->tensor.getType());
+  for (auto [pos, e] : llvm::enumerate(t->map.getResults())) {
+    // (h floordiv G) mod Hkv, or h floordiv G: a repeated head.
+    AffineExpr inner = e;
+    if (auto mod = dyn_cast<AffineBinaryOpExpr>(e); mod && mod.getKind() == AffineExprKind::Mod &&
+        mod.getRHS() == getAffineConstantExpr(sourceType.getDimSize(pos), context))
+      inner = mod.getLHS();
+    if (auto div = dyn_cast<AffineBinaryOpExpr>(inner);
+        div && div.getKind() == AffineExprKind::FloorDiv && isa<AffineDimExpr>(div.getLHS()) &&
+        isa<AffineConstantExpr>(div.getRHS())) {
+      unsigned d = cast<AffineDimExpr>(div.getLHS()).getPosition();
+      int64_t group = cast<AffineConstantExpr>(div.getRHS()).getValue();
+      if (in.labels[d] != headLabel || headLabel == kUnit || used[d] ||
+          ShapedType::isDynamic(type.getDimSize(d)) ||
+          sourceType.getDimSize(pos) * group != type.getDimSize(d))
+        return in;
+      used[d] = true;
+      out.labels.push_back(headLabel);
+      continue;
+    }
     if (auto d = dyn_cast<AffineDimExpr>(e)) {
       if (used[d.getPosition()])
         return in;
       used[d.getPosition()] = true;
       out.labels.push_back(in.labels[d.getPosition()]);
-    } else {
+    } else if (isa<AffineConstantExpr>(e)) {
       out.labels.push_back(kUnit);
+    } else {
+      return in; // a reshape that is not a repeat
     }
   }
   // Every non-unit dim of `in` must still be there.
@@ -390,11 +501,14 @@ FailureOr<Value> AttentionRaiser::arrange(Labelled in, ArrayRef<int> order,
     Value init = tensor::EmptyOp::create(rewriter, loc, permuted, type.getElementType());
     t = linalg::TransposeOp::create(rewriter, loc, t, init, perm)->getResult(0);
   }
-  // 3. Insert unit dims for the labels `in` lacks.
+  // 3. Insert unit dims for the labels `in` lacks (always for a dim of
+  // size 1).
   if (present.size() == order.size())
     return t;
-  if (!unitsAllowed)
-    return fail("an operand lacks a dim the sdpa needs");
+  for (int label : order)
+    if (!llvm::is_contained(present, label) && !unitsAllowed &&
+        !(label >= 0 && ranges[label] == 1))
+      return fail("an operand lacks a dim the sdpa needs");
   auto sorted = cast<RankedTensorType>(t.getType());
   SmallVector<int64_t> shape;
   SmallVector<ReassociationIndices> expand;
@@ -495,6 +609,7 @@ FailureOr<Value> AttentionRaiser::run() {
   OpOperand *vOperand = op.getDpsInputOperand(1 - pIndex);
 
   unsigned loops = op.getNumLoops();
+  ranges = op.getStaticLoopRanges();
   TermBuilder terms(context, loops, pv.k, [](Value v) {
     return static_cast<bool>(asContraction(v.getDefiningOp()));
   });
@@ -511,7 +626,9 @@ FailureOr<Value> AttentionRaiser::run() {
   // The scores' contraction: its loops as labels of this point space.
   Contraction qk = *asContraction(chain.scores->tensor.getDefiningOp());
   AffineMap qkOut = qk.op.getIndexingMapMatchingResult(cast<OpResult>(chain.scores->tensor));
-  SmallVector<int> qkLabel(qk.op.getNumLoops(), kUnit - 10);
+  constexpr int kUnassigned = -10;
+  SmallVector<int> qkLabel(qk.op.getNumLoops(), kUnassigned);
+  SmallVector<unsigned> unitLoops; // read at 0: size-1 dims
   for (auto [pos, e] : llvm::enumerate(qkOut.getResults())) {
     auto loop = dyn_cast<AffineDimExpr>(e);
     if (!loop)
@@ -519,11 +636,34 @@ FailureOr<Value> AttentionRaiser::run() {
     AffineExpr read = chain.scores->map.getResult(pos);
     if (auto d = dyn_cast<AffineDimExpr>(read))
       qkLabel[loop.getPosition()] = d.getPosition();
+    else if (isa<AffineConstantExpr>(read))
+      unitLoops.push_back(loop.getPosition());
     else
       return fail("the scores are read at something other than a query, key or batch index");
   }
   qkLabel[qk.k] = kHeadDim;
   int queries = pv.m, keys = pv.k;
+  // A size-1 dim (a batch of 1, a single query) is read at 0 whatever its
+  // loop: give each such loop of the scores the point dim of size 1 it
+  // stands for (queries for Q·Kᵀ's rows, keys for its columns, batch dims
+  // in order).
+  auto taken = [&](int label) { return llvm::is_contained(qkLabel, label); };
+  for (unsigned loop : unitLoops) {
+    SmallVector<int> wanted;
+    if (loop == qk.m)
+      wanted = {queries, keys};
+    else if (loop == qk.n)
+      wanted = {keys, queries};
+    else
+      wanted.assign(pv.batch.begin(), pv.batch.end());
+    for (int label : wanted)
+      if (ranges[label] == 1 && !taken(label)) {
+        qkLabel[loop] = label;
+        break;
+      }
+    if (qkLabel[loop] == kUnassigned)
+      return fail("the scores are read at something other than a query, key or batch index");
+  }
   bool mIsQuery = qkLabel[qk.m] == queries && qkLabel[qk.n] == keys;
   bool nIsQuery = qkLabel[qk.n] == queries && qkLabel[qk.m] == keys;
   if (!mIsQuery && !nIsQuery)
@@ -554,8 +694,26 @@ FailureOr<Value> AttentionRaiser::run() {
     pointLabels.push_back(d);
   Labelled value{vOperand->get(), labelsOf(maps[1 - pIndex], pointLabels)};
   query = lookThrough(query, &chain.scale);
-  key = lookThrough(key, &chain.scale);
-  value = lookThrough(value, nullptr);
+  // sdpa's H is the last batch dim: K/V repeated along it are read with
+  // their own (fewer) heads, if both are.
+  int heads = pv.batch.empty() ? kUnit : static_cast<int>(pv.batch.back());
+  double keyScale = 1.0;
+  Labelled groupedKey = lookThrough(key, &keyScale, heads);
+  Labelled groupedValue = lookThrough(value, nullptr, heads);
+  auto headsOf = [&](const Labelled &l) -> int64_t {
+    for (auto [d, label] : llvm::enumerate(l.labels))
+      if (label == heads)
+        return cast<RankedTensorType>(l.tensor.getType()).getDimSize(d);
+    return 1;
+  };
+  if (headsOf(groupedKey) == headsOf(groupedValue)) {
+    key = groupedKey;
+    value = groupedValue;
+    chain.scale *= keyScale;
+  } else {
+    key = lookThrough(key, &chain.scale);
+    value = lookThrough(value, nullptr);
+  }
 
   Type elementType = getElementTypeOrSelf(query.tensor.getType());
   if (getElementTypeOrSelf(key.tensor.getType()) != elementType ||
@@ -569,7 +727,6 @@ FailureOr<Value> AttentionRaiser::run() {
     return fail("the product of the scales is not a positive finite f32");
 
   // Keep-masks: bands of key − query position become causal and window.
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t tq = ranges[queries], tk = ranges[keys];
   bool staticLengths = !ShapedType::isDynamic(tq) && !ShapedType::isDynamic(tk);
   Band band;
@@ -600,6 +757,10 @@ FailureOr<Value> AttentionRaiser::run() {
         band.hi = band.hi ? std::min(*band.hi, *kept->hi) : *kept->hi;
       continue;
     }
+    if (std::optional<Band> kept = bandOfConstant(c, /*additive=*/false); kept && keepWhenTrue) {
+      chain.constantBands.push_back(*kept);
+      continue;
+    }
     // Not a band: an i1 tensor is sdpa's keep-mask operand.
     if (c->kind != Term::Kind::Leaf || !c->type.isInteger(1) || !keepWhenTrue || mask ||
         chain.additive)
@@ -607,6 +768,12 @@ FailureOr<Value> AttentionRaiser::run() {
                                 "tensor that keeps where true",
                                 why));
     mask = Labelled{c->tensor, labelsOf(c->map, pointLabels)};
+  }
+  for (const Band &kept : chain.constantBands) {
+    if (kept.lo)
+      band.lo = band.lo ? std::max(*band.lo, *kept.lo) : *kept.lo;
+    if (kept.hi)
+      band.hi = band.hi ? std::min(*band.hi, *kept.hi) : *kept.hi;
   }
   if (chain.additive) {
     if (mask)

@@ -2,12 +2,19 @@
 // with bias, head split by slices, expand_shape and transposes, heads as a
 // batch_matmul batch, a causal mask from linalg.index, softmax, head merge,
 // output projection, bias and residual; bench/raise_bench.py's layer at
-// T 24, 4 heads of 8): attn-raise turns only the attention into attn.sdpa,
-// and the layer run raised through the cpu pipeline matches the layer run
+// T 24, 4 heads of 8): attn-raise turns the attention into attn.sdpa and
+// the two projections around it into attn.project, and the layer run raised through the cpu pipeline matches the layer run
 // as written through the reference pipeline.
 // RUN: attn-opt %s --attn-raise --canonicalize | FileCheck %s --check-prefix=IR
-// IR-COUNT-1: attn.sdpa {{.*}}causal = #attn.causal<top_left>
+// IR: attn.project %arg0, %arg1 {layout = #attn.layout<in_out>} : (tensor<24x32xf32>, tensor<32x96xf32>) -> tensor<24x96xf32>
+// IR: attn.sdpa {{.*}}causal = #attn.causal<top_left>
+// IR: attn.project {{.*}}, %arg3 {layout = #attn.layout<in_out>} : (tensor<24x32xf32>, tensor<32x32xf32>) -> tensor<24x32xf32>
 // IR-NOT: math.exp
+// IR-NOT: linalg.matmul
+// RUN: attn-opt %s --attn-raise=projections=false | FileCheck %s --check-prefix=NOPROJ
+// NOPROJ: linalg.matmul
+// NOPROJ: attn.sdpa
+// NOPROJ: linalg.matmul
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-run %s --random-inputs --seed=11 --output=%t/ref.npy --quiet
 // RUN: attn-run %s --pipeline=cpu --raise --random-inputs --seed=11 --expect=%t/ref.npy --rtol=1e-5 --atol=1e-5 --quiet | FileCheck %s

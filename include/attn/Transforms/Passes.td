@@ -274,6 +274,11 @@ def AttnRaise : Pass<"attn-raise"> {
     Option<"report", "report", "bool", /*default=*/"false",
            "Remark at each raised chain and at each attention-like chain "
            "left alone, with the reason">,
+    Option<"raiseProjections", "projections", "bool", /*default=*/"true",
+           "Also raise the contractions around each raised attention to "
+           "attn.project: the Q/K/V projections that reach it through "
+           "slices, reshapes, transposes and bias adds, and the output "
+           "projection that reads it">,
     Option<"zeroEmptyRows", "zero-empty-rows", "bool", /*default=*/"false",
            "Raise even where a query row may keep no key (the source's NaN "
            "or mean of V there becomes sdpa's 0)">,

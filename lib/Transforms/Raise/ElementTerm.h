@@ -96,18 +96,6 @@ private:
   llvm::DenseMap<std::pair<Value, AffineMap>, const Term *> memo;
 };
 
-/// keep ⇔ lo ≤ j − i ≤ hi for point dims `i` (queries) and `j` (keys);
-/// a missing bound is unbounded.
-struct Band {
-  std::optional<int64_t> lo, hi;
-};
-
-/// The band an i1 term keeps, when it is a conjunction of comparisons of
-/// `j − i` with constants (through index casts, i1 round trips through
-/// wider integers, and negations); nullopt otherwise, with `why` set.
-std::optional<Band> analyzeBand(const Term *cond, unsigned i, unsigned j,
-                                std::string &why);
-
 } // namespace mlir::attn::raise
 
 #endif // ATTN_TRANSFORMS_RAISE_ELEMENTTERM_H

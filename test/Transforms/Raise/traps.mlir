@@ -360,3 +360,47 @@ func.func @off_diagonal_band(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: ten
   %o = linalg.matmul ins(%p, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%z2 : tensor<16x8xf32>) -> tensor<16x8xf32>
   return %o : tensor<16x8xf32>
 }
+
+// P·V accumulated into a tensor that is not zero (O = init + P·V): not a
+// plain product, so not a candidate (no report).
+// CHECK-LABEL: func.func @accumulating_init
+// CHECK-NOT: attn.sdpa
+func.func @accumulating_init(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>, %init: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<16x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e0 : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s = linalg.matmul indexing_maps = [#q, #k, #s]
+         ins(%q, %k : tensor<16x8xf32>, tensor<16x8xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16x16xf32>) outs(%e0 : tensor<16x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<16x16xf32>
+  %e1 = tensor.empty() : tensor<16xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>
+  %m = linalg.reduce ins(%x : tensor<16x16xf32>) outs(%m0 : tensor<16xf32>) dimensions = [1]
+         (%a: f32, %acc: f32) { %r = arith.maximumf %a, %acc : f32
+                                linalg.yield %r : f32 }
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : tensor<16x16xf32>, tensor<16xf32>) outs(%e0 : tensor<16x16xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %d = arith.subf %a, %mx : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<16x16xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>
+  %sum = linalg.reduce ins(%ex : tensor<16x16xf32>) outs(%s0 : tensor<16xf32>) dimensions = [1]
+           (%a: f32, %acc: f32) { %r = arith.addf %a, %acc : f32
+                                  linalg.yield %r : f32 }
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%ex, %sum : tensor<16x16xf32>, tensor<16xf32>) outs(%e0 : tensor<16x16xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %y = arith.divf %a, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<16x16xf32>
+  %e2 = tensor.empty() : tensor<16x8xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%init : tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %o : tensor<16x8xf32>
+}

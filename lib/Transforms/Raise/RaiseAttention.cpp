@@ -1,4 +1,4 @@
-//===- RaiseLinalg.cpp - linalg attention chains into attn.sdpa ----------===//
+//===- RaiseAttention.cpp - a linalg attention chain into attn.sdpa -----===//
 //
 // Anchored on a contraction O = P·V (linalg.matmul, batch_matmul, or a
 // contraction generic, with any operand transposition), the pattern reads
@@ -17,77 +17,20 @@
 // with the reason (the `report` option).
 //
 //===----------------------------------------------------------------------===//
-#include "ElementTerm.h"
-#include "attn/Transforms/Passes.h"
+#include "RaiseAttention.h"
+#include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
-#include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
-
-namespace mlir::attn {
-#define GEN_PASS_DEF_ATTNRAISE
-#include "attn/Transforms/Passes.h.inc"
-} // namespace mlir::attn
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::raise;
 
 namespace {
-
-/// Labels of tensor dims: a point dim (≥ 0), or one of these.
-constexpr int kUnit = -1;     // a static size-1 dim every read indexes at 0
-constexpr int kHeadDim = -2;  // Q·Kᵀ's contracted dim D
-
-/// A tensor whose dims hold the labelled dims.
-struct Labelled {
-  Value tensor;
-  SmallVector<int> labels;
-};
-
-/// A linalg contraction with one m, n and k loop.
-struct Contraction {
-  linalg::LinalgOp op;
-  SmallVector<unsigned> batch;
-  unsigned m, n, k;
-};
-
-std::optional<Contraction> asContraction(Operation *op) {
-  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics() || linalgOp.getNumDpsInputs() != 2 ||
-      linalgOp.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(linalgOp))
-    return std::nullopt;
-  auto dims = linalg::inferContractionDims(linalgOp);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 || dims->k.size() != 1)
-    return std::nullopt;
-  return Contraction{linalgOp, SmallVector<unsigned>(dims->batch.begin(), dims->batch.end()), dims->m[0], dims->n[0],
-                     dims->k[0]};
-}
-
-/// What raising one P·V contraction found out.
-struct Outcome {
-  bool attentionLike = false; ///< P involves an exp: worth a report
-  std::string why;            ///< why it was left alone
-  SmallVector<std::string> notes;
-};
-
-/// What the scores chain X contributes to the sdpa.
-struct ScoresChain {
-  const Term *scores = nullptr; ///< the Q·Kᵀ leaf
-  double scale = 1.0;
-  const Term *additive = nullptr; ///< an additive mask tensor (a leaf)
-  /// i1 terms and whether they keep where true (false: where false).
-  SmallVector<std::pair<const Term *, bool>> keeps;
-  /// Bands kept by constant mask tensors (a causal buffer).
-  SmallVector<Band> constantBands;
-};
 
 bool containsExp(const Term *t) {
   if (t->isOp("math.exp") || t->isOp("math.exp2"))
@@ -120,39 +63,7 @@ bool splitConstant(const Term *t, const Term *&other, double &c) {
   return false;
 }
 
-class AttentionRaiser {
-public:
-  AttentionRaiser(RewriterBase &rewriter, Contraction pv, bool zeroEmptyRows,
-                  Outcome &outcome)
-      : rewriter(rewriter), pv(pv), zeroEmptyRows(zeroEmptyRows), outcome(outcome),
-        context(pv.op->getContext()) {}
-
-  /// The sdpa's result in O's layout, or failure with outcome.why.
-  FailureOr<Value> run();
-
-private:
-  LogicalResult fail(const Twine &why) {
-    outcome.why = why.str();
-    return failure();
-  }
-  LogicalResult matchSoftmax(const Term *p, const Term *&x);
-  LogicalResult matchShiftedExp(const Term *e, const Term *&x);
-  LogicalResult peelScores(const Term *x, ScoresChain &chain);
-  LogicalResult classifyMask(const Term *m, ScoresChain &chain, bool scaledAfter);
-  bool containsScores(const Term *t);
-  std::optional<Band> bandOfConstant(const Term *leaf, bool additive);
-  Labelled lookThrough(Labelled in, double *scale, int headLabel = kUnit);
-  FailureOr<Value> arrange(Labelled in, ArrayRef<int> order, bool unitsAllowed);
-  Value toRank4(Value v, unsigned batchCount);
-  Value fromRank4(Value v, unsigned batchCount, ArrayRef<OpFoldResult> batchSizes);
-
-  RewriterBase &rewriter;
-  Contraction pv;
-  bool zeroEmptyRows;
-  Outcome &outcome;
-  MLIRContext *context;
-  SmallVector<int64_t> ranges; ///< P·V's static loop ranges
-};
+} // namespace
 
 LogicalResult AttentionRaiser::matchShiftedExp(const Term *e, const Term *&x) {
   e = stripFloatCasts(e);
@@ -227,88 +138,10 @@ LogicalResult AttentionRaiser::matchSoftmax(const Term *p, const Term *&x) {
   return matchShiftedExp(numerator, x);
 }
 
-/// The band a constant mask tensor keeps (0 kept and ≤ −1e30 dropped for
-/// an additive one; true kept for i1), when it is one and depends on the
-/// query and key positions only: torch-mlir's causal buffer, a TOSA
-/// constant after tosa-to-arith.
-std::optional<Band> AttentionRaiser::bandOfConstant(const Term *leaf, bool additive) {
-  if (leaf->kind != Term::Kind::Leaf)
-    return std::nullopt;
-  DenseElementsAttr dense;
-  if (!matchPattern(leaf->tensor, m_Constant(&dense)))
-    return std::nullopt;
-  unsigned queries = pv.m, keys = pv.k;
-  int64_t tq = ranges[queries], tk = ranges[keys];
-  if (ShapedType::isDynamic(tq) || ShapedType::isDynamic(tk) || tq * tk > (1 << 24))
-    return std::nullopt;
-  auto type = cast<RankedTensorType>(leaf->tensor.getType());
-  SmallVector<int> role; // per tensor dim: 0 constant index, 1 query, 2 key
-  for (AffineExpr e : leaf->map.getResults()) {
-    if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() == 0)
-      role.push_back(0);
-    else if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == queries)
-      role.push_back(1);
-    else if (d && d.getPosition() == keys)
-      role.push_back(2);
-    else
-      return std::nullopt;
-  }
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  for (int64_t d = type.getRank() - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
-  // Each element: 1 kept, 0 dropped, -1 neither.
-  std::vector<int8_t> kept;
-  if (!additive) {
-    if (!dense.getElementType().isInteger(1))
-      return std::nullopt;
-    for (bool b : dense.getValues<bool>())
-      kept.push_back(b ? 1 : 0);
-  } else {
-    if (!isa<FloatType>(dense.getElementType()))
-      return std::nullopt;
-    for (APFloat f : dense.getValues<APFloat>()) {
-      double v = f.convertToDouble();
-      kept.push_back(v == 0 ? 1 : v <= -1e30 ? 0 : -1);
-    }
-  }
-  auto keep = [&](int64_t i, int64_t j) -> std::optional<bool> {
-    int64_t flat = 0;
-    for (auto [d, r] : llvm::enumerate(role))
-      flat += strides[d] * (r == 1 ? i : r == 2 ? j : 0);
-    int8_t k = kept[dense.isSplat() ? 0 : flat];
-    if (k < 0)
-      return std::nullopt;
-    return k == 1;
-  };
-  std::optional<int64_t> lo, hi;
-  for (int64_t i = 0; i < tq; ++i)
-    for (int64_t j = 0; j < tk; ++j) {
-      std::optional<bool> k = keep(i, j);
-      if (!k)
-        return std::nullopt;
-      if (*k) {
-        lo = lo ? std::min(*lo, j - i) : j - i;
-        hi = hi ? std::max(*hi, j - i) : j - i;
-      }
-    }
-  if (!lo)
-    return std::nullopt;
-  for (int64_t i = 0; i < tq; ++i)
-    for (int64_t j = 0; j < tk; ++j)
-      if (*keep(i, j) != (*lo <= j - i && j - i <= *hi))
-        return std::nullopt;
-  Band band;
-  if (*lo > -(tq - 1))
-    band.lo = *lo;
-  if (*hi < tk - 1)
-    band.hi = *hi;
-  return band;
-}
-
 LogicalResult AttentionRaiser::classifyMask(const Term *m, ScoresChain &chain,
                                             bool scaledAfter) {
   m = stripFloatCasts(m);
-  if (std::optional<Band> band = bandOfConstant(m, /*additive=*/true)) {
+  if (std::optional<Band> band = bandOfConstant(m, pv.m, pv.k, ranges[pv.m], ranges[pv.k], /*additive=*/true)) {
     chain.constantBands.push_back(*band);
     return success();
   }
@@ -460,139 +293,6 @@ Labelled AttentionRaiser::lookThrough(Labelled in, double *scale, int headLabel)
   if (scale)
     *scale *= factor;
   return out;
-}
-
-FailureOr<Value> AttentionRaiser::arrange(Labelled in, ArrayRef<int> order,
-                                          bool unitsAllowed) {
-  Location loc = pv.op.getLoc();
-  Value t = in.tensor;
-  auto type = cast<RankedTensorType>(t.getType());
-  // 1. Drop the unit dims.
-  SmallVector<int> present;
-  SmallVector<ReassociationIndices> groups;
-  ReassociationIndices pending;
-  for (auto [d, label] : llvm::enumerate(in.labels)) {
-    pending.push_back(d);
-    if (label == kUnit || !llvm::is_contained(order, label)) {
-      if (type.getDimSize(d) != 1)
-        return fail("an operand has a dim the sdpa has no place for");
-      continue;
-    }
-    present.push_back(label);
-    groups.push_back(pending);
-    pending.clear();
-  }
-  if (!pending.empty() && !groups.empty())
-    groups.back().append(pending.begin(), pending.end());
-  if (present.size() != in.labels.size())
-    t = tensor::CollapseShapeOp::create(rewriter, loc, t, groups);
-  // 2. Transpose into `order`.
-  SmallVector<int64_t> perm(present.size());
-  llvm::iota_range<int64_t> all(0, present.size(), false);
-  llvm::copy(all, perm.begin());
-  llvm::sort(perm, [&](int64_t a, int64_t b) {
-    return llvm::find(order, present[a]) < llvm::find(order, present[b]);
-  });
-  if (!llvm::is_sorted(perm)) {
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, t);
-    SmallVector<OpFoldResult> permuted;
-    for (int64_t p : perm)
-      permuted.push_back(sizes[p]);
-    Value init = tensor::EmptyOp::create(rewriter, loc, permuted, type.getElementType());
-    t = linalg::TransposeOp::create(rewriter, loc, t, init, perm)->getResult(0);
-  }
-  // 3. Insert unit dims for the labels `in` lacks (always for a dim of
-  // size 1).
-  if (present.size() == order.size())
-    return t;
-  for (int label : order)
-    if (!llvm::is_contained(present, label) && !unitsAllowed &&
-        !(label >= 0 && ranges[label] == 1))
-      return fail("an operand lacks a dim the sdpa needs");
-  auto sorted = cast<RankedTensorType>(t.getType());
-  SmallVector<int64_t> shape;
-  SmallVector<ReassociationIndices> expand;
-  ReassociationIndices units;
-  unsigned next = 0;
-  for (auto [d, label] : llvm::enumerate(order)) {
-    units.push_back(d);
-    if (next < present.size() && present[perm[next]] == label) {
-      shape.push_back(sorted.getDimSize(next++));
-      expand.push_back(units);
-      units.clear();
-    } else {
-      shape.push_back(1);
-    }
-  }
-  if (!units.empty() && !expand.empty())
-    expand.back().append(units.begin(), units.end());
-  auto resultType = RankedTensorType::get(shape, type.getElementType());
-  return tensor::ExpandShapeOp::create(rewriter, loc, resultType, t, expand).getResult();
-}
-
-/// [b₁…b_n, x, y] as [B, H, x, y].
-Value AttentionRaiser::toRank4(Value v, unsigned batchCount) {
-  Location loc = pv.op.getLoc();
-  auto type = cast<RankedTensorType>(v.getType());
-  if (batchCount == 2)
-    return v;
-  if (batchCount > 2) {
-    ReassociationIndices first;
-    for (unsigned d = 0; d + 1 < batchCount; ++d)
-      first.push_back(d);
-    SmallVector<ReassociationIndices> groups{first};
-    for (unsigned d = batchCount - 1; d < batchCount + 2; ++d)
-      groups.push_back({d});
-    return tensor::CollapseShapeOp::create(rewriter, loc, v, groups);
-  }
-  unsigned added = 2 - batchCount;
-  SmallVector<int64_t> shape(added, 1);
-  llvm::append_range(shape, type.getShape());
-  SmallVector<ReassociationIndices> groups;
-  ReassociationIndices first;
-  for (unsigned d = 0; d <= added; ++d)
-    first.push_back(d);
-  groups.push_back(first);
-  for (unsigned d = added + 1; d < 4; ++d)
-    groups.push_back({d});
-  auto resultType = RankedTensorType::get(shape, type.getElementType());
-  return tensor::ExpandShapeOp::create(rewriter, loc, resultType, v, groups);
-}
-
-/// [B, H, x, y] as [b₁…b_n, x, y].
-Value AttentionRaiser::fromRank4(Value v, unsigned batchCount,
-                                 ArrayRef<OpFoldResult> batchSizes) {
-  Location loc = pv.op.getLoc();
-  auto type = cast<RankedTensorType>(v.getType());
-  if (batchCount == 2)
-    return v;
-  if (batchCount < 2) {
-    unsigned dropped = 2 - batchCount;
-    ReassociationIndices first;
-    for (unsigned d = 0; d <= dropped; ++d)
-      first.push_back(d);
-    SmallVector<ReassociationIndices> groups{first};
-    for (unsigned d = dropped + 1; d < 4; ++d)
-      groups.push_back({d});
-    return tensor::CollapseShapeOp::create(rewriter, loc, v, groups);
-  }
-  SmallVector<int64_t> shape;
-  SmallVector<OpFoldResult> sizes;
-  ReassociationIndices first;
-  for (unsigned d = 0; d + 1 < batchCount; ++d) {
-    first.push_back(d);
-    std::optional<int64_t> c = getConstantIntValue(batchSizes[d]);
-    shape.push_back(c ? *c : ShapedType::kDynamic);
-    sizes.push_back(batchSizes[d]);
-  }
-  SmallVector<ReassociationIndices> groups{first};
-  for (unsigned d = 1; d < 4; ++d) {
-    groups.push_back({static_cast<int64_t>(batchCount - 2 + d)});
-    shape.push_back(type.getDimSize(d));
-    sizes.push_back(tensor::getMixedSize(rewriter, loc, v, d));
-  }
-  auto resultType = RankedTensorType::get(shape, type.getElementType());
-  return tensor::ExpandShapeOp::create(rewriter, loc, resultType, v, groups, sizes);
 }
 
 FailureOr<Value> AttentionRaiser::run() {
@@ -757,7 +457,7 @@ FailureOr<Value> AttentionRaiser::run() {
         band.hi = band.hi ? std::min(*band.hi, *kept->hi) : *kept->hi;
       continue;
     }
-    if (std::optional<Band> kept = bandOfConstant(c, /*additive=*/false); kept && keepWhenTrue) {
+    if (std::optional<Band> kept = bandOfConstant(c, queries, keys, tq, tk, /*additive=*/false); kept && keepWhenTrue) {
       chain.constantBands.push_back(*kept);
       continue;
     }
@@ -877,6 +577,7 @@ FailureOr<Value> AttentionRaiser::run() {
                               Value(), Value(), Value(), ValueRange(),
                               rewriter.getF32FloatAttr(scale), causal, FloatAttr(), window,
                               FloatAttr(), IntegerAttr());
+  outcome.sdpa = sdpa.getDefiningOp();
   Value o = fromRank4(sdpa, nb, batchSizes);
   // [batch…, queries, columns] into the output's own order.
   SmallVector<int> outLabels = labelsOf(op.getMatchingIndexingMap(op.getDpsInitOperand(0)),
@@ -891,56 +592,3 @@ FailureOr<Value> AttentionRaiser::run() {
   return *result;
 }
 
-/// Erases `op`, which has no users left, and then every producer that has
-/// none after it; `erased` collects them across calls.
-void eraseWithDeadProducers(RewriterBase &rewriter, Operation *op,
-                            DenseSet<Operation *> &erased) {
-  SmallVector<Operation *> worklist{op};
-  while (!worklist.empty()) {
-    Operation *next = worklist.pop_back_val();
-    if (erased.contains(next) || !next->use_empty() || !isOpTriviallyDead(next))
-      continue;
-    for (Value operand : next->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        worklist.push_back(def);
-    erased.insert(next);
-    rewriter.eraseOp(next);
-  }
-}
-
-struct AttnRaisePass : public mlir::attn::impl::AttnRaiseBase<AttnRaisePass> {
-  using AttnRaiseBase::AttnRaiseBase;
-
-  void runOnOperation() override {
-    SmallVector<Operation *> candidates;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (asContraction(op))
-        candidates.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    SmallVector<Operation *> raised;
-    for (Operation *candidate : candidates) {
-      Outcome outcome;
-      AttentionRaiser raiser(rewriter, *asContraction(candidate), zeroEmptyRows, outcome);
-      FailureOr<Value> result = raiser.run();
-      if (failed(result)) {
-        if (report && outcome.attentionLike)
-          candidate->emitRemark("attn-raise: not raised: ") << outcome.why;
-        continue;
-      }
-      if (report) {
-        InFlightDiagnostic remark = candidate->emitRemark("attn-raise: raised to attn.sdpa");
-        for (const std::string &note : outcome.notes)
-          remark << "; " << note;
-      }
-      rewriter.replaceAllUsesWith(candidate->getResult(0), *result);
-      raised.push_back(candidate);
-    }
-    // The softmax and scores chains die with their P·V.
-    DenseSet<Operation *> erased;
-    for (Operation *op : llvm::reverse(raised))
-      eraseWithDeadProducers(rewriter, op, erased);
-  }
-};
-
-} // namespace

@@ -200,6 +200,13 @@ def AttnRaise : Pass<"attn-raise"> {
       lower bound a `window`; an `i1` tensor condition becomes the mask
       operand.
 
+    What no named feature holds becomes sdpa's score function (the rest of
+    the scores chain, tensors it reads captured) or mask function (keep
+    conditions that are not bands nor one `i1` tensor). K/V repeated per
+    head group (`repeat_interleave`) are read with their own heads, and
+    with `projections` the contractions feeding Q/K/V and reading the
+    output become `attn.project`.
+
     Batch dims of the contractions become sdpa's `B` and `H` (none: both
     1; one: `H`; more than two: the leading ones fold into `B`), with
     reshapes and transposes around the sdpa that the canonicaliser folds.
@@ -216,8 +223,8 @@ def AttnRaise : Pass<"attn-raise"> {
 
     Not raised (the `report` option says why at each attention-like chain):
     two contractions with no softmax between them, scores cast to integers,
-    a scale applied after an additive mask, masks computed from other
-    tensors, bands that miss both diagonals, mixed element types.
+    bands that miss both diagonals, mixed element types, contractions
+    that accumulate into a non-zero init.
 
     **Example.** Attention as torch-mlir writes it for 2-D heads:
 

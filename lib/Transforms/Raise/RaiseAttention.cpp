@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RaiseAttention.h"
+#include "FunctionRegions.h"
 #include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,6 +26,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -192,14 +194,16 @@ LogicalResult AttentionRaiser::peelScores(const Term *x, ScoresChain &chain) {
       continue;
     }
     if (x->isOp("arith.mulf") || x->isOp("arith.divf"))
-      return fail("the scores are scaled by a value that is not a constant");
+      return toFunction(x, chain, "the scores are scaled by a value that is not a constant");
     if (x->isOp("arith.addf")) {
       const Term *a = x->operands[0], *b = x->operands[1];
       bool aScores = containsScores(a), bScores = containsScores(b);
       if (aScores == bScores)
-        return fail("an addition to the scores that is not a mask");
-      if (failed(classifyMask(aScores ? b : a, chain, scaledAfter)))
-        return failure();
+        return toFunction(x, chain, "an addition to the scores that is not a mask");
+      if (failed(classifyMask(aScores ? b : a, chain, scaledAfter))) {
+        std::string why = outcome.why;
+        return toFunction(x, chain, why);
+      }
       x = aScores ? a : b;
       continue;
     }
@@ -215,11 +219,43 @@ LogicalResult AttentionRaiser::peelScores(const Term *x, ScoresChain &chain) {
         x = f;
         continue;
       }
-      return fail("a select on the scores that is not a mask with -inf");
+      return toFunction(x, chain, "a select on the scores that is not a mask with -inf");
     }
-    return fail(llvm::formatv("the scores pass through {0}",
-                              x->kind == Term::Kind::Op ? x->name : StringRef("a reduction")));
+    return toFunction(x, chain,
+                      llvm::formatv("the scores pass through {0}",
+                                    x->kind == Term::Kind::Op ? x->name
+                                                              : StringRef("a reduction")));
   }
+}
+
+/// The rest of the scores chain, `x`, as a score function of the scores,
+/// when it is one: it reads one Q·Kᵀ, reduces nothing, and never rounds the
+/// scores through integers (masking in integers changes what the source
+/// computes). `otherwise` is the reason given when it is not.
+LogicalResult AttentionRaiser::toFunction(const Term *x, ScoresChain &chain,
+                                          const Twine &otherwise) {
+  const Term *leaf = nullptr;
+  bool ok = true;
+  std::function<void(const Term *)> visit = [&](const Term *t) {
+    if (t->kind == Term::Kind::Reduce || t->isOp("arith.fptosi") || t->isOp("arith.fptoui"))
+      ok = false;
+    if (t->kind == Term::Kind::Leaf && asContraction(t->tensor.getDefiningOp())) {
+      if (leaf && !sameTerm(leaf, t))
+        ok = false;
+      leaf = t;
+    }
+    for (const Term *o : t->operands)
+      visit(o);
+  };
+  visit(x);
+  if (!ok || !leaf)
+    return fail(otherwise);
+  chain.scores = leaf;
+  chain.function = x;
+  chain.functionScale = chain.scale;
+  chain.scale = 1.0;
+  outcome.notes.push_back(("as a score function: " + otherwise).str());
+  return success();
 }
 
 /// True when `t` reads a contraction's result: the scores side of a sum.
@@ -431,6 +467,7 @@ FailureOr<Value> AttentionRaiser::run() {
   bool staticLengths = !ShapedType::isDynamic(tq) && !ShapedType::isDynamic(tk);
   Band band;
   std::optional<Labelled> mask;
+  SmallVector<std::pair<const Term *, bool>> modKeeps; // the mask function's
   for (auto [cond, keepWhenTrue] : chain.keeps) {
     std::string why;
     const Term *c = cond;
@@ -461,13 +498,16 @@ FailureOr<Value> AttentionRaiser::run() {
       chain.constantBands.push_back(*kept);
       continue;
     }
-    // Not a band: an i1 tensor is sdpa's keep-mask operand.
-    if (c->kind != Term::Kind::Leaf || !c->type.isInteger(1) || !keepWhenTrue || mask ||
-        chain.additive)
-      return fail(llvm::formatv("a keep-mask is not a band of positions ({0}) nor one i1 "
-                                "tensor that keeps where true",
-                                why));
-    mask = Labelled{c->tensor, labelsOf(c->map, pointLabels)};
+    // Not a band: an i1 tensor is sdpa's keep-mask operand; anything else
+    // a mask function.
+    if (c->kind == Term::Kind::Leaf && c->type.isInteger(1) && keepWhenTrue && !mask &&
+        !chain.additive) {
+      mask = Labelled{c->tensor, labelsOf(c->map, pointLabels)};
+      continue;
+    }
+    if (c->reads(chain.scores->tensor))
+      return fail("a keep condition that reads the scores");
+    modKeeps.push_back({c, keepWhenTrue});
   }
   for (const Band &kept : chain.constantBands) {
     if (kept.lo)
@@ -526,8 +566,10 @@ FailureOr<Value> AttentionRaiser::run() {
                                 band.hi ? std::to_string(*band.hi) : "inf"));
     }
   }
-  if (mask)
-    rowsKeepAKey = false; // a mask tensor can drop a whole row
+  if (mask || !modKeeps.empty())
+    rowsKeepAKey = false; // a mask tensor or function can drop a whole row
+  if (chain.function && mayBeMinusInf(chain.function, chain.scores))
+    rowsKeepAKey = false; // so can a score function that yields -inf
   if (!rowsKeepAKey) {
     if (!zeroEmptyRows)
       return fail("a query row may keep no key: the source gives NaN (or a mean of V) "
@@ -573,10 +615,41 @@ FailureOr<Value> AttentionRaiser::run() {
   auto resultType = RankedTensorType::get(
       {q4Type.getDimSize(0), q4Type.getDimSize(1), q4Type.getDimSize(2), v4Type.getDimSize(3)},
       elementType);
-  Value sdpa = SdpaOp::create(rewriter, op.getLoc(), resultType, q4, k4, v4, maskValue,
-                              Value(), Value(), Value(), ValueRange(),
-                              rewriter.getF32FloatAttr(scale), causal, FloatAttr(), window,
-                              FloatAttr(), IntegerAttr());
+  // Score and mask functions: what no named feature holds.
+  std::optional<FunctionBuilder> functions;
+  if (chain.function || !modKeeps.empty()) {
+    if (nb > 2 && llvm::any_of(ArrayRef(batch).drop_back(),
+                               [&](int d) { return ShapedType::isDynamic(ranges[d]); }))
+      return fail("a score or mask function over dynamic batch dims");
+    FunctionPositions positions{batch, {}, queries, keys};
+    for (int d : batch)
+      positions.batchSizes.push_back(ranges[d]);
+    functions.emplace(rewriter, op.getLoc(), positions, chain.scores);
+    std::string why;
+    if (chain.function && failed(functions->addCaptures(chain.function, why)))
+      return fail(why);
+    for (auto [c, keepWhenTrue] : modKeeps)
+      if (failed(functions->addCaptures(c, why)))
+        return fail(why);
+  }
+  auto sdpaOp = SdpaOp::create(
+      rewriter, op.getLoc(), resultType, q4, k4, v4, maskValue, Value(), Value(), Value(),
+      functions ? ValueRange(functions->getCaptures()) : ValueRange(),
+      rewriter.getF32FloatAttr(scale), causal, FloatAttr(), window, FloatAttr(), IntegerAttr());
+  if (functions) {
+    std::string why;
+    if (chain.function &&
+        failed(functions->buildScore(sdpaOp.getScoreMod(), chain.function, chain.functionScale,
+                                     why))) {
+      rewriter.eraseOp(sdpaOp);
+      return fail(why);
+    }
+    if (!modKeeps.empty() && failed(functions->buildMask(sdpaOp.getMaskMod(), modKeeps, why))) {
+      rewriter.eraseOp(sdpaOp);
+      return fail(why);
+    }
+  }
+  Value sdpa = sdpaOp.getResult();
   outcome.sdpa = sdpa.getDefiningOp();
   Value o = fromRank4(sdpa, nb, batchSizes);
   // [batch…, queries, columns] into the output's own order.

@@ -57,6 +57,10 @@ struct ScoresChain {
   SmallVector<std::pair<const Term *, bool>> keeps;
   /// Bands kept by constant mask tensors (a causal buffer).
   SmallVector<Band> constantBands;
+  /// What is left of the scores chain when it is no named feature: the
+  /// score function `functionScale · function(S)`.
+  const Term *function = nullptr;
+  double functionScale = 1.0;
 };
 
 class AttentionRaiser {
@@ -79,6 +83,7 @@ private:
   LogicalResult peelScores(const Term *x, ScoresChain &chain);
   LogicalResult classifyMask(const Term *m, ScoresChain &chain, bool scaledAfter);
   bool containsScores(const Term *t);
+  LogicalResult toFunction(const Term *x, ScoresChain &chain, const Twine &otherwise);
   Labelled lookThrough(Labelled in, double *scale, int headLabel = kUnit);
   FailureOr<Value> arrange(Labelled in, ArrayRef<int> order, bool unitsAllowed);
   Value toRank4(Value v, unsigned batchCount);

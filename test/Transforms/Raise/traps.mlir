@@ -118,7 +118,8 @@ func.func @integer_scores(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor
   return %o : tensor<16x8xf32>
 }
 
-// A scale after an additive mask scales the mask too.
+// A scale after an additive mask scales the mask too: only a score
+// function holds it, and the mask tensor may hold -inf (an empty row).
 // CHECK-LABEL: func.func @scale_after_mask
 // CHECK-NOT: attn.sdpa
 func.func @scale_after_mask(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>, %bias: tensor<16x16xf32>) -> tensor<16x8xf32> {
@@ -160,12 +161,13 @@ func.func @scale_after_mask(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tens
   } -> tensor<16x16xf32>
   %e2 = tensor.empty() : tensor<16x8xf32>
   %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<16x8xf32>) -> tensor<16x8xf32>
-// expected-remark @below {{attn-raise: not raised: a scale is applied after the additive mask (sdpa adds the mask to the scaled scores)}}
+// expected-remark @below {{attn-raise: not raised: a query row may keep no key: the source gives NaN (or a mean of V) there and attn.sdpa gives 0; pass zero-empty-rows to raise anyway}}
   %o = linalg.matmul ins(%p, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%z2 : tensor<16x8xf32>) -> tensor<16x8xf32>
   return %o : tensor<16x8xf32>
 }
 
-// A lower bound on the key position that is a run-time value.
+// A lower bound on the key position that is a run-time value: a mask
+// function can hold it, but a row may then keep no key.
 // CHECK-LABEL: func.func @runtime_bound
 // CHECK-NOT: attn.sdpa
 func.func @runtime_bound(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>, %n: index) -> tensor<16x8xf32> {
@@ -209,7 +211,7 @@ func.func @runtime_bound(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<
   } -> tensor<16x16xf32>
   %e2 = tensor.empty() : tensor<16x8xf32>
   %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<16x8xf32>) -> tensor<16x8xf32>
-// expected-remark @below {{attn-raise: not raised: a keep-mask is not a band of positions (the mask compares positions with something other than constants) nor one i1 tensor that keeps where true}}
+// expected-remark @below {{attn-raise: not raised: a query row may keep no key: the source gives NaN (or a mean of V) there and attn.sdpa gives 0; pass zero-empty-rows to raise anyway}}
   %o = linalg.matmul ins(%p, %v : tensor<16x16xf32>, tensor<16x8xf32>) outs(%z2 : tensor<16x8xf32>) -> tensor<16x8xf32>
   return %o : tensor<16x8xf32>
 }

@@ -89,6 +89,26 @@ LogicalResult AttentionRaiser::matchShiftedExp(const Term *e, const Term *&x) {
 LogicalResult AttentionRaiser::matchSoftmax(const Term *p, const Term *&x) {
   p = stripFloatCasts(p);
   unsigned keys = pv.k;
+  // A NaN guard: select(isnan(p), 0, p), or select(rowmax == -inf, 0, p),
+  // zeroes exactly the rows that keep no key, as sdpa does.
+  if (p->isOp("arith.select")) {
+    const Term *c = p->operands[0], *t = p->operands[1], *f = p->operands[2];
+    bool isNan = c->isOp("arith.cmpf") &&
+                 c->predicate == static_cast<int64_t>(arith::CmpFPredicate::UNO) &&
+                 sameTerm(c->operands[0], c->operands[1]);
+    bool emptyRow = false;
+    if (c->isOp("arith.cmpf") &&
+        c->predicate == static_cast<int64_t>(arith::CmpFPredicate::OEQ))
+      for (unsigned i = 0; i < 2; ++i) {
+        const Term *m = stripFloatCasts(c->operands[i]), *n = stripFloatCasts(c->operands[1 - i]);
+        emptyRow |= m->kind == Term::Kind::Reduce && m->reduction == Term::Reduction::Max &&
+                    n->isConstant() && n->constant == -INFINITY;
+      }
+    if ((isNan || emptyRow) && isZero(t)) {
+      nanGuard = true;
+      p = stripFloatCasts(f);
+    }
+  }
   const Term *numerator = nullptr, *denominator = nullptr;
   if (p->isOp("arith.divf")) {
     numerator = p->operands[0];
@@ -144,6 +164,7 @@ LogicalResult AttentionRaiser::classifyMask(const Term *m, ScoresChain &chain,
                                             bool scaledAfter) {
   m = stripFloatCasts(m);
   if (std::optional<Band> band = bandOfConstant(m, pv.m, pv.k, ranges[pv.m], ranges[pv.k], /*additive=*/true)) {
+    chain.finiteFill = true; // its dropped entries may be finite
     chain.constantBands.push_back(*band);
     return success();
   }
@@ -151,10 +172,12 @@ LogicalResult AttentionRaiser::classifyMask(const Term *m, ScoresChain &chain,
     // + select(keep, 0, −inf) or + select(drop, −inf, 0)
     const Term *t = m->operands[1], *f = m->operands[2];
     if (isZero(t) && isMaskingConstant(f)) {
+      chain.finiteFill |= std::isfinite(stripFloatCasts(f)->constant);
       chain.keeps.push_back({m->operands[0], true});
       return success();
     }
     if (isMaskingConstant(t) && isZero(f)) {
+      chain.finiteFill |= std::isfinite(stripFloatCasts(t)->constant);
       chain.keeps.push_back({m->operands[0], false});
       return success();
     }
@@ -210,11 +233,13 @@ LogicalResult AttentionRaiser::peelScores(const Term *x, ScoresChain &chain) {
     if (x->isOp("arith.select")) {
       const Term *t = x->operands[1], *f = x->operands[2];
       if (isMaskingConstant(f) && containsScores(t)) {
+        chain.finiteFill |= std::isfinite(stripFloatCasts(f)->constant);
         chain.keeps.push_back({x->operands[0], true});
         x = t;
         continue;
       }
       if (isMaskingConstant(t) && containsScores(f)) {
+        chain.finiteFill |= std::isfinite(stripFloatCasts(t)->constant);
         chain.keeps.push_back({x->operands[0], false});
         x = f;
         continue;
@@ -570,6 +595,12 @@ FailureOr<Value> AttentionRaiser::run() {
     rowsKeepAKey = false; // a mask tensor or function can drop a whole row
   if (chain.function && mayBeMinusInf(chain.function, chain.scores))
     rowsKeepAKey = false; // so can a score function that yields -inf
+  if (!rowsKeepAKey && nanGuard && !chain.finiteFill) {
+    // The source zeroes a row that keeps no key, as sdpa does.
+    rowsKeepAKey = true;
+    outcome.notes.push_back("the source's NaN guard zeroes the rows that keep no key, as "
+                            "attn.sdpa does");
+  }
   if (!rowsKeepAKey) {
     if (!zeroEmptyRows)
       return fail("a query row may keep no key: the source gives NaN (or a mean of V) "

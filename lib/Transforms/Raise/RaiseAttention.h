@@ -61,6 +61,9 @@ struct ScoresChain {
   /// score function `functionScale · function(S)`.
   const Term *function = nullptr;
   double functionScale = 1.0;
+  /// A masking constant that is finite (-FLT_MAX) made a keep-mask: a row
+  /// it drops whole is a mean of V in the source, not NaN.
+  bool finiteFill = false;
 };
 
 class AttentionRaiser {
@@ -95,6 +98,7 @@ private:
   Outcome &outcome;
   MLIRContext *context;
   SmallVector<int64_t> ranges; ///< P·V's static loop ranges
+  bool nanGuard = false;        ///< P is NaN-guarded (empty rows are 0)
 };
 
 } // namespace mlir::attn::raise

@@ -10,7 +10,10 @@ sum / divide generics):
 - core: Q, K, V [1, 12, T, 64] in, attention out;
 - layer: x [T, 768] → fused QKV projection (matmul + bias) → slices and
   head split (expand_shape, transpose) → the core with heads as a
-  batch_matmul batch → head merge → output projection + bias + residual.
+  batch_matmul batch → head merge → output projection + bias + residual;
+- bert: a BERT-base layer as TOSA (rank-3 tosa.matmul projections, the
+  padding mask (1 - m)·-10000 added, reciprocal softmax), lowered to
+  linalg by upstream's TOSA passes first (not causal: every score counts).
 
 Each is timed through
 - unraised: attn-run --pipeline=reference (one-shot bufferisation,
@@ -19,7 +22,8 @@ Each is timed through
   threads do not apply to linalg loops);
 - raised: attn-run --pipeline=cpu --raise (attn-raise, then the fused
   kernel; the projections stay linalg loops in both).
-The IR is written to bench/raise/ (gpt2_core_T.mlir, gpt2_layer_T.mlir)."""
+The IR is written to bench/raise/ (gpt2_core_T.mlir, gpt2_layer_T.mlir,
+bert_tosa_T.mlir and its linalg form)."""
 
 import argparse
 import json
@@ -196,12 +200,78 @@ func.func @gpt2_layer(%x: tensor<{t}x{e}xf32>, %wqkv: tensor<{e}x{3*e}xf32>, %bq
 """
 
 
+def bert_tosa(t, h=12, d=64):
+    e = h * d
+    sc = 1.0 / d ** 0.5
+    return f"""func.func @bert_layer(%x: tensor<1x{t}x{e}xf32>, %mask: tensor<1x1x{t}xf32>,
+                      %wq: tensor<1x{e}x{e}xf32>, %wk: tensor<1x{e}x{e}xf32>, %wv: tensor<1x{e}x{e}xf32>,
+                      %wo: tensor<1x{e}x{e}xf32>, %bq: tensor<1x1x{e}xf32>, %bk: tensor<1x1x{e}xf32>,
+                      %bv: tensor<1x1x{e}xf32>, %bo: tensor<1x1x{e}xf32>) -> tensor<1x{t}x{e}xf32> {{
+  %zp = "tosa.const"() {{values = dense<0.0> : tensor<1xf32>}} : () -> tensor<1xf32>
+  %shift = "tosa.const"() {{values = dense<0> : tensor<1xi8>}} : () -> tensor<1xi8>
+  %one = "tosa.const"() {{values = dense<1.0> : tensor<1x1x1xf32>}} : () -> tensor<1x1x1xf32>
+  %big = "tosa.const"() {{values = dense<-10000.0> : tensor<1x1x1xf32>}} : () -> tensor<1x1x1xf32>
+  %scale = "tosa.const"() {{values = dense<{sc}> : tensor<1x1x1xf32>}} : () -> tensor<1x1x1xf32>
+  %s4 = tosa.const_shape {{values = dense<[1, {t}, {h}, {d}]> : tensor<4xindex>}} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {{values = dense<[{h}, {t}, {d}]> : tensor<3xindex>}} : () -> !tosa.shape<3>
+  %s3k = tosa.const_shape {{values = dense<[{h}, {d}, {t}]> : tensor<3xindex>}} : () -> !tosa.shape<3>
+  %sm = tosa.const_shape {{values = dense<[1, {t}, {t}]> : tensor<3xindex>}} : () -> !tosa.shape<3>
+  %se = tosa.const_shape {{values = dense<[1, {t}, {e}]> : tensor<3xindex>}} : () -> !tosa.shape<3>
+  %s4o = tosa.const_shape {{values = dense<[1, {h}, {t}, {d}]> : tensor<4xindex>}} : () -> !tosa.shape<4>
+  %qm = tosa.matmul %x, %wq, %zp, %zp : (tensor<1x{t}x{e}xf32>, tensor<1x{e}x{e}xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x{t}x{e}xf32>
+  %km = tosa.matmul %x, %wk, %zp, %zp : (tensor<1x{t}x{e}xf32>, tensor<1x{e}x{e}xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x{t}x{e}xf32>
+  %vm = tosa.matmul %x, %wv, %zp, %zp : (tensor<1x{t}x{e}xf32>, tensor<1x{e}x{e}xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x{t}x{e}xf32>
+  %q1 = tosa.add %qm, %bq : (tensor<1x{t}x{e}xf32>, tensor<1x1x{e}xf32>) -> tensor<1x{t}x{e}xf32>
+  %k1 = tosa.add %km, %bk : (tensor<1x{t}x{e}xf32>, tensor<1x1x{e}xf32>) -> tensor<1x{t}x{e}xf32>
+  %v1 = tosa.add %vm, %bv : (tensor<1x{t}x{e}xf32>, tensor<1x1x{e}xf32>) -> tensor<1x{t}x{e}xf32>
+  %q2 = tosa.reshape %q1, %s4 : (tensor<1x{t}x{e}xf32>, !tosa.shape<4>) -> tensor<1x{t}x{h}x{d}xf32>
+  %k2 = tosa.reshape %k1, %s4 : (tensor<1x{t}x{e}xf32>, !tosa.shape<4>) -> tensor<1x{t}x{h}x{d}xf32>
+  %v2 = tosa.reshape %v1, %s4 : (tensor<1x{t}x{e}xf32>, !tosa.shape<4>) -> tensor<1x{t}x{h}x{d}xf32>
+  %q3 = tosa.transpose %q2 {{perms = array<i32: 0, 2, 1, 3>}} : (tensor<1x{t}x{h}x{d}xf32>) -> tensor<1x{h}x{t}x{d}xf32>
+  %k3 = tosa.transpose %k2 {{perms = array<i32: 0, 2, 3, 1>}} : (tensor<1x{t}x{h}x{d}xf32>) -> tensor<1x{h}x{d}x{t}xf32>
+  %v3 = tosa.transpose %v2 {{perms = array<i32: 0, 2, 1, 3>}} : (tensor<1x{t}x{h}x{d}xf32>) -> tensor<1x{h}x{t}x{d}xf32>
+  %q4 = tosa.reshape %q3, %s3 : (tensor<1x{h}x{t}x{d}xf32>, !tosa.shape<3>) -> tensor<{h}x{t}x{d}xf32>
+  %k4 = tosa.reshape %k3, %s3k : (tensor<1x{h}x{d}x{t}xf32>, !tosa.shape<3>) -> tensor<{h}x{d}x{t}xf32>
+  %v4 = tosa.reshape %v3, %s3 : (tensor<1x{h}x{t}x{d}xf32>, !tosa.shape<3>) -> tensor<{h}x{t}x{d}xf32>
+  %s = tosa.matmul %q4, %k4, %zp, %zp : (tensor<{h}x{t}x{d}xf32>, tensor<{h}x{d}x{t}xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<{h}x{t}x{t}xf32>
+  %ss = tosa.mul %s, %scale, %shift : (tensor<{h}x{t}x{t}xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<{h}x{t}x{t}xf32>
+  %inv = tosa.sub %one, %mask : (tensor<1x1x1xf32>, tensor<1x1x{t}xf32>) -> tensor<1x1x{t}xf32>
+  %pen = tosa.mul %inv, %big, %shift : (tensor<1x1x{t}xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<1x1x{t}xf32>
+  %xs = tosa.add %ss, %pen : (tensor<{h}x{t}x{t}xf32>, tensor<1x1x{t}xf32>) -> tensor<{h}x{t}x{t}xf32>
+  %m = tosa.reduce_max %xs {{axis = 2 : i32}} : (tensor<{h}x{t}x{t}xf32>) -> tensor<{h}x{t}x1xf32>
+  %dd = tosa.sub %xs, %m : (tensor<{h}x{t}x{t}xf32>, tensor<{h}x{t}x1xf32>) -> tensor<{h}x{t}x{t}xf32>
+  %ex = tosa.exp %dd : (tensor<{h}x{t}x{t}xf32>) -> tensor<{h}x{t}x{t}xf32>
+  %sum = tosa.reduce_sum %ex {{axis = 2 : i32}} : (tensor<{h}x{t}x{t}xf32>) -> tensor<{h}x{t}x1xf32>
+  %r = tosa.reciprocal %sum : (tensor<{h}x{t}x1xf32>) -> tensor<{h}x{t}x1xf32>
+  %p = tosa.mul %ex, %r, %shift : (tensor<{h}x{t}x{t}xf32>, tensor<{h}x{t}x1xf32>, tensor<1xi8>) -> tensor<{h}x{t}x{t}xf32>
+  %o = tosa.matmul %p, %v4, %zp, %zp : (tensor<{h}x{t}x{t}xf32>, tensor<{h}x{t}x{d}xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<{h}x{t}x{d}xf32>
+  %o1 = tosa.reshape %o, %s4o : (tensor<{h}x{t}x{d}xf32>, !tosa.shape<4>) -> tensor<1x{h}x{t}x{d}xf32>
+  %o2 = tosa.transpose %o1 {{perms = array<i32: 0, 2, 1, 3>}} : (tensor<1x{h}x{t}x{d}xf32>) -> tensor<1x{t}x{h}x{d}xf32>
+  %o3 = tosa.reshape %o2, %se : (tensor<1x{t}x{h}x{d}xf32>, !tosa.shape<3>) -> tensor<1x{t}x{e}xf32>
+  %pr = tosa.matmul %o3, %wo, %zp, %zp : (tensor<1x{t}x{e}xf32>, tensor<1x{e}x{e}xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x{t}x{e}xf32>
+  %pb = tosa.add %pr, %bo : (tensor<1x{t}x{e}xf32>, tensor<1x1x{e}xf32>) -> tensor<1x{t}x{e}xf32>
+  %out = tosa.add %pb, %x : (tensor<1x{t}x{e}xf32>, tensor<1x{t}x{e}xf32>) -> tensor<1x{t}x{e}xf32>
+  return %out : tensor<1x{t}x{e}xf32>
+}}
+"""
+
+
+def lower_tosa(build, path, out):
+    """The TOSA program as linalg (upstream's TOSA lowerings), as a
+    TOSA-importing pipeline would hand it to attn-raise."""
+    subprocess.run([os.path.join(build, "bin", "attn-opt"), path, "--pass-pipeline="
+                    "builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,"
+                    "tosa-to-arith,tosa-to-tensor))", "-o", out], check=True)
+
+
 def run(build, path, pipeline, raise_, threads, repeat):
     cmd = [os.path.join(build, "bin", "attn-run"), path, "--pipeline=" + pipeline,
            "--random-inputs", "--seed=1", "--repeat=%d" % repeat, "--json",
            "--num-threads=%d" % threads]
     if raise_:
-        cmd.append("--raise")
+        # The BERT mask is a function argument: a row it drops whole would
+        # be NaN in the source and 0 raised (docs/raise.md).
+        cmd.append("--raise=zero-empty-rows=1")
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)["median_ms"]
 
@@ -213,7 +283,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--only", choices=["core", "layer"])
+    ap.add_argument("--only", choices=["core", "layer", "bert"])
     args = ap.parse_args()
     outdir = os.path.join(ROOT, "bench", "raise")
     os.makedirs(outdir, exist_ok=True)
@@ -224,8 +294,10 @@ def main():
     proj_flops = 2 * t * 768 * (3 * 768) + 2 * t * 768 * 768
     # The causal kernel computes about half of Q·Kᵀ and P·V: "of the peak"
     # counts that half.
+    bert_flops = attn_flops + 2 * t * 768 * 768 * 4
     programs = [("core", core(t), attn_flops, attn_flops / 2),
-                ("layer", layer(t), attn_flops + proj_flops, attn_flops / 2 + proj_flops)]
+                ("layer", layer(t), attn_flops + proj_flops, attn_flops / 2 + proj_flops),
+                ("bert", bert_tosa(t), bert_flops, bert_flops)]
     threads = args.threads or os.cpu_count()
     peak = json.loads(subprocess.run(
         [os.path.join(args.build, "bin", "attn-fma-peak"), "--threads=%d" % threads],
@@ -237,9 +309,14 @@ def main():
     for name, text, flops, work in programs:
         if args.only and name != args.only:
             continue
-        path = os.path.join(outdir, "gpt2_%s_%d.mlir" % (name, t))
+        stem = "bert_tosa_%d" % t if name == "bert" else "gpt2_%s_%d" % (name, t)
+        path = os.path.join(outdir, stem + ".mlir")
         with open(path, "w") as f:
             f.write(text)
+        if name == "bert":
+            linalg = os.path.join(outdir, stem + "_linalg.mlir")
+            lower_tosa(args.build, path, linalg)
+            path = linalg
         plain, raised = [], []
         for _ in range(args.rounds):
             plain.append(run(args.build, path, "reference", False, args.threads, args.repeat))

@@ -295,8 +295,18 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     return success();
   });
   PassManager pm(ctx);
-  if (options.raise)
-    pm.addPass(mlir::attn::createAttnRaise());
+  if (options.raise) {
+    std::unique_ptr<Pass> raise = mlir::attn::createAttnRaise();
+    std::string bad;
+    if (failed(raise->initializeOptions(*options.raise, [&](const Twine &msg) {
+          bad = msg.str();
+          return failure();
+        })))
+      return compileError(CompileErrorKind::BadOption,
+                          "attn-raise options '" + *options.raise + "': " +
+                              (bad.empty() ? std::string("not understood") : bad));
+    pm.addPass(std::move(raise));
+  }
   // Unset tile sizes keep each pipeline's own default; each fused
   // lowering checks its own rule before anything runs. (A ring was
   // sharded before: the rest of its lowering is the CPU pipeline's.)

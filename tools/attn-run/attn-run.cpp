@@ -127,11 +127,12 @@ static cl::opt<double> minSeconds(
     cl::desc("--repeat: keep timing runs past N until they add up to at least S seconds "
              "(the median is over every timed run; \"repeat\" in the report says how many)"),
     cl::value_desc("S"), cl::init(0), cl::cat(runCategory));
-static cl::opt<bool> raiseOpt(
-    "raise",
-    cl::desc("Raise linalg attention chains to attn.sdpa first (attn-raise) "
-             "in --pipeline's run; --compare-with runs the function as written"),
-    cl::cat(runCategory));
+static cl::opt<std::string> raiseOpt(
+    "raise", cl::ValueOptional,
+    cl::desc("Raise linalg attention chains to attn.sdpa first (attn-raise, "
+             "with its options if given: --raise=\"zero-empty-rows=1\") in "
+             "--pipeline's run; --compare-with runs the function as written"),
+    cl::value_desc("OPTIONS"), cl::cat(runCategory));
 static cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"), cl::cat(runCategory));
 static cl::opt<int64_t> tileQ("tile-q",
                               cl::desc("Query rows per tile of the fused kernel (default: the "
@@ -466,7 +467,7 @@ int main(int argc, char **argv) {
   }
   // --raise applies to --pipeline's run; --compare-with runs the
   // function as written.
-  auto compiled = [&](rt::Pipeline p, bool raise) {
+  auto compiled = [&](rt::Pipeline p, std::optional<std::string> raise) {
     progress.show("compiling through the " + rt::pipelineName(p) + " pipeline");
     SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, diagnosticStream());
     rt::JitOptions options = jit;
@@ -490,7 +491,9 @@ int main(int argc, char **argv) {
     }
     return std::move(*fn);
   };
-  std::unique_ptr<rt::CompiledFunction> fn = compiled(*pipeline, raiseOpt);
+  std::unique_ptr<rt::CompiledFunction> fn = compiled(*pipeline, raiseOpt.getNumOccurrences()
+                                                                ? std::optional<std::string>(raiseOpt)
+                                                                : std::nullopt);
   // Say once per op what the fused pipeline left to the reference lowering.
   progress.clear();
   for (const std::string &n : fn->unfusedOps())
@@ -563,7 +566,7 @@ int main(int argc, char **argv) {
                  << "\n";
   }
   if (refPipeline && !skippedComparison) {
-    std::unique_ptr<rt::CompiledFunction> ref = compiled(*refPipeline, false);
+    std::unique_ptr<rt::CompiledFunction> ref = compiled(*refPipeline, std::nullopt);
     progress.show("running @" + name + " through the " + rt::pipelineName(*refPipeline) +
                   " pipeline");
     auto reference = ref->call(args);

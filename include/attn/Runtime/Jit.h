@@ -157,8 +157,9 @@ struct TensorSpec {
 
 struct JitOptions {
   /// Raise linalg attention chains to attn.sdpa (attn-raise) before the
-  /// pipeline.
-  bool raise = false;
+  /// pipeline, with these pass options (e.g. "zero-empty-rows=1"; empty:
+  /// the defaults). A bad option is a BadOption error.
+  std::optional<std::string> raise;
   /// LLVM optimisation level for the JIT'd code (0-3).
   unsigned optLevel = 3;
   /// Keep the object file so that dumpObject() can write it.

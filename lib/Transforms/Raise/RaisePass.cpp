@@ -42,6 +42,12 @@ void eraseWithDeadProducers(RewriterBase &rewriter, Operation *op,
   }
 }
 
+/// True when every batch loop of `c` has static size 1: a plain matmul.
+bool unitBatch(Contraction c) {
+  SmallVector<int64_t> ranges = c.op.getStaticLoopRanges();
+  return llvm::all_of(c.batch, [&](unsigned b) { return ranges[b] == 1; });
+}
+
 /// Contractions without batch dims whose result reaches `v` through views
 /// and elementwise generics: the Q/K/V projections of an attention (their
 /// slices, head splits and bias adds in between).
@@ -50,7 +56,7 @@ void collectProducers(Value v, llvm::SetVector<Operation *> &found, int depth = 
   if (!def || depth > 16)
     return;
   if (auto c = asContraction(def)) {
-    if (c->batch.empty())
+    if (unitBatch(*c))
       found.insert(def);
     return;
   }
@@ -78,7 +84,7 @@ void collectConsumers(Value v, llvm::SetVector<Operation *> &found, int depth = 
       collectConsumers(user->getResult(0), found, depth + 1);
       continue;
     }
-    if (auto c = asContraction(user); c && c->batch.empty() && use.getOperandNumber() == 0)
+    if (auto c = asContraction(user); c && unitBatch(*c) && use.getOperandNumber() == 0)
       found.insert(user);
   }
 }
@@ -89,11 +95,14 @@ FailureOr<Value> raiseProjection(RewriterBase &rewriter, Operation *op) {
   Contraction c = *asContraction(op);
   SmallVector<AffineMap> maps = c.op.getIndexingMapsArray();
   MLIRContext *ctx = op->getContext();
+  // Batch dims of size 1 (TOSA's rank-3 matmul) lead every operand.
   auto dims = [&](std::initializer_list<unsigned> ds) {
     SmallVector<AffineExpr> exprs;
+    for (unsigned b : c.batch)
+      exprs.push_back(getAffineDimExpr(b, ctx));
     for (unsigned d : ds)
       exprs.push_back(getAffineDimExpr(d, ctx));
-    return AffineMap::get(3, 0, exprs, ctx);
+    return AffineMap::get(c.op.getNumLoops(), 0, exprs, ctx);
   };
   if (maps[0] != dims({c.m, c.k}) || maps[2] != dims({c.m, c.n}))
     return failure();
@@ -111,6 +120,14 @@ FailureOr<Value> raiseProjection(RewriterBase &rewriter, Operation *op) {
       !isa<Float32Type, Float16Type, BFloat16Type>(element))
     return failure();
   rewriter.setInsertionPoint(op);
+  if (!c.batch.empty()) {
+    // W [1…, K, N] as [K, N].
+    ReassociationIndices first;
+    for (unsigned d = 0; d <= c.batch.size(); ++d)
+      first.push_back(d);
+    SmallVector<ReassociationIndices> groups{first, {static_cast<int64_t>(c.batch.size() + 1)}};
+    w = tensor::CollapseShapeOp::create(rewriter, op->getLoc(), w, groups);
+  }
   return ProjectOp::create(rewriter, op->getLoc(), op->getResult(0).getType(), x, w, Value(),
                            WeightLayoutAttr::get(ctx, layout))
       .getResult();

@@ -17,9 +17,9 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <deque>
+#include <functional>
 #include <optional>
 
 namespace mlir::attn::raise {
@@ -66,7 +66,7 @@ public:
   /// `stop(v)`: true when `v` must stay a leaf even if it could be read
   /// through (the contractions the pattern matches itself).
   TermBuilder(MLIRContext *context, unsigned rank, unsigned reducedDim,
-              llvm::function_ref<bool(Value)> stop)
+              std::function<bool(Value)> stop)
       : context(context), rank(rank), reducedDim(reducedDim), stop(stop) {}
 
   /// Element `map(point)` of `v` (a ranked tensor): `map` has `rank` dims
@@ -91,7 +91,7 @@ private:
 
   MLIRContext *context;
   unsigned rank, reducedDim;
-  llvm::function_ref<bool(Value)> stop;
+  std::function<bool(Value)> stop; // owned: callers pass temporaries
   std::deque<Term> terms;
   llvm::DenseMap<std::pair<Value, AffineMap>, const Term *> memo;
 };

@@ -359,23 +359,32 @@ Labelled AttentionRaiser::lookThrough(Labelled in, double *scale, int headLabel)
 FailureOr<Value> AttentionRaiser::run() {
   linalg::LinalgOp op = pv.op;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  // P reads the queries and the keys; V the keys and the output columns.
-  int pIndex = -1;
-  for (int i = 0; i < 2; ++i)
-    if (maps[i].isFunctionOfDim(pv.m) && !maps[i].isFunctionOfDim(pv.n))
-      pIndex = i;
-  if (pIndex < 0)
-    return fail("not a product of probabilities and values");
-  OpOperand *pOperand = op.getDpsInputOperand(pIndex);
-  OpOperand *vOperand = op.getDpsInputOperand(1 - pIndex);
-
   unsigned loops = op.getNumLoops();
   ranges = op.getStaticLoopRanges();
   TermBuilder terms(context, loops, pv.k, [](Value v) {
     return static_cast<bool>(asContraction(v.getDefiningOp()));
   });
-  const Term *p = terms.build(pOperand->get(), maps[pIndex]);
-  outcome.attentionLike = containsExp(p);
+  // P reads the queries and the keys, V the keys and the output columns:
+  // P is the operand with an exp in it, on either side (O[e, i] = Σ V·P
+  // makes the queries the contraction's n).
+  int pIndex = -1;
+  const Term *p = nullptr;
+  for (int i = 0; i < 2 && pIndex < 0; ++i) {
+    bool readsM = maps[i].isFunctionOfDim(pv.m), readsN = maps[i].isFunctionOfDim(pv.n);
+    if (readsM == readsN)
+      continue;
+    const Term *candidate = terms.build(op.getDpsInputOperand(i)->get(), maps[i]);
+    if (!containsExp(candidate))
+      continue;
+    pIndex = i;
+    p = candidate;
+    if (readsN)
+      std::swap(pv.m, pv.n); // from here on pv.m is the queries
+  }
+  if (pIndex < 0)
+    return fail("not a product of probabilities and values");
+  outcome.attentionLike = true;
+  OpOperand *vOperand = op.getDpsInputOperand(1 - pIndex);
 
   const Term *x = nullptr;
   if (failed(matchSoftmax(p, x)))

@@ -3,7 +3,8 @@
 // linalg.index), softmax on whole tensors (arith/math on tensors,
 // linalg.broadcast of the row max and sum), an f16 attention whose
 // softmax runs in f32 between extf and truncf (raised: 4.9e-4 from the
-// source, whose P·V accumulates in f16), and a NaN-guarded softmax.
+// source, whose P·V accumulates in f16), a NaN-guarded softmax, and P·V
+// written transposed with V as the first operand.
 // RUN: attn-opt %s --attn-raise --canonicalize | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-run %s --entry=argmax_max --random-inputs --seed=1 --output=%t/a.npy --quiet
@@ -16,6 +17,8 @@
 // RUN: attn-run %s --entry=half --pipeline=cpu --raise --random-inputs --seed=3 --expect=%t/c.npy --rtol=0 --atol=2e-3 --quiet | FileCheck %s --check-prefix=RAN
 // RUN: attn-run %s --entry=nan_guard --random-inputs --seed=4 --output=%t/d.npy --quiet
 // RUN: attn-run %s --entry=nan_guard --pipeline=cpu --raise --random-inputs --seed=4 --expect=%t/d.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s --check-prefix=RAN
+// RUN: attn-run %s --entry=transposed_output --random-inputs --seed=5 --output=%t/e.npy --quiet
+// RUN: attn-run %s --entry=transposed_output --pipeline=cpu --raise --random-inputs --seed=5 --expect=%t/e.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s --check-prefix=RAN
 // RAN: ok
 
 #id = affine_map<(b, i, j) -> (b, i, j)>
@@ -196,4 +199,53 @@ func.func @nan_guard(%q: tensor<2x16x8xf32>, %k: tensor<2x8x16xf32>, %v: tensor<
   %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x16x8xf32>) -> tensor<2x16x8xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x16x16xf32>, tensor<2x16x8xf32>) outs(%z2 : tensor<2x16x8xf32>) -> tensor<2x16x8xf32>
   return %o : tensor<2x16x8xf32>
+}
+
+// O written transposed, V first: O[e, i] = Σ_j V[j, e]·P[i, j] (the
+// queries are the contraction's n).
+// CHECK-LABEL: func.func @transposed_output
+// CHECK: attn.sdpa {{.*}} {scale = 1.000000e+00 : f32} : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+// CHECK: linalg.transpose
+func.func @transposed_output(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>) -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<16x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e0 : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s = linalg.matmul indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>]
+         ins(%q, %k : tensor<16x8xf32>, tensor<16x8xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %e1 = tensor.empty() : tensor<16xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>
+  %m = linalg.reduce ins(%s : tensor<16x16xf32>) outs(%m0 : tensor<16xf32>) dimensions = [1]
+         (%x: f32, %acc: f32) { %r = arith.maximumf %x, %acc : f32
+                               linalg.yield %r : f32 }
+  %e = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+         ins(%s, %m : tensor<16x16xf32>, tensor<16xf32>) outs(%e0 : tensor<16x16xf32>) {
+  ^bb0(%x: f32, %mx: f32, %o: f32):
+    %d = arith.subf %x, %mx : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<16x16xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<16xf32>) -> tensor<16xf32>
+  %sum = linalg.reduce ins(%e : tensor<16x16xf32>) outs(%s0 : tensor<16xf32>) dimensions = [1]
+           (%x: f32, %acc: f32) { %r = arith.addf %x, %acc : f32
+                                 linalg.yield %r : f32 }
+  %p = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+         ins(%e, %sum : tensor<16x16xf32>, tensor<16xf32>) outs(%e0 : tensor<16x16xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<16x16xf32>
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(e, i, j) -> (j, e)>, affine_map<(e, i, j) -> (i, j)>, affine_map<(e, i, j) -> (e, i)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+         ins(%v, %p : tensor<16x8xf32>, tensor<16x16xf32>) outs(%z2 : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %mm : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16xf32>
+  return %o : tensor<8x16xf32>
 }

@@ -99,6 +99,11 @@ struct CompileOptions {
   /// TF32 operands (10 mantissa bits, about f16's relative error; f32
   /// accumulation and softmax). Off: f32 keeps full precision.
   bool tf32 = false;
+  /// Raise attention written as generic linalg to attn.sdpa first
+  /// (attn-raise, docs/raise.md), with these pass options ("" = its
+  /// defaults, e.g. "zero-empty-rows=1"); unset: the IR is taken as it is.
+  /// A bad option is an error status.
+  std::optional<std::string> raise;
 };
 
 enum class Causal { None, TopLeft, BottomRight };

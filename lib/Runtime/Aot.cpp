@@ -72,7 +72,10 @@ static void useGuardedAllocator(llvm::Module &m) {
   for (auto [from, to] : {std::pair<const char *, const char *>{"malloc", "attnGuardedMalloc"},
                           {"aligned_alloc", "attnGuardedAlignedAlloc"},
                           {"posix_memalign", "attnGuardedPosixMemalign"},
-                          {"free", "attnGuardedFree"}})
+                          {"free", "attnGuardedFree"},
+                          // strided memref.copy (libattn_aot's, not
+                          // libmlir_c_runner_utils')
+                          {"memrefCopy", "attnMemrefCopy"}})
     if (llvm::Function *f = m.getFunction(from); f && f->isDeclaration()) {
       if (llvm::Function *existing = m.getFunction(to)) {
         f->replaceAllUsesWith(existing);

@@ -445,6 +445,7 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
   jo.threads = options.threads;
   jo.gpuDeviceResident = options.deviceResident;
   jo.gpuTf32 = options.tf32;
+  jo.raise = options.raise;
   im.deviceResident = options.deviceResident;
   auto fn = rt::CompiledFunction::compile(
       *im.module, entry,

@@ -8,6 +8,7 @@
 #include "attn/Runtime/CudaRuntime.h"
 
 #include "attn/Runtime/GuardedAlloc.h"
+#include "attn/Runtime/MemrefCopy.h"
 #include "attn/Runtime/PackedCall.h"
 
 #include "Lowering.h"
@@ -229,6 +230,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
                              llvm::JITSymbolFlags::Exported};
     };
     for (auto [name, addr] : guardedAllocSymbols())
+      add(name, addr);
+    // Strided copies of generic IR (an insert_slice, a concat).
+    for (auto [name, addr] : ::attn::runtime::memrefCopySymbols())
       add(name, addr);
     if (pipeline == Pipeline::Gpu)
       for (auto [name, addr] : cudaRuntimeSymbols())

@@ -91,14 +91,21 @@ specialise(ModuleOp module, llvm::StringRef entry,
     return nullptr;
   OwningOpRef<func::FuncOp> fn = original.clone();
   Block &body = fn->getBody().front();
+  bool retyped = false;
   for (auto [arg, shape] : llvm::zip(body.getArguments(), shapes)) {
     auto t = dyn_cast<RankedTensorType>(arg.getType());
     if (!t || t.getRank() != (int64_t)shape.size())
       return nullptr;
     auto concrete = RankedTensorType::get(shape, t.getElementType());
-    if (concrete != t)
+    if (concrete != t) {
       arg.setType(concrete);
+      retyped = true;
+    }
   }
+  // Arguments of exactly their declared (static) types: every op keeps its
+  // types, whatever dialect it is from (generic IR, before attn-raise).
+  if (!retyped)
+    return fn;
   // Any other op that consumes a retyped value ends the specialisation (its
   // types are not ours to infer).
   for (Operation &op : body.without_terminator()) {

@@ -71,14 +71,17 @@ def _functions(text):
 
 
 def compile(mlir_text, pipeline="cpu", entry=None, *, threads=0, tile_q=None,
-            tile_k=None, opt_level=3):
+            tile_k=None, opt_level=3, attn_raise=False):
     """Compiles function `entry` of `mlir_text` (attn, func, arith, tensor IR)
     through `pipeline`: 'cpu' (attn-cpu-pipeline: fused, tiled, vectorised,
     OpenMP, `threads` workers, 0 = one per core, `tile_q`/`tile_k` query rows
     and keys per tile) or 'reference' (unfused). `entry` may be left out
-    when the text has one function. Errors (IR that does not parse or
-    verify, with the verifier's messages; a failed lowering) raise
-    attn_mlir.AttnError."""
+    when the text has one function. `attn_raise=True` first raises attention
+    written as generic linalg (torch-mlir's output) to attn.sdpa (the
+    attn-raise pass, docs/raise.md); a string passes its options
+    ("zero-empty-rows=1"). Errors (IR that does not parse or verify, with
+    the verifier's messages; a failed lowering; a bad attn-raise option)
+    raise attn_mlir.AttnError."""
     if not isinstance(mlir_text, str):
         raise TypeError("attn_mlir.compile: mlir_text must be a str of attn IR, got %s"
                         % type(mlir_text).__name__)
@@ -90,6 +93,15 @@ def compile(mlir_text, pipeline="cpu", entry=None, *, threads=0, tile_q=None,
                                 "%d functions (%s)" % (len(names),
                                                        ", ".join("@" + n for n in names))))
         entry = names[0]
+    if attn_raise is True:
+        raise_options = ""
+    elif attn_raise is False or attn_raise is None:
+        raise_options = None
+    elif isinstance(attn_raise, str):
+        raise_options = attn_raise
+    else:
+        raise TypeError("attn_mlir.compile: attn_raise must be a bool or a str of "
+                        "attn-raise options, got %s" % type(attn_raise).__name__)
     kernel = _attn_mlir.compile(mlir_text, entry, pipeline, threads, tile_q, tile_k,
-                                opt_level)
+                                opt_level, raise_options)
     return CompiledFunction(kernel, entry)

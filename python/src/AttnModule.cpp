@@ -264,8 +264,10 @@ private:
 std::shared_ptr<PyKernel> compileText(const std::string &text, const std::string &entry,
                                       const std::string &target, int64_t threads,
                                       std::optional<int64_t> tileQ,
-                                      std::optional<int64_t> tileK, unsigned optLevel) {
+                                      std::optional<int64_t> tileK, unsigned optLevel,
+                                      std::optional<std::string> raise) {
   attn::CompileOptions o = compileOptions(target, threads, tileQ, tileK, optLevel);
+  o.raise = std::move(raise);
   std::unique_ptr<attn::Kernel> k;
   attn::Status s;
   {
@@ -339,7 +341,7 @@ PYBIND11_MODULE(_attn_mlir, m) {
   m.def("compile", &compileText, py::arg("text"), py::arg("entry"),
         py::arg("target") = "cpu", py::arg("threads") = 0,
         py::arg("tile_q") = py::none(), py::arg("tile_k") = py::none(),
-        py::arg("opt_level") = 3);
+        py::arg("opt_level") = 3, py::arg("raise_options") = py::none());
 
   m.def(
       "sdpa_mlir",

@@ -176,3 +176,27 @@ func.func @masked(%q: tensor<2x4x?x32xf16>, %k: tensor<2x4x?x32xf16>,
     out = f(q, k, v, m)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.float16
     assert attn_ref.max_err(out, attn_ref.sdpa(q, k, v, keep=m)) < 2e-3
+
+
+def test_attn_raise_generic_attention():
+    """attn_raise=True raises attention written as generic linalg (the docs'
+    torch-mlir-style example) to attn.sdpa: the result is the NumPy softmax
+    attention, as is the same text compiled without raising; a bad
+    attn-raise option is an AttnError."""
+    with open(os.path.join(SRC, "examples", "raise", "attention_2d.mlir")) as f:
+        text = f.read()
+    q, k, v = (rand(16, 8, seed=s) for s in (1, 2, 3))
+    qd, kd, vd = (x.astype(np.float64) for x in (q, k, v))
+    s = qd @ kd.T  # the example has no scale
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ vd
+    raised = attn_mlir.compile(text, attn_raise=True)
+    plain = attn_mlir.compile(text, attn_raise=False)
+    np.testing.assert_allclose(raised(q, k, v), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(plain(q, k, v), want, rtol=1e-5, atol=1e-6)
+    options = attn_mlir.compile(text, attn_raise="report=0 projections=1")
+    np.testing.assert_allclose(options(q, k, v), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(attn_mlir.AttnError, match="no such option"):
+        attn_mlir.compile(text, attn_raise="no-such-option=1")
+    with pytest.raises(TypeError, match="attn_raise"):
+        attn_mlir.compile(text, attn_raise=3)

@@ -443,6 +443,10 @@ FailureOr<Value> AttentionRaiser::run() {
       return fail("the scores' batch dims are not P·V's");
   if (qk.batch.size() != pv.batch.size())
     return fail("the scores and P·V have different batch dims");
+  for (auto [n, b] : llvm::enumerate(qk.batch))
+    for (unsigned other : ArrayRef(qk.batch).drop_front(n + 1))
+      if (qkLabel[b] == qkLabel[other])
+        return fail("two batch dims of the scores are read at one index");
 
   SmallVector<AffineMap> qkMaps = qk.op.getIndexingMapsArray();
   auto labelsOf = [&](AffineMap map, ArrayRef<int> loopLabels) {

@@ -35,6 +35,8 @@ struct Term {
   };
   enum class Reduction { Max, Sum };
 
+  Term(Kind kind, Type type) : kind(kind), type(type) {}
+
   Kind kind;
   Type type;                           ///< the element type
   double constant = 0;                 ///< Constant

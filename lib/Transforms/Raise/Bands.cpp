@@ -156,14 +156,7 @@ std::optional<Band> mlir::attn::raise::analyzeBand(const Term *cond, unsigned i,
     auto b = analyzeBand(cond->operands[1], i, j, why);
     if (!b)
       return std::nullopt;
-    auto pick = [](std::optional<int64_t> x, std::optional<int64_t> y, bool max) {
-      if (!x)
-        return y;
-      if (!y)
-        return x;
-      return std::optional<int64_t>(max ? std::max(*x, *y) : std::min(*x, *y));
-    };
-    return Band{pick(a->lo, b->lo, true), pick(a->hi, b->hi, false)};
+    return intersect(*a, *b);
   } else if (cond->isOp("arith.cmpi") || cond->isOp("arith.cmpf")) {
     auto a = linearOf(cond->operands[0], i, j), b = linearOf(cond->operands[1], i, j);
     if (!a || !b) {
@@ -231,14 +224,29 @@ std::optional<Band> mlir::attn::raise::analyzeBand(const Term *cond, unsigned i,
   }
   if (!negated)
     return band;
-  if (band->lo && band->hi) {
+  return complement(*band, why);
+}
+
+Band mlir::attn::raise::intersect(const Band &a, const Band &b) {
+  auto pick = [](std::optional<int64_t> x, std::optional<int64_t> y, bool max) {
+    if (!x)
+      return y;
+    if (!y)
+      return x;
+    return std::optional<int64_t>(max ? std::max(*x, *y) : std::min(*x, *y));
+  };
+  return Band{pick(a.lo, b.lo, true), pick(a.hi, b.hi, false)};
+}
+
+std::optional<Band> mlir::attn::raise::complement(const Band &band, std::string &why) {
+  if (band.lo && band.hi) {
     why = "the mask keeps everything outside a band";
     return std::nullopt;
   }
-  if (band->hi)
-    return Band{*band->hi + 1, std::nullopt};
-  if (band->lo)
-    return Band{std::nullopt, *band->lo - 1};
+  if (band.hi)
+    return Band{*band.hi + 1, std::nullopt};
+  if (band.lo)
+    return Band{std::nullopt, *band.lo - 1};
   why = "the mask keeps no key at all";
   return std::nullopt;
 }

@@ -15,6 +15,12 @@ struct Band {
   std::optional<int64_t> lo, hi;
 };
 
+/// The keys both bands keep.
+Band intersect(const Band &a, const Band &b);
+/// The keys `band` drops, when they are a band (`band` bounded on one side
+/// only); nullopt otherwise, with `why` set.
+std::optional<Band> complement(const Band &band, std::string &why);
+
 /// The band an i1 term keeps, when it is a conjunction of comparisons of
 /// `j − i` with constants (through index casts, i1 round trips through
 /// wider integers, and negations); nullopt otherwise, with `why` set.

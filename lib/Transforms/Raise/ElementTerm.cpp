@@ -157,19 +157,30 @@ static std::optional<double> constantValue(Value v) {
   return std::nullopt;
 }
 
+/// An arith or math op with one result: what a term can hold.
+static bool isArithOrMath(Operation *def) {
+  return def && def->getNumResults() == 1 && def->getDialect() &&
+         isa<arith::ArithDialect, math::MathDialect>(def->getDialect());
+}
+
+/// The Op term of `def` (its name and compare predicate), operands to add.
+static Term opTerm(Operation *def, Type type) {
+  Term t{Term::Kind::Op, type};
+  t.name = def->getName().getStringRef();
+  if (auto pred = def->getAttrOfType<IntegerAttr>("predicate"))
+    t.predicate = pred.getInt();
+  return t;
+}
+
 const Term *TermBuilder::build(Value v, AffineMap map) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type) { // a scalar: a constant, arith/math of scalars, or opaque
     if (auto c = constantValue(v))
       return constant(*c, v.getType());
     Operation *def = v.getDefiningOp();
-    if (def && def->getNumResults() == 1 && def->getDialect() &&
-        isa<arith::ArithDialect, math::MathDialect>(def->getDialect()) &&
+    if (isArithOrMath(def) &&
         llvm::none_of(def->getOperandTypes(), [](Type t) { return isa<ShapedType>(t); })) {
-      Term t{Term::Kind::Op, v.getType()};
-      t.name = def->getName().getStringRef();
-      if (auto pred = def->getAttrOfType<IntegerAttr>("predicate"))
-        t.predicate = pred.getInt();
+      Term t = opTerm(def, v.getType());
       for (Value operand : def->getOperands())
         t.operands.push_back(build(operand, AffineMap()));
       return fold(std::move(t));
@@ -385,13 +396,8 @@ const Term *TermBuilder::buildFromDef(Value v, AffineMap map) {
   }
 
   // Elementwise arith/math on whole tensors (TOSA-like, or written by hand).
-  Dialect *dialect = def->getDialect();
-  if (def->getNumResults() == 1 && def->hasTrait<OpTrait::Elementwise>() &&
-      dialect && isa<arith::ArithDialect, math::MathDialect>(dialect)) {
-    Term t{Term::Kind::Op, getElementTypeOrSelf(v.getType())};
-    t.name = def->getName().getStringRef();
-    if (auto pred = def->getAttrOfType<IntegerAttr>("predicate"))
-      t.predicate = pred.getInt();
+  if (isArithOrMath(def) && def->hasTrait<OpTrait::Elementwise>()) {
+    Term t = opTerm(def, getElementTypeOrSelf(v.getType()));
     for (Value operand : def->getOperands()) {
       if (!isa<RankedTensorType>(operand.getType()))
         return nullptr;
@@ -431,12 +437,8 @@ const Term *TermBuilder::fromBody(Value yielded, ArrayRef<const Term *> args,
     result = constant(*c, yielded.getType());
   } else if (!isa<linalg::LinalgOp>(def->getParentOp())) {
     result = build(yielded, AffineMap()); // a scalar from outside the body
-  } else if (def->getNumResults() == 1 && def->getDialect() &&
-             isa<arith::ArithDialect, math::MathDialect>(def->getDialect())) {
-    Term t{Term::Kind::Op, yielded.getType()};
-    t.name = def->getName().getStringRef();
-    if (auto pred = def->getAttrOfType<IntegerAttr>("predicate"))
-      t.predicate = pred.getInt();
+  } else if (isArithOrMath(def)) {
+    Term t = opTerm(def, yielded.getType());
     bool ok = true;
     for (Value operand : def->getOperands()) {
       const Term *o = fromBody(operand, args, indices, seen);

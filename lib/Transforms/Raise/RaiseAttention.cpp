@@ -513,23 +513,14 @@ FailureOr<Value> AttentionRaiser::run() {
       // keep where the condition is false: analyse its negation
       std::optional<Band> dropped = analyzeBand(c, queries, keys, why);
       if (dropped) {
-        if (dropped->lo && dropped->hi)
-          return fail("the mask keeps everything outside a band");
-        if (!dropped->lo && !dropped->hi)
-          return fail("the mask keeps no key at all");
-        Band kept = dropped->hi ? Band{*dropped->hi + 1, std::nullopt}
-                                : Band{std::nullopt, *dropped->lo - 1};
-        if (kept.lo)
-          band.lo = band.lo ? std::max(*band.lo, *kept.lo) : *kept.lo;
-        if (kept.hi)
-          band.hi = band.hi ? std::min(*band.hi, *kept.hi) : *kept.hi;
+        std::optional<Band> kept = complement(*dropped, why);
+        if (!kept)
+          return fail(why);
+        band = intersect(band, *kept);
         continue;
       }
     } else if (std::optional<Band> kept = analyzeBand(c, queries, keys, why)) {
-      if (kept->lo)
-        band.lo = band.lo ? std::max(*band.lo, *kept->lo) : *kept->lo;
-      if (kept->hi)
-        band.hi = band.hi ? std::min(*band.hi, *kept->hi) : *kept->hi;
+      band = intersect(band, *kept);
       continue;
     }
     if (std::optional<Band> kept = bandOfConstant(c, queries, keys, tq, tk, /*additive=*/false); kept && keepWhenTrue) {
@@ -547,12 +538,8 @@ FailureOr<Value> AttentionRaiser::run() {
       return fail("a keep condition that reads the scores");
     modKeeps.push_back({c, keepWhenTrue});
   }
-  for (const Band &kept : chain.constantBands) {
-    if (kept.lo)
-      band.lo = band.lo ? std::max(*band.lo, *kept.lo) : *kept.lo;
-    if (kept.hi)
-      band.hi = band.hi ? std::min(*band.hi, *kept.hi) : *kept.hi;
-  }
+  for (const Band &kept : chain.constantBands)
+    band = intersect(band, kept);
   if (chain.additive) {
     if (mask)
       return fail("an i1 mask and an additive mask together");

@@ -4,7 +4,8 @@
 // op reference come from: the shared base (AttnOpBase.td), then the
 // primitive ops (one step of the formula each), the composite ops (sdpa,
 // mha), the partial ops (a block of keys and the merge of two blocks), the
-// score and mask functions and the serving ops (paged KV caches).
+// score and mask functions, the serving ops (paged KV caches) and the
+// training ops (the backward of sdpa).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_OPS_TD
@@ -16,5 +17,6 @@ include "AttnCompositeOps.td"
 include "AttnPartialOps.td"
 include "AttnModOps.td"
 include "AttnServingOps.td"
+include "AttnTrainingOps.td"
 
 #endif // ATTN_OPS_TD

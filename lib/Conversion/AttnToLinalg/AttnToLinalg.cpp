@@ -4,7 +4,8 @@
 // attn op, the [B,H,Tq,Tk] scores materialised. f16/bf16 ops compute and
 // accumulate in f32 and round once at the end of each op. The softmax
 // family is in SoftmaxToLinalg.cpp, the score and mask functions in
-// ModToLinalg.cpp, the builders they share in LinalgBuilders.h.
+// ModToLinalg.cpp, the backward of sdpa in SdpaGradToLinalg.cpp, the
+// builders they share in LinalgBuilders.h.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
@@ -13,6 +14,7 @@
 #include "LinalgBuilders.h"
 #include "ModToLinalg.h"
 #include "PagesToLinalg.h"
+#include "SdpaGradToLinalg.h"
 #include "SoftmaxToLinalg.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -439,6 +441,21 @@ struct ConvertAttnToLinalgPass
     });
     if (composite.wasInterrupted())
       return signalPassFailure();
+    WalkResult grad = getOperation()->walk([](SdpaGradOp op) {
+      if (!op.getEffectiveScale()) {
+        op->emitOpError("needs a 'scale' for convert-attn-to-linalg: the head dim is dynamic");
+        return WalkResult::interrupt();
+      }
+      int64_t h = tensorType(op.getQuery()).getDimSize(1);
+      int64_t hkv = tensorType(op.getKey()).getDimSize(1);
+      if (ShapedType::isDynamic(h) || ShapedType::isDynamic(hkv)) {
+        op->emitOpError("needs static head counts for convert-attn-to-linalg");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (grad.wasInterrupted())
+      return signalPassFailure();
     WalkResult dynamicHeads = getOperation()->walk([](Operation *op) {
       if (!isa<ScoresOp, WeightedSumOp>(op))
         return WalkResult::advance();
@@ -477,4 +494,5 @@ void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
   populateSoftmaxToLinalgPatterns(patterns);
   populateModToLinalgPatterns(patterns);
   populatePagesToLinalgPatterns(patterns);
+  populateSdpaGradToLinalgPatterns(patterns);
 }

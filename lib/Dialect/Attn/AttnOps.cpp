@@ -705,3 +705,53 @@ LogicalResult MergePartialOp::verify() {
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// SdpaGradOp
+//===----------------------------------------------------------------------===//
+
+std::optional<double> SdpaGradOp::getEffectiveScale() {
+  return effectiveScale(getScaleAttr(), getQuery());
+}
+
+LogicalResult SdpaGradOp::verify() {
+  Checker c(*this);
+  if (failed(verifySdpaOperands(*this, c)))
+    return failure();
+  Value q = getQuery(), v = getValue();
+  Type elt = tensorType(q).getElementType();
+  SmallVector<int64_t> outShape = sdpaShape(q, v);
+  for (auto [name, x] : {std::pair<StringRef, Value>{"out", getOut()},
+                         std::pair<StringRef, Value>{"grad_out", getGradOut()}}) {
+    Type e = tensorType(x).getElementType();
+    if (e != elt && !e.isF32())
+      return emitOpError() << "operand '" << name << "' element type " << e
+                           << " must be the query's (" << elt << ") or f32";
+    if (failed(c.rank(name, x, 4, "[B,H,Tq,Dv]")))
+      return failure();
+    static const char *dims[] = {"batch", "heads", "length", "value dim"};
+    static const char *why[] = {"batch B of 'query'", "heads H of 'query'",
+                                "length Tq of 'query'", "value dim Dv of 'value'"};
+    for (int64_t i = 0; i < 4; ++i)
+      if (failed(c.dim(name, x, i, dims[i], outShape[i], why[i])))
+        return failure();
+  }
+  Value lse = getLse();
+  if (failed(c.rank("lse", lse, 3, "[B,H,Tq]")))
+    return failure();
+  static const char *lseWhy[] = {"batch B of 'query'", "heads H of 'query'",
+                                 "length Tq of 'query'"};
+  for (int64_t i = 0; i < 3; ++i)
+    if (failed(c.dim("lse", lse, i, i == 0 ? "batch" : i == 1 ? "heads" : "length",
+                     outShape[i], lseWhy[i])))
+      return failure();
+  return success();
+}
+
+LogicalResult SdpaGradOp::reifyResultShapes(OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+  Location loc = getLoc();
+  for (Value x : {getQuery(), getKey(), getValue()})
+    out.push_back({mixedDim(b, loc, x, 0), mixedDim(b, loc, x, 1), mixedDim(b, loc, x, 2),
+                   mixedDim(b, loc, x, 3)});
+  return success();
+}

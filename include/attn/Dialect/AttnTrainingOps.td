@@ -1,0 +1,112 @@
+//===- AttnTrainingOps.td - the backward of attention ------*- tablegen -*-===//
+#ifndef ATTN_TRAINING_OPS_TD
+#define ATTN_TRAINING_OPS_TD
+
+include "AttnOpBase.td"
+
+//===----------------------------------------------------------------------===//
+// Training: the vector-Jacobian product of attn.sdpa
+//===----------------------------------------------------------------------===//
+
+def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
+    AllTypesMatch<["query", "grad_query"]>, AllTypesMatch<["key", "grad_key"]>,
+    AllTypesMatch<["value", "grad_value"]>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
+  let summary = "the backward of attn.sdpa: dQ, dK, dV from dO, O and the log-sum-exp";
+  let description = [{
+    The gradients of `attn.sdpa` (without dropout, sinks or function
+    regions) with respect to its query, key and value, given the gradient
+    of its output. The forward's saved state is its output `O` and each
+    row's log-sum-exp `lse`, which `attn.sdpa_partial` returns: the
+    probabilities are recomputed from them, never stored
+    (FlashAttention-2's backward).
+
+    **Meaning.** With `S'` the masked scores of `attn.sdpa` (the same
+    operands and attributes: scale, softcap, mask, causal, window, ALiBi,
+    key lengths) and `G = H / Hkv`:
+
+    ```
+    P[b,h,i,j]  = exp(S'[b,h,i,j] - lse[b,h,i])        (0 when lse = -inf)
+    dP[b,h,i,j] = Σ_e dO[b,h,i,e] · V[b,h/G,j,e]
+    D[b,h,i]    = Σ_e dO[b,h,i,e] · O[b,h,i,e]
+    dS[b,h,i,j] = P · (dP - D) · (1 - (s_c/softcap)²)   (the last factor only
+                                                      with softcap; s_c the
+                                                      capped score)
+    dQ[b,h,i,d] = scale · Σ_j dS[b,h,i,j] · K[b,h/G,j,d]
+    dK[b,g,j,d] = scale · Σ_{h: h/G = g} Σ_i dS[b,h,i,j] · Q[b,h,i,d]
+    dV[b,g,j,e] =         Σ_{h: h/G = g} Σ_i P[b,h,i,j]  · dO[b,h,i,e]
+    ```
+
+    Masked keys (causal, window, key lengths, a false mask entry, an
+    additive `-inf`) have `P = 0` and receive no gradient; a row that keeps
+    no key (`lse = -inf`) gives zero gradients, not NaN. The mask, the ALiBi
+    slopes and the key lengths get no gradient (PyTorch's flash and
+    memory-efficient kernels do not give one either).
+
+    PyTorch: `torch.autograd.grad(sdpa(q, k, v, ...), (q, k, v), dO)`.
+
+    **Usage.**
+
+    ```
+    %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse [, %mask]
+                    [alibi(%slopes)] [key_lengths(%len)]
+                    [ATTRS: scale, causal, softcap, window as on attn.sdpa]
+        : (type(%q), type(%k), type(%v), type(%o), type(%do), type(%lse) [, ...])
+          -> (type(%q), type(%k), type(%v))
+    ```
+
+    - `%q`, `%k`, `%v`, the mask, slopes, lengths and attributes: as on
+      the forward `attn.sdpa` / `attn.sdpa_partial`.
+    - `%o`, `%do`: `[B,H,Tq,Dv]`, the forward's output and its gradient,
+      of the query's element type or `f32` (`sdpa_partial`'s output).
+    - `%lse`: `[B,H,Tq]` `f32`, the forward's log-sum-exp.
+    - Results: `dQ`, `dK`, `dV` of the types of `%q`, `%k`, `%v`
+      (computed in `f32`, rounded once).
+
+    **Verifier.** Every operand and attribute rule of `attn.sdpa`; `%o`
+    and `%do` are `[B,H,Tq,Dv]` of the query's element type or `f32`;
+    `%lse` is `[B,H,Tq]` `f32`; the results have the types of `%q`, `%k`,
+    `%v`.
+
+    **Example.** The backward of a causal GQA attention:
+
+    ```mlir
+    func.func @backward(%q: tensor<1x8x128x64xf32>, %k: tensor<1x2x128x64xf32>,
+                        %v: tensor<1x2x128x64xf32>, %o: tensor<1x8x128x64xf32>,
+                        %do: tensor<1x8x128x64xf32>, %lse: tensor<1x8x128xf32>)
+        -> (tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>) {
+      %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse
+          {causal = #attn.causal<top_left>}
+          : (tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>,
+             tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128xf32>)
+            -> (tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>)
+      return %dq, %dk, %dv
+          : tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, Attn_FloatTensor:$out,
+                       Attn_FloatTensor:$grad_out, RankedTensorOf<[F32]>:$lse,
+                       Optional<Attn_MaskTensor>:$mask,
+                       Optional<Attn_SlopesTensor>:$alibi_slopes,
+                       Optional<Attn_LengthsTensor>:$key_lengths,
+                       OptionalAttr<Attn_F32Attr>:$scale,
+                       OptionalAttr<Attn_CausalKindAttr>:$causal,
+                       OptionalAttr<Attn_F32Attr>:$softcap,
+                       OptionalAttr<Attn_WindowAttr>:$window);
+  let results = (outs Attn_FloatTensor:$grad_query, Attn_FloatTensor:$grad_key,
+                      Attn_FloatTensor:$grad_value);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $grad_out `,` $lse (`,` $mask^)?
+    (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The scale actually applied: the attribute, or 1/sqrt(D).
+    std::optional<double> getEffectiveScale();
+  }];
+}
+
+#endif // ATTN_TRAINING_OPS_TD

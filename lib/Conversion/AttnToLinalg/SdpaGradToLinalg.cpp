@@ -1,0 +1,177 @@
+//===- SdpaGradToLinalg.cpp - attn.sdpa_grad, the reference route ---------===//
+//
+// The backward of attention written out (docs/training.md has the maths):
+//
+//   S' = mask(softcap(scale · Q·Kᵀ))        attn primitives, lowered in turn
+//   P  = exp(S' - lse)                      0 on a row with lse = -inf
+//   dP = dO·Vᵀ,  D = rowsum(dO ∘ O)
+//   dS = P ∘ (dP - D) ∘ softcap'            softcap' = 1 - (capped / c)²
+//   dQ = scale · dS·K
+//   dK = scale · Σ_group dSᵀ·Q,  dV = Σ_group Pᵀ·dO
+//
+// Every tensor is f32 (f16/bf16 operands widened once); the gradients are
+// rounded to the operands' types at the end. The group sums read dS, P, Q
+// and dO reshaped to [B, Hkv, G, Tq, ·], so that each query head's rows add
+// into its key/value head in one contraction.
+//
+//===----------------------------------------------------------------------===//
+#include "SdpaGradToLinalg.h"
+
+#include "LinalgBuilders.h"
+
+#include "attn/Dialect/AttnDialect.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::linalg_lowering;
+
+namespace {
+
+/// `x` widened to f32 (itself when f32).
+Value widen(OpBuilder &b, Location loc, Value x) {
+  return roundTo(b, loc, x, b.getF32Type(), tensor::getMixedSizes(b, loc, x));
+}
+
+/// `x` [B, H, T, n] viewed as [B, Hkv, G, T, n].
+Value splitGroups(OpBuilder &b, Location loc, Value x, int64_t hkv, int64_t g) {
+  auto t = tensorType(x);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> out{sizes[0], b.getIndexAttr(hkv), b.getIndexAttr(g), sizes[2],
+                                sizes[3]};
+  auto type = RankedTensorType::get(
+      {t.getDimSize(0), hkv, g, t.getDimSize(2), t.getDimSize(3)}, t.getElementType());
+  return tensor::ExpandShapeOp::create(b, loc, type, x,
+                                       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
+                                       out);
+}
+
+/// out[b, g, j, n] = Σ_{r, i} lhs[b, g, r, i, j] · rhs[b, g, r, i, n]: the
+/// transposed product summed over the query heads of each group, in f32.
+Value groupedTransposedProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                               ArrayRef<OpFoldResult> outSizes) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr bb, g, j, n, r, i;
+  bindDims(ctx, bb, g, j, n, r, i);
+  auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(6, 0, e, ctx); };
+  Value acc = filled(b, loc, outSizes, b.getF32Type(), 0.0);
+  return contraction(b, loc, lhs, map({bb, g, r, i, j}), rhs, map({bb, g, r, i, n}), acc,
+                     map({bb, g, j, n}), {kPar, kPar, kPar, kPar, kRed, kRed});
+}
+
+/// `x` times `scale` (nothing when it is 1), rounded to `elt`.
+Value scaleAndRound(OpBuilder &b, Location loc, Value x, double scale, Type elt) {
+  if (static_cast<float>(scale) != 1.0f)
+    x = ScaleOp::create(b, loc, x, b.getF32FloatAttr(static_cast<float>(scale)));
+  return roundTo(b, loc, x, elt, tensor::getMixedSizes(b, loc, x));
+}
+
+struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SdpaGradOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    std::optional<double> scale = op.getEffectiveScale();
+    if (!scale)
+      return rewriter.notifyMatchFailure(op, "head dim is dynamic and no scale is given");
+    int64_t h = tensorType(a.getQuery()).getDimSize(1);
+    int64_t hkv = tensorType(a.getKey()).getDimSize(1);
+    FailureOr<int64_t> g = groupSize(op, h, hkv, rewriter);
+    if (failed(g))
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Type f32 = rewriter.getF32Type();
+    Value q = widen(rewriter, loc, a.getQuery()), k = widen(rewriter, loc, a.getKey()),
+          v = widen(rewriter, loc, a.getValue()), o = widen(rewriter, loc, a.getOut()),
+          dO = widen(rewriter, loc, a.getGradOut()), lse = a.getLse();
+
+    // The masked scores, as the forward computes them (in f32).
+    Value s = ScoresOp::create(rewriter, loc, q, k);
+    if (static_cast<float>(*scale) != 1.0f)
+      s = ScaleOp::create(rewriter, loc, s, rewriter.getF32FloatAttr(static_cast<float>(*scale)));
+    FloatAttr cap = op.getSoftcapAttr();
+    Value capped = cap ? Value(SoftcapOp::create(rewriter, loc, s, cap)) : s;
+    WindowAttr window = op.getWindowAttr();
+    if (window && window.isUnbounded())
+      window = nullptr;
+    Value mask = a.getMask();
+    if (mask && !tensorType(mask).getElementType().isInteger(1))
+      mask = widen(rewriter, loc, mask);
+    Value masked = capped;
+    if (mask || op.getCausalAttr() || a.getAlibiSlopes() || a.getKeyLengths() || window)
+      masked = MaskOp::create(rewriter, loc, capped.getType(), capped, mask, a.getAlibiSlopes(),
+                              a.getKeyLengths(), /*diagonal=*/Value(), op.getCausalAttr(),
+                              window);
+
+    SmallVector<OpFoldResult> scoreSizes = tensor::getMixedSizes(rewriter, loc, masked);
+    auto scoresType = RankedTensorType::get(tensorType(s).getShape(), f32);
+    AffineExpr b, hh, i, j;
+    bindDims(ctx, b, hh, i, j);
+    AffineMap rowMap = AffineMap::get(4, 0, {b, hh, i}, ctx);
+
+    // P = exp(S' - lse), 0 where the row kept no key.
+    Value p = elementwise(
+        rewriter, loc, masked, {lse}, {rowMap}, scoresType, scoreSizes,
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, args[1],
+                                              negInf(nb, nl, f32));
+          Value e = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]));
+          return arith::SelectOp::create(nb, nl, empty, floatConst(nb, nl, f32, 0.0), e);
+        });
+
+    // dP = dO·Vᵀ; D = rowsum(dO ∘ O).
+    Value dp = ScoresOp::create(rewriter, loc, dO, v);
+    SmallVector<OpFoldResult> rowSizes = leadingSizes(rewriter, loc, o);
+    AffineExpr e;
+    bindDims(ctx, b, hh, i, e);
+    AffineMap full = AffineMap::get(4, 0, {b, hh, i, e}, ctx);
+    Value dRow = contraction(rewriter, loc, dO, full, o, full,
+                             filled(rewriter, loc, rowSizes, f32, 0.0), rowMap,
+                             {kPar, kPar, kPar, kRed});
+
+    // dS = P ∘ (dP - D), times softcap's derivative 1 - (capped / c)².
+    SmallVector<Value> extras{dp, dRow};
+    SmallVector<AffineMap> extraMaps{rewriter.getMultiDimIdentityMap(4), rowMap};
+    if (cap) {
+      extras.push_back(capped);
+      extraMaps.push_back(rewriter.getMultiDimIdentityMap(4));
+    }
+    Value ds = elementwise(
+        rewriter, loc, p, extras, extraMaps, scoresType, scoreSizes,
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value diff = arith::SubFOp::create(nb, nl, args[1], args[2]);
+          Value r = arith::MulFOp::create(nb, nl, args[0], diff);
+          if (!cap)
+            return r;
+          Value t = arith::DivFOp::create(
+              nb, nl, args[3], floatConst(nb, nl, f32, cap.getValueAsDouble()));
+          Value d = arith::SubFOp::create(nb, nl, floatConst(nb, nl, f32, 1.0),
+                                          arith::MulFOp::create(nb, nl, t, t));
+          return arith::MulFOp::create(nb, nl, r, d);
+        });
+
+    // dQ = scale · dS·K (the GQA head map of weighted_sum).
+    Value dq = scaleAndRound(rewriter, loc, WeightedSumOp::create(rewriter, loc, ds, k), *scale,
+                             tensorType(op.getGradQuery()).getElementType());
+    // dK = scale · Σ_group dSᵀ·Q, dV = Σ_group Pᵀ·dO.
+    Value dk = groupedTransposedProduct(
+        rewriter, loc, splitGroups(rewriter, loc, ds, hkv, *g),
+        splitGroups(rewriter, loc, q, hkv, *g), tensor::getMixedSizes(rewriter, loc, k));
+    dk = scaleAndRound(rewriter, loc, dk, *scale, tensorType(op.getGradKey()).getElementType());
+    Value dv = groupedTransposedProduct(
+        rewriter, loc, splitGroups(rewriter, loc, p, hkv, *g),
+        splitGroups(rewriter, loc, dO, hkv, *g), tensor::getMixedSizes(rewriter, loc, v));
+    dv = scaleAndRound(rewriter, loc, dv, 1.0, tensorType(op.getGradValue()).getElementType());
+    rewriter.replaceOp(op, {dq, dk, dv});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateSdpaGradToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<SdpaGradToLinalg>(patterns.getContext());
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""sdpa_grad_case.py DIR CASE: inputs and float64 expected results of
+sdpa-grad.mlir's function @CASE. The expected dQ, dK, dV are
+torch.autograd's gradients of the plain attention formula (written out
+here, not attn's), evaluated in float64 on the inputs as the test passes
+them; O and the row log-sum-exp, which the backward takes, come from the
+same float64 forward. A row that keeps no key gives O = 0, lse = -inf and
+zero gradients."""
+import os
+import sys
+
+import numpy as np
+import torch
+
+out, case = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(11)
+
+
+def attention(q, k, v, scale, causal=None, softcap=None, mask=None, slopes=None,
+              lens=None, window=None):
+    """(O, lse) in float64; q [B,H,Tq,D], k/v [B,Hkv,Tk,*]."""
+    b, h, tq, _ = q.shape
+    hkv, tk = k.shape[1], k.shape[2]
+    kk = k.repeat_interleave(h // hkv, dim=1)
+    vv = v.repeat_interleave(h // hkv, dim=1)
+    s = scale * q @ kk.transpose(-1, -2)
+    if softcap is not None:
+        s = softcap * torch.tanh(s / softcap)
+    L = torch.tensor(lens if lens is not None else [tk] * b, dtype=torch.float64)
+    i = torch.arange(tq, dtype=torch.float64)[None, None, :, None]
+    j = torch.arange(tk, dtype=torch.float64)[None, None, None, :]
+    Lb = L[:, None, None, None]
+    if slopes is not None:
+        s = s - torch.tensor(slopes, dtype=torch.float64)[None, :, None, None] * (
+            i + Lb - tq - j).abs()
+    keep = torch.ones(b, h, tq, tk, dtype=torch.bool)
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            keep = keep & mask
+        else:
+            s = s + mask
+    diag = i if causal == "top_left" else i + Lb - tq
+    if causal is not None:
+        keep = keep & (j <= diag)
+    if window is not None:
+        left, right = window
+        if left is not None:
+            keep = keep & (j >= diag - left)
+        if right is not None:
+            keep = keep & (j <= diag + right)
+    keep = keep & (j < Lb)
+    s = s.masked_fill(~keep, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None].masked_fill(lse[..., None] == float("-inf"), 0.0))
+    p = p.masked_fill(~keep, 0.0)
+    return p @ vv, lse
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def run(args, dtype, **kw):
+    """Saves the inputs (q, k, v, o, do, lse, then the extras in `args`),
+    and the expected gradients."""
+    q, k, v = (torch.tensor(a.astype(np.float64), requires_grad=True)
+               for a in (args["q"], args["k"], args["v"]))
+    o, lse = attention(q, k, v, **kw)
+    do = randn(*o.shape)
+    if dtype != np.float32:
+        do = do.astype(dtype)
+    dq, dk, dv = torch.autograd.grad(o, (q, k, v), torch.tensor(do.astype(np.float64)))
+    for name in ("dq", "dk", "dv"):
+        assert torch.isfinite(locals()[name]).all()
+    files = dict(q=args["q"], k=args["k"], v=args["v"],
+                 o=o.detach().numpy().astype(dtype), do=do,
+                 lse=lse.detach().numpy().astype(np.float32))
+    files.update(args.get("extra", {}))
+    files.update(dq=dq.numpy().astype(np.float32), dk=dk.numpy().astype(np.float32),
+                 dv=dv.numpy().astype(np.float32))
+    for name, a in files.items():
+        np.save(os.path.join(out, name + ".npy"), a)
+
+
+if case == "gqa_causal_softcap_lengths":
+    # bottom-right causal against key lengths 53 and 20: rows 0..16 of
+    # batch row 1 keep no key.
+    B, H, HKV, TQ, TK, D, DV = 2, 4, 2, 37, 53, 16, 24
+    lens = np.array([53, 20], dtype=np.int32)
+    run(dict(q=randn(B, H, TQ, D), k=randn(B, HKV, TK, D), v=randn(B, HKV, TK, DV),
+             extra=dict(lens=lens)), np.float32,
+        scale=0.3, causal="bottom_right", softcap=5.0, lens=list(lens))
+elif case == "additive_alibi_window":
+    B, H, T, D = 1, 2, 29, 32
+    mask = randn(T, T)
+    slopes = np.array([0.25, 0.0625], dtype=np.float32)
+    run(dict(q=randn(B, H, T, D), k=randn(B, H, T, D), v=randn(B, H, T, D),
+             extra=dict(mask=mask, slopes=slopes)), np.float32,
+        scale=1 / np.sqrt(D), causal="top_left", mask=torch.tensor(mask.astype(np.float64)),
+        slopes=list(slopes), window=(7, None))
+elif case == "bool_mask_mqa":
+    # rows 3 and 10 of batch row 0 keep no key.
+    B, H, TQ, TK, D = 2, 3, 12, 19, 8
+    keep = rng.random((B, 1, TQ, TK)) < 0.6
+    keep[0, 0, 3] = False
+    keep[0, 0, 10] = False
+    run(dict(q=randn(B, H, TQ, D), k=randn(B, 1, TK, D), v=randn(B, 1, TK, D),
+             extra=dict(mask=keep)), np.float32,
+        scale=1 / np.sqrt(D), mask=torch.tensor(keep))
+elif case == "half":
+    B, H, T, D = 1, 2, 33, 16
+    q, k, v = (randn(B, H, T, D).astype(np.float16) for _ in range(3))
+    run(dict(q=q, k=k, v=v), np.float16, scale=0.25, causal="top_left")
+else:
+    sys.exit("unknown case " + case)

@@ -1,0 +1,81 @@
+// attn.sdpa_grad through the reference and cpu pipelines against
+// torch.autograd of the plain formula in float64 (Inputs/sdpa_grad_case.py):
+// GQA and MQA (dK, dV summed over each group), Tq != Tk, Dv != D, both
+// causal kinds, softcap, key lengths, an additive and a boolean mask,
+// ALiBi, a window, rows that keep no key (zero gradients, not NaN), f16.
+// REQUIRES: torch
+// RUN: rm -rf %t && mkdir -p %t/a %t/b %t/c %t/d
+// RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/a gqa_causal_softcap_lengths
+// RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/b additive_alibi_window
+// RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/c bool_mask_mqa
+// RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/d half
+// RUN: for p in reference cpu; do \
+// RUN:   attn-run %s --entry=gqa_causal_softcap_lengths --pipeline=$p --quiet \
+// RUN:     --input=%t/a/q.npy --input=%t/a/k.npy --input=%t/a/v.npy --input=%t/a/o.npy \
+// RUN:     --input=%t/a/do.npy --input=%t/a/lse.npy --input=%t/a/lens.npy \
+// RUN:     --expect=%t/a/dq.npy --expect=%t/a/dk.npy --expect=%t/a/dv.npy || exit 1; \
+// RUN:   attn-run %s --entry=additive_alibi_window --pipeline=$p --quiet \
+// RUN:     --input=%t/b/q.npy --input=%t/b/k.npy --input=%t/b/v.npy --input=%t/b/o.npy \
+// RUN:     --input=%t/b/do.npy --input=%t/b/lse.npy --input=%t/b/mask.npy --input=%t/b/slopes.npy \
+// RUN:     --expect=%t/b/dq.npy --expect=%t/b/dk.npy --expect=%t/b/dv.npy || exit 1; \
+// RUN:   attn-run %s --entry=bool_mask_mqa --pipeline=$p --quiet \
+// RUN:     --input=%t/c/q.npy --input=%t/c/k.npy --input=%t/c/v.npy --input=%t/c/o.npy \
+// RUN:     --input=%t/c/do.npy --input=%t/c/lse.npy --input=%t/c/mask.npy \
+// RUN:     --expect=%t/c/dq.npy --expect=%t/c/dk.npy --expect=%t/c/dv.npy || exit 1; \
+// RUN:   attn-run %s --entry=half --pipeline=$p --quiet \
+// RUN:     --input=%t/d/q.npy --input=%t/d/k.npy --input=%t/d/v.npy --input=%t/d/o.npy \
+// RUN:     --input=%t/d/do.npy --input=%t/d/lse.npy \
+// RUN:     --expect=%t/d/dq.npy --expect=%t/d/dk.npy --expect=%t/d/dv.npy --atol=5e-3 --rtol=5e-3 || exit 1; \
+// RUN: done > %t/log 2>&1; cat %t/log | FileCheck %s
+// CHECK-COUNT-24: result #{{[0-2]}} vs {{.*}}: {{.*}}, ok
+
+func.func @gqa_causal_softcap_lengths(
+    %q: tensor<2x4x37x16xf32>, %k: tensor<2x2x53x16xf32>, %v: tensor<2x2x53x24xf32>,
+    %o: tensor<2x4x37x24xf32>, %do: tensor<2x4x37x24xf32>, %lse: tensor<2x4x37xf32>,
+    %len: tensor<2xi32>)
+    -> (tensor<2x4x37x16xf32>, tensor<2x2x53x16xf32>, tensor<2x2x53x24xf32>) {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse key_lengths(%len)
+      {causal = #attn.causal<bottom_right>, scale = 0.3 : f32, softcap = 5.0 : f32}
+      : (tensor<2x4x37x16xf32>, tensor<2x2x53x16xf32>, tensor<2x2x53x24xf32>,
+         tensor<2x4x37x24xf32>, tensor<2x4x37x24xf32>, tensor<2x4x37xf32>, tensor<2xi32>)
+        -> (tensor<2x4x37x16xf32>, tensor<2x2x53x16xf32>, tensor<2x2x53x24xf32>)
+  return %dq, %dk, %dv : tensor<2x4x37x16xf32>, tensor<2x2x53x16xf32>, tensor<2x2x53x24xf32>
+}
+
+func.func @additive_alibi_window(
+    %q: tensor<1x2x29x32xf32>, %k: tensor<1x2x29x32xf32>, %v: tensor<1x2x29x32xf32>,
+    %o: tensor<1x2x29x32xf32>, %do: tensor<1x2x29x32xf32>, %lse: tensor<1x2x29xf32>,
+    %mask: tensor<29x29xf32>, %slopes: tensor<2xf32>)
+    -> (tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>) {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse, %mask alibi(%slopes)
+      {causal = #attn.causal<top_left>, window = #attn.window<left = 7>}
+      : (tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>,
+         tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>, tensor<1x2x29xf32>, tensor<29x29xf32>,
+         tensor<2xf32>)
+        -> (tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>)
+  return %dq, %dk, %dv : tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>, tensor<1x2x29x32xf32>
+}
+
+func.func @bool_mask_mqa(
+    %q: tensor<2x3x12x8xf32>, %k: tensor<2x1x19x8xf32>, %v: tensor<2x1x19x8xf32>,
+    %o: tensor<2x3x12x8xf32>, %do: tensor<2x3x12x8xf32>, %lse: tensor<2x3x12xf32>,
+    %mask: tensor<2x1x12x19xi1>)
+    -> (tensor<2x3x12x8xf32>, tensor<2x1x19x8xf32>, tensor<2x1x19x8xf32>) {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse, %mask
+      : (tensor<2x3x12x8xf32>, tensor<2x1x19x8xf32>, tensor<2x1x19x8xf32>,
+         tensor<2x3x12x8xf32>, tensor<2x3x12x8xf32>, tensor<2x3x12xf32>, tensor<2x1x12x19xi1>)
+        -> (tensor<2x3x12x8xf32>, tensor<2x1x19x8xf32>, tensor<2x1x19x8xf32>)
+  return %dq, %dk, %dv : tensor<2x3x12x8xf32>, tensor<2x1x19x8xf32>, tensor<2x1x19x8xf32>
+}
+
+func.func @half(
+    %q: tensor<1x2x33x16xf16>, %k: tensor<1x2x33x16xf16>, %v: tensor<1x2x33x16xf16>,
+    %o: tensor<1x2x33x16xf16>, %do: tensor<1x2x33x16xf16>, %lse: tensor<1x2x33xf32>)
+    -> (tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>) {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse
+      {causal = #attn.causal<top_left>, scale = 0.25 : f32}
+      : (tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>,
+         tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>, tensor<1x2x33xf32>)
+        -> (tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>)
+  return %dq, %dk, %dv : tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>
+}

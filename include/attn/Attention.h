@@ -115,7 +115,18 @@ enum class MaskKind { None, Keep, Additive };
 /// q [B,H,Tq,D], k [B,Hkv,Tk,D], v [B,Hkv,Tk,Dv], then the optional mask,
 /// ALiBi slopes [H] (f32) and key lengths [B] (i32), in that order.
 /// batch, queryLen and keyLen may be -1 (given at call time).
+/// What an SdpaSpec kernel computes.
+///  - Output: attn.sdpa; outputs O [B,H,Tq,Dv] of the spec's type.
+///  - OutputWithLse: attn.sdpa_partial, the forward a training step saves;
+///    outputs O [B,H,Tq,Dv] f32 and each row's log-sum-exp [B,H,Tq] f32.
+///  - Gradients: attn.sdpa_grad; inputs Q, K, V, then O (f32), dO (the
+///    spec's type) and the log-sum-exp (f32), then the mask, slopes and key
+///    lengths; outputs dQ, dK, dV of the spec's type.
+/// OutputWithLse and Gradients take no dropout.
+enum class SdpaPart { Output, OutputWithLse, Gradients };
+
 struct SdpaSpec {
+  SdpaPart part = SdpaPart::Output;
   int64_t batch = 1, heads = 1, kvHeads = 0 /* 0: heads */;
   int64_t queryLen = 1, keyLen = 1;
   int64_t headDim = 64, valueDim = 0 /* 0: headDim */;

@@ -147,18 +147,18 @@ public:
                                    : mlir::attn::CausalKind::bottom_right);
   }
 
-  /// func.func @name(args) -> (the op's result) { return op(args) }, printed.
+  /// func.func @name(args) -> (the op's results) { return op(args) }, printed.
   std::string build(llvm::StringRef name, llvm::ArrayRef<mlir::Type> args,
-                    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
-                                                   mlir::ValueRange)>
+                    llvm::function_ref<mlir::ValueRange(mlir::OpBuilder &, mlir::Location,
+                                                        mlir::ValueRange)>
                         body) {
     b.setInsertionPointToEnd(module->getBody());
     auto fn = mlir::func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
     mlir::Block *entry = fn.addEntryBlock();
     b.setInsertionPointToStart(entry);
-    mlir::Value result = body(b, loc, entry->getArguments());
-    mlir::func::ReturnOp::create(b, loc, result);
-    fn.setFunctionType(b.getFunctionType(args, {result.getType()}));
+    mlir::ValueRange results = body(b, loc, entry->getArguments());
+    mlir::func::ReturnOp::create(b, loc, results);
+    fn.setFunctionType(b.getFunctionType(args, results.getTypes()));
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
@@ -254,26 +254,60 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   if (Status st = checkFeatures(s, "SdpaSpec"); !st.ok())
     return st;
   addFeatureArgs(s, fb, b, h, args);
+  bool training = s.part != SdpaPart::Output;
+  if (training && s.dropoutRate != 0)
+    return Status::error("SdpaSpec: dropout is not differentiable yet: part OutputWithLse "
+                         "and Gradients take dropoutRate 0");
+  size_t firstExtra = 3;
+  if (s.part == SdpaPart::Gradients) {
+    // O (f32, sdpa_partial's), dO, the log-sum-exp.
+    mlir::Type f32 = fb.builder().getF32Type();
+    args.insert(args.begin() + 3, {mlir::RankedTensorType::get({b, h, tq, dv}, f32),
+                                   fb.tensor({b, h, tq, dv}),
+                                   mlir::RankedTensorType::get({b, h, tq}, f32)});
+    firstExtra = 6;
+  }
   mlir = fb.build("sdpa", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
-                                    mlir::ValueRange a) -> mlir::Value {
-    size_t next = 3;
+                                    mlir::ValueRange a) -> mlir::ValueRange {
+    size_t next = firstExtra;
     mlir::Value mask = s.mask != MaskKind::None ? a[next++] : mlir::Value();
     mlir::Value slopes = s.alibi ? a[next++] : mlir::Value();
     mlir::Value lengths = s.keyLengths ? a[next++] : mlir::Value();
+    auto setCommon = [&](auto op) {
+      if (slopes)
+        op.getAlibiSlopesMutable().assign(slopes);
+      if (lengths)
+        op.getKeyLengthsMutable().assign(lengths);
+      setFeatureAttrs(s, fb, op);
+      if (s.scale != 0)
+        op.setScaleAttr(fb.f32(s.scale));
+      op.setCausalAttr(fb.causal(s.causal));
+    };
+    if (s.part == SdpaPart::OutputWithLse) {
+      auto op = mlir::attn::SdpaPartialOp::create(
+          ob, loc, a[0], a[1], a[2], mask, /*alibi_slopes=*/mlir::Value(),
+          /*key_lengths=*/mlir::Value(), /*diagonal=*/mlir::Value(),
+          /*captures=*/mlir::ValueRange(), /*scale=*/nullptr, /*causal=*/nullptr,
+          /*softcap=*/nullptr, /*window=*/nullptr);
+      setCommon(op);
+      return op->getResults();
+    }
+    if (s.part == SdpaPart::Gradients) {
+      auto op = mlir::attn::SdpaGradOp::create(ob, loc, a[0], a[1], a[2], a[3], a[4], a[5],
+                                               mask, /*alibi_slopes=*/mlir::Value(),
+                                               /*key_lengths=*/mlir::Value(), /*scale=*/nullptr,
+                                               /*causal=*/nullptr, /*softcap=*/nullptr,
+                                               /*window=*/nullptr);
+      setCommon(op);
+      return op->getResults();
+    }
     auto op = mlir::attn::SdpaOp::create(ob, loc, a[0], a[1], a[2], mask);
-    if (slopes)
-      op.getAlibiSlopesMutable().assign(slopes);
-    if (lengths)
-      op.getKeyLengthsMutable().assign(lengths);
-    setFeatureAttrs(s, fb, op);
-    if (s.scale != 0)
-      op.setScaleAttr(fb.f32(s.scale));
-    op.setCausalAttr(fb.causal(s.causal));
+    setCommon(op);
     if (s.dropoutRate != 0) {
       op.setDropoutRateAttr(fb.f32(s.dropoutRate));
       op.setDropoutSeedAttr(ob.getI64IntegerAttr(s.dropoutSeed));
     }
-    return op;
+    return op->getResults();
   });
   return Status();
 }
@@ -325,7 +359,7 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
     return st;
   addFeatureArgs(s, fb, b, s.numHeads, args);
   mlir = fb.build("mha", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
-                                   mlir::ValueRange a) -> mlir::Value {
+                                   mlir::ValueRange a) -> mlir::ValueRange {
     mlir::Value none;
     size_t next = 6;
     mlir::Value bq = s.bias ? a[next++] : none, bk = s.bias ? a[next++] : none,
@@ -345,7 +379,7 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
         mlir::attn::WeightLayoutAttr::get(ob.getContext(),
                                           mlir::attn::WeightLayout::out_in));
     setFeatureAttrs(s, fb, op);
-    return op;
+    return op->getResults();
   });
   return Status();
 }

@@ -237,9 +237,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             alibi_slopes is not None, alibi_slopes is not None and per_batch,
             key_lengths is not None, pipeline)
 
-    def make_text():
+    def make_part_text(part):
         from . import _attn_mlir
-        return _attn_mlir.sdpa_mlir(
+        return _attn_mlir.sdpa_mlir(part=part,
             batch=-1, heads=h, kv_heads=hkv, query_len=-1, key_len=-1, head_dim=e,
             value_dim=ev, type=dtype, causal=causal_kind, scale=scale_v,
             mask=mask_kind, mask_shape=mask_spec, dropout_rate=dropout_p,
@@ -248,11 +248,102 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             alibi_per_batch=alibi_slopes is not None and per_batch,
             key_lengths=key_lengths is not None)
 
+    def make_text():
+        return make_part_text("output")
+
+    out_shape = tuple(lead) + (h, l, ev) if len(qs) > 2 else (l, ev)
+    if _records_grad(query, key, value, attn_mask, alibi_slopes):
+        if dropout_p > 0:
+            _fail(ValueError, "dropout_p=%g: the backward does not take dropout yet; "
+                  "train with dropout_p=0.0 (or call under torch.no_grad())" % dropout_p)
+        plan = _GradPlan(shapes=(qs, ks, vs), dims=(b, h, l, e, hkv, s, ev), dtype=dtype,
+                         extras=inputs[3:], out_shape=out_shape,
+                         forward=lambda: CACHE.get(key_ + ("output_with_lse",),
+                                                   lambda: make_part_text("output_with_lse"), "sdpa",
+                                                   pipeline),
+                         backward=lambda: CACHE.get(key_ + ("gradients",),
+                                                    lambda: make_part_text("gradients"), "sdpa", pipeline))
+        return _sdpa_function().apply(query, key, value, plan)
+
     kernel = CACHE.get(key_, make_text, "sdpa", pipeline)
-    out, view = _arrays.empty_like_kind(query, tuple(lead) + (h, l, ev) if len(qs) > 2
-                                        else (l, ev), dtype)
+    out, view = _arrays.empty_like_kind(query, out_shape, dtype)
     kernel.call(inputs, [view.reshape(b, h, l, ev)])
     return out
+
+
+def _records_grad(*xs):
+    """Whether torch autograd records this call: grad mode on and a query,
+    key or value that requires grad. A mask or slopes that require grad are
+    refused (attn gives no gradient for them)."""
+    torch = _arrays._torch()
+    if torch is None or not torch.is_grad_enabled():
+        return False
+    q, k, v, mask, slopes = xs
+    for name, x in (("attn_mask", mask), ("alibi_slopes", slopes)):
+        if _arrays.is_torch(x) and x.requires_grad:
+            _fail(ValueError, "%s requires grad; attn_mlir differentiates with respect "
+                  "to query, key and value only (detach it)" % name)
+    return any(_arrays.is_torch(x) and x.requires_grad for x in (q, k, v))
+
+
+class _GradPlan:
+    """What the autograd function needs besides q, k, v: the shapes, the
+    other kernel inputs (mask, slopes, key lengths as buffers) and the
+    kernels of the forward (attn.sdpa_partial) and backward
+    (attn.sdpa_grad), compiled on first use."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+_SDPA_FUNCTION = []
+
+
+def _sdpa_function():
+    """torch.autograd.Function for scaled_dot_product_attention, defined
+    on first use (torch is imported only by callers that pass tensors).
+    The forward saves O (f32) and each row's log-sum-exp, not the
+    probabilities: the backward recomputes them (docs/training.md)."""
+    if _SDPA_FUNCTION:
+        return _SDPA_FUNCTION[0]
+    torch = _arrays._torch()
+
+    class ScaledDotProductAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, query, key, value, plan):
+            b, h, l, e, hkv, s, ev = plan.dims
+            q = _arrays.as_buffer(query, "query").reshape(b, h, l, e)
+            k = _arrays.as_buffer(key, "key").reshape(b, hkv, s, e)
+            v = _arrays.as_buffer(value, "value").reshape(b, hkv, s, ev)
+            out32 = torch.empty((b, h, l, ev), dtype=torch.float32)
+            lse = torch.empty((b, h, l), dtype=torch.float32)
+            plan.forward().call([q, k, v] + list(plan.extras), [out32.numpy(), lse.numpy()])
+            ctx.plan = plan
+            ctx.save_for_backward(query, key, value, out32, lse)
+            return out32.to(getattr(torch, plan.dtype)).reshape(plan.out_shape)
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            plan = ctx.plan
+            query, key, value, out32, lse = ctx.saved_tensors
+            b, h, l, e, hkv, s, ev = plan.dims
+            dtype = getattr(torch, plan.dtype)
+            do = grad_out.detach().to(dtype).reshape(b, h, l, ev)
+            ins = [_arrays.as_buffer(query, "query").reshape(b, h, l, e),
+                   _arrays.as_buffer(key, "key").reshape(b, hkv, s, e),
+                   _arrays.as_buffer(value, "value").reshape(b, hkv, s, ev),
+                   out32.numpy(), _arrays.as_buffer(do, "grad_output"), lse.numpy()]
+            grads, views = [], []
+            for shape, dims in zip(plan.shapes, ((b, h, l, e), (b, hkv, s, e), (b, hkv, s, ev))):
+                g, view = _arrays.empty_like_kind(query, shape, plan.dtype)
+                grads.append(g)
+                views.append(view.reshape(dims))
+            plan.backward().call(ins + list(plan.extras), views)
+            return tuple(g if need else None
+                         for g, need in zip(grads, ctx.needs_input_grad[:3])) + (None,)
+
+    _SDPA_FUNCTION.append(ScaledDotProductAttention)
+    return ScaledDotProductAttention
 
 
 def hf_attention_forward(module, query, key, value, attention_mask, dropout=0.0,

@@ -350,11 +350,18 @@ PYBIND11_MODULE(_attn_mlir, m) {
          const std::string &causal, double scale, const std::string &mask,
          const std::vector<int64_t> &maskShape, double dropoutRate, int64_t dropoutSeed,
          double softcap, int64_t windowLeft, int64_t windowRight, bool alibi,
-         bool keyLengths, bool alibiPerBatch) {
+         bool keyLengths, bool alibiPerBatch, const std::string &part) {
         attn::SdpaSpec s = sdpaSpec(batch, heads, kvHeads, queryLen, keyLen, headDim,
                                     valueDim, type, causal, scale, mask, maskShape,
                                     dropoutRate, dropoutSeed, softcap, windowLeft,
                                     windowRight, alibi, alibiPerBatch, keyLengths);
+        if (part == "output_with_lse")
+          s.part = attn::SdpaPart::OutputWithLse;
+        else if (part == "gradients")
+          s.part = attn::SdpaPart::Gradients;
+        else if (part != "output")
+          throw std::invalid_argument("part must be 'output', 'output_with_lse' or "
+                                      "'gradients', got '" + part + "'");
         std::string text;
         check(attn::sdpaToMlir(s, text));
         return text;
@@ -365,7 +372,7 @@ PYBIND11_MODULE(_attn_mlir, m) {
       py::arg("mask"), py::arg("mask_shape"), py::arg("dropout_rate"),
       py::arg("dropout_seed"), py::arg("softcap"), py::arg("window_left"),
       py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"),
-      py::arg("alibi_per_batch") = false);
+      py::arg("alibi_per_batch") = false, py::arg("part") = "output");
 
   m.def(
       "mha_mlir",

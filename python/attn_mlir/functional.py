@@ -323,6 +323,7 @@ def _sdpa_function():
             return out32.to(getattr(torch, plan.dtype)).reshape(plan.out_shape)
 
         @staticmethod
+        @torch.autograd.function.once_differentiable
         def backward(ctx, grad_out):
             plan = ctx.plan
             query, key, value, out32, lse = ctx.saved_tensors

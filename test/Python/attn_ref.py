@@ -18,7 +18,9 @@ def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
     'top_left' | 'bottom_right'; window (left, right) with None = unbounded,
     on the causal diagonal (bottom-right without causal); alibi [H] or [B,H];
     key_lengths [B]. Returns float64 [B,H,L,Ev]."""
-    q, k, v = (t.detach().to(torch.float64) for t in (q, k, v))
+    # float64 leaves that require grad stay attached (gradient references).
+    q, k, v = (t if t.dtype == torch.float64 and t.requires_grad
+               else t.detach().to(torch.float64) for t in (q, k, v))
     b, h, l, e = q.shape
     hkv, s = k.shape[1], k.shape[2]
     if hkv != h:
@@ -56,9 +58,13 @@ def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
     if keep is not None:
         kept = kept & keep
     sc = sc.masked_fill(~kept, float("-inf"))
-    p = torch.softmax(sc, dim=-1)
     if zero_empty_rows:
-        p = torch.nan_to_num(p, nan=0.0)
+        # softmax as exp(s - lse) with lse = 0 on a row that keeps no key:
+        # zeros there, and a gradient of 0 (not NaN) through it.
+        lse = torch.logsumexp(sc, dim=-1, keepdim=True)
+        p = torch.exp(sc - lse.masked_fill(lse == float("-inf"), 0.0))
+    else:
+        p = torch.softmax(sc, dim=-1)
     return p @ v
 
 

@@ -1,0 +1,170 @@
+"""attn_mlir.scaled_dot_product_attention under torch.autograd: dQ, dK, dV
+against torch.autograd of PyTorch's plain ops in float64 (attn_ref.sdpa,
+not attn's own forward), on the reference and cpu pipelines, over the
+forward's features; what is refused; the training example."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import attn_mlir
+
+torch = pytest.importorskip("torch")
+import attn_ref  # noqa: E402
+
+sdpa = attn_mlir.scaled_dot_product_attention
+
+# Max |grad - float64 torch| / max(1, max |float64 grad|) per dtype: f32
+# computes in f32; f16/bf16 round inputs, O, dO and the gradients once.
+TOL = {torch.float32: 1e-5, torch.float16: 4e-3, torch.bfloat16: 3e-2}
+
+
+def rand(*shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(dtype)
+
+
+def grads_vs_reference(q, k, v, pipeline="cpu", ref_kw=None, seed=7, **kw):
+    """(worst relative error over O, dQ, dK, dV) of attn against the
+    float64 reference on the same (rounded) inputs and dO."""
+    qa, ka, va = (x.clone().requires_grad_() for x in (q, k, v))
+    out = sdpa(qa, ka, va, pipeline=pipeline, **kw)
+    do = rand(*out.shape, dtype=q.dtype, seed=seed)
+    got = torch.autograd.grad(out, (qa, ka, va), do)
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    want_out = attn_ref.sdpa(q64, k64, v64, **(ref_kw or {}))
+    want = torch.autograd.grad(want_out, (q64, k64, v64), do.double())
+    errs = []
+    for g, w in zip((out,) + got, (want_out,) + want):
+        assert g.dtype == q.dtype and g.shape == w.shape
+        assert torch.isfinite(w).all()
+        errs.append(attn_ref.max_err(g, w) / max(1.0, w.abs().max().item()))
+    return max(errs)
+
+
+B, H, HKV, L, S, E = 2, 4, 2, 37, 53, 16
+
+CASES = {
+    "plain": (dict(), dict()),
+    "top_left": (dict(is_causal=True), dict(causal="top_left")),
+    "bottom_right_gqa": (dict(causal="bottom_right", enable_gqa=True),
+                         dict(causal="bottom_right"), HKV),
+    "softcap_scale": (dict(softcap=2.0, scale=0.4), dict(softcap=2.0, scale=0.4)),
+    "window_alibi": (dict(window=(9, 3), alibi_slopes=torch.tensor([0.5, 0.25, 0.125, 0.0625])),
+                     dict(window=(9, 3), alibi=torch.tensor([0.5, 0.25, 0.125, 0.0625]))),
+    "key_lengths_empty_rows": (dict(key_lengths=torch.tensor([40, 0], dtype=torch.int32),
+                                    causal="bottom_right"),
+                               dict(key_lengths=[40, 0], causal="bottom_right")),
+}
+
+
+@pytest.mark.parametrize("pipeline", ["reference", "cpu"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_features(case, pipeline):
+    kw, ref_kw = CASES[case][:2]
+    hkv = CASES[case][2] if len(CASES[case]) > 2 else H
+    q, k, v = rand(B, H, L, E, seed=1), rand(B, hkv, S, E, seed=2), rand(B, hkv, S, 24, seed=3)
+    assert grads_vs_reference(q, k, v, pipeline, ref_kw, **kw) <= TOL[torch.float32]
+
+
+def test_bool_mask_with_empty_rows_mqa():
+    keep = torch.rand(B, 1, L, S, generator=torch.Generator().manual_seed(4)) < 0.5
+    keep[1, 0, 5] = False
+    keep[0, 0, :3] = False
+    q, k, v = rand(B, H, L, E, seed=1), rand(B, 1, S, E, seed=2), rand(B, 1, S, E, seed=3)
+    assert grads_vs_reference(q, k, v, "cpu", dict(keep=keep), attn_mask=keep,
+                              enable_gqa=True) <= TOL[torch.float32]
+
+
+def test_additive_mask_broadcast():
+    add = rand(L, S, seed=5)
+    q, k, v = rand(B, H, L, E, seed=1), rand(B, H, S, E, seed=2), rand(B, H, S, E, seed=3)
+    assert grads_vs_reference(q, k, v, "cpu", dict(add=add), attn_mask=add) <= TOL[torch.float32]
+
+
+@pytest.mark.parametrize("shape", [(L, E), (H, L, E), (2, 3, H, L, E)], ids=["2d", "3d", "5d"])
+def test_leading_dims(shape):
+    q = rand(*shape, seed=1)
+    kshape = shape[:-2] + (S, E)
+    k, v = rand(*kshape, seed=2), rand(*kshape, seed=3)
+    qa, ka, va = (x.clone().requires_grad_() for x in (q, k, v))
+    out = sdpa(qa, ka, va, is_causal=True)
+    do = rand(*out.shape, seed=9)
+    got = torch.autograd.grad(out, (qa, ka, va), do)
+    four = lambda x: x.reshape((-1,) + tuple(x.shape[-3:])) if x.dim() > 2 else x[None, None]  # noqa: E731
+    q64, k64, v64 = (four(x).double().requires_grad_() for x in (q, k, v))
+    ref = attn_ref.sdpa(q64, k64, v64, causal="top_left")
+    want = torch.autograd.grad(ref, (q64, k64, v64), four(do).double())
+    for g, w, x in zip(got, want, (q, k, v)):
+        assert g.shape == x.shape
+        assert attn_ref.max_err(four(g), w) <= TOL[torch.float32]
+
+
+def test_decode_one_query():
+    q, k, v = rand(B, H, 1, E, seed=1), rand(B, HKV, S, E, seed=2), rand(B, HKV, S, E, seed=3)
+    assert grads_vs_reference(q, k, v, "cpu", dict(causal="bottom_right"),
+                              causal="bottom_right", enable_gqa=True) <= TOL[torch.float32]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision(dtype):
+    q, k, v = (rand(B, H, L, E, dtype=dtype, seed=s) for s in (1, 2, 3))
+    assert grads_vs_reference(q, k, v, "cpu", dict(causal="top_left"),
+                              is_causal=True) <= TOL[dtype]
+
+
+def test_only_some_inputs_require_grad():
+    q, k, v = rand(1, 2, 8, E, seed=1), rand(1, 2, 8, E, seed=2), rand(1, 2, 8, E, seed=3)
+    qa = q.clone().requires_grad_()
+    out = sdpa(qa, k, v)
+    out.sum().backward()
+    q64 = q.double().requires_grad_()
+    attn_ref.sdpa(q64, k, v).sum().backward()
+    assert attn_ref.max_err(qa.grad, q64.grad) <= TOL[torch.float32]
+    assert k.grad is None and v.grad is None
+
+
+def test_no_grad_takes_the_plain_kernel():
+    q = rand(1, 2, 8, E, seed=1).requires_grad_()
+    with torch.no_grad():
+        out = sdpa(q, q, q)
+    assert out.grad_fn is None and not out.requires_grad
+    out = sdpa(q.detach(), q.detach(), q.detach())
+    assert out.grad_fn is None
+
+
+def test_gradients_are_deterministic():
+    q, k, v = rand(B, H, L, E, seed=1), rand(B, H, S, E, seed=2), rand(B, H, S, E, seed=3)
+    runs = []
+    for _ in range(2):
+        qa, ka, va = (x.clone().requires_grad_() for x in (q, k, v))
+        out = sdpa(qa, ka, va, is_causal=True)
+        runs.append(torch.autograd.grad(out, (qa, ka, va), rand(*out.shape, seed=9)))
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+
+
+def test_refusals():
+    q = rand(1, 2, 8, E, seed=1).requires_grad_()
+    with pytest.raises(ValueError, match="does not take dropout yet"):
+        sdpa(q, q, q, dropout_p=0.1, dropout_seed=3)
+    mask = rand(8, 8, seed=2).requires_grad_()
+    with pytest.raises(ValueError, match="attn_mask requires grad"):
+        sdpa(q, q, q, attn_mask=mask)
+    out = sdpa(q, q, q)
+    grad, = torch.autograd.grad(out.sum(), q, create_graph=True)
+    with pytest.raises(RuntimeError):
+        torch.autograd.grad(grad.sum(), q)
+
+
+def test_training_example():
+    """examples/training/train_copy.py: 80 steps of the copy task, attn's
+    attention against torch's, the curves within 2e-3 + 2 % (exit 0)."""
+    root = os.environ.get("ATTN_SRC_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+    r = subprocess.run([sys.executable, os.path.join(root, "examples", "training", "train_copy.py"),
+                        "--steps", "80"], capture_output=True, text=True, timeout=500)
+    print(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "max |loss difference|" in r.stdout

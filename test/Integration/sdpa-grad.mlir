@@ -1,5 +1,8 @@
 // attn.sdpa_grad through the reference and cpu pipelines against
-// torch.autograd of the plain formula in float64 (Inputs/sdpa_grad_case.py):
+// torch.autograd of the plain formula in float64 (Inputs/sdpa_grad_case.py),
+// the cpu pipeline's fused backward at 4, 8 and the host's lanes and with
+// small tiles (several Q and K/V tiles, partial edge tiles; a head dim that
+// is not a multiple of the lanes takes the reference route):
 // GQA and MQA (dK, dV summed over each group), Tq != Tk, Dv != D, both
 // causal kinds, softcap, key lengths, an additive and a boolean mask,
 // ALiBi, a window, rows that keep no key (zero gradients, not NaN), f16.
@@ -9,7 +12,8 @@
 // RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/b additive_alibi_window
 // RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/c bool_mask_mqa
 // RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/d half
-// RUN: for p in reference cpu; do \
+// RUN: for p in "reference" "cpu" "cpu --vector-width=4 --tile-q=8 --tile-k=8" \
+// RUN:          "cpu --vector-width=8 --tile-q=16 --tile-k=16"; do \
 // RUN:   attn-run %s --entry=gqa_causal_softcap_lengths --pipeline=$p --quiet \
 // RUN:     --input=%t/a/q.npy --input=%t/a/k.npy --input=%t/a/v.npy --input=%t/a/o.npy \
 // RUN:     --input=%t/a/do.npy --input=%t/a/lse.npy --input=%t/a/lens.npy \
@@ -27,7 +31,23 @@
 // RUN:     --input=%t/d/do.npy --input=%t/d/lse.npy \
 // RUN:     --expect=%t/d/dq.npy --expect=%t/d/dk.npy --expect=%t/d/dv.npy --atol=5e-3 --rtol=5e-3 || exit 1; \
 // RUN: done > %t/log 2>&1; cat %t/log | FileCheck %s
-// CHECK-COUNT-24: result #{{[0-2]}} vs {{.*}}: {{.*}}, ok
+// CHECK-COUNT-48: result #{{[0-2]}} vs {{.*}}: {{.*}}, ok
+//
+// Deterministic: 1 and 2 threads give the same bits.
+// RUN: for n in 1 2; do \
+// RUN:   attn-run %s --entry=additive_alibi_window --pipeline=cpu --vector-width=8 --tile-q=8 --tile-k=16 \
+// RUN:     --num-threads=$n --quiet --input=%t/b/q.npy --input=%t/b/k.npy --input=%t/b/v.npy \
+// RUN:     --input=%t/b/o.npy --input=%t/b/do.npy --input=%t/b/lse.npy --input=%t/b/mask.npy \
+// RUN:     --input=%t/b/slopes.npy --output=%t/dq$n.npy --output=%t/dk$n.npy --output=%t/dv$n.npy || exit 1; \
+// RUN: done
+// RUN: cmp %t/dq1.npy %t/dq2.npy && cmp %t/dk1.npy %t/dk2.npy && cmp %t/dv1.npy %t/dv2.npy
+//
+// Which sdpa_grad the fused backward takes (the others are named).
+// RUN: attn-opt %s --convert-attn-to-loops="vector-width=16 report-unfused" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=FUSED
+// FUSED: sdpa-grad.mlir:[[@LINE+9]]:{{.*}} remark: attn.sdpa_grad not fused: the fused backward needs head dims that are multiples of the vector width 16, got D = 16, Dv = 24
+// FUSED: sdpa-grad.mlir:[[@LINE+35]]:{{.*}} remark: attn.sdpa_grad not fused: {{.*}} got D = 8, Dv = 8
+// FUSED-NOT: attn.sdpa_grad not fused
 
 func.func @gqa_causal_softcap_lengths(
     %q: tensor<2x4x37x16xf32>, %k: tensor<2x2x53x16xf32>, %v: tensor<2x2x53x24xf32>,

@@ -14,6 +14,7 @@
 //   DecodeTile.cpp           its decode steps: K and V read in place
 //   ProjectToLoops.cpp       attn.project
 //   MergePartialToLoops.cpp  attn.merge_partial
+//   SdpaGradToLoops.cpp      attn.sdpa_grad: the deterministic backward
 //   Microkernels.{h,cpp}     transposes, fold trees, the FMA register block
 //
 //===----------------------------------------------------------------------===//
@@ -72,6 +73,9 @@ struct ConvertAttnToLoopsPass
         std::string reason;
         if (failed(SdpaProblem::analyze(partial, cpuKernelSupport(), reason)))
           partial.emitRemark() << "attn.sdpa_partial not fused: " << reason << kCost;
+      } else if (auto grad = dyn_cast<SdpaGradOp>(op)) {
+        if (std::string why = sdpaGradRefusal(grad, vectorWidth); !why.empty())
+          grad.emitRemark() << "attn.sdpa_grad not fused: " << why << kCost;
       } else if (auto project = dyn_cast<ProjectOp>(op)) {
         project.emitRemark() << "attn.project not tiled: "
                              << projectRefusal(project, vectorWidth)
@@ -111,4 +115,5 @@ void mlir::attn::populateAttnToLoopsPatterns(RewritePatternSet &patterns,
   populateSdpaToLoopsPatterns(patterns, options);
   populateProjectToLoopsPatterns(patterns, options);
   populateMergePartialToLoopsPatterns(patterns, options);
+  populateSdpaGradToLoopsPatterns(patterns, options);
 }

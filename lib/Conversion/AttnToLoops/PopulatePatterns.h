@@ -28,6 +28,15 @@ void populateProjectToLoopsPatterns(RewritePatternSet &patterns,
 void populateMergePartialToLoopsPatterns(RewritePatternSet &patterns,
                                          const ConvertAttnToLoopsOptions &options);
 
+/// attn.sdpa_grad → the two parallel loops of the deterministic fused
+/// backward (SdpaGradToLoops.cpp).
+void populateSdpaGradToLoopsPatterns(RewritePatternSet &patterns,
+                                     const ConvertAttnToLoopsOptions &options);
+
+/// Why the fused backward does not take `op` at `vectorWidth` lanes; empty
+/// when it does.
+std::string sdpaGradRefusal(SdpaGradOp op, int64_t vectorWidth);
+
 /// Why the packed-panel projection does not take `op` at `w` lanes; empty
 /// when it does.
 std::string projectRefusal(ProjectOp op, int64_t w);

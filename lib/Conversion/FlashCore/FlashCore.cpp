@@ -56,8 +56,10 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   p.elementType = p.queryType.getElementType();
   if (!support.lowPrecision && !p.elementType.isF32())
     return fail("the " + support.name + " takes only f32");
-  if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
-    return fail("dropout is not supported by the " + support.name);
+  constexpr bool isGrad = std::is_same_v<OpTy, SdpaGradOp>;
+  if constexpr (!isGrad)
+    if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
+      return fail("dropout is not supported by the " + support.name);
   if (p.queryType.isDynamicDim(1) || p.keyType.isDynamicDim(1) ||
       p.queryType.isDynamicDim(3) || p.valueType.isDynamicDim(3))
     return fail("the " + support.name + " needs static head counts and head dims");
@@ -89,11 +91,13 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
     p.slopesType = cast<RankedTensorType>(s.getType());
   if (Value l = op.getKeyLengths())
     p.keyLengthsType = cast<RankedTensorType>(l.getType());
-  if (op.hasScoreMod())
-    p.scoreMod = &op.getScoreMod();
-  if (op.hasMaskMod())
-    p.maskMod = &op.getMaskMod();
-  p.captures = op.getCaptures();
+  if constexpr (!isGrad) {
+    if (op.hasScoreMod())
+      p.scoreMod = &op.getScoreMod();
+    if (op.hasMaskMod())
+      p.maskMod = &op.getMaskMod();
+    p.captures = op.getCaptures();
+  }
   if (support.pagedKeys)
     p.paged = pagedKeysOf(p.key, p.value, p.keyLengths);
   if constexpr (std::is_same_v<OpTy, SdpaOp>)
@@ -116,6 +120,11 @@ FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaOp op, KernelSupport support,
 }
 
 FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaPartialOp op, KernelSupport support,
+                                            std::string &reason) {
+  return analyzeSdpaLike(op, support, reason);
+}
+
+FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaGradOp op, KernelSupport support,
                                             std::string &reason) {
   return analyzeSdpaLike(op, support, reason);
 }

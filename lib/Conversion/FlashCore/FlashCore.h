@@ -72,7 +72,7 @@ struct FlashBuilder;
 
 /// What one attn.sdpa asks for, read once from the op.
 struct SdpaProblem {
-  Operation *op = nullptr; ///< the attn.sdpa or attn.sdpa_partial
+  Operation *op = nullptr; ///< the attn.sdpa, attn.sdpa_partial or attn.sdpa_grad
   Value query, key, value, mask, alibiSlopes, keyLengths; ///< its operands
   RankedTensorType queryType, keyType, valueType, resultType;
   /// attn.sdpa_partial: the [B,H,Tq] f32 log-sum-exp result (null for sdpa).
@@ -118,6 +118,9 @@ struct SdpaProblem {
                                         std::string &reason);
   /// The same for an attn.sdpa_partial (lseType set).
   static FailureOr<SdpaProblem> analyze(SdpaPartialOp op, KernelSupport support,
+                                        std::string &reason);
+  /// The forward problem of an attn.sdpa_grad (resultType is dQ's type).
+  static FailureOr<SdpaProblem> analyze(SdpaGradOp op, KernelSupport support,
                                         std::string &reason);
   bool isPartial() const { return bool(lseType); }
 };

@@ -12,7 +12,16 @@ Program (issue 37): B 1, H 12, D 64, f32, non-causal and causal. The
 backward's FLOPs are counted as 2.5x the forward's (4·B·H·T²·D; halved
 when causal), FlashAttention's convention. Prints a Markdown table of the
 median backward times (forward excluded: each round runs the forward
-once and times torch.autograd.grad with retain_graph)."""
+once and times torch.autograd.grad with retain_graph); torch runs on
+every core (torch.set_num_threads(os.cpu_count())).
+
+Then: the peak memory growth of one backward at T 2048 and 16384 (each
+in a fresh process: the resident set's high-water mark during the call,
+reset through /proc/self/clear_refs, above the resident set before it;
+the new dQ, dK, dV count), and forward +
+backward of the GPT-2 small attention block (T 512, B 1, E 768, 12
+heads, causal, nn.Linear projections) with attn_mlir's attention
+against nn.MultiheadAttention."""
 
 import argparse
 import json
@@ -59,11 +68,72 @@ def backward_time(fn, t, causal, rounds_out):
     rounds_out.append(time.perf_counter() - t0)
 
 
+def _status_kib(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError("no %s in /proc/self/status" % field)
+
+
+def memory_child(t):
+    """Runs in a fresh process: MiB the resident set peaks above its size
+    before one backward at length t (the peak reset through
+    /proc/self/clear_refs first); prints t, that and the MiB of the
+    tensors the call reads and writes."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 12, t, 64, generator=g).requires_grad_() for _ in range(3))
+    out = ours(q, k, v, False)
+    do = torch.randn(out.shape, generator=g)
+    small = [x.detach()[:, :, :64].clone().requires_grad_() for x in (q, k, v)]
+    torch.autograd.grad(ours(*small, False), small, torch.ones(1, 12, 64, 64))  # compile
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM to the current resident set
+    before = _status_kib("VmRSS")
+    torch.autograd.grad(out, (q, k, v), do)
+    peak = _status_kib("VmHWM")
+    tensors = 8 * 12 * t * 64 * 4 / 2**20  # q, k, v, O, dO, dQ, dK, dV
+    print("%d %.1f %.1f" % (t, (peak - before) / 1024.0, tensors))
+
+
+def gpt2_block(rounds):
+    """Forward + backward of nn.MultiheadAttention against the same
+    projections around attn_mlir's attention; median seconds of each."""
+    e, h, t = 768, 12, 512
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(e, h, batch_first=True)
+    causal = torch.ones(t, t, dtype=torch.bool).triu(1)
+
+    def theirs(x):
+        return mha(x, x, x, attn_mask=causal, need_weights=False)[0]
+
+    def ours_block(x):
+        qkv = torch.nn.functional.linear(x, mha.in_proj_weight, mha.in_proj_bias)
+        q, k, v = (y.reshape(1, t, h, e // h).transpose(1, 2) for y in qkv.split(e, dim=-1))
+        o = attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return mha.out_proj(o.transpose(1, 2).reshape(1, t, e))
+
+    x = torch.randn(1, t, e, requires_grad=True)
+    err = (ours_block(x) - theirs(x)).abs().max().item()
+    times = {"attn": [], "torch": []}
+    for _ in range(rounds + 1):
+        for name, f in (("attn", ours_block), ("torch", theirs)):
+            t0 = time.perf_counter()
+            f(x).sum().backward()
+            times[name].append(time.perf_counter() - t0)
+    return (statistics.median(times["attn"][1:]), statistics.median(times["torch"][1:]), err)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--lengths", default="256,512,1024")
+    ap.add_argument("--lengths", default="512,1024,2048")
+    ap.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    torch.set_num_threads(os.cpu_count())
+    if args.memory_child:
+        memory_child(args.memory_child)
+        return
     # The machine's peak (every core), though the backward's reference
     # route runs on one thread today.
     gflops_peak, cmd = peak(os.cpu_count())
@@ -84,6 +154,19 @@ def main():
             print("| %d | %s | %.1f | %.1f | %.2fx | %.2f | %.1f %% |"
                   % (t, "yes" if causal else "no", a * 1e3, b * 1e3, b / a, rate,
                      100 * rate / gflops_peak))
+    print()
+    print("| T | backward's peak memory growth MiB (dQ, dK, dV included) | q, k, v, O, dO, dQ, dK, dV (f32) MiB |")
+    print("|---|---|---|")
+    for t in (2048, 16384):
+        out = subprocess.run([os.sys.executable, os.path.abspath(__file__),
+                              "--memory-child", str(t)], check=True, capture_output=True,
+                             text=True).stdout.split()
+        print("| %s | %s | %s |" % tuple(out))
+    a, b, err = gpt2_block(args.rounds)
+    print()
+    print("GPT-2 small attention block, T 512, forward + backward: attn_mlir %.1f ms, "
+          "nn.MultiheadAttention %.1f ms (%.2fx); max |output difference| %.2g"
+          % (a * 1e3, b * 1e3, b / a, err))
 
 
 if __name__ == "__main__":

@@ -68,3 +68,9 @@ def test_serving_md_blocks_run():
     # docs/serving.md: paged decode, append, varlen and sinks, each checked
     # against torch's dense attention on the gathered rows.
     run_page("serving.md", 4)
+
+
+def test_training_md_blocks_run():
+    # docs/training.md: gradients through attn_mlir against torch's plain
+    # formula in float64.
+    run_page("training.md", 1)

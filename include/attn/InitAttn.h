@@ -40,8 +40,9 @@ void registerAttnDialect(DialectRegistry &registry);
 /// fails with a diagnostic naming the missing dialect or interface.
 void registerAttnLoweringDependencies(DialectRegistry &registry);
 
-/// Registers all 12 attn passes by name:
-///   attn/Transforms/Passes.h  attn-decompose, attn-fuse, attn-openmp-schedule;
+/// Registers all 14 attn passes by name:
+///   attn/Transforms/Passes.h  attn-decompose, attn-fuse, attn-raise,
+///                             attn-differentiate, attn-openmp-schedule;
 ///   attn/Conversion/Passes.h  convert-attn-to-linalg, convert-attn-to-loops,
 ///                             convert-attn-to-gpu, attn-shard, attn-lower-mpi;
 ///   attn/GPU/Passes.h         attn-emulate-gpu-schedule,

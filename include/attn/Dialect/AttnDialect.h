@@ -21,6 +21,8 @@
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/AttnAttrs.h.inc"
 
+#include "attn/Dialect/AttnInterfaces.h.inc"
+
 namespace mlir::attn {
 /// Fails, with a diagnostic suggesting the right spelling, when `op` carries
 /// an attribute it does not define whose name has no dialect prefix (a

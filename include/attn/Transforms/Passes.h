@@ -16,6 +16,11 @@ void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 void populateDecomposeSdpaPatterns(RewritePatternSet &patterns);
 /// scores/scale/mask/softmax/dropout/weighted_sum → sdpa.
 void populateFuseSdpaPatterns(RewritePatternSet &patterns);
+/// The vector-Jacobian rules (DifferentiableOpInterface) of sdpa, project,
+/// split_heads, merge_heads and scale, as external models
+/// (lib/Transforms/Differentiate/VjpRules.cpp). attn-differentiate adds
+/// them itself.
+void registerDifferentiableOpModels(DialectRegistry &registry);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"

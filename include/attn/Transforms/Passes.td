@@ -345,4 +345,53 @@ def AttnOpenMPSchedule : Pass<"attn-openmp-schedule"> {
   let dependentDialects = ["::mlir::omp::OpenMPDialect"];
 }
 
+def AttnDifferentiate : Pass<"attn-differentiate", "::mlir::ModuleOp"> {
+  let summary = "Build each attn function's vector-Jacobian product function";
+  let description = [{
+    Reverse-mode differentiation of functions written with attn ops. For
+    each function `@f(x₁ … xₙ) -> (y₁ … yₘ)` it differentiates, it adds
+
+    ```
+    @f_grad(x₁ … xₙ, dy₁ … dyₘ) -> (dx for each floating-point tensor xᵢ)
+    ```
+
+    the gradients of `Σⱼ ⟨yⱼ, dyⱼ⟩` with respect to the floating-point
+    tensor arguments, in argument order (a mask or key lengths gets none; an
+    argument that does not reach a result gets zeros). The body is the
+    forward, cloned, `attn.mha` decomposed into projections around an
+    `attn.sdpa`, then each op's vector-Jacobian product from its
+    `DifferentiableOpInterface` rule, last op first, adjoints of values used
+    twice added. Rules: `attn.sdpa` (its `attn.sdpa_grad`, with the forward
+    recomputed as `attn.sdpa_partial` for its log-sum-exp; with f32
+    operands that forward replaces the original), `attn.project`,
+    `attn.split_heads`, `attn.merge_heads`, `attn.scale`; `attn.mha`
+    through them. Any other op on the path from an argument to a result
+    is an error naming it, as is an sdpa with dropout, attention sinks or
+    function regions. docs/training.md.
+
+    **Example.** `attn-opt --attn-differentiate` on
+
+    ```mlir
+    func.func @attention(%q: tensor<1x4x16x8xf32>, %k: tensor<1x4x16x8xf32>,
+                         %v: tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32> {
+      %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
+          : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>)
+            -> tensor<1x4x16x8xf32>
+      return %o : tensor<1x4x16x8xf32>
+    }
+    ```
+
+    adds `@attention_grad(%q, %k, %v, %do)` returning `(dq, dk, dv)` from
+    one `attn.sdpa_partial` and one `attn.sdpa_grad`.
+  }];
+  let options = [
+    Option<"functions", "functions", "std::string", /*default=*/"\"\"",
+           "comma-separated names of the functions to differentiate; empty: "
+           "every function with a body that holds an attn op">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

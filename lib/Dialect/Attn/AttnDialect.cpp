@@ -11,6 +11,7 @@ using namespace mlir::attn;
 
 #include "attn/Dialect/AttnDialect.cpp.inc"
 #include "attn/Dialect/AttnEnums.cpp.inc"
+#include "attn/Dialect/AttnInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/AttnAttrs.cpp.inc"

@@ -1,0 +1,33 @@
+//===- AttnInterfaces.td - interfaces of the attn ops ------*- tablegen -*-===//
+#ifndef ATTN_INTERFACES_TD
+#define ATTN_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Attn_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    An op's vector-Jacobian product (reverse-mode derivative): given the
+    adjoints (gradients of a scalar loss) of its results, build the
+    adjoints of its operands. `attn-differentiate` calls it on every op of
+    a function, last to first. The rules of the attn ops are external
+    models (lib/Transforms/Differentiate/VjpRules.cpp), registered by
+    `registerDifferentiableOpModels` (which the pass does for itself).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds the operands' adjoints at the builder's insertion point:
+        `resultAdjoints` has one entry per result (null: the result does
+        not reach the loss); `operandAdjoints` receives one per operand
+        (null: no gradient flows to it, e.g. a mask). May also insert ops
+        right after the op itself (a forward value the backward reuses).
+        Fails, with a diagnostic on the op, when the op's configuration has
+        no rule (e.g. dropout).
+      }], "::llvm::LogicalResult", "buildVjp",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::llvm::ArrayRef<::mlir::Value>":$resultAdjoints,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandAdjoints)>
+  ];
+}
+
+#endif // ATTN_INTERFACES_TD

@@ -1,0 +1,74 @@
+// attn-differentiate: the gradient function's signature and the rules it
+// is built from; each refusal with its message.
+// RUN: attn-opt %s -split-input-file --attn-differentiate -verify-diagnostics | FileCheck %s
+
+// An sdpa: its forward recomputed with the log-sum-exp (f32: it replaces
+// the original), its backward; mask and key lengths get no gradient.
+// CHECK-LABEL: func.func @attention(
+// CHECK-LABEL: func.func @attention_grad(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<2x4x16x8xf32>, %[[K:[^:]*]]: tensor<2x2x16x8xf32>, %[[V:[^:]*]]: tensor<2x2x16x8xf32>, %[[M:[^:]*]]: tensor<16x16xi1>, %[[L:[^:]*]]: tensor<2xi32>, %[[DO:[^:]*]]: tensor<2x4x16x8xf32>)
+// CHECK-SAME: -> (tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>)
+// CHECK-NOT: attn.sdpa %
+// CHECK: %[[O:.*]], %[[LSE:.*]] = attn.sdpa_partial %[[Q]], %[[K]], %[[V]], %[[M]] key_lengths(%[[L]]) {causal = #attn.causal<bottom_right>, scale = 5.000000e-01 : f32}
+// CHECK: %[[DQ:[^,]*]], %[[DK:[^,]*]], %[[DV:[^ ]*]] = attn.sdpa_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[DO]], %[[LSE]], %[[M]] key_lengths(%[[L]]) {causal = #attn.causal<bottom_right>, scale = 5.000000e-01 : f32}
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @attention(%q: tensor<2x4x16x8xf32>, %k: tensor<2x2x16x8xf32>, %v: tensor<2x2x16x8xf32>,
+                     %m: tensor<16x16xi1>, %len: tensor<2xi32>) -> tensor<2x4x16x8xf32> {
+  %o = attn.sdpa %q, %k, %v, %m key_lengths(%len)
+      {causal = #attn.causal<bottom_right>, scale = 0.5 : f32}
+      : (tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<16x16xi1>,
+         tensor<2xi32>) -> tensor<2x4x16x8xf32>
+  return %o : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// A projection: dx by the projection with the other layout, dW and db by
+// sums over the rows; an argument used twice adds its adjoints; an unused
+// argument gets zeros.
+// CHECK-LABEL: func.func @two_projections_grad(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<3x5x4xf32>, %[[W:[^:]*]]: tensor<6x4xf32>, %[[B:[^:]*]]: tensor<6xf32>, %[[U:[^:]*]]: tensor<2xf32>, %[[D1:[^:]*]]: tensor<3x5x6xf32>, %[[D2:[^:]*]]: tensor<3x5x6xf32>)
+// CHECK-DAG: attn.project %[[D2]], %[[W]] {layout = #attn.layout<in_out>}
+// CHECK-DAG: attn.project %[[D1]], %[[W]] {layout = #attn.layout<in_out>}
+// CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]] : tensor<3x5x4xf32>, tensor<6x4xf32>, tensor<6xf32>, tensor<2xf32>
+func.func @two_projections(%x: tensor<3x5x4xf32>, %w: tensor<6x4xf32>, %b: tensor<6xf32>,
+                           %unused: tensor<2xf32>) -> (tensor<3x5x6xf32>, tensor<3x5x6xf32>) {
+  %y1 = attn.project %x, %w, %b : (tensor<3x5x4xf32>, tensor<6x4xf32>, tensor<6xf32>) -> tensor<3x5x6xf32>
+  %y2 = attn.project %x, %w : (tensor<3x5x4xf32>, tensor<6x4xf32>) -> tensor<3x5x6xf32>
+  return %y1, %y2 : tensor<3x5x6xf32>, tensor<3x5x6xf32>
+}
+
+// -----
+
+// Heads: split and merge are each other's adjoint; scale scales; the
+// forward ops nothing reads are gone.
+// CHECK-LABEL: func.func @heads_grad(
+// CHECK-SAME: %{{[^:]*}}: tensor<1x3x8xf32>, %[[D:[^:]*]]: tensor<1x3x8xf32>)
+// CHECK-NEXT: %[[H:.*]] = attn.split_heads %[[D]] {num_heads = 2 : i64}
+// CHECK-NEXT: %[[S:.*]] = attn.scale %[[H]] {scale = 2.500000e-01 : f32}
+// CHECK-NEXT: %[[X:.*]] = attn.merge_heads %[[S]]
+// CHECK-NEXT: return %[[X]]
+func.func @heads(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+  %h = attn.split_heads %x {num_heads = 2 : i64} : (tensor<1x3x8xf32>) -> tensor<1x2x3x4xf32>
+  %s = attn.scale %h {scale = 0.25 : f32} : tensor<1x2x3x4xf32>
+  %m = attn.merge_heads %s : (tensor<1x2x3x4xf32>) -> tensor<1x3x8xf32>
+  return %m : tensor<1x3x8xf32>
+}
+
+// -----
+
+func.func @dropout(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op is not differentiable with dropout yet (attn-differentiate)}}
+  %o = attn.sdpa %q, %q, %q {dropout_rate = 0.1 : f32, dropout_seed = 3 : i64}
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @no_rule(%s: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{'attn.softmax' op cannot be differentiated by attn-differentiate: it has no vector-Jacobian rule}}
+  %p = attn.softmax %s : tensor<1x2x4x4xf32>
+  return %p : tensor<1x2x4x4xf32>
+}

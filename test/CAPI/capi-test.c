@@ -703,6 +703,25 @@ static void testPasses(MlirContext ctx) {
                   mlirCreateAttnTransformsAttnOpenMPSchedule(), none);
   runAndListOpsOn(ctx, kLinalgAttentionModule, "raise",
                   mlirCreateAttnTransformsAttnRaise(), none);
+  {
+    /* attn-differentiate adds @f_grad after @f: list its body. */
+    MlirModule m = parse(ctx, kSdpaModule);
+    MlirPassManager pm = mlirPassManagerCreate(ctx);
+    mlirPassManagerAddOwnedPass(pm, mlirCreateAttnTransformsAttnDifferentiate());
+    MlirLogicalResult r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(m));
+    printf("differentiate: %s:", mlirLogicalResultIsSuccess(r) ? "ok" : "failed");
+    MlirOperation grad =
+        mlirOperationGetNextInBlock(mlirBlockGetFirstOperation(mlirModuleGetBody(m)));
+    MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(grad, 0));
+    for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+         op = mlirOperationGetNextInBlock(op)) {
+      MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+      printf(" %.*s", (int)n.length, n.data);
+    }
+    printf("\n");
+    mlirPassManagerDestroy(pm);
+    mlirModuleDestroy(m);
+  }
 
   /* Registration by name, then textual pipelines. */
   mlirRegisterAttnTransformsPasses();
@@ -711,6 +730,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnTransformsAttnDecompose();
   mlirRegisterAttnTransformsAttnFuse();
   mlirRegisterAttnTransformsAttnRaise();
+  mlirRegisterAttnTransformsAttnDifferentiate();
   mlirRegisterAttnTransformsAttnOpenMPSchedule();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
@@ -756,6 +776,7 @@ static void testPasses(MlirContext ctx) {
 // CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return
 // CHECK: openmp-schedule: ok: arith.constant arith.constant arith.constant omp.parallel func.return
 // CHECK: raise: ok: tensor.expand_shape tensor.expand_shape tensor.expand_shape attn.sdpa tensor.collapse_shape func.return
+// CHECK: differentiate: ok: attn.sdpa_partial attn.sdpa_grad func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok
 // CHECK: parse builtin.module(convert-attn-to-loops{tile-q=16 tile-k=16}): ok
 // CHECK: parse builtin.module(attn-reference-pipeline{lower-to-llvm=false}): ok

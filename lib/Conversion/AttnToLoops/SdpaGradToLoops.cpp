@@ -219,50 +219,49 @@ private:
     });
   }
 
-  /// acc[j][c] += Σ_{i < rows} t[i][j] · src[b, head, i0 + i, c] for the
-  /// tile's keys j: dV += Pᵀ·dO, dK += dSᵀ·Q.
-  void accumulateTransposed(Value acc, Value t, Value src, int64_t n) {
+  /// acc[r][c] += Σ_{k < count} loadA(r, k) · loadB(k, c) over the `rows`
+  /// rows and `n` columns of acc, in register blocks of rowBlock rows × 1
+  /// or 2 vectors (loadB returns the vector at column c).
+  void accumulateBlocks(Value acc, int64_t rows, int64_t n, Value count,
+                        function_ref<Value(Value, Value)> loadB,
+                        function_ref<Value(Value, Value)> loadA) {
     int64_t cols = colsFor(n, w);
-    b.loop(b.idx(0), b.idx(tk), rowBlock, [&](Value j0) {
+    b.loop(b.idx(0), b.idx(rows), rowBlock, [&](Value r0) {
       b.loop(b.idx(0), b.idx(n), cols * w, [&](Value c0) {
+        auto row = [&](int64_t r) { return b.add(r0, b.idx(r)); };
+        auto col = [&](int64_t v) { return b.add(c0, b.idx(v * w)); };
         SmallVector<Value> init;
         for (int64_t r = 0; r < rowBlock; ++r)
           for (int64_t v = 0; v < cols; ++v)
-            init.push_back(b.vload(acc, {b.add(j0, b.idx(r)), b.add(c0, b.idx(v * w))}));
+            init.push_back(b.vload(acc, {row(r), col(v)}));
         SmallVector<Value> out = broadcastFmaBlock(
-            b, rowBlock, cols, qRows, init,
-            [&](Value i, int64_t v) {
-              return b.vloadF32(src, {bIdx, head, b.add(i0, i), b.add(c0, b.idx(v * w))});
-            },
-            [&](int64_t r, Value i) { return b.load(t, {i, b.add(j0, b.idx(r))}); });
+            b, rowBlock, cols, count, init,
+            [&](Value k, int64_t v) { return loadB(k, col(v)); },
+            [&](int64_t r, Value k) { return loadA(row(r), k); });
         for (int64_t r = 0; r < rowBlock; ++r)
           for (int64_t v = 0; v < cols; ++v)
-            b.vstore(out[r * cols + v], acc, {b.add(j0, b.idx(r)), b.add(c0, b.idx(v * w))});
+            b.vstore(out[r * cols + v], acc, {row(r), col(v)});
       });
     });
   }
 
+  /// acc[j][c] += Σ_{i < rows} t[i][j] · src[b, head, i0 + i, c] for the
+  /// tile's keys j: dV += Pᵀ·dO, dK += dSᵀ·Q.
+  void accumulateTransposed(Value acc, Value t, Value src, int64_t n) {
+    accumulateBlocks(
+        acc, tk, n, qRows,
+        [&](Value i, Value c) { return b.vloadF32(src, {bIdx, head, b.add(i0, i), c}); },
+        [&](Value j, Value i) { return b.load(t, {i, j}); });
+  }
+
   /// acc[r][c] += Σ_{j < keys} ds[r][j] · K[b, kvHead, k0 + j, c]: dQ += dS·K.
   void accumulateQueryGradient(Value acc) {
-    int64_t cols = colsFor(p.d, w);
-    b.loop(b.idx(0), b.idx(tq), rowBlock, [&](Value r0) {
-      b.loop(b.idx(0), b.idx(p.d), cols * w, [&](Value c0) {
-        SmallVector<Value> init;
-        for (int64_t r = 0; r < rowBlock; ++r)
-          for (int64_t v = 0; v < cols; ++v)
-            init.push_back(b.vload(acc, {b.add(r0, b.idx(r)), b.add(c0, b.idx(v * w))}));
-        SmallVector<Value> out = broadcastFmaBlock(
-            b, rowBlock, cols, kRows, init,
-            [&](Value j, int64_t v) {
-              return b.vloadF32(s.k, s.keyAt(b, bIdx, kvHead, b.add(k0, j),
-                                               b.add(c0, b.idx(v * w))));
-            },
-            [&](int64_t r, Value j) { return b.load(ds, {b.add(r0, b.idx(r)), j}); });
-        for (int64_t r = 0; r < rowBlock; ++r)
-          for (int64_t v = 0; v < cols; ++v)
-            b.vstore(out[r * cols + v], acc, {b.add(r0, b.idx(r)), b.add(c0, b.idx(v * w))});
-      });
-    });
+    accumulateBlocks(
+        acc, tq, p.d, kRows,
+        [&](Value j, Value c) {
+          return b.vloadF32(s.k, s.keyAt(b, bIdx, kvHead, b.add(k0, j), c));
+        },
+        [&](Value r, Value j) { return b.load(ds, {r, j}); });
   }
 
   /// dst[b, h, first + r, c] = factor · acc[r][c] for r < rows, rounded to

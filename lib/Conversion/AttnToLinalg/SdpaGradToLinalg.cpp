@@ -15,8 +15,8 @@
 // and dO reshaped to [B, Hkv, G, Tq, ·], so that each query head's rows add
 // into its key/value head in one contraction. Every contraction's loop
 // nest keeps a contiguous dim innermost (an axpy over rows, which LLVM
-// vectorises), not the reduced dim: 4x faster at T 512 than dot-product
-// order (bench/NOTES.md, 2026-12-04 training).
+// vectorises), not the reduced dim (measured in bench/NOTES.md,
+// 2026-12-04: The attention backward).
 //
 //===----------------------------------------------------------------------===//
 #include "SdpaGradToLinalg.h"
@@ -100,10 +100,16 @@ Value rowsTimesTransposed(OpBuilder &b, Location loc, Value a, Value c, int64_t 
                      map({bb, h, i, j}), {kPar, kPar, kPar, kRed, kPar});
 }
 
-/// `x` times `scale` (nothing when it is 1), rounded to `elt`.
+/// `x` times `scale` (x itself when the scale is 1 in f32).
+Value scaled(OpBuilder &b, Location loc, Value x, double scale) {
+  if (static_cast<float>(scale) == 1.0f)
+    return x;
+  return ScaleOp::create(b, loc, x, b.getF32FloatAttr(static_cast<float>(scale)));
+}
+
+/// `x` times `scale`, rounded to `elt`.
 Value scaleAndRound(OpBuilder &b, Location loc, Value x, double scale, Type elt) {
-  if (static_cast<float>(scale) != 1.0f)
-    x = ScaleOp::create(b, loc, x, b.getF32FloatAttr(static_cast<float>(scale)));
+  x = scaled(b, loc, x, scale);
   return roundTo(b, loc, x, elt, tensor::getMixedSizes(b, loc, x));
 }
 
@@ -127,9 +133,7 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
           dO = widen(rewriter, loc, a.getGradOut()), lse = a.getLse();
 
     // The masked scores, as the forward computes them (in f32).
-    Value s = rowsTimesTransposed(rewriter, loc, q, k, *g);
-    if (static_cast<float>(*scale) != 1.0f)
-      s = ScaleOp::create(rewriter, loc, s, rewriter.getF32FloatAttr(static_cast<float>(*scale)));
+    Value s = scaled(rewriter, loc, rowsTimesTransposed(rewriter, loc, q, k, *g), *scale);
     FloatAttr cap = op.getSoftcapAttr();
     Value capped = cap ? Value(SoftcapOp::create(rewriter, loc, s, cap)) : s;
     WindowAttr window = op.getWindowAttr();

@@ -861,4 +861,66 @@ TEST(CpuPipeline, TiledProjectionsHalfPrecision) {
     EXPECT_LE(relativeError(out[0], ref::project(x, w, &b, ref::Layout::OutIn)), tol);
   }
 }
+
+// bf16 projections on AVX512-BF16 dot products (bf16-dot forced on; the
+// panel packed as pairs of W along In, a pair of x broadcast per step)
+// beside the f32 FMAs (forced off), against the double reference on the
+// rounded inputs: out_in (pairs transposed 16 × 16) and in_out (two rows
+// interleaved), bias or none, static rows in one chunk (the panel packed
+// on the thread's stack), 300 rows (two chunks, W packed once), dynamic
+// rows, and In = 48 (not a multiple of 32: the f32 path). The two paths
+// sum in different orders, so some outputs must differ (else the dot path
+// did not run). Skipped where the CPU has no AVX512-BF16.
+TEST(CpuPipeline, TiledProjectionsOnBf16Dots) {
+  if (!runtime::hostCpuTarget().hasBf16Dot)
+    GTEST_SKIP() << "this CPU has no AVX512-BF16";
+  const char *src = R"(
+func.func @f(%x: tensor<3x50x96xbf16>, %w: tensor<64x96xbf16>, %b: tensor<64xbf16>,
+             %wt: tensor<96x32xbf16>, %xl: tensor<300x96xbf16>, %xd: tensor<?x96xbf16>,
+             %x48: tensor<20x48xbf16>, %w48: tensor<32x48xbf16>)
+    -> (tensor<3x50x64xbf16>, tensor<3x50x32xbf16>, tensor<300x64xbf16>, tensor<300x32xbf16>,
+        tensor<?x64xbf16>, tensor<20x32xbf16>) {
+  %0 = attn.project %x, %w, %b : (tensor<3x50x96xbf16>, tensor<64x96xbf16>, tensor<64xbf16>) -> tensor<3x50x64xbf16>
+  %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<3x50x96xbf16>, tensor<96x32xbf16>) -> tensor<3x50x32xbf16>
+  %2 = attn.project %xl, %w : (tensor<300x96xbf16>, tensor<64x96xbf16>) -> tensor<300x64xbf16>
+  %3 = attn.project %xl, %wt {layout = #attn.layout<in_out>} : (tensor<300x96xbf16>, tensor<96x32xbf16>) -> tensor<300x32xbf16>
+  %4 = attn.project %xd, %w, %b : (tensor<?x96xbf16>, tensor<64x96xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  %5 = attn.project %x48, %w48 : (tensor<20x48xbf16>, tensor<32x48xbf16>) -> tensor<20x32xbf16>
+  return %0, %1, %2, %3, %4, %5 : tensor<3x50x64xbf16>, tensor<3x50x32xbf16>, tensor<300x64xbf16>,
+      tensor<300x32xbf16>, tensor<?x64xbf16>, tensor<20x32xbf16>
+})";
+  std::mt19937 gen(37);
+  auto x = randomTensor({3, 50, 96}, gen), w = randomTensor({64, 96}, gen),
+       b = randomTensor({64}, gen), wt = randomTensor({96, 32}, gen),
+       xl = randomTensor({300, 96}, gen), xd = randomTensor({77, 96}, gen),
+       x48 = randomTensor({20, 48}, gen), w48 = randomTensor({32, 48}, gen);
+  for (ref::Tensor *t : {&x, &w, &b, &wt, &xl, &xd, &x48, &w48})
+    roundTo(*t, DType::BF16);
+  std::vector<ref::Tensor> want = {
+      ref::project(x, w, &b, ref::Layout::OutIn),   ref::project(x, wt, nullptr, ref::Layout::InOut),
+      ref::project(xl, w, nullptr, ref::Layout::OutIn), ref::project(xl, wt, nullptr, ref::Layout::InOut),
+      ref::project(xd, w, &b, ref::Layout::OutIn),  ref::project(x48, w48, nullptr, ref::Layout::OutIn)};
+  std::vector<std::vector<ref::Tensor>> outs;
+  for (bool dot : {true, false}) {
+    SCOPED_TRACE(dot ? "bf16-dot" : "f32 FMAs");
+    runtime::JitOptions options;
+    options.vectorWidth = 16;
+    options.bf16Dot = dot;
+    Jitted j(src, "f", Pipeline::Cpu, options);
+    ASSERT_TRUE(j.ok());
+    EXPECT_TRUE(j.unfusedOps().empty());
+    auto out = j.run({x, w, b, wt, xl, xd, x48, w48}, std::vector<DType>(8, DType::BF16));
+    ASSERT_EQ(out.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_LE(relativeError(out[i], want[i]), 1.6e-2) << "result " << i;
+    outs.push_back(out);
+  }
+  int64_t differing = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    for (size_t k = 0; k < outs[0][i].data.size(); ++k)
+      differing += outs[0][i].data[k] != outs[1][i].data[k];
+  EXPECT_GT(differing, 0) << "bf16-dot gave exactly the f32 path's outputs everywhere";
+  for (size_t k = 0; k < outs[0][5].data.size(); ++k)
+    ASSERT_EQ(outs[0][5].data[k], outs[1][5].data[k]) << "In = 48 takes the f32 path either way";
+}
 } // namespace

@@ -67,7 +67,7 @@ static cl::opt<int64_t> vectorWidth("vector-width",
                                     cl::desc("cpu: f32 lanes (default: the target's widest)"),
                                     cl::cat(aotCategory));
 static cl::opt<bool> bf16Dot("bf16-dot",
-                            cl::desc("cpu: bf16 prefill tiles on AVX512-BF16 dot products "
+                            cl::desc("cpu: bf16 prefill tiles and projections on AVX512-BF16 dot products "
                                      "(default: where the target CPU has them and they are "
                                      "faster, AMD Zen 4 and later)"),
                             cl::cat(aotCategory));

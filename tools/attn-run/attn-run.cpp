@@ -150,7 +150,7 @@ static cl::opt<int64_t> vectorWidthOpt(
     cl::cat(runCategory));
 static cl::opt<bool> bf16DotOpt(
     "bf16-dot",
-    cl::desc("cpu pipeline: bf16 prefill tiles multiply on AVX512-BF16 dot products "
+    cl::desc("cpu pipeline: bf16 prefill tiles and projections multiply on AVX512-BF16 dot products "
              "(vdpbf16ps; =false: f32 FMAs after widening). Default: the host's choice, "
              "on where they are faster (AMD Zen 4 and later), off on Intel, where "
              "vdpbf16ps runs at half the f32 FMA rate; refused on a CPU without them"),

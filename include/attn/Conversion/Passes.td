@@ -332,7 +332,8 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
            "bf16 prefill tiles multiply on AVX512-BF16 dot products "
            "(x86vector.avx512.dot: vdpbf16ps, P rounded to bf16) instead of "
            "f32 FMAs after widening; needs 16 lanes, D a multiple of 32, Dv "
-           "of 16, tile-k of 32 (otherwise the f32 path)">
+           "of 16, tile-k of 32 (otherwise the f32 path). bf16 projections "
+           "too, where In is a multiple of 32">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

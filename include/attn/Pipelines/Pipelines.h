@@ -53,7 +53,7 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
       llvm::cl::init(ConvertAttnToLoopsOptions().prepackLimitMiB)};
   PassOptions::Option<bool> bf16Dot{
       *this, "bf16-dot",
-      llvm::cl::desc("bf16 prefill tiles multiply on AVX512-BF16 dot products "
+      llvm::cl::desc("bf16 prefill tiles and projections multiply on AVX512-BF16 dot products "
                      "(the JIT and attn-aot turn it on where the target has "
                      "them and they are faster: AMD Zen 4 and later)"),
       llvm::cl::init(ConvertAttnToLoopsOptions().bf16Dot)};

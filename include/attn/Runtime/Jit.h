@@ -171,7 +171,7 @@ struct JitOptions {
   /// cpu: f32 lanes per vector; unset: the host's widest (hostVectorWidth),
   /// halved while tile-k is not a multiple of two vectors.
   std::optional<int64_t> vectorWidth;
-  /// cpu: bf16 prefill tiles on AVX512-BF16 dot products
+  /// cpu: bf16 prefill tiles and projections on AVX512-BF16 dot products
   /// (convert-attn-to-loops bf16-dot); unset: where the target prefers them
   /// (CpuTarget::prefersBf16Dot). true on a target without AVX512-BF16 is
   /// a BadOption error.

@@ -37,26 +37,6 @@ bool FlashKernel::takesBf16Dot(const SdpaProblem &problem, const ConvertAttnToLo
          problem.dv % 16 == 0 && opts.tileK % 32 == 0;
 }
 
-/// w bf16 pairs: a vector of w i32.
-VectorType FlashKernel::pairVector() {
-  return VectorType::get({opts.vectorWidth}, b.b.getI32Type());
-}
-
-/// 2w bf16 at `ivs` of the bf16 buffer `m`, as w pairs (i32).
-Value FlashKernel::loadPairs(Value m, ValueRange ivs) {
-  auto halves = VectorType::get({2 * opts.vectorWidth}, b.b.getBF16Type());
-  Value v = vector::LoadOp::create(b.b, b.loc, halves, m, ivs);
-  return vector::BitCastOp::create(b.b, b.loc, pairVector(), v);
-}
-
-/// w pairs (i32) at `ivs` of the i32 buffer `m`, as the 2w bf16 the dot
-/// product takes.
-Value FlashKernel::loadPairHalves(Value m, ValueRange ivs) {
-  auto halves = VectorType::get({2 * opts.vectorWidth}, b.b.getBF16Type());
-  Value pairs = vector::LoadOp::create(b.b, b.loc, pairVector(), m, ivs);
-  return vector::BitCastOp::create(b.b, b.loc, halves, pairs);
-}
-
 /// Qs[i][p] = the pair Q[b, h_i, q_i, 2p .. 2p+1], zero past the valid
 /// rows. Unscaled: computeScores scales the f32 sums.
 void FlashKernel::packQueryPairs() {
@@ -65,11 +45,11 @@ void FlashKernel::packQueryPairs() {
     Value r = b.add(rows.r0, i);
     Value h = headOf(r), q = queryOf(r);
     b.loop(b.idx(0), b.idx(pairs), w, [&](Value p) {
-      b.vstore(loadPairs(bufs.q, {bIdx, h, q, b.add(p, p)}), qs, {i, p});
+      b.vstore(loadBf16Pairs(b, bufs.q, {bIdx, h, q, b.add(p, p)}), qs, {i, p});
     });
   });
   Value zero = arith::ConstantOp::create(b.b, b.loc, DenseElementsAttr::get(
-                                                         pairVector(), b.b.getI32IntegerAttr(0)));
+                                                         bf16PairVector(b), b.b.getI32IntegerAttr(0)));
   b.loop(rows.count, b.idx(opts.tileQ), 1, [&](Value i) {
     b.loop(b.idx(0), b.idx(pairs), w, [&](Value p) { b.vstore(zero, qs, {i, p}); });
   });
@@ -89,7 +69,7 @@ void FlashKernel::packKeyPairs(Value k0, Value kRows, Value dst) {
           bufs.keyRow(b, bIdx, hkv, b.minI(b.add(k0, b.add(j, b.idx(x))), lastKey)));
     b.loop(b.idx(0), b.idx(problem.d / 2), w, [&](Value p) {
       transposeBlock(
-          b, [&](int64_t x) { return loadPairs(bufs.k, withColumn(keyRows[x], b.add(p, p))); },
+          b, [&](int64_t x) { return loadBf16Pairs(b, bufs.k, withColumn(keyRows[x], b.add(p, p))); },
           [&](int64_t x, Value v) { b.vstore(v, dst, {b.add(p, b.idx(x)), j}); });
     });
   });
@@ -104,9 +84,7 @@ void FlashKernel::packValuePairs(Value k0, Value kRows) {
   auto row = VectorType::get({w}, b.b.getBF16Type());
   Value zero = arith::ConstantOp::create(
       b.b, b.loc, DenseElementsAttr::get(row, b.b.getZeroAttr(b.b.getBF16Type())));
-  SmallVector<int64_t> interleave;
-  for (int64_t l = 0; l < w; ++l)
-    interleave.append({l, w + l});
+  SmallVector<int64_t> interleave = pairInterleaveMask(w);
   Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
   b.loop(b.idx(0), b.idx(opts.tileK / 2), 1, [&](Value q) {
     Value j0 = b.add(q, q), j1 = b.add(j0, b.idx(1));
@@ -119,7 +97,7 @@ void FlashKernel::packValuePairs(Value k0, Value kRows) {
     b.loop(b.idx(0), b.idx(dvPadded), w, [&](Value c) {
       Value pairs = vector::ShuffleOp::create(b.b, b.loc, keyRow(j0, row0, c),
                                               keyRow(j1, row1, c), interleave);
-      b.vstore(vector::BitCastOp::create(b.b, b.loc, pairVector(), pairs), vt, {q, c});
+      b.vstore(vector::BitCastOp::create(b.b, b.loc, bf16PairVector(b), pairs), vt, {q, c});
     });
   });
 }

@@ -345,7 +345,7 @@ void FlashKernel::computeScores(Value k0) {
       SmallVector<Value> sums = broadcastFmaBlock(
           b, rowBlock, 2, b.idx(depth), init,
           [&](Value d, int64_t v) {
-            return bf16Dot ? loadPairHalves(kt, {d, cols[v]}) : b.vload(kt, {d, cols[v]});
+            return bf16Dot ? loadPairHalves(b, kt, {d, cols[v]}) : b.vload(kt, {d, cols[v]});
           },
           [&](int64_t r, Value d) { return b.load(qs, {b.add(i, b.idx(r)), d}); },
           /*perStep=*/nullptr, dot ? &*dot : nullptr);
@@ -617,7 +617,7 @@ void FlashKernel::accumulateBlock(Value k0, Value keyCount, Value row0, int64_t 
       b, n, cols, keyCount, init,
       [&](Value j, int64_t v) {
         if (bf16Dot)
-          return loadPairHalves(vt, {j, colIdx[v]});
+          return loadPairHalves(b, vt, {j, colIdx[v]});
         if (valuesInPlace)
           return b.vloadF32(bufs.v, bufs.keyAt(b, bIdx, hkv, b.add(k0, j), colIdx[v]));
         return b.vload(vt, {j, colIdx[v]});

@@ -180,9 +180,6 @@ private:
   void packValues(Value k0, Value kRows);
 
   // The bf16 dot-product variants of packing, scores and P·V (Bf16Dot.cpp).
-  VectorType pairVector();
-  Value loadPairs(Value m, ValueRange ivs);
-  Value loadPairHalves(Value m, ValueRange ivs);
   void packQueryPairs();
   void packKeyPairs(Value k0, Value kRows, Value dst);
   void packValuePairs(Value k0, Value kRows);

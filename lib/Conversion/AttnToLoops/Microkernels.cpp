@@ -141,6 +141,35 @@ BlockProduct bf16Pairs(FlashBuilder &e) {
       }};
 }
 
+VectorType bf16PairVector(FlashBuilder &e) {
+  return VectorType::get({e.width}, e.b.getI32Type());
+}
+
+Value loadBf16Pairs(FlashBuilder &e, Value m, ValueRange ivs) {
+  auto halves = VectorType::get({2 * e.width}, e.b.getBF16Type());
+  Value v = vector::LoadOp::create(e.b, e.loc, halves, m, ivs);
+  return vector::BitCastOp::create(e.b, e.loc, bf16PairVector(e), v);
+}
+
+Value loadPairHalves(FlashBuilder &e, Value m, ValueRange ivs) {
+  auto halves = VectorType::get({2 * e.width}, e.b.getBF16Type());
+  Value pairs = vector::LoadOp::create(e.b, e.loc, bf16PairVector(e), m, ivs);
+  return vector::BitCastOp::create(e.b, e.loc, halves, pairs);
+}
+
+Value loadBf16PairScalar(FlashBuilder &e, Value m, ValueRange ivs) {
+  Value two = vector::LoadOp::create(e.b, e.loc, VectorType::get({2}, e.b.getBF16Type()), m, ivs);
+  Value one = vector::BitCastOp::create(e.b, e.loc, VectorType::get({1}, e.b.getI32Type()), two);
+  return vector::ExtractOp::create(e.b, e.loc, one, ArrayRef<int64_t>{0});
+}
+
+SmallVector<int64_t> pairInterleaveMask(int64_t w) {
+  SmallVector<int64_t> mask;
+  for (int64_t l = 0; l < w; ++l)
+    mask.append({l, w + l});
+  return mask;
+}
+
 void parallelLoop(FlashBuilder &e, ValueRange upper, bool stackScope,
                   function_ref<void(ValueRange)> body) {
   SmallVector<Value> zeros(upper.size(), e.idx(0)), ones(upper.size(), e.idx(1));

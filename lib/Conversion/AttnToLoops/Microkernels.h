@@ -102,6 +102,25 @@ struct BlockProduct {
 /// returns 2w bf16 (w pairs).
 BlockProduct bf16Pairs(FlashBuilder &e);
 
+/// w bf16 pairs (w = e.width): a vector of w i32, the layout the dot
+/// product's B operand is packed in.
+VectorType bf16PairVector(FlashBuilder &e);
+
+/// 2w bf16 at `ivs` of the bf16 buffer `m`, as w pairs (i32).
+Value loadBf16Pairs(FlashBuilder &e, Value m, ValueRange ivs);
+
+/// w pairs (i32) at `ivs` of the i32 buffer `m`, as the 2w bf16 the dot
+/// product takes.
+Value loadPairHalves(FlashBuilder &e, Value m, ValueRange ivs);
+
+/// The pair of bf16 at `ivs` and the next column of the bf16 buffer `m`,
+/// as one i32 (the A operand bf16Pairs broadcasts).
+Value loadBf16PairScalar(FlashBuilder &e, Value m, ValueRange ivs);
+
+/// The shuffle mask that interleaves two w-lane vectors a, b into
+/// (a0, b0, a1, b1, ...): two rows' elements side by side, as pairs.
+SmallVector<int64_t> pairInterleaveMask(int64_t w);
+
 /// The register-blocked loop every microkernel here is: for k in [0, n),
 /// load `cols` vectors b_v = loadB(k, v), then for each of `rows` rows
 /// acc[r·cols + v] += broadcast(loadA(r, k)) · b_v. Returns the `rows·cols`

@@ -41,6 +41,10 @@ std::string sdpaGradRefusal(SdpaGradOp op, int64_t vectorWidth);
 /// when it does.
 std::string projectRefusal(ProjectOp op, int64_t w);
 
+/// Whether the projection multiplies on AVX512-BF16 dot products: the
+/// bf16-dot option at 16 lanes, bf16 x and W, In a multiple of 32.
+bool projectTakesBf16Dot(ProjectOp op, const ConvertAttnToLoopsOptions &tiling);
+
 } // namespace mlir::attn::loops
 
 #endif // ATTN_LIB_CONVERSION_ATTNTOLOOPS_POPULATEPATTERNS_H

@@ -46,6 +46,16 @@ std::string projectRefusal(ProjectOp op, int64_t w) {
   return "";
 }
 
+bool projectTakesBf16Dot(ProjectOp op, const ConvertAttnToLoopsOptions &tiling) {
+  auto isBf16 = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
+  };
+  auto xT = cast<RankedTensorType>(op.getInput().getType());
+  int64_t in = xT.getDimSize(xT.getRank() - 1);
+  return tiling.bf16Dot && tiling.vectorWidth == 16 && isBf16(op.getInput()) &&
+         isBf16(op.getWeight()) && !ShapedType::isDynamic(in) && in % 32 == 0;
+}
+
 namespace {
 
 /// y[r, o] = b[o] + Σ_i x[r, i] · W[o, i] (W[i, o] for in_out) as a tiled loop
@@ -129,13 +139,50 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     int64_t panel = 2 * w, panels = out / panel;
     int64_t rowBlock = projectRowBlockFor(w);
 
+    // bf16 x and W on AVX512-BF16 dot products (the bf16-dot option): the
+    // panel holds pairs of W along In, dst[q][j] = (W[o + j][2q],
+    // W[o + j][2q + 1]) as i32, and each step of the microkernel
+    // broadcasts a pair of x (docs/cpu.md, *bf16 on dot products*).
+    bool dot = projectTakesBf16Dot(op, tiling);
+    int64_t depth = dot ? in / 2 : in; // packed rows: In, or In/2 pairs
+    Type packedElt = dot ? Type(rewriter.getI32Type()) : e.f32();
     // Panel p of W packed into `dst` at `at(i, j)`: dst[i][j] = W[p·2w + j][i]
     // (out_in: w × w blocks transposed in registers when In allows) or
-    // W[i][p·2w + j] (in_out: rows copied).
+    // W[i][p·2w + j] (in_out: rows copied); with dot products, pairs.
     bool blocked = outIn && in % w == 0 && llvm::isPowerOf2_64(w);
     auto packPanel = [&](Value p, Value dst,
                          function_ref<SmallVector<Value>(Value, Value)> at) {
       Value o0 = e.mul(p, e.idx(panel));
+      if (dot && outIn) {
+        // W's rows read as w pairs, transposed w × w (32-bit elements).
+        e.loop(e.idx(0), e.idx(depth), w, [&](Value q) {
+          for (int64_t h = 0; h < 2; ++h)
+            transposeBlock(
+                e,
+                [&](int64_t x) {
+                  return loadBf16Pairs(e, wb, {e.add(o0, e.idx(h * w + x)), e.add(q, q)});
+                },
+                [&](int64_t x, Value v) { e.vstore(v, dst, at(e.add(q, e.idx(x)), e.idx(h * w))); });
+        });
+        return;
+      }
+      if (dot) {
+        // Rows 2q and 2q + 1 of W interleaved into pairs.
+        auto row = VectorType::get({w}, rewriter.getBF16Type());
+        SmallVector<int64_t> interleave = pairInterleaveMask(w);
+        e.loop(e.idx(0), e.idx(depth), 1, [&](Value q) {
+          Value i0 = e.add(q, q), i1 = e.add(i0, e.idx(1));
+          for (int64_t h = 0; h < 2; ++h) {
+            Value o = e.add(o0, e.idx(h * w));
+            Value a = vector::LoadOp::create(e.b, loc, row, wb, ValueRange{i0, o});
+            Value c = vector::LoadOp::create(e.b, loc, row, wb, ValueRange{i1, o});
+            Value pairs = vector::ShuffleOp::create(e.b, loc, a, c, interleave);
+            e.vstore(vector::BitCastOp::create(e.b, loc, bf16PairVector(e), pairs), dst,
+                     at(q, e.idx(h * w)));
+          }
+        });
+        return;
+      }
       if (!outIn) {
         e.loop(e.idx(0), e.idx(in), 1, [&](Value i) {
           for (int64_t h = 0; h < 2; ++h)
@@ -167,10 +214,10 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
                              : rowsT.getDimSize(0);
     int64_t chunkBlocks = kProjectRows / rowBlock;
     bool packInline = !ShapedType::isDynamic(staticRows) && staticRows <= chunkBlocks * rowBlock &&
-                      in * panel * 4 <= kInlinePanelBytes;
+                      depth * panel * 4 <= kInlinePanelBytes;
     Value wp;
     if (!packInline) {
-      wp = memref::AllocOp::create(rewriter, loc, MemRefType::get({panels, in, panel}, e.f32()),
+      wp = memref::AllocOp::create(rewriter, loc, MemRefType::get({panels, depth, panel}, packedElt),
                                    ValueRange{}, rewriter.getI64IntegerAttr(64));
       parallelLoop(e, {e.idx(panels)}, /*stackScope=*/false, [&](ValueRange ivs) {
         packPanel(ivs[0], wp, [&](Value i, Value j) { return SmallVector<Value>{ivs[0], i, j}; });
@@ -214,10 +261,18 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
         init.push_back(init0);
         init.push_back(init1);
       }
+      BlockProduct pairs = bf16Pairs(e);
       SmallVector<Value> sums = broadcastFmaBlock(
-          e, rowBlock, 2, e.idx(in), init,
-          [&](Value i, int64_t v) { return e.vload(packed, packedAt(i, e.idx(v * w))); },
-          [&](int64_t r, Value i) { return e.loadF32(xb, at(rowIdx[r], i)); });
+          e, rowBlock, 2, e.idx(depth), init,
+          [&](Value i, int64_t v) {
+            return dot ? loadPairHalves(e, packed, packedAt(i, e.idx(v * w)))
+                       : e.vload(packed, packedAt(i, e.idx(v * w)));
+          },
+          [&](int64_t r, Value i) {
+            return dot ? loadBf16PairScalar(e, xb, at(rowIdx[r], e.add(i, i)))
+                       : e.loadF32(xb, at(rowIdx[r], i));
+          },
+          /*perStep=*/nullptr, dot ? &pairs : nullptr);
       for (int64_t r = 0; r < rowBlock; ++r) {
         Value row = e.add(r0, e.idx(r));
         e.ifThen(e.lt(row, rows), [&] {
@@ -237,7 +292,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
       };
       Value packed = wp;
       if (packInline) {
-        packed = memref::AllocaOp::create(e.b, e.loc, MemRefType::get({in, panel}, e.f32()),
+        packed = memref::AllocaOp::create(e.b, e.loc, MemRefType::get({depth, panel}, packedElt),
                                           ValueRange{}, e.b.getI64IntegerAttr(64));
         packPanel(p, packed, packedAt);
       }

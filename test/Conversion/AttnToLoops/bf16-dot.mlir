@@ -55,3 +55,32 @@ func.func @decode(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x512x64xbf16>) -> ten
   %o = attn.sdpa %q, %k, %k : (tensor<1x8x1x64xbf16>, tensor<1x2x512x64xbf16>, tensor<1x2x512x64xbf16>) -> tensor<1x8x1x64xbf16>
   return %o : tensor<1x8x1x64xbf16>
 }
+
+// Projections: a bf16 attn.project with In a multiple of 32 packs its
+// panel as pairs of W along In ([In/2, 2 vectors] i32; out_in: W's rows
+// read as 16 pairs and transposed, in_out: two rows interleaved) and
+// broadcasts a pair of x (a 32-bit load) per dot-product step; 12 rows ×
+// 2 vectors of f32 accumulators start from the bias. In = 48 keeps the
+// f32 FMAs.
+// CHECK-LABEL: func.func @project
+// CHECK: memref.alloca() {{.*}} : memref<48x32xi32>
+// CHECK: vector.load %{{.*}} : memref<64x96xbf16{{.*}}>, vector<32xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>,
+// CHECK: vector.load %{{.*}} : memref<150x96xbf16{{.*}}>, vector<2xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK: x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK: memref.alloca() {{.*}} : memref<48x32xi32>
+// CHECK: {{vector.shuffle %.*\[0, 16, 1, 17, 2, 18, .*, 15, 31\] : vector<16xbf16>, vector<16xbf16>|vector.interleave %.* : vector<16xbf16> -> vector<32xbf16>}}
+// CHECK: x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK: memref.alloca() {{.*}} : memref<48x32xf32>
+// CHECK-NOT: x86vector
+// CHECK: return
+func.func @project(%x: tensor<3x50x96xbf16>, %w: tensor<64x96xbf16>, %b: tensor<64xbf16>,
+                   %wt: tensor<96x32xbf16>, %x48: tensor<20x48xbf16>, %w48: tensor<32x48xbf16>)
+    -> (tensor<3x50x64xbf16>, tensor<3x50x32xbf16>, tensor<20x32xbf16>) {
+  %0 = attn.project %x, %w, %b : (tensor<3x50x96xbf16>, tensor<64x96xbf16>, tensor<64xbf16>) -> tensor<3x50x64xbf16>
+  %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<3x50x96xbf16>, tensor<96x32xbf16>) -> tensor<3x50x32xbf16>
+  %2 = attn.project %x48, %w48 : (tensor<20x48xbf16>, tensor<32x48xbf16>) -> tensor<20x32xbf16>
+  return %0, %1, %2 : tensor<3x50x64xbf16>, tensor<3x50x32xbf16>, tensor<20x32xbf16>
+}

@@ -58,8 +58,18 @@ func.func @heads(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
 
 // -----
 
+// An sdpa with dropout: no fused backward, so it is decomposed into its
+// primitive chain, and the chain's dropout rule drops the same elements
+// of the adjoint (same rate and seed).
+// CHECK-LABEL: func.func @dropout_grad(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x4x8xf32>, %[[D:[^:]*]]: tensor<1x2x4x8xf32>)
+// CHECK-NOT: attn.sdpa
+// CHECK: %[[P:.*]] = attn.softmax
+// CHECK: %[[PD:.*]] = attn.dropout %[[P]] {rate = 1.000000e-01 : f32, seed = 3 : i64}
+// CHECK: %[[DP:.*]] = attn.scores %[[D]], %[[Q]]
+// CHECK: attn.dropout %[[DP]] {rate = 1.000000e-01 : f32, seed = 3 : i64}
+// CHECK: return
 func.func @dropout(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
-  // expected-error @+1 {{'attn.sdpa' op is not differentiable with dropout yet (attn-differentiate)}}
   %o = attn.sdpa %q, %q, %q {dropout_rate = 0.1 : f32, dropout_seed = 3 : i64}
       : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
@@ -67,8 +77,65 @@ func.func @dropout(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
 
 // -----
 
+// The primitives' rules (values: Integration/differentiate-chain.mlir):
+// weighted_sum → scores(dO, V) and a group sum for dV; softmax →
+// P·(dP − rowdot); mask → dy where the result is not −inf, the additive
+// mask's adjoint summed over its broadcast dims and expanded back;
+// softcap through tanh; scores → weighted_sum(dS, K) and a group sum;
+// rope → rope with −sin, the tables' adjoints from the pair slices.
+// CHECK-LABEL: func.func @chain_grad(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x4x6x8xf32>, %[[K:[^:]*]]: tensor<1x2x6x8xf32>, %[[V:[^:]*]]: tensor<1x2x6x8xf32>, %[[COS:[^:]*]]: tensor<6x4xf32>, %[[SIN:[^:]*]]: tensor<6x4xf32>, %[[M:[^:]*]]: tensor<1x1x6x6xf32>, %[[DO:[^:]*]]: tensor<1x4x6x8xf32>)
+// CHECK-SAME: -> (tensor<1x4x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<1x1x6x6xf32>)
+// CHECK: %[[QR:.*]] = attn.rope %[[Q]], %[[COS]], %[[SIN]]
+// CHECK: %[[KR:.*]] = attn.rope %[[K]], %[[COS]], %[[SIN]] {style = #attn.rope<interleaved>}
+// CHECK: %[[P:.*]] = attn.softmax
+// CHECK: %[[DP:.*]] = attn.scores %[[DO]], %[[V]]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[DP]], %[[P]] :
+// CHECK: math.tanh
+// CHECK: %[[DQR:.*]] = attn.weighted_sum %{{.*}}, %[[KR]]
+// CHECK: attn.rope %{{.*}}, %[[COS]], %{{.*}} {style = #attn.rope<interleaved>}
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 1] [1, 2, 6, 4] [1, 1, 1, 2]
+// CHECK: %[[DQ:.*]] = attn.rope %[[DQR]], %[[COS]], %{{.*}} :
+// CHECK: tensor.extract_slice %[[DQR]][0, 0, 0, 4] [1, 4, 6, 4] [1, 1, 1, 1]
+// CHECK: return %[[DQ]], {{.*}} : tensor<1x4x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<1x1x6x6xf32>
+func.func @chain(%q: tensor<1x4x6x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>,
+                 %cos: tensor<6x4xf32>, %sin: tensor<6x4xf32>, %m: tensor<1x1x6x6xf32>)
+    -> tensor<1x4x6x8xf32> {
+  %qr = attn.rope %q, %cos, %sin : tensor<1x4x6x8xf32>, tensor<6x4xf32>, tensor<6x4xf32>
+  %kr = attn.rope %k, %cos, %sin {style = #attn.rope<interleaved>}
+      : tensor<1x2x6x8xf32>, tensor<6x4xf32>, tensor<6x4xf32>
+  %s = attn.scores %qr, %kr : (tensor<1x4x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x4x6x6xf32>
+  %t = attn.scale %s {scale = 0.35 : f32} : tensor<1x4x6x6xf32>
+  %c = attn.softcap %t {cap = 2.0 : f32} : tensor<1x4x6x6xf32>
+  %x = attn.mask %c, %m {causal = #attn.causal<top_left>} : tensor<1x4x6x6xf32>, tensor<1x1x6x6xf32>
+  %p = attn.softmax %x : tensor<1x4x6x6xf32>
+  %o = attn.weighted_sum %p, %v : (tensor<1x4x6x6xf32>, tensor<1x2x6x8xf32>) -> tensor<1x4x6x8xf32>
+  return %o : tensor<1x4x6x8xf32>
+}
+
+// -----
+
 func.func @no_rule(%s: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
-  // expected-error @+1 {{'attn.softmax' op cannot be differentiated by attn-differentiate: it has no vector-Jacobian rule}}
-  %p = attn.softmax %s : tensor<1x2x4x4xf32>
+  // expected-error @+1 {{'arith.addf' op cannot be differentiated by attn-differentiate: it has no vector-Jacobian rule}}
+  %a = arith.addf %s, %s : tensor<1x2x4x4xf32>
+  %p = attn.scale %a {scale = 0.5 : f32} : tensor<1x2x4x4xf32>
   return %p : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @sinks(%q: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{'attn.softmax' op is not differentiable with attention sinks (attn-differentiate)}}
+  %o = attn.sdpa %q, %q, %q sinks(%sinks)
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<2xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @dynamic_mask(%s: tensor<1x2x4x4xf32>, %m: tensor<?x4xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{'attn.mask' op cannot differentiate an additive mask with dynamic dims}}
+  %x = attn.mask %s, %m : tensor<1x2x4x4xf32>, tensor<?x4xf32>
+  return %x : tensor<1x2x4x4xf32>
 }

@@ -364,10 +364,15 @@ def AttnDifferentiate : Pass<"attn-differentiate", "::mlir::ModuleOp"> {
     twice added. Rules: `attn.sdpa` (its `attn.sdpa_grad`, with the forward
     recomputed as `attn.sdpa_partial` for its log-sum-exp; with f32
     operands that forward replaces the original), `attn.project`,
-    `attn.split_heads`, `attn.merge_heads`, `attn.scale`; `attn.mha`
-    through them. Any other op on the path from an argument to a result
-    is an error naming it, as is an sdpa with dropout, attention sinks or
-    function regions. docs/training.md.
+    `attn.split_heads`, `attn.merge_heads`, `attn.rope` (and its tables),
+    `attn.scores`, `attn.scale`, `attn.softcap`, `attn.mask` (and an
+    additive mask operand), `attn.mask_mod`, `attn.softmax`,
+    `attn.dropout` (the same elements dropped, from the seed) and
+    `attn.weighted_sum`; `attn.mha` through them, and an `attn.sdpa` with
+    dropout, a mask or score function or sinks through its primitive
+    chain. Any other op on the path from an argument to a result is an
+    error naming it (`attn.score_mod`, a softmax with sinks, non-attn
+    ops). docs/training.md.
 
     **Example.** `attn-opt --attn-differentiate` on
 
@@ -391,7 +396,8 @@ def AttnDifferentiate : Pass<"attn-differentiate", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 #endif // ATTN_TRANSFORMS_PASSES_TD

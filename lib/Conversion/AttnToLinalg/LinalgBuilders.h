@@ -1,8 +1,10 @@
 //===- LinalgBuilders.h - what the reference patterns build from -*- C++ -*-===//
 //
 // Small builders the reference lowering's patterns share (AttnToLinalg.cpp,
-// SoftmaxToLinalg.cpp): compute types and casts, empty and filled tensors,
-// one contraction or elementwise linalg.generic, the GQA head map.
+// SoftmaxToLinalg.cpp, SdpaGradToLinalg.cpp) and the vector-Jacobian rules
+// (lib/Transforms/Differentiate/VjpRules.cpp): compute types and casts,
+// empty and filled tensors, one contraction or elementwise linalg.generic,
+// the GQA head map and group sums.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_CONVERSION_ATTNTOLINALG_LINALGBUILDERS_H
@@ -11,6 +13,8 @@
 #include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -150,6 +154,34 @@ inline FailureOr<int64_t> groupSize(Operation *op, int64_t h, int64_t hkv,
 
 /// (b, h, ...) -> (b, h floordiv g, ...) selecting the key/value head.
 inline AffineExpr kvHead(AffineExpr h, int64_t g) { return g == 1 ? h : h.floorDiv(g); }
+
+/// `x` [B, H, T, n] viewed as [B, Hkv, G, T, n].
+inline Value splitGroups(OpBuilder &b, Location loc, Value x, int64_t hkv, int64_t g) {
+  auto t = tensorType(x);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> out{sizes[0], b.getIndexAttr(hkv), b.getIndexAttr(g), sizes[2],
+                                sizes[3]};
+  auto type = RankedTensorType::get(
+      {t.getDimSize(0), hkv, g, t.getDimSize(2), t.getDimSize(3)}, t.getElementType());
+  return tensor::ExpandShapeOp::create(b, loc, type, x,
+                                       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
+                                       out);
+}
+
+/// out[b, g, j, n] = Σ_{r, i} lhs[b, g, r, i, j] · rhs[b, g, r, i, n]: the
+/// transposed product summed over the query heads of each group, in f32.
+inline Value groupedTransposedProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                               ArrayRef<OpFoldResult> outSizes) {
+  MLIRContext *ctx = b.getContext();
+  // Loops (b, g, r, i, j, n): n innermost, so that the loop nest's inner
+  // loop is out[j, :] += lhs[i, j] · rhs[i, :] over contiguous rows.
+  AffineExpr bb, g, r, i, j, n;
+  bindDims(ctx, bb, g, r, i, j, n);
+  auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(6, 0, e, ctx); };
+  Value acc = filled(b, loc, outSizes, b.getF32Type(), 0.0);
+  return contraction(b, loc, lhs, map({bb, g, r, i, j}), rhs, map({bb, g, r, i, n}), acc,
+                     map({bb, g, j, n}), {kPar, kPar, kRed, kRed, kPar, kPar});
+}
 
 } // namespace mlir::attn::linalg_lowering
 

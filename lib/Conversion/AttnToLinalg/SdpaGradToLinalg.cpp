@@ -40,34 +40,6 @@ Value widen(OpBuilder &b, Location loc, Value x) {
   return roundTo(b, loc, x, b.getF32Type(), tensor::getMixedSizes(b, loc, x));
 }
 
-/// `x` [B, H, T, n] viewed as [B, Hkv, G, T, n].
-Value splitGroups(OpBuilder &b, Location loc, Value x, int64_t hkv, int64_t g) {
-  auto t = tensorType(x);
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
-  SmallVector<OpFoldResult> out{sizes[0], b.getIndexAttr(hkv), b.getIndexAttr(g), sizes[2],
-                                sizes[3]};
-  auto type = RankedTensorType::get(
-      {t.getDimSize(0), hkv, g, t.getDimSize(2), t.getDimSize(3)}, t.getElementType());
-  return tensor::ExpandShapeOp::create(b, loc, type, x,
-                                       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
-                                       out);
-}
-
-/// out[b, g, j, n] = Σ_{r, i} lhs[b, g, r, i, j] · rhs[b, g, r, i, n]: the
-/// transposed product summed over the query heads of each group, in f32.
-Value groupedTransposedProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                               ArrayRef<OpFoldResult> outSizes) {
-  MLIRContext *ctx = b.getContext();
-  // Loops (b, g, r, i, j, n): n innermost, so that the loop nest's inner
-  // loop is out[j, :] += lhs[i, j] · rhs[i, :] over contiguous rows.
-  AffineExpr bb, g, r, i, j, n;
-  bindDims(ctx, bb, g, r, i, j, n);
-  auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(6, 0, e, ctx); };
-  Value acc = filled(b, loc, outSizes, b.getF32Type(), 0.0);
-  return contraction(b, loc, lhs, map({bb, g, r, i, j}), rhs, map({bb, g, r, i, n}), acc,
-                     map({bb, g, j, n}), {kPar, kPar, kRed, kRed, kPar, kPar});
-}
-
 /// dq[b, h, i, d] = Σ_j ds[b, h, i, j] · k[b, h/G, j, d], in f32, loops
 /// (b, h, i, j, d): d innermost, as above.
 Value rowsTimesKeys(OpBuilder &b, Location loc, Value ds, Value k, int64_t g,

@@ -1,7 +1,7 @@
 //===- Differentiate.cpp - the attn-differentiate pass --------------------===//
 //
 // Reverse mode over one block: clone the forward into @f_grad, decompose
-// attn.mha, seed the results' adjoints with the extra arguments, then visit
+// attn.mha (and each attn.sdpa the fused backward does not take), seed the results' adjoints with the extra arguments, then visit
 // the forward ops last to first, asking each op's DifferentiableOpInterface
 // for its operands' adjoints and adding them into a map; return the
 // arguments' adjoints (zeros where none arrived), and drop the forward ops
@@ -130,6 +130,35 @@ struct AttnDifferentiatePass
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(grad, std::move(patterns), config)))
       return grad.emitOpError("attn-differentiate: decomposing attn.mha failed");
+    // An sdpa the fused backward does not take (dropout, a mask function,
+    // a score function, sinks) → its primitive chain, whose ops have rules
+    // of their own (or name what has none).
+    auto needsChain = [](SdpaOp op) {
+      FloatAttr rate = op.getDropoutRateAttr();
+      return (rate && !rate.getValue().isZero()) || op.getSinks() ||
+             !op.getScoreMod().empty() || !op.getMaskMod().empty();
+    };
+    SmallVector<Operation *> chains;
+    grad.walk([&](SdpaOp op) {
+      if (needsChain(op))
+        chains.push_back(op);
+    });
+    if (!chains.empty()) {
+      RewritePatternSet sdpaPatterns(fn.getContext());
+      populateDecomposeSdpaPatterns(sdpaPatterns);
+      GreedyRewriteConfig only;
+      only.setStrictness(GreedyRewriteStrictness::ExistingOps);
+      (void)applyOpPatternsGreedily(chains, std::move(sdpaPatterns), only);
+      WalkResult left = grad.walk([&](SdpaOp op) {
+        if (!needsChain(op))
+          return WalkResult::advance();
+        op.emitOpError("attn-differentiate: cannot decompose it into the primitive chain (a "
+                       "dynamic head dim needs an explicit scale)");
+        return WalkResult::interrupt();
+      });
+      if (left.wasInterrupted())
+        return failure();
+    }
 
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     DenseMap<Value, Value> adjoint;
@@ -159,7 +188,9 @@ struct AttnDifferentiatePass
         return op->emitOpError()
                << "cannot be differentiated by attn-differentiate: it has no "
                   "vector-Jacobian rule (rules: attn.sdpa, attn.mha, attn.project, "
-                  "attn.split_heads, attn.merge_heads, attn.scale)";
+                  "attn.split_heads, attn.merge_heads, attn.rope, attn.scores, attn.scale, "
+                  "attn.softcap, attn.mask, attn.mask_mod, attn.softmax, attn.dropout, "
+                  "attn.weighted_sum)";
       SmallVector<Value> operandAdjoints;
       if (failed(rule.buildVjp(b, resultAdjoints, operandAdjoints)))
         return failure();

@@ -1,77 +1,126 @@
 //===- VjpRules.cpp - the vector-Jacobian products of the attn ops --------===//
 //
 // DifferentiableOpInterface for the attn ops a layer is written with
-// (attn.mha is decomposed into them first, by attn-differentiate):
+// (attn.mha, and an attn.sdpa the fused backward does not take, are
+// decomposed into them first, by attn-differentiate):
 //
-//   sdpa         (dQ, dK, dV) = sdpa_grad(Q, K, V, O, dO, lse), with (O, lse)
-//                from an sdpa_partial recomputed next to the forward op
-//   project      y = x·Wᵀ + b:  dx = dy·W, dW = Σ_rows dyᵀ·x, db = Σ_rows dy
-//   split_heads  dx = merge_heads(dy);   merge_heads  dx = split_heads(dy)
-//   scale        dx = c·dy
+//   sdpa          (dQ, dK, dV) = sdpa_grad(Q, K, V, O, dO, lse), with (O, lse)
+//                 from an sdpa_partial recomputed next to the forward op
+//   project       y = x·Wᵀ + b:  dx = dy·W, dW = Σ_rows dyᵀ·x, db = Σ_rows dy
+//   split_heads   dx = merge_heads(dy);   merge_heads  dx = split_heads(dy)
+//   scale         dx = c·dy
+//   scores        S = Q·Kᵀ:  dQ = weighted_sum(dS, K), dK = Σ_group dSᵀ·Q
+//   weighted_sum  O = P·V:   dP = scores(dO, V),     dV = Σ_group Pᵀ·dO
+//   softmax       dx = P ⊙ (dP − Σ_j dP ⊙ P)
+//   softcap       dx = dy ⊙ (1 − tanh²(x / cap))
+//   mask          dx = dy where y is not −inf, else 0; an additive mask
+//                 operand gets the same, summed over its broadcast dims
+//   mask_mod      dx = dy where y is not −inf, else 0
+//   dropout       dx = dropout(dy) with the same rate and seed: the
+//                 generator depends only on (seed, index), so the backward
+//                 drops exactly the forward's elements
+//   rope          dx = rope(dy, cos, −sin) (the inverse rotation);
+//                 dcos = Σ_{b,h} dy_p·x_p + dy_q·x_q, dsin = Σ_{b,h} dy_q·x_p − dy_p·x_q
 //
-// Masks, slopes, key lengths and other integer or constant operands get no
-// adjoint. Sums over rows accumulate in f32 and round once.
+// i1 masks, slopes, key lengths, captures and other integer or constant
+// operands get no adjoint. Every sum accumulates in f32 and rounds once.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Transforms/Passes.h"
 
+#include "../../Conversion/AttnToLinalg/LinalgBuilders.h"
 #include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::linalg_lowering;
 
 namespace {
 
-using utils::IteratorType;
+using TermFn = function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>;
 
-Value castTo(OpBuilder &b, Location loc, Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  if (cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth())
-    return arith::ExtFOp::create(b, loc, to, v);
-  return arith::TruncFOp::create(b, loc, to, v);
-}
-
-/// out[outDims] = Σ over the other dims of Π inputs[...], each input read
-/// through its map, accumulated in f32 and rounded to `elt`; `sizes` are
-/// the result's.
-Value sumOfProducts(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<AffineMap> maps,
-                    AffineMap outMap, ArrayRef<IteratorType> iters,
-                    ArrayRef<OpFoldResult> sizes, Type elt) {
+/// out[outMap] = Σ, over the loops `iters` marks as reductions, of
+/// term(the inputs read through `maps`, widened to f32) — the product of
+/// the inputs when no term is given —, accumulated in f32 and rounded to
+/// `elt`; `sizes` are the result's.
+Value reduceTerms(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<AffineMap> maps,
+                  AffineMap outMap, ArrayRef<IteratorType> iters, ArrayRef<OpFoldResult> sizes,
+                  Type elt, TermFn term = nullptr) {
   Type f32 = b.getF32Type();
-  Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0.0));
-  Value init = tensor::EmptyOp::create(b, loc, sizes, f32);
-  Value acc = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init}).getResult(0);
+  Value acc = filled(b, loc, sizes, f32, 0.0);
   SmallVector<AffineMap> all(maps);
   all.push_back(outMap);
   Value sum = linalg::GenericOp::create(
                   b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc}, all, iters,
                   [&](OpBuilder &nb, Location nl, ValueRange args) {
-                    Value prod = castTo(nb, nl, args[0], f32);
-                    for (Value x : args.drop_front().drop_back())
-                      prod = arith::MulFOp::create(nb, nl, prod, castTo(nb, nl, x, f32));
+                    SmallVector<Value> xs;
+                    for (Value x : args.drop_back())
+                      xs.push_back(castFloat(nb, nl, x, f32));
+                    Value t = xs[0];
+                    if (term)
+                      t = term(nb, nl, xs);
+                    else
+                      for (Value x : ArrayRef<Value>(xs).drop_front())
+                        t = arith::MulFOp::create(nb, nl, t, x);
                     linalg::YieldOp::create(
-                        nb, nl, Value(arith::AddFOp::create(nb, nl, args.back(), prod)));
+                        nb, nl, Value(arith::AddFOp::create(nb, nl, args.back(), t)));
                   })
                   .getResult(0);
-  if (elt == f32)
-    return sum;
-  int64_t rank = sizes.size();
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{RankedTensorType::get(cast<RankedTensorType>(sum.getType()).getShape(), elt)},
-             ValueRange{sum}, ValueRange{tensor::EmptyOp::create(b, loc, sizes, elt)},
-             ArrayRef<AffineMap>{id, id},
-             SmallVector<IteratorType>(rank, IteratorType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(nb, nl, castTo(nb, nl, args[0], elt));
-             })
-      .getResult(0);
+  return roundTo(b, loc, sum, elt, sizes);
+}
+
+/// out[i...] = body(first[i...], the others read through `otherMaps`, all
+/// widened to f32), computed in f32 and rounded to first's element type.
+Value pointwise(OpBuilder &b, Location loc, Value first, ValueRange others,
+                ArrayRef<AffineMap> otherMaps, TermFn body) {
+  RankedTensorType type = tensorType(first);
+  Type f32 = b.getF32Type(), elt = type.getElementType();
+  return elementwise(b, loc, first, others, otherMaps, type,
+                     tensor::getMixedSizes(b, loc, first),
+                     [&](OpBuilder &nb, Location nl, ValueRange args) {
+                       SmallVector<Value> xs;
+                       for (Value x : args.drop_back())
+                         xs.push_back(castFloat(nb, nl, x, f32));
+                       return castFloat(nb, nl, body(nb, nl, xs), elt);
+                     });
+}
+
+/// dy where the forward's result y is not −inf, 0 where it is (the keep
+/// rules' derivative: a masked score is the constant −inf).
+Value keptAdjoint(OpBuilder &b, Location loc, Value dy, Value y) {
+  AffineMap id = b.getMultiDimIdentityMap(tensorType(dy).getRank());
+  return pointwise(b, loc, dy, {y}, {id}, [](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
+    Value ninf = floatConst(nb, nl, x[1].getType(), -std::numeric_limits<double>::infinity());
+    Value masked = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x[1], ninf);
+    return Value(arith::SelectOp::create(nb, nl, masked, floatConst(nb, nl, x[0].getType(), 0.0),
+                                         x[0]));
+  });
+}
+
+/// The query and key/value head counts of an op whose rule needs them
+/// static (the GQA group sums), and the group size.
+FailureOr<std::pair<int64_t, int64_t>> kvHeadsAndGroup(Operation *op, Value q, Value kv) {
+  int64_t h = tensorType(q).getDimSize(1), hkv = tensorType(kv).getDimSize(1);
+  if (ShapedType::isDynamic(h) || ShapedType::isDynamic(hkv))
+    return op->emitOpError("needs static head counts to be differentiated (attn-differentiate)");
+  return std::make_pair(hkv, h / hkv);
+}
+
+/// Σ over the query heads of each group of lhsᵀ·rhs ([B, H, T, n] each,
+/// summed over T), as [B, Hkv, n_lhs, n_rhs] rounded to `like`'s type.
+Value groupSum(OpBuilder &b, Location loc, Value lhs, Value rhs, int64_t hkv, int64_t g,
+               Value like) {
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, like);
+  Value sum = groupedTransposedProduct(b, loc, splitGroups(b, loc, lhs, hkv, g),
+                                       splitGroups(b, loc, rhs, hkv, g), sizes);
+  return roundTo(b, loc, sum, tensorType(like).getElementType(), sizes);
 }
 
 struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
@@ -80,12 +129,14 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     auto sdpa = cast<SdpaOp>(op);
     operandAdjoints.assign(op->getNumOperands(), Value());
     if (FloatAttr rate = sdpa.getDropoutRateAttr(); rate && !rate.getValue().isZero())
-      return sdpa.emitOpError("is not differentiable with dropout yet (attn-differentiate)");
+      return sdpa.emitOpError("with dropout has no fused backward: attn-differentiate "
+                              "decomposes it into its primitive chain first");
     if (sdpa.getSinks())
-      return sdpa.emitOpError("is not differentiable with attention sinks (attn-differentiate)");
+      return sdpa.emitOpError("with attention sinks has no fused backward: attn-differentiate "
+                              "decomposes it into its primitive chain first");
     if (!sdpa.getScoreMod().empty() || !sdpa.getMaskMod().empty())
-      return sdpa.emitOpError(
-          "is not differentiable with score or mask functions (attn-differentiate)");
+      return sdpa.emitOpError("with score or mask functions has no fused backward: "
+                              "attn-differentiate decomposes it into its primitive chain first");
     Value dO = resultAdjoints[0];
     if (!dO)
       return success();
@@ -145,7 +196,7 @@ struct ProjectVjp : DifferentiableOpInterface::ExternalModel<ProjectVjp, Project
     iters.append({IteratorType::parallel, IteratorType::parallel});
     SmallVector<OpFoldResult> wSizes = tensor::getMixedSizes(b, loc, w);
     Type wElt = cast<RankedTensorType>(w.getType()).getElementType();
-    operandAdjoints[1] = sumOfProducts(
+    operandAdjoints[1] = reduceTerms(
         b, loc, {dy, x}, {withLast(o), withLast(i)},
         AffineMap::get(rank + 1, 0, outIn ? ArrayRef<AffineExpr>{o, i} : ArrayRef<AffineExpr>{i, o},
                        ctx),
@@ -156,7 +207,7 @@ struct ProjectVjp : DifferentiableOpInterface::ExternalModel<ProjectVjp, Project
       biasIters.push_back(IteratorType::parallel);
       SmallVector<AffineExpr> all(lead);
       all.push_back(getAffineDimExpr(rank - 1, ctx));
-      operandAdjoints[2] = sumOfProducts(
+      operandAdjoints[2] = reduceTerms(
           b, loc, {dy}, {AffineMap::get(rank, 0, all, ctx)},
           AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx), biasIters,
           tensor::getMixedSizes(b, loc, bias),
@@ -201,6 +252,234 @@ struct ScaleVjp : DifferentiableOpInterface::ExternalModel<ScaleVjp, ScaleOp> {
   }
 };
 
+struct ScoresVjp : DifferentiableOpInterface::ExternalModel<ScoresVjp, ScoresOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    auto scores = cast<ScoresOp>(op);
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    Value dS = resultAdjoints[0];
+    if (!dS)
+      return success();
+    Value q = scores.getQuery(), k = scores.getKey();
+    FailureOr<std::pair<int64_t, int64_t>> heads = kvHeadsAndGroup(op, q, k);
+    if (failed(heads))
+      return failure();
+    Location loc = op->getLoc();
+    // dQ[b,h,i,d] = Σ_j dS[b,h,i,j]·K[b,h/G,j,d]: a weighted sum of K's rows.
+    operandAdjoints[0] = WeightedSumOp::create(b, loc, dS, k);
+    // dK[b,g,j,d] = Σ over the group's heads and i of dS[b,h,i,j]·Q[b,h,i,d].
+    operandAdjoints[1] = groupSum(b, loc, dS, q, heads->first, heads->second, k);
+    return success();
+  }
+};
+
+struct WeightedSumVjp
+    : DifferentiableOpInterface::ExternalModel<WeightedSumVjp, WeightedSumOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    auto sum = cast<WeightedSumOp>(op);
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    Value dO = resultAdjoints[0];
+    if (!dO)
+      return success();
+    Value p = sum.getProbs(), v = sum.getValue();
+    FailureOr<std::pair<int64_t, int64_t>> heads = kvHeadsAndGroup(op, p, v);
+    if (failed(heads))
+      return failure();
+    Location loc = op->getLoc();
+    // dP[b,h,i,j] = Σ_e dO[b,h,i,e]·V[b,h/G,j,e]: the scores of dO against V.
+    operandAdjoints[0] = ScoresOp::create(b, loc, dO, v);
+    // dV[b,g,j,e] = Σ over the group's heads and i of P[b,h,i,j]·dO[b,h,i,e].
+    operandAdjoints[1] = groupSum(b, loc, p, dO, heads->first, heads->second, v);
+    return success();
+  }
+};
+
+struct SoftmaxVjp : DifferentiableOpInterface::ExternalModel<SoftmaxVjp, SoftmaxOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    auto softmax = cast<SoftmaxOp>(op);
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    if (softmax.getSinks())
+      return op->emitOpError("is not differentiable with attention sinks (attn-differentiate)");
+    Value dP = resultAdjoints[0];
+    if (!dP)
+      return success();
+    Location loc = op->getLoc();
+    Value p = softmax.getResult();
+    // rowdot[r] = Σ_j dP[r, j]·P[r, j] in f32, then dx = P·(dP − rowdot).
+    int64_t rank = tensorType(p).getRank();
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = b.getMultiDimIdentityMap(rank);
+    AffineMap rows = AffineMap::get(rank, 0, id.getResults().drop_back(), ctx);
+    SmallVector<IteratorType> iters(rank, kPar);
+    iters.back() = kRed;
+    Value rowdot = reduceTerms(b, loc, {dP, p}, {id, id}, rows, iters, leadingSizes(b, loc, p),
+                               b.getF32Type());
+    operandAdjoints[0] = pointwise(
+        b, loc, dP, {p, rowdot}, {id, rows}, [](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
+          Value centred = arith::SubFOp::create(nb, nl, x[0], x[2]);
+          return Value(arith::MulFOp::create(nb, nl, x[1], centred));
+        });
+    return success();
+  }
+};
+
+struct SoftcapVjp : DifferentiableOpInterface::ExternalModel<SoftcapVjp, SoftcapOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    auto softcap = cast<SoftcapOp>(op);
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    Value dy = resultAdjoints[0];
+    if (!dy)
+      return success();
+    double cap = softcap.getCap().convertToDouble();
+    AffineMap id = b.getMultiDimIdentityMap(tensorType(dy).getRank());
+    // dx = dy·(1 − tanh²(x/cap)), tanh recomputed from x in f32.
+    operandAdjoints[0] =
+        pointwise(b, op->getLoc(), dy, {softcap.getInput()}, {id},
+                  [cap](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
+                    Type f32 = x[0].getType();
+                    Value t = math::TanhOp::create(
+                        nb, nl, arith::MulFOp::create(nb, nl, x[1], floatConst(nb, nl, f32, 1.0 / cap)));
+                    Value slope = arith::SubFOp::create(nb, nl, floatConst(nb, nl, f32, 1.0),
+                                                        arith::MulFOp::create(nb, nl, t, t));
+                    return Value(arith::MulFOp::create(nb, nl, x[0], slope));
+                  });
+    return success();
+  }
+};
+
+struct MaskVjp : DifferentiableOpInterface::ExternalModel<MaskVjp, MaskOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    auto mask = cast<MaskOp>(op);
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    Value dy = resultAdjoints[0];
+    if (!dy)
+      return success();
+    Location loc = op->getLoc();
+    Value dx = keptAdjoint(b, loc, dy, mask.getResult());
+    operandAdjoints[0] = dx;
+    Value m = mask.getMask();
+    if (!m || !isa<FloatType>(tensorType(m).getElementType()))
+      return success();
+    // An additive mask: its adjoint is dx summed over the dims it is
+    // broadcast along (its static 1 dims, and the leading dims it lacks).
+    RankedTensorType mt = tensorType(m);
+    int64_t rank = mt.getRank(), lead = 4 - rank;
+    if (!mt.hasStaticShape())
+      return op->emitOpError("cannot differentiate an additive mask with dynamic dims (its "
+                             "broadcast is not known; attn-differentiate)");
+    MLIRContext *ctx = b.getContext();
+    SmallVector<IteratorType> iters(4, kRed);
+    SmallVector<AffineExpr> kept;
+    SmallVector<int64_t> keptShape;
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices pending;
+    for (int64_t d = 0; d < rank; ++d) {
+      pending.push_back(d);
+      if (mt.getDimSize(d) == 1)
+        continue;
+      iters[lead + d] = kPar;
+      kept.push_back(getAffineDimExpr(lead + d, ctx));
+      keptShape.push_back(mt.getDimSize(d));
+      groups.push_back(pending);
+      pending.clear();
+    }
+    if (!groups.empty())
+      groups.back().append(pending.begin(), pending.end());
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t n : keptShape)
+      sizes.push_back(b.getIndexAttr(n));
+    Value dm = reduceTerms(b, loc, {dx}, {b.getMultiDimIdentityMap(4)},
+                           AffineMap::get(4, 0, kept, ctx), iters, sizes, mt.getElementType());
+    if (static_cast<int64_t>(keptShape.size()) != rank)
+      dm = tensor::ExpandShapeOp::create(b, loc, mt, dm, groups);
+    operandAdjoints[1] = dm;
+    return success();
+  }
+};
+
+struct MaskModVjp : DifferentiableOpInterface::ExternalModel<MaskModVjp, MaskModOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    if (Value dy = resultAdjoints[0])
+      operandAdjoints[0] = keptAdjoint(b, op->getLoc(), dy, op->getResult(0));
+    return success();
+  }
+};
+
+struct DropoutVjp : DifferentiableOpInterface::ExternalModel<DropoutVjp, DropoutOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    auto dropout = cast<DropoutOp>(op);
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    if (Value dy = resultAdjoints[0])
+      operandAdjoints[0] = DropoutOp::create(b, op->getLoc(), dy, dropout.getRateAttr(),
+                                             dropout.getSeedAttr());
+    return success();
+  }
+};
+
+struct RopeVjp : DifferentiableOpInterface::ExternalModel<RopeVjp, RopeOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    auto rope = cast<RopeOp>(op);
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    Value dy = resultAdjoints[0];
+    if (!dy)
+      return success();
+    Location loc = op->getLoc();
+    Value x = rope.getInput(), cos = rope.getCos(), sin = rope.getSin();
+    // dx: the inverse rotation, rope with −sin.
+    Value negSin = pointwise(b, loc, sin, {}, {}, [](OpBuilder &nb, Location nl, ArrayRef<Value> v) {
+      return Value(arith::NegFOp::create(nb, nl, v[0]));
+    });
+    operandAdjoints[0] = RopeOp::create(b, loc, dy, cos, negSin, rope.getStyle());
+    // The tables: x and dy sliced into the pair's members, p = k and
+    // q = k + R/2 (rotate_half) or p = 2k and q = 2k + 1 (interleaved),
+    // k < R/2; then loops (b, h, t, k), summed over h (and b for [T, R/2]).
+    MLIRContext *ctx = b.getContext();
+    RankedTensorType tt = tensorType(cos);
+    int64_t half = tt.getDimSize(tt.getRank() - 1);
+    bool interleaved = rope.getStyle() == RopeStyle::interleaved;
+    auto member = [&](Value t, int64_t which) -> Value {
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+      sizes[3] = b.getIndexAttr(half);
+      SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), strides(4, b.getIndexAttr(1));
+      offsets[3] = b.getIndexAttr(interleaved ? which : which * half);
+      strides[3] = b.getIndexAttr(interleaved ? 2 : 1);
+      return tensor::ExtractSliceOp::create(b, loc, t, offsets, sizes, strides);
+    };
+    SmallVector<Value> inputs{member(dy, 0), member(x, 0), member(dy, 1), member(x, 1)};
+    AffineExpr bb, h, t, k;
+    bindDims(ctx, bb, h, t, k);
+    AffineMap all = AffineMap::get(4, 0, {bb, h, t, k}, ctx);
+    bool perSequence = tt.getRank() == 3;
+    AffineMap outMap = perSequence ? AffineMap::get(4, 0, {bb, t, k}, ctx)
+                                   : AffineMap::get(4, 0, {t, k}, ctx);
+    SmallVector<IteratorType> iters{perSequence ? kPar : kRed, kRed, kPar, kPar};
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, cos);
+    SmallVector<AffineMap> maps(4, all);
+    // Inputs: dy_p, x_p, dy_q, x_q.
+    operandAdjoints[1] = reduceTerms(
+        b, loc, inputs, maps, outMap, iters, sizes, tt.getElementType(),
+        [](OpBuilder &nb, Location nl, ArrayRef<Value> v) {
+          return Value(arith::AddFOp::create(nb, nl, arith::MulFOp::create(nb, nl, v[0], v[1]),
+                                             arith::MulFOp::create(nb, nl, v[2], v[3])));
+        });
+    operandAdjoints[2] = reduceTerms(
+        b, loc, inputs, maps, outMap, iters, sizes, tt.getElementType(),
+        [](OpBuilder &nb, Location nl, ArrayRef<Value> v) {
+          return Value(arith::SubFOp::create(nb, nl, arith::MulFOp::create(nb, nl, v[2], v[1]),
+                                             arith::MulFOp::create(nb, nl, v[0], v[3])));
+        });
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::attn::registerDifferentiableOpModels(DialectRegistry &registry) {
@@ -210,5 +489,13 @@ void mlir::attn::registerDifferentiableOpModels(DialectRegistry &registry) {
     SplitHeadsOp::attachInterface<SplitHeadsVjp>(*ctx);
     MergeHeadsOp::attachInterface<MergeHeadsVjp>(*ctx);
     ScaleOp::attachInterface<ScaleVjp>(*ctx);
+    ScoresOp::attachInterface<ScoresVjp>(*ctx);
+    WeightedSumOp::attachInterface<WeightedSumVjp>(*ctx);
+    SoftmaxOp::attachInterface<SoftmaxVjp>(*ctx);
+    SoftcapOp::attachInterface<SoftcapVjp>(*ctx);
+    MaskOp::attachInterface<MaskVjp>(*ctx);
+    MaskModOp::attachInterface<MaskModVjp>(*ctx);
+    DropoutOp::attachInterface<DropoutVjp>(*ctx);
+    RopeOp::attachInterface<RopeVjp>(*ctx);
   });
 }

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""differentiate_chain_case.py DIR: inputs and float64 expected gradients of
+differentiate-chain.mlir. @chain is attention written as the primitive
+chain (GQA, rope on Q (rotate_half) and K (interleaved) from shared
+tables, scores, scale, softcap, top-left causal mask plus an additive
+[1,1,T,T] mask, softmax, dropout, weighted sum); @dropout_sdpa an attn.sdpa
+with dropout (which attn-differentiate decomposes into that chain).
+torch.autograd differentiates the same formulas in float64; dropout's
+keep mask is the dialect's generator (attn.dropout: splitmix64 of the seed
+and the flat index of [B,H,Tq,Tk]), written here with numpy. The loss is
+Σ out·dout with dout the extra input."""
+import os
+import sys
+
+import numpy as np
+import torch
+
+out = sys.argv[1]
+rng = np.random.default_rng(11)
+B, H, HKV, T, D = 1, 4, 2, 6, 8
+HALF = 4
+
+
+def randn(*shape, scale=1.0):
+    return (scale * rng.standard_normal(shape)).astype(np.float32)
+
+
+def keep_mask(shape, rate, seed):
+    """The attn.dropout generator (docs in AttnPrimitiveOps.td)."""
+    n = np.arange(int(np.prod(shape)), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed % 2**64) + (n + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    threshold = np.uint64(np.ceil(float(np.float32(rate)) * 2.0**24))
+    return ((z >> np.uint64(40)) >= threshold).reshape(shape)
+
+
+def dropout(p, rate, seed):
+    keep = torch.tensor(keep_mask(tuple(p.shape), rate, seed))
+    factor = float(np.float32(1.0 / (1.0 - float(np.float32(rate)))))
+    return torch.where(keep, p * factor, torch.zeros_like(p))
+
+
+def rope(x, cos, sin, interleaved):
+    if interleaved:
+        p, q = x[..., 0:2 * HALF:2], x[..., 1:2 * HALF:2]
+    else:
+        p, q = x[..., :HALF], x[..., HALF:2 * HALF]
+    yp, yq = p * cos - q * sin, q * cos + p * sin
+    if interleaved:
+        y = torch.stack((yp, yq), dim=-1).reshape(x.shape)
+    else:
+        y = torch.cat((yp, yq), dim=-1)
+    return y
+
+
+def grouped(x):
+    return x.repeat_interleave(H // HKV, dim=1)
+
+
+def save(name, a):
+    np.save(os.path.join(out, name + ".npy"), np.asarray(a, dtype=np.float32))
+
+
+# @chain
+q, k, v = randn(B, H, T, D), randn(B, HKV, T, D), randn(B, HKV, T, D)
+angles = rng.uniform(0.0, 3.0, (T, HALF))
+cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+m = randn(1, 1, T, T, scale=0.5)
+dout = randn(B, H, T, D)
+arrays = {"q": q, "k": k, "v": v, "cos": cos, "sin": sin, "m": m}
+t = {n: torch.tensor(a.astype(np.float64), requires_grad=True) for n, a in arrays.items()}
+qr = rope(t["q"], t["cos"], t["sin"], interleaved=False)
+kr = rope(t["k"], t["cos"], t["sin"], interleaved=True)
+s = qr @ grouped(kr).transpose(-2, -1) * float(np.float32(0.35))
+s = 2.0 * torch.tanh(s / 2.0)
+s = (s + t["m"]).masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+p = dropout(torch.softmax(s, dim=-1), 0.25, 7)
+o = p @ grouped(t["v"])
+grads = torch.autograd.grad(o, list(t.values()), torch.tensor(dout.astype(np.float64)))
+for n, a in arrays.items():
+    save(n, a)
+save("dout", dout)
+for n, g in zip(arrays, grads):
+    save("d" + n, g.numpy())
+
+# @dropout_sdpa: GQA, bottom-right causal, scale 1/sqrt(D), dropout 0.3 seed 5
+T2 = 9
+q2, k2, v2 = randn(2, H, 5, D), randn(2, HKV, T2, D), randn(2, HKV, T2, D)
+dout2 = randn(2, H, 5, D)
+t2 = [torch.tensor(a.astype(np.float64), requires_grad=True) for a in (q2, k2, v2)]
+s2 = t2[0] @ grouped(t2[1]).transpose(-2, -1) * float(np.float32(1.0 / np.sqrt(D)))
+s2 = s2.masked_fill(~torch.ones(5, T2, dtype=torch.bool).tril(T2 - 5), float("-inf"))
+o2 = dropout(torch.softmax(s2, dim=-1), 0.3, 5) @ grouped(t2[2])
+grads2 = torch.autograd.grad(o2, t2, torch.tensor(dout2.astype(np.float64)))
+for n, a in zip(("q2", "k2", "v2"), (q2, k2, v2)):
+    save(n, a)
+save("dout2", dout2)
+for n, g in zip(("dq2", "dk2", "dv2"), grads2):
+    save(n, g.numpy())
+# The forward too, to pin the generator: the sdpa's own output.
+save("o2", o2.detach().numpy())

@@ -84,6 +84,8 @@ struct Spec {
   bool maskPerHead = false; ///< mask [B,H,Tq,Tk] instead of [B,1,Tq,Tk]
   std::optional<RopeSpec> rope;
   DType dtype = DType::F32; ///< of q, k, v and the output
+  std::optional<float> dropoutRate; ///< dropout_rate (and dropout_seed)
+  int64_t dropoutSeed = 0;
 };
 
 struct Shape {
@@ -177,6 +179,10 @@ std::string source(const Spec &s, const Shape &shape) {
     attrs.push_back("causal = #attn.causal<" + kindName(s.causal) + ">");
   if (s.softcap)
     attrs.push_back("softcap = " + floatAttr(*s.softcap));
+  if (s.dropoutRate) {
+    attrs.push_back("dropout_rate = " + floatAttr(*s.dropoutRate));
+    attrs.push_back("dropout_seed = " + std::to_string(s.dropoutSeed) + " : i64");
+  }
   if (s.window)
     attrs.push_back(windowAttr(s));
   src << "  %o = attn.sdpa " << q << ", " << k << ", %v" << (mT.empty() ? "" : ", %m")
@@ -241,6 +247,10 @@ Instance instance(const Spec &s, const Shape &sh, std::mt19937 &gen) {
   o.causal = s.causal;
   if (s.softcap)
     o.softcap = *s.softcap;
+  if (s.dropoutRate) {
+    o.dropoutRate = *s.dropoutRate;
+    o.dropoutSeed = s.dropoutSeed;
+  }
   o.window = s.window;
   ref::Mask m;
   if (s.mask != ref::Mask::Kind::None) {
@@ -1151,6 +1161,69 @@ TEST(Bf16Dot, PrefillTilesMatchReference) {
         differing += outs[0].data[i] != outs[1].data[i];
     }
   EXPECT_GT(differing, 0) << "bf16-dot gave exactly the f32 path's outputs everywhere";
+}
+
+/// Dropout in the fused CPU kernel (the generator of Dropout.h applied to
+/// each tile's probabilities) against the double reference, which drops
+/// by the same counter-based rule: prefill and decode tiles, GQA, both
+/// causal kinds, key lengths, an additive mask, softcap, key splits, 8 and
+/// 16 lanes, bf16 on dot products or f32 FMAs. Every case must be fused
+/// (no reference fallback).
+TEST(FusedDropout, MatchesReference) {
+  struct Case {
+    const char *name;
+    Spec spec;
+    std::vector<Shape> shapes;
+    int64_t width = 16;
+    std::optional<int64_t> minWorkItems;
+    std::optional<bool> bf16Dot;
+  };
+  auto spec = [](int64_t h, int64_t hkv, int64_t d, ref::Causal causal, float rate, int64_t seed) {
+    Spec s;
+    s.h = h;
+    s.hkv = hkv;
+    s.d = s.dv = d;
+    s.causal = causal;
+    s.dropoutRate = rate;
+    s.dropoutSeed = seed;
+    return s;
+  };
+  std::vector<Case> cases;
+  std::vector<Shape> prefill{{2, 70, 150}, {1, 64, 64}, {2, 3, 77}};
+  cases.push_back({"gqa-bottom-right", spec(4, 2, 16, ref::Causal::BottomRight, 0.2f, 11), prefill});
+  cases.push_back({"gqa-bottom-right-8-lanes", cases.back().spec, prefill, 8});
+  cases.push_back({"top-left-lengths-mask", spec(2, 2, 32, ref::Causal::TopLeft, 0.5f, -3), prefill});
+  cases.back().spec.lengthsInput = DType::I32;
+  cases.back().spec.mask = ref::Mask::Kind::Add;
+  cases.push_back({"softcap-splits", spec(2, 1, 16, ref::Causal::None, 0.1f, 1 << 20), prefill, 16,
+                   int64_t(4096)});
+  cases.back().spec.softcap = 2.0f;
+  cases.push_back({"decode", spec(8, 2, 32, ref::Causal::BottomRight, 0.3f, 5),
+                   {{3, 1, 300}, {1, 2, 513}}});
+  cases.push_back({"decode-splits", cases.back().spec, {{1, 1, 1000}}, 16, int64_t(64)});
+  for (bool dot : {true, false}) {
+    cases.push_back({dot ? "bf16-dot" : "bf16-fma", spec(4, 2, 64, ref::Causal::TopLeft, 0.25f, 9),
+                     prefill, 16, std::nullopt, dot && runtime::hostCpuTarget().hasBf16Dot});
+    cases.back().spec.dtype = DType::BF16;
+  }
+  std::mt19937 gen(41);
+  for (const Case &c : cases)
+    for (Shape sh : c.shapes) {
+      SCOPED_TRACE(std::string(c.name) + " B=" + std::to_string(sh.b) +
+                   " Tq=" + std::to_string(sh.tq) + " Tk=" + std::to_string(sh.tk));
+      Instance in = instance(c.spec, sh, gen);
+      runtime::JitOptions options;
+      options.vectorWidth = c.width;
+      options.minWorkItems = c.minWorkItems;
+      options.bf16Dot = c.bf16Dot.value_or(false);
+      Jitted j(source(c.spec, sh), "f", Pipeline::Cpu, options);
+      ASSERT_TRUE(j.ok());
+      EXPECT_TRUE(j.unfusedOps().empty()) << "dropout took the reference route";
+      auto out = j.run(in.inputs, in.dtypes);
+      ASSERT_EQ(out.size(), 1u);
+      ASSERT_TRUE(allFinite(out[0]));
+      EXPECT_LE(relativeError(out[0], in.want), c.spec.dtype == DType::BF16 ? 1.6e-2 : kTol);
+    }
 }
 
 /// The attention variants through the tensor-core kernel (f16/bf16, head

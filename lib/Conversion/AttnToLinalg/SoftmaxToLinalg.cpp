@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LinalgBuilders.h"
+#include "../FlashCore/Dropout.h"
 #include "SoftmaxToLinalg.h"
 
 #include "../FlashCore/FlashCore.h"
@@ -134,24 +135,6 @@ struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
   }
 };
 
-/// splitmix64 finaliser on z = seed + (flatIndex + 1)·φ64.
-Value splitmix64(OpBuilder &b, Location l, Value seed, Value flatIndex) {
-  Type i64 = b.getI64Type();
-  auto c = [&](uint64_t v) {
-    return arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(static_cast<int64_t>(v)));
-  };
-  auto mix = [&](Value z, int64_t shift, uint64_t mul) -> Value {
-    Value x = arith::XOrIOp::create(b, l, z, arith::ShRUIOp::create(b, l, z, c(shift)));
-    return mul ? arith::MulIOp::create(b, l, x, c(mul)).getResult() : x;
-  };
-  Value counter = arith::AddIOp::create(b, l, flatIndex, c(1));
-  Value z = arith::AddIOp::create(b, l, seed,
-                                  arith::MulIOp::create(b, l, counter, c(0x9E3779B97F4A7C15ULL)));
-  z = mix(z, 30, 0xBF58476D1CE4E5B9ULL);
-  z = mix(z, 27, 0x94D049BB133111EBULL);
-  return mix(z, 31, 0);
-}
-
 /// y = (splitmix64(seed, flat index) >> 40) >= ceil(rate·2^24) ? x / (1 - rate) : 0
 struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -162,8 +145,7 @@ struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
     Type elt = ty.getElementType(), acc = computeType(elt);
     int64_t r = ty.getRank();
     float rate = op.getRateAttr().getValue().convertToFloat();
-    int64_t threshold = static_cast<int64_t>(std::ceil(static_cast<double>(rate) * 16777216.0));
-    double keepScale = 1.0 / (1.0 - static_cast<double>(rate));
+    double keepScale = flash::dropoutScale(rate);
     Value x = a.getInput();
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
     SmallVector<Value> dimValues;
@@ -180,15 +162,8 @@ struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
             flat = arith::AddIOp::create(
                 b, l, arith::MulIOp::create(b, l, flat, dimValues[k]), idx);
           }
-          Type i64 = b.getI64Type();
-          Value flat64 = arith::IndexCastOp::create(b, l, i64, flat);
-          Value seedV = arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(seed));
-          Value z = splitmix64(b, l, seedV, flat64);
-          Value bits = arith::ShRUIOp::create(
-              b, l, z, arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(40)));
-          Value keep = arith::CmpIOp::create(
-              b, l, arith::CmpIPredicate::uge, bits,
-              arith::ConstantOp::create(b, l, i64, b.getI64IntegerAttr(threshold)));
+          Value flat64 = arith::IndexCastOp::create(b, l, b.getI64Type(), flat);
+          Value keep = flash::dropoutKeeps(b, l, flat64, seed, rate);
           Value xv = castFloat(b, l, args[0], acc);
           Value kept = arith::MulFOp::create(b, l, xv, floatConst(b, l, acc, keepScale));
           Value out = arith::SelectOp::create(b, l, keep, kept, floatConst(b, l, acc, 0.0));

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "FlashKernel.h"
 
+#include "../FlashCore/Dropout.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -103,6 +105,7 @@ TileState FlashKernel::attend(Value bIdx, const TileRows &rows, Value split, Val
         computeScores(k0);
       }
       maskTile(q, k0, kRows, maskModKeepsAll);
+      tileK0 = k0;
       onlineSoftmax();
       accumulateValues(k0, kRows);
     };
@@ -548,12 +551,37 @@ Value FlashKernel::exponentiateRow(Value i, Value mV) {
   return b.loopCarry(b.idx(0), b.idx(opts.tileK), opts.vectorWidth, {b.splat(0.0)},
                      [&](Value j, ValueRange a) {
                        Value p = b.exp2(b.fsub(b.vload(sp, {i, j}), mV));
+                       Value weights = problem.dropoutRate ? dropProbabilities(i, j, p) : p;
                        if (bf16Dot)
-                         storeProbabilityPairs(i, j, p);
+                         storeProbabilityPairs(i, j, weights);
                        else
-                         b.vstore(p, sp, {i, j});
+                         b.vstore(weights, sp, {i, j});
                        return SmallVector<Value>{b.fadd(a[0], p)};
                      })[0];
+}
+
+/// Dropout on the w probabilities of row i at tile columns j ..: each
+/// element of the [B, H, Tq, Tk] probabilities is kept or dropped by the
+/// generator at its row-major flat index ((b·H + h)·Tq + q)·Tk + key, as
+/// attn.dropout would on the decomposed chain; kept ones are scaled by
+/// 1 / (1 - rate).
+Value FlashKernel::dropProbabilities(Value i, Value j, Value p) {
+  int64_t w = opts.vectorWidth;
+  Value r = rowAt(i);
+  Value row = b.add(b.mul(b.add(b.mul(bIdx, b.idx(problem.heads)), headOf(r)), bufs.tq),
+                    queryOf(r));
+  Value first = b.add(b.mul(row, bufs.tk), b.add(tileK0, j));
+  auto lanes = VectorType::get({w}, b.b.getI64Type());
+  Value base = vector::BroadcastOp::create(
+      b.b, b.loc, lanes, arith::IndexCastOp::create(b.b, b.loc, b.b.getI64Type(), first));
+  SmallVector<int64_t> iota(w);
+  for (int64_t l = 0; l < w; ++l)
+    iota[l] = l;
+  Value offsets = arith::ConstantOp::create(b.b, b.loc, b.b.getI64VectorAttr(iota));
+  Value keep = flash::dropoutKeeps(b.b, b.loc, arith::AddIOp::create(b.b, b.loc, base, offsets),
+                                   problem.dropoutSeed, *problem.dropoutRate);
+  Value scale = b.splat(static_cast<float>(flash::dropoutScale(*problem.dropoutRate)));
+  return b.select(keep, b.fmul(p, scale), b.splat(0.0));
 }
 
 /// The running max to subtract: m, or 0 while a row has seen only -inf

@@ -44,10 +44,10 @@ using flash::SdpaProblem;
 using flash::TileState;
 
 /// What the CPU kernel takes: f16/bf16 (computed in f32), score and mask
-/// functions, paged K/V read in place, and attention sinks.
+/// functions, paged K/V read in place, attention sinks and dropout.
 inline KernelSupport cpuKernelSupport() {
   return KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true,
-                       /*pagedKeys=*/true, /*sinks=*/true};
+                       /*pagedKeys=*/true, /*sinks=*/true, /*dropout=*/true};
 }
 
 /// Dv rounded up to whole vectors: the width of the accumulators and of the
@@ -151,6 +151,7 @@ private:
   bool bf16Dot; ///< takesBf16Dot: qs, kt and vt hold bf16 pairs as i32
   TileRows rows;
   Value bIdx, hkv;
+  Value tileK0; ///< the first key of the K/V tile attend() is on
   Value qs, kt, vt, sp, keySums, acc, mRow, lRow, alphaRow;
   Value pPairs; ///< bf16 dots: P rounded to bf16, [tile-q, tile-k/2] pairs as i32
 
@@ -199,6 +200,9 @@ private:
   void softmaxRowGroup(Value i0);
   Value rowMaxVector(Value i);
   Value exponentiateRow(Value i, Value mV);
+  /// P of row i at columns j .. j + w with dropout applied (Dropout.h):
+  /// the probabilities P·V weighs; the row sum l keeps the undropped P.
+  Value dropProbabilities(Value i, Value j, Value p);
   Value safeMax(Value m);
   void accumulateValues(Value k0, Value kRows);
   void accumulateBlock(Value k0, Value keyCount, Value row0, int64_t n,

@@ -57,9 +57,15 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   if (!support.lowPrecision && !p.elementType.isF32())
     return fail("the " + support.name + " takes only f32");
   constexpr bool isGrad = std::is_same_v<OpTy, SdpaGradOp>;
-  if constexpr (!isGrad)
-    if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero())
-      return fail("dropout is not supported by the " + support.name);
+  if constexpr (std::is_same_v<OpTy, SdpaOp>) {
+    if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {
+      if (!support.dropout)
+        return fail("dropout is not supported by the " + support.name);
+      p.dropoutRate = rate.getValue().convertToFloat();
+      if (IntegerAttr seed = op.getDropoutSeedAttr())
+        p.dropoutSeed = seed.getInt();
+    }
+  }
   if (p.queryType.isDynamicDim(1) || p.keyType.isDynamicDim(1) ||
       p.queryType.isDynamicDim(3) || p.valueType.isDynamicDim(3))
     return fail("the " + support.name + " needs static head counts and head dims");
@@ -100,6 +106,8 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   }
   if (support.pagedKeys)
     p.paged = pagedKeysOf(p.key, p.value, p.keyLengths);
+  if (p.paged && p.dropoutRate)
+    return fail("dropout with paged K/V is not supported by the " + support.name);
   if constexpr (std::is_same_v<OpTy, SdpaOp>)
     p.sinks = op.getSinks();
   if (p.sinks && !support.sinks)

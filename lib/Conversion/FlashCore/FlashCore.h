@@ -57,6 +57,8 @@ struct KernelSupport {
   /// Attention sinks (attn.sdpa's `sinks`: the running max and sum of each
   /// row start at the sink's).
   bool sinks = false;
+  /// attn.sdpa's dropout on the probabilities (Dropout.h's generator).
+  bool dropout = false;
 };
 
 /// K and V as blocks of paged caches: the operands of the attn.gather_pages
@@ -93,6 +95,9 @@ struct SdpaProblem {
   /// whole window, is unbounded). A bound beyond any possible Tk is dropped.
   std::optional<int64_t> windowLeft, windowRight;
   std::optional<double> softcap; ///< c in c·tanh(s/c)
+  /// attn.sdpa's dropout (rate > 0; Dropout.h), else nullopt.
+  std::optional<float> dropoutRate;
+  int64_t dropoutSeed = 0;
   MaskKind maskKind = MaskKind::None;
   RankedTensorType slopesType;     ///< ALiBi slopes [H] or [B,H]; null without
   RankedTensorType keyLengthsType; ///< key lengths [B] i32/i64; null without

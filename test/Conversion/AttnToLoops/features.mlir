@@ -8,9 +8,7 @@
 // RUN: attn-opt %s -convert-attn-to-loops -split-input-file | FileCheck %s --check-prefix=ALLOCS
 // RUN: attn-opt %s -convert-attn-to-loops=report-unfused -split-input-file 2>&1 | FileCheck %s --check-prefix=REMARK
 
-// None of these takes the unfused route; dropout (last) still does.
-// REMARK-NOT: not fused
-// REMARK: remark: attn.sdpa not fused: dropout is not supported by the CPU kernel; it takes the unfused reference lowering
+// None of these takes the unfused route, dropout (last) included.
 // REMARK-NOT: not fused
 
 // Mistral: bottom-right causal with a window of 100 keys to the left. The
@@ -188,12 +186,21 @@ func.func @window_top_left_alibi_bh(%q: tensor<2x4x512x16xf32>, %k: tensor<2x4x5
 
 // -----
 
-// Dropout still takes the reference route (the remark above), with the
-// features or without.
-// CHECK-LABEL: func.func @dropout_remains
-// CHECK: attn.sdpa
-// CHECK-NOT: scf.parallel
-func.func @dropout_remains(%q: tensor<1x2x8x16xf32>, %len: tensor<1xi32>) -> tensor<1x2x8x16xf32> {
+// Dropout in the fused kernel: each probability's row-major flat index
+// ((b·H + h)·Tq + q)·Tk + key goes through attn.dropout's generator
+// (z = seed + (n + 1)·0x9E3779B97F4A7C15, the splitmix64 finaliser, keep
+// when z >> 40 >= ceil(rate·2^24)), lane-wide in i64; kept probabilities
+// are scaled by 1/(1 - rate) for P·V, the row sum keeps the undropped ones.
+// CHECK-LABEL: func.func @dropout_fused
+// ALLOCS-LABEL: func.func @dropout_fused
+// CHECK-NOT: attn.sdpa
+// CHECK: scf.parallel
+// CHECK: arith.index_cast %{{.*}} : index to i64
+// CHECK: arith.muli %{{.*}}, %{{.*}} : vector<{{8|16}}xi64>
+// CHECK: arith.shrui %{{.*}}, %{{.*}} : vector<{{8|16}}xi64>
+// CHECK: arith.cmpi uge, %{{.*}}, %{{.*}} : vector<{{8|16}}xi64>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<{{8|16}}xi1>, vector<{{8|16}}xf32>
+func.func @dropout_fused(%q: tensor<1x2x8x16xf32>, %len: tensor<1xi32>) -> tensor<1x2x8x16xf32> {
   %o = attn.sdpa %q, %q, %q key_lengths(%len) {dropout_rate = 0.1 : f32, softcap = 5.0 : f32}
       : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1xi32>) -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>

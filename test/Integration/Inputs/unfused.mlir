@@ -1,8 +1,9 @@
 // Functions the cpu pipeline leaves (partly) to the reference lowering:
-// dropout and a chain whose weights are also returned (@half is fused).
-func.func @drop(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
-  %o = attn.sdpa %q, %k, %v {dropout_rate = 0.1 : f32, dropout_seed = 3 : i64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
-  return %o : tensor<1x2x8x8xf32>
+// a backward whose head dim is not a multiple of the vector width and a
+// chain whose weights are also returned (@half is fused).
+func.func @drop(%q: tensor<1x2x8x12xf32>, %k: tensor<1x2x8x12xf32>, %v: tensor<1x2x8x12xf32>, %o: tensor<1x2x8x12xf32>, %do: tensor<1x2x8x12xf32>, %lse: tensor<1x2x8xf32>) -> (tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>) {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse : (tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>)
+  return %dq, %dk, %dv : tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>, tensor<1x2x8x12xf32>
 }
 func.func @half(%q: tensor<1x2x8x8xf16>, %k: tensor<1x2x8x8xf16>, %v: tensor<1x2x8x8xf16>) -> tensor<1x2x8x8xf16> {
   %o = attn.sdpa %q, %k, %v : (tensor<1x2x8x8xf16>, tensor<1x2x8x8xf16>, tensor<1x2x8x8xf16>) -> tensor<1x2x8x8xf16>

@@ -1,0 +1,33 @@
+//===- Dropout.h - the attn.dropout generator, once ----------- -*- C++ -*-===//
+//
+// The counter-based generator of attn.dropout (and of attn.sdpa's
+// dropout_rate / dropout_seed), written once for every lowering that
+// drops elements: the reference lowering of attn.dropout (AttnToLinalg)
+// and the fused CPU kernel (AttnToLoops), which must drop the same ones.
+// The definition is in attn.dropout's description (AttnPrimitiveOps.td):
+//
+//   z = seed + (n + 1)·0x9E3779B97F4A7C15, then the splitmix64 finaliser
+//   keep = (z >> 40) >= ceil(rate·2^24)
+//
+// with n the element's row-major flat index in the tensor dropped from
+// ([B,H,Tq,Tk] probabilities for sdpa).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LIB_CONVERSION_FLASHCORE_DROPOUT_H
+#define ATTN_LIB_CONVERSION_FLASHCORE_DROPOUT_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn::flash {
+
+/// Whether the elements at the flat indices `flat` (i64, or a vector of
+/// i64: one lane per element) are kept; i1 of the same shape.
+Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, int64_t seed, float rate);
+
+/// The factor a kept element is multiplied by: 1 / (1 - rate), in double
+/// (rounded to the compute type by the caller).
+double dropoutScale(float rate);
+
+} // namespace mlir::attn::flash
+
+#endif // ATTN_LIB_CONVERSION_FLASHCORE_DROPOUT_H

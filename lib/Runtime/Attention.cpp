@@ -254,10 +254,6 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   if (Status st = checkFeatures(s, "SdpaSpec"); !st.ok())
     return st;
   addFeatureArgs(s, fb, b, h, args);
-  bool training = s.part != SdpaPart::Output;
-  if (training && s.dropoutRate != 0)
-    return Status::error("SdpaSpec: dropout is not differentiable yet: part OutputWithLse "
-                         "and Gradients take dropoutRate 0");
   size_t firstExtra = 3;
   if (s.part == SdpaPart::Gradients) {
     // O (f32, sdpa_partial's), dO, the log-sum-exp.
@@ -282,13 +278,18 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
       if (s.scale != 0)
         op.setScaleAttr(fb.f32(s.scale));
       op.setCausalAttr(fb.causal(s.causal));
+      if (s.dropoutRate != 0) {
+        op.setDropoutRateAttr(fb.f32(s.dropoutRate));
+        op.setDropoutSeedAttr(ob.getI64IntegerAttr(s.dropoutSeed));
+      }
     };
     if (s.part == SdpaPart::OutputWithLse) {
       auto op = mlir::attn::SdpaPartialOp::create(
           ob, loc, a[0], a[1], a[2], mask, /*alibi_slopes=*/mlir::Value(),
           /*key_lengths=*/mlir::Value(), /*diagonal=*/mlir::Value(),
           /*captures=*/mlir::ValueRange(), /*scale=*/nullptr, /*causal=*/nullptr,
-          /*softcap=*/nullptr, /*window=*/nullptr);
+          /*softcap=*/nullptr, /*window=*/nullptr, /*dropout_rate=*/nullptr,
+          /*dropout_seed=*/nullptr);
       setCommon(op);
       return op->getResults();
     }
@@ -297,16 +298,13 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
                                                mask, /*alibi_slopes=*/mlir::Value(),
                                                /*key_lengths=*/mlir::Value(), /*scale=*/nullptr,
                                                /*causal=*/nullptr, /*softcap=*/nullptr,
-                                               /*window=*/nullptr);
+                                               /*window=*/nullptr, /*dropout_rate=*/nullptr,
+                                               /*dropout_seed=*/nullptr);
       setCommon(op);
       return op->getResults();
     }
     auto op = mlir::attn::SdpaOp::create(ob, loc, a[0], a[1], a[2], mask);
     setCommon(op);
-    if (s.dropoutRate != 0) {
-      op.setDropoutRateAttr(fb.f32(s.dropoutRate));
-      op.setDropoutSeedAttr(ob.getI64IntegerAttr(s.dropoutSeed));
-    }
     return op->getResults();
   });
   return Status();

@@ -141,8 +141,8 @@ static Value extendToF32(PatternRewriter &rewriter, Location loc, Value x) {
       .getResult(0);
 }
 
-/// sdpa_partial(q, k, v) = (weighted_sum(softmax(S'), v) in f32, logsumexp(S'))
-/// with S' the masked scores.
+/// sdpa_partial(q, k, v) = (weighted_sum([dropout](softmax(S')), v) in f32,
+/// logsumexp(S')) with S' the masked scores.
 struct DecomposeSdpaPartial : OpRewritePattern<SdpaPartialOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SdpaPartialOp op, PatternRewriter &rewriter) const override {
@@ -155,6 +155,12 @@ struct DecomposeSdpaPartial : OpRewritePattern<SdpaPartialOp> {
     // The weighted sum in f32 (probabilities and V widened): the partial
     // output is not rounded to f16/bf16 before it is merged.
     Value p = extendToF32(rewriter, loc, SoftmaxOp::create(rewriter, loc, s));
+    // Dropout weighs V by the dropped probabilities; lse stays the
+    // undropped softmax's.
+    if (FloatAttr rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {
+      IntegerAttr seed = op.getDropoutSeedAttr();
+      p = DropoutOp::create(rewriter, loc, p, rate, seed ? seed : rewriter.getI64IntegerAttr(0));
+    }
     Value o = WeightedSumOp::create(rewriter, loc, p,
                                     extendToF32(rewriter, loc, op.getValue()));
     rewriter.replaceOp(op, {o, lse});

@@ -253,9 +253,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     out_shape = tuple(lead) + (h, l, ev) if len(qs) > 2 else (l, ev)
     if _records_grad(query, key, value, attn_mask, alibi_slopes):
-        if dropout_p > 0:
-            _fail(ValueError, "dropout_p=%g: the backward does not take dropout yet; "
-                  "train with dropout_p=0.0 (or call under torch.no_grad())" % dropout_p)
+        # With dropout the forward (attn.sdpa_partial) and the backward
+        # (attn.sdpa_grad) carry the same rate and seed: the backward
+        # regenerates the forward's mask from the seed.
         plan = _GradPlan(shapes=(qs, ks, vs), dims=(b, h, l, e, hkv, s, ev), dtype=dtype,
                          extras=inputs[3:], out_shape=out_shape,
                          forward=lambda: CACHE.get(key_ + ("output_with_lse",),

@@ -1035,9 +1035,9 @@ func.func @sdpa_partial_heads(%q: tensor<1x4x32x64xf32>, %k: tensor<1x3x64x64xf3
 
 // -----
 
-func.func @sdpa_partial_no_dropout(%q: tensor<1x4x32x64xf32>) {
-  // expected-error @+1 {{has no attribute 'dropout_rate'}}
-  %o, %l = attn.sdpa_partial %q, %q, %q {dropout_rate = 0.1 : f32}
+func.func @sdpa_partial_dropout_rate(%q: tensor<1x4x32x64xf32>) {
+  // expected-error @+1 {{attribute 'dropout_rate' must be in [0, 1), got -0.5}}
+  %o, %l = attn.sdpa_partial %q, %q, %q {dropout_rate = -0.5 : f32}
       : (tensor<1x4x32x64xf32>, tensor<1x4x32x64xf32>, tensor<1x4x32x64xf32>)
         -> (tensor<1x4x32x64xf32>, tensor<1x4x32xf32>)
   return

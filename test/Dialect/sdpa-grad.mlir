@@ -89,3 +89,26 @@ func.func @result_type(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %v: ten
         -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>)
   return
 }
+
+// -----
+
+// Dropout: sdpa_grad and its forward sdpa_partial take sdpa's rate and
+// seed, with sdpa's rules.
+func.func @dropout_rate(%q: tensor<1x2x3x4xf32>, %o: tensor<1x2x3x4xf32>, %lse: tensor<1x2x3xf32>) {
+  // expected-error @+1 {{attribute 'dropout_rate' must be in [0, 1), got 1.5}}
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %o, %o, %lse {dropout_rate = 1.5 : f32}
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+         tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
+        -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+  return
+}
+
+// -----
+
+func.func @dropout_seed_alone(%q: tensor<1x2x3x4xf32>) {
+  // expected-error @+1 {{attribute 'dropout_seed' is given without 'dropout_rate'}}
+  %o, %lse = attn.sdpa_partial %q, %q, %q {dropout_seed = 3 : i64}
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+        -> (tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
+  return
+}

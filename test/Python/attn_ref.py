@@ -11,13 +11,31 @@ compare whole outputs; tests that care check those rows on their own.
 import torch
 
 
+def dropout_keep(shape, rate, seed):
+    """attn.dropout's keep mask for a tensor of `shape` (bool): the
+    splitmix64 finaliser of seed + (n + 1)·0x9E3779B97F4A7C15 over the
+    row-major flat index n, kept when z >> 40 >= ceil(rate·2^24) (the op's
+    definition in AttnPrimitiveOps.td), in 64-bit wrapping arithmetic."""
+    import numpy as np
+    n = np.arange(int(np.prod(shape)), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed % 2 ** 64) + (n + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    threshold = np.uint64(np.ceil(float(np.float32(rate)) * 2.0 ** 24))
+    return torch.from_numpy(((z >> np.uint64(40)) >= threshold).reshape(shape))
+
+
 def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
-         window=None, alibi=None, key_lengths=None, zero_empty_rows=True):
+         window=None, alibi=None, key_lengths=None, zero_empty_rows=True, dropout=None):
     """q [B,H,L,E], k/v [B,Hkv,S,*]; keep: bool broadcastable to [B,H,L,S]
     (True = take part); add: float added to the scaled scores; causal:
     'top_left' | 'bottom_right'; window (left, right) with None = unbounded,
     on the causal diagonal (bottom-right without causal); alibi [H] or [B,H];
-    key_lengths [B]. Returns float64 [B,H,L,Ev]."""
+    key_lengths [B]; dropout (rate, seed): attn's counter-based dropout on
+    the probabilities (dropout_keep), kept ones scaled by 1/(1 - rate).
+    Returns float64 [B,H,L,Ev]."""
     # float64 leaves that require grad stay attached (gradient references).
     q, k, v = (t if t.dtype == torch.float64 and t.requires_grad
                else t.detach().to(torch.float64) for t in (q, k, v))
@@ -65,6 +83,12 @@ def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
         p = torch.exp(sc - lse.masked_fill(lse == float("-inf"), 0.0))
     else:
         p = torch.softmax(sc, dim=-1)
+    if dropout is not None:
+        import numpy as np
+        rate, seed = dropout
+        factor = float(np.float32(1.0 / (1.0 - float(np.float32(rate)))))
+        p = torch.where(dropout_keep(tuple(p.shape), rate, seed), p * factor,
+                        torch.zeros_like(p))
     return p @ v
 
 

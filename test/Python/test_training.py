@@ -57,6 +57,8 @@ CASES = {
     "key_lengths_empty_rows": (dict(key_lengths=torch.tensor([40, 0], dtype=torch.int32),
                                     causal="bottom_right"),
                                dict(key_lengths=[40, 0], causal="bottom_right")),
+    "dropout_gqa_causal": (dict(dropout_p=0.3, dropout_seed=-5, is_causal=True, enable_gqa=True),
+                           dict(dropout=(0.3, -5), causal="top_left"), HKV),
 }
 
 
@@ -148,8 +150,8 @@ def test_gradients_are_deterministic():
 
 def test_refusals():
     q = rand(1, 2, 8, E, seed=1).requires_grad_()
-    with pytest.raises(ValueError, match="does not take dropout yet"):
-        sdpa(q, q, q, dropout_p=0.1, dropout_seed=3)
+    with pytest.raises(ValueError, match="needs dropout_seed"):
+        sdpa(q, q, q, dropout_p=0.1)
     mask = rand(8, 8, seed=2).requires_grad_()
     with pytest.raises(ValueError, match="attn_mask requires grad"):
         sdpa(q, q, q, attn_mask=mask)

@@ -58,16 +58,12 @@ func.func @heads(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
 
 // -----
 
-// An sdpa with dropout: no fused backward, so it is decomposed into its
-// primitive chain, and the chain's dropout rule drops the same elements
-// of the adjoint (same rate and seed).
+// An sdpa with dropout: its forward sdpa_partial and its sdpa_grad carry
+// the rate and seed (the backward regenerates the forward's mask).
 // CHECK-LABEL: func.func @dropout_grad(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x4x8xf32>, %[[D:[^:]*]]: tensor<1x2x4x8xf32>)
-// CHECK-NOT: attn.sdpa
-// CHECK: %[[P:.*]] = attn.softmax
-// CHECK: %[[PD:.*]] = attn.dropout %[[P]] {rate = 1.000000e-01 : f32, seed = 3 : i64}
-// CHECK: %[[DP:.*]] = attn.scores %[[D]], %[[Q]]
-// CHECK: attn.dropout %[[DP]] {rate = 1.000000e-01 : f32, seed = 3 : i64}
+// CHECK: %[[O:.*]], %[[LSE:.*]] = attn.sdpa_partial %[[Q]], %[[Q]], %[[Q]] {dropout_rate = 1.000000e-01 : f32, dropout_seed = 3 : i64}
+// CHECK: attn.sdpa_grad %[[Q]], %[[Q]], %[[Q]], %[[O]], %[[D]], %[[LSE]] {dropout_rate = 1.000000e-01 : f32, dropout_seed = 3 : i64}
 // CHECK: return
 func.func @dropout(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %o = attn.sdpa %q, %q, %q {dropout_rate = 0.1 : f32, dropout_seed = 3 : i64}

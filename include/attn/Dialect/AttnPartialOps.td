@@ -22,7 +22,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
 
     **Meaning.** With `S'` the masked scores of `attn.sdpa` (scale,
     softcap, mask, causal, window, ALiBi, key lengths: the same rules and
-    attributes; no dropout), and with `diagonal(%d)` (an `index`, only with
+    attributes), and with `diagonal(%d)` (an `index`, only with
     `causal = top_left`) the causal diagonal moved to `i + %d` as on
     `attn.mask` (`torch.tril(diagonal=d)`; the shift of a key block
     against a query block, known at run time):
@@ -32,6 +32,13 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
     O[b,h,i,e]   = Σ_j exp(S'[b,h,i,j] - lse[b,h,i]) · V[b, h/(H/Hkv), j, e]
                                                       (0 when no key is kept)
     ```
+
+    With `dropout_rate` (and `dropout_seed`), `O` weighs `V` by the
+    probabilities after `attn.dropout` (the same generator, over the flat
+    index of `[B,H,Tq,Tk]`, as `attn.sdpa`'s dropout) while `lse` is the
+    undropped softmax's: the forward a backward with dropout
+    (`attn.sdpa_grad`) needs. Blocks with dropout are not meant to be
+    merged (the flat index is the block's own).
 
     `O` equals `attn.sdpa`'s result, but is always `f32` (it is an
     intermediate to merge, kept at accumulator precision); `lse` is `f32`.
@@ -94,7 +101,9 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_F32Attr>:$softcap,
-                       OptionalAttr<Attn_WindowAttr>:$window);
+                       OptionalAttr<Attn_WindowAttr>:$window,
+                       OptionalAttr<Attn_F32Attr>:$dropout_rate,
+                       OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs RankedTensorOf<[F32]>:$result, RankedTensorOf<[F32]>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{
@@ -111,8 +120,6 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
     /// Whether the op has a score function / a mask function.
     bool hasScoreMod() { return !getScoreMod().empty(); }
     bool hasMaskMod() { return !getMaskMod().empty(); }
-    /// sdpa's dropout attributes, which this op does not have.
-    FloatAttr getDropoutRateAttr() { return {}; }
   }];
 }
 

@@ -14,8 +14,8 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "the backward of attn.sdpa: dQ, dK, dV from dO, O and the log-sum-exp";
   let description = [{
-    The gradients of `attn.sdpa` (without dropout, sinks or function
-    regions) with respect to its query, key and value, given the gradient
+    The gradients of `attn.sdpa` (without sinks or function regions) with
+    respect to its query, key and value, given the gradient
     of its output. The forward's saved state is its output `O` and each
     row's log-sum-exp `lse`, which `attn.sdpa_partial` returns: the
     probabilities are recomputed from them, never stored
@@ -37,6 +37,19 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     dV[b,g,j,e] =         Σ_{h: h/G = g} Σ_i P[b,h,i,j]  · dO[b,h,i,e]
     ```
 
+    With `dropout_rate` (and `dropout_seed`), the forward weighed V by
+    `Z ∘ P` where `Z[n] = keep(seed, n) / (1 - rate)` is attn.dropout's
+    mask over the flat index `n` of `[B,H,Tq,Tk]` (the forward is an
+    `attn.sdpa_partial` with the same rate and seed, whose `O` is the
+    dropped output and `lse` the undropped softmax's); the backward
+    regenerates `Z` from the seed, never stores it:
+
+    ```
+    dV = Σ_group (Z ∘ P)ᵀ · dO        dP = Z ∘ (dO · Vᵀ)        D = rowsum(dO ∘ O)
+    ```
+
+    and the rest as above (`D = rowsum(P ∘ dP)` still holds).
+
     Masked keys (causal, window, key lengths, a false mask entry, an
     additive `-inf`) have `P = 0` and receive no gradient; a row that keeps
     no key (`lse = -inf`) gives zero gradients, not NaN. The mask, the ALiBi
@@ -50,7 +63,8 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     ```
     %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse [, %mask]
                     [alibi(%slopes)] [key_lengths(%len)]
-                    [ATTRS: scale, causal, softcap, window as on attn.sdpa]
+                    [ATTRS: scale, causal, softcap, window, dropout_rate,
+                            dropout_seed as on attn.sdpa]
         : (type(%q), type(%k), type(%v), type(%o), type(%do), type(%lse) [, ...])
           -> (type(%q), type(%k), type(%v))
     ```
@@ -94,7 +108,9 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_F32Attr>:$softcap,
-                       OptionalAttr<Attn_WindowAttr>:$window);
+                       OptionalAttr<Attn_WindowAttr>:$window,
+                       OptionalAttr<Attn_F32Attr>:$dropout_rate,
+                       OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Attn_FloatTensor:$grad_query, Attn_FloatTensor:$grad_key,
                       Attn_FloatTensor:$grad_value);
   let assemblyFormat = [{

@@ -136,8 +136,18 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
           return arith::SelectOp::create(nb, nl, empty, floatConst(nb, nl, f32, 0.0), e);
         });
 
-    // dP = dO·Vᵀ; D = rowsum(dO ∘ O).
+    // dP = dO·Vᵀ; D = rowsum(dO ∘ O). With dropout, dP = Z ∘ dO·Vᵀ and dV
+    // weighs by Z ∘ P: attn.dropout on the [B,H,Tq,Tk] tensors drops the
+    // forward's elements (same rate, seed and flat indices).
     Value dp = rowsTimesTransposed(rewriter, loc, dO, v, *g);
+    Value pForV = p;
+    if (FloatAttr rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {
+      IntegerAttr seed = op.getDropoutSeedAttr();
+      if (!seed)
+        seed = rewriter.getI64IntegerAttr(0);
+      dp = DropoutOp::create(rewriter, loc, dp, rate, seed);
+      pForV = DropoutOp::create(rewriter, loc, p, rate, seed);
+    }
     SmallVector<OpFoldResult> rowSizes = leadingSizes(rewriter, loc, o);
     AffineExpr e;
     bindDims(ctx, b, hh, i, e);
@@ -178,7 +188,7 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
         splitGroups(rewriter, loc, q, hkv, *g), tensor::getMixedSizes(rewriter, loc, k));
     dk = scaleAndRound(rewriter, loc, dk, *scale, tensorType(op.getGradKey()).getElementType());
     Value dv = groupedTransposedProduct(
-        rewriter, loc, splitGroups(rewriter, loc, p, hkv, *g),
+        rewriter, loc, splitGroups(rewriter, loc, pForV, hkv, *g),
         splitGroups(rewriter, loc, dO, hkv, *g), tensor::getMixedSizes(rewriter, loc, v));
     dv = scaleAndRound(rewriter, loc, dv, 1.0, tensorType(op.getGradValue()).getElementType());
     rewriter.replaceOp(op, {dq, dk, dv});

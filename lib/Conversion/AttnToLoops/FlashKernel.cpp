@@ -566,22 +566,10 @@ Value FlashKernel::exponentiateRow(Value i, Value mV) {
 /// attn.dropout would on the decomposed chain; kept ones are scaled by
 /// 1 / (1 - rate).
 Value FlashKernel::dropProbabilities(Value i, Value j, Value p) {
-  int64_t w = opts.vectorWidth;
   Value r = rowAt(i);
-  Value row = b.add(b.mul(b.add(b.mul(bIdx, b.idx(problem.heads)), headOf(r)), bufs.tq),
-                    queryOf(r));
-  Value first = b.add(b.mul(row, bufs.tk), b.add(tileK0, j));
-  auto lanes = VectorType::get({w}, b.b.getI64Type());
-  Value base = vector::BroadcastOp::create(
-      b.b, b.loc, lanes, arith::IndexCastOp::create(b.b, b.loc, b.b.getI64Type(), first));
-  SmallVector<int64_t> iota(w);
-  for (int64_t l = 0; l < w; ++l)
-    iota[l] = l;
-  Value offsets = arith::ConstantOp::create(b.b, b.loc, b.b.getI64VectorAttr(iota));
-  Value keep = flash::dropoutKeeps(b.b, b.loc, arith::AddIOp::create(b.b, b.loc, base, offsets),
-                                   problem.dropoutSeed, *problem.dropoutRate);
-  Value scale = b.splat(static_cast<float>(flash::dropoutScale(*problem.dropoutRate)));
-  return b.select(keep, b.fmul(p, scale), b.splat(0.0));
+  Value first = flash::probabilityIndex(b, bIdx, problem.heads, headOf(r), bufs.tq, queryOf(r),
+                                        bufs.tk, b.add(tileK0, j));
+  return b.fmul(p, flash::dropoutFactors(b, first, problem.dropoutSeed, *problem.dropoutRate));
 }
 
 /// The running max to subtract: m, or 0 while a row has seen only -inf

@@ -24,6 +24,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FlashKernel.h"
+
+#include "../FlashCore/Dropout.h"
 #include "PopulatePatterns.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -189,12 +191,22 @@ private:
         b.vstore(b.select(empty, b.splat(0.0), e), sp, {r, c});
       });
     });
-    // dS = P ∘ (dO·Vt - D) ∘ softcap'.
+    // dS = P ∘ (Z ∘ dO·Vt - D) ∘ softcap', with Z the dropout factors
+    // (Dropout.h: 1/(1 - rate) or 0 per element, regenerated from the
+    // seed); then P becomes Z ∘ P, the weights dV accumulates.
     rowsTimesTile(ds, dO, vt, p.dv, 1.0);
     b.loop(b.idx(0), b.idx(tq), 1, [&](Value r) {
       Value d = b.bcast(b.load(dRow, {r}));
       b.loop(b.idx(0), b.idx(tk), w, [&](Value c) {
-        Value g = b.fmul(b.vload(sp, {r, c}), b.fsub(b.vload(ds, {r, c}), d));
+        Value pv = b.vload(sp, {r, c}), dp = b.vload(ds, {r, c});
+        if (p.dropoutRate) {
+          Value first = probabilityIndex(b, bIdx, p.heads, head, s.tq, queryRow(r), s.tk,
+                                         b.add(k0, c));
+          Value z = dropoutFactors(b, first, p.dropoutSeed, *p.dropoutRate);
+          dp = b.fmul(dp, z);
+          b.vstore(b.fmul(pv, z), sp, {r, c});
+        }
+        Value g = b.fmul(pv, b.fsub(dp, d));
         if (p.softcap)
           g = b.fmul(g, b.vload(capF, {r, c}));
         b.vstore(g, ds, {r, c});

@@ -445,7 +445,8 @@ private:
         b, loc, TypeRange(partTypes), q, k, v, m, /*alibi_slopes=*/Value(),
         /*key_lengths=*/Value(), shift, /*captures=*/ValueRange(), scale,
         plan.causal ? CausalKindAttr::get(ctx, CausalKind::top_left) : CausalKindAttr(),
-        op.getSoftcapAttr(), /*window=*/WindowAttr());
+        op.getSoftcapAttr(), /*window=*/WindowAttr(), /*dropout_rate=*/FloatAttr(),
+        /*dropout_seed=*/IntegerAttr());
     // The block's slabs (contiguous): each write is a memcpy in place, no
     // copy loop for LLVM to unroll.
     Value slabO = leading(accO, qi), slabL = leading(accL, qi);

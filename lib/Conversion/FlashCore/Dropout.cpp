@@ -2,6 +2,7 @@
 #include "Dropout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
 
@@ -32,5 +33,24 @@ Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, int64_t seed, float r
 }
 
 double dropoutScale(float rate) { return 1.0 / (1.0 - static_cast<double>(rate)); }
+
+Value dropoutFactors(FlashBuilder &e, Value first, int64_t seed, float rate) {
+  int64_t w = e.width;
+  auto lanes = VectorType::get({w}, e.b.getI64Type());
+  Value base = vector::BroadcastOp::create(
+      e.b, e.loc, lanes, arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(), first));
+  SmallVector<int64_t> iota(w);
+  for (int64_t l = 0; l < w; ++l)
+    iota[l] = l;
+  Value offsets = arith::ConstantOp::create(e.b, e.loc, e.b.getI64VectorAttr(iota));
+  Value keep = dropoutKeeps(e.b, e.loc, arith::AddIOp::create(e.b, e.loc, base, offsets), seed, rate);
+  return e.select(keep, e.splat(static_cast<float>(dropoutScale(rate))), e.splat(0.0));
+}
+
+Value probabilityIndex(FlashBuilder &e, Value b, int64_t heads, Value h, Value tq, Value q,
+                       Value tk, Value key) {
+  Value row = e.add(e.mul(e.add(e.mul(b, e.idx(heads)), h), tq), q);
+  return e.add(e.mul(row, tk), key);
+}
 
 } // namespace mlir::attn::flash

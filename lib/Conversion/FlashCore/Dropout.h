@@ -16,6 +16,8 @@
 #ifndef ATTN_LIB_CONVERSION_FLASHCORE_DROPOUT_H
 #define ATTN_LIB_CONVERSION_FLASHCORE_DROPOUT_H
 
+#include "FlashCore.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn::flash {
@@ -27,6 +29,16 @@ Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, int64_t seed, float r
 /// The factor a kept element is multiplied by: 1 / (1 - rate), in double
 /// (rounded to the compute type by the caller).
 double dropoutScale(float rate);
+
+/// The dropout factors of the w = e.width elements at flat indices first,
+/// first + 1, ... (`first` an index): 1 / (1 - rate) where the element is
+/// kept, 0 where it is dropped, as an f32 vector.
+Value dropoutFactors(FlashBuilder &e, Value first, int64_t seed, float rate);
+
+/// The row-major flat index of element (b, h, q, key) of the [B, H, Tq, Tk]
+/// probabilities, as an index.
+Value probabilityIndex(FlashBuilder &e, Value b, int64_t heads, Value h, Value tq, Value q,
+                       Value tk, Value key);
 
 } // namespace mlir::attn::flash
 

@@ -57,14 +57,12 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   if (!support.lowPrecision && !p.elementType.isF32())
     return fail("the " + support.name + " takes only f32");
   constexpr bool isGrad = std::is_same_v<OpTy, SdpaGradOp>;
-  if constexpr (std::is_same_v<OpTy, SdpaOp>) {
-    if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {
-      if (!support.dropout)
-        return fail("dropout is not supported by the " + support.name);
-      p.dropoutRate = rate.getValue().convertToFloat();
-      if (IntegerAttr seed = op.getDropoutSeedAttr())
-        p.dropoutSeed = seed.getInt();
-    }
+  if (auto rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {
+    if (!support.dropout)
+      return fail("dropout is not supported by the " + support.name);
+    p.dropoutRate = rate.getValue().convertToFloat();
+    if (IntegerAttr seed = op.getDropoutSeedAttr())
+      p.dropoutSeed = seed.getInt();
   }
   if (p.queryType.isDynamicDim(1) || p.keyType.isDynamicDim(1) ||
       p.queryType.isDynamicDim(3) || p.valueType.isDynamicDim(3))

@@ -652,7 +652,9 @@ LogicalResult SdpaPartialOp::verify() {
   Checker c(*this);
   if (failed(verifySdpaOperands(*this, c)) ||
       failed(c.diagonalShift(getDiagonal(), getCausalAttr(), getWindowAttr())) ||
-      failed(verifyFunctions(*this)))
+      failed(verifyFunctions(*this)) ||
+      failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
+      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
     return failure();
   Type f32 = Float32Type::get(getContext());
   if (failed(c.result(sdpaShape(getQuery(), getValue()), f32, 0)) ||
@@ -716,7 +718,9 @@ std::optional<double> SdpaGradOp::getEffectiveScale() {
 
 LogicalResult SdpaGradOp::verify() {
   Checker c(*this);
-  if (failed(verifySdpaOperands(*this, c)))
+  if (failed(verifySdpaOperands(*this, c)) ||
+      failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
+      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
     return failure();
   Value q = getQuery(), v = getValue();
   Type elt = tensorType(q).getElementType();

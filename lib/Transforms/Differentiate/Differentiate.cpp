@@ -130,13 +130,11 @@ struct AttnDifferentiatePass
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(grad, std::move(patterns), config)))
       return grad.emitOpError("attn-differentiate: decomposing attn.mha failed");
-    // An sdpa the fused backward does not take (dropout, a mask function,
-    // a score function, sinks) → its primitive chain, whose ops have rules
-    // of their own (or name what has none).
+    // An sdpa attn.sdpa_grad does not take (a mask function, a score
+    // function, sinks) → its primitive chain, whose ops have rules of
+    // their own (or name what has none).
     auto needsChain = [](SdpaOp op) {
-      FloatAttr rate = op.getDropoutRateAttr();
-      return (rate && !rate.getValue().isZero()) || op.getSinks() ||
-             !op.getScoreMod().empty() || !op.getMaskMod().empty();
+      return op.getSinks() || !op.getScoreMod().empty() || !op.getMaskMod().empty();
     };
     SmallVector<Operation *> chains;
     grad.walk([&](SdpaOp op) {

@@ -1,11 +1,12 @@
 //===- VjpRules.cpp - the vector-Jacobian products of the attn ops --------===//
 //
 // DifferentiableOpInterface for the attn ops a layer is written with
-// (attn.mha, and an attn.sdpa the fused backward does not take, are
+// (attn.mha, and an attn.sdpa sdpa_grad does not take, are
 // decomposed into them first, by attn-differentiate):
 //
 //   sdpa          (dQ, dK, dV) = sdpa_grad(Q, K, V, O, dO, lse), with (O, lse)
 //                 from an sdpa_partial recomputed next to the forward op
+//                 (both with the sdpa's dropout rate and seed)
 //   project       y = x·Wᵀ + b:  dx = dy·W, dW = Σ_rows dyᵀ·x, db = Σ_rows dy
 //   split_heads   dx = merge_heads(dy);   merge_heads  dx = split_heads(dy)
 //   scale         dx = c·dy
@@ -128,9 +129,6 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
                          SmallVectorImpl<Value> &operandAdjoints) const {
     auto sdpa = cast<SdpaOp>(op);
     operandAdjoints.assign(op->getNumOperands(), Value());
-    if (FloatAttr rate = sdpa.getDropoutRateAttr(); rate && !rate.getValue().isZero())
-      return sdpa.emitOpError("with dropout has no fused backward: attn-differentiate "
-                              "decomposes it into its primitive chain first");
     if (sdpa.getSinks())
       return sdpa.emitOpError("with attention sinks has no fused backward: attn-differentiate "
                               "decomposes it into its primitive chain first");
@@ -149,7 +147,8 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
         b, loc, sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(), sdpa.getMask(),
         sdpa.getAlibiSlopes(), sdpa.getKeyLengths(), /*diagonal=*/Value(),
         /*captures=*/ValueRange(), sdpa.getScaleAttr(), sdpa.getCausalAttr(),
-        sdpa.getSoftcapAttr(), sdpa.getWindowAttr());
+        sdpa.getSoftcapAttr(), sdpa.getWindowAttr(), sdpa.getDropoutRateAttr(),
+        sdpa.getDropoutSeedAttr());
     if (sdpa.getType() == partial.getResult().getType())
       sdpa.getResult().replaceAllUsesWith(partial.getResult());
     b.restoreInsertionPoint(ip);
@@ -157,7 +156,8 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
                                    partial.getResult(), dO, partial.getLse(), sdpa.getMask(),
                                    sdpa.getAlibiSlopes(), sdpa.getKeyLengths(),
                                    sdpa.getScaleAttr(), sdpa.getCausalAttr(),
-                                   sdpa.getSoftcapAttr(), sdpa.getWindowAttr());
+                                   sdpa.getSoftcapAttr(), sdpa.getWindowAttr(),
+                                   sdpa.getDropoutRateAttr(), sdpa.getDropoutSeedAttr());
     operandAdjoints[0] = grad.getGradQuery();
     operandAdjoints[1] = grad.getGradKey();
     operandAdjoints[2] = grad.getGradValue();

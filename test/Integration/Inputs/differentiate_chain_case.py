@@ -7,13 +7,18 @@ tables, scores, scale, softcap, top-left causal mask plus an additive
 with dropout (which attn-differentiate decomposes into that chain).
 torch.autograd differentiates the same formulas in float64; dropout's
 keep mask is the dialect's generator (attn.dropout: splitmix64 of the seed
-and the flat index of [B,H,Tq,Tk]), written here with numpy. The loss is
+and the flat index of [B,H,Tq,Tk]) in numpy, test/Python/attn_ref.py's
+dropout_keep. The loss is
 Σ out·dout with dout the extra input."""
 import os
 import sys
 
 import numpy as np
 import torch
+
+# attn.dropout's generator in numpy, shared with the Python tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Python"))
+from attn_ref import dropout_keep  # noqa: E402
 
 out = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -25,20 +30,8 @@ def randn(*shape, scale=1.0):
     return (scale * rng.standard_normal(shape)).astype(np.float32)
 
 
-def keep_mask(shape, rate, seed):
-    """The attn.dropout generator (docs in AttnPrimitiveOps.td)."""
-    n = np.arange(int(np.prod(shape)), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        z = np.uint64(seed % 2**64) + (n + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    threshold = np.uint64(np.ceil(float(np.float32(rate)) * 2.0**24))
-    return ((z >> np.uint64(40)) >= threshold).reshape(shape)
-
-
 def dropout(p, rate, seed):
-    keep = torch.tensor(keep_mask(tuple(p.shape), rate, seed))
+    keep = dropout_keep(tuple(p.shape), rate, seed)
     factor = float(np.float32(1.0 / (1.0 - float(np.float32(rate)))))
     return torch.where(keep, p * factor, torch.zeros_like(p))
 

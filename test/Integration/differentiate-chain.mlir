@@ -2,8 +2,8 @@
 // rope on Q and K, scores, scale, softcap, causal + additive mask,
 // softmax, dropout, weighted sum: every primitive's rule, the tables' and
 // the additive mask's adjoints included) and on an attn.sdpa with dropout
-// (decomposed into that chain, whose dropout rule regenerates the
-// forward's mask from the seed), through the reference and cpu pipelines,
+// (an sdpa_partial and an sdpa_grad with its rate and seed: the backward
+// regenerates the forward's mask from the seed), through the reference and cpu pipelines,
 // against torch.autograd in float64 with the dialect's dropout generator
 // (Inputs/differentiate_chain_case.py). The sdpa's forward is checked too:
 // the same dropout mask in the fused forward and in torch's.

@@ -368,9 +368,10 @@ def AttnDifferentiate : Pass<"attn-differentiate", "::mlir::ModuleOp"> {
     `attn.scores`, `attn.scale`, `attn.softcap`, `attn.mask` (and an
     additive mask operand), `attn.mask_mod`, `attn.softmax`,
     `attn.dropout` (the same elements dropped, from the seed) and
-    `attn.weighted_sum`; `attn.mha` through them, and an `attn.sdpa` with
-    dropout, a mask or score function or sinks through its primitive
-    chain. Any other op on the path from an argument to a result is an
+    `attn.weighted_sum`; `attn.mha` through them (an `attn.sdpa` with
+    dropout keeps its rate and seed on `attn.sdpa_partial` and
+    `attn.sdpa_grad`), and an `attn.sdpa` with a mask or score function or
+    sinks through its primitive chain. Any other op on the path from an argument to a result is an
     error naming it (`attn.score_mod`, a softmax with sinks, non-attn
     ops). docs/training.md.
 

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LinalgBuilders.h"
-#include "../FlashCore/Dropout.h"
 #include "SoftmaxToLinalg.h"
 
+#include "../FlashCore/Dropout.h"
 #include "../FlashCore/FlashCore.h"
 
 #include <cmath>

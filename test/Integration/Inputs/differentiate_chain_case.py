@@ -4,7 +4,8 @@ differentiate-chain.mlir. @chain is attention written as the primitive
 chain (GQA, rope on Q (rotate_half) and K (interleaved) from shared
 tables, scores, scale, softcap, top-left causal mask plus an additive
 [1,1,T,T] mask, softmax, dropout, weighted sum); @dropout_sdpa an attn.sdpa
-with dropout (which attn-differentiate decomposes into that chain).
+with dropout (which attn-differentiate turns into an sdpa_partial and an
+sdpa_grad with its rate and seed).
 torch.autograd differentiates the same formulas in float64; dropout's
 keep mask is the dialect's generator (attn.dropout: splitmix64 of the seed
 and the flat index of [B,H,Tq,Tk]) in numpy, test/Python/attn_ref.py's

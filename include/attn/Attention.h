@@ -25,6 +25,8 @@
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
 
+#include "attn/ElementType.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -51,11 +53,6 @@ private:
   std::string msg;
 };
 
-/// Element types a kernel exchanges: float32, float16 (IEEE binary16, as
-/// uint16_t bits), bool (one byte, 0 or 1).
-/// I32/I64 carry key lengths. BF16 elements are the upper 16 bits of an
-/// IEEE binary32 (bfloat16).
-enum class ElementType { F32, F16, Bool, I32, I64, BF16 };
 
 /// A caller-owned tensor. `strides` are in elements, one per dim; empty
 /// means contiguous row-major. Inputs may have any non-negative strides

@@ -150,23 +150,15 @@ struct RecordBuilder {
 };
 } // namespace
 
-static int64_t aotDType(DType d) {
-  switch (d) {
-  case DType::F32:
-    return ATTN_AOT_F32;
-  case DType::F16:
-    return ATTN_AOT_F16;
-  case DType::Bool:
-    return ATTN_AOT_BOOL;
-  case DType::I32:
-    return ATTN_AOT_I32;
-  case DType::I64:
-    return ATTN_AOT_I64;
-  case DType::BF16:
-    return ATTN_AOT_BF16;
-  }
-  return -1;
-}
+// attn::ElementType takes the C ABI's values (attn/ElementType.h).
+static_assert(int(ElementType::F32) == ATTN_AOT_F32 && int(ElementType::F16) == ATTN_AOT_F16 &&
+                  int(ElementType::Bool) == ATTN_AOT_BOOL &&
+                  int(ElementType::I32) == ATTN_AOT_I32 &&
+                  int(ElementType::I64) == ATTN_AOT_I64 &&
+                  int(ElementType::BF16) == ATTN_AOT_BF16,
+              "attn::ElementType and attn_aot_dtype must agree");
+
+static int64_t aotDType(ElementType d) { return static_cast<int64_t>(d); }
 
 /// `<name>_kernel`, the attn_aot_kernel of attn-c/Aot.h (field for field).
 static void emitKernelRecord(llvm::Module &m, const AotOptions &options,

@@ -25,42 +25,6 @@ namespace attn {
 
 namespace rt = attn::runtime;
 
-static rt::DType toDType(ElementType t) {
-  switch (t) {
-  case ElementType::F32:
-    return rt::DType::F32;
-  case ElementType::F16:
-    return rt::DType::F16;
-  case ElementType::Bool:
-    return rt::DType::Bool;
-  case ElementType::I32:
-    return rt::DType::I32;
-  case ElementType::I64:
-    return rt::DType::I64;
-  case ElementType::BF16:
-    return rt::DType::BF16;
-  }
-  return rt::DType::F32;
-}
-
-static ElementType fromDType(rt::DType t) {
-  switch (t) {
-  case rt::DType::F32:
-    return ElementType::F32;
-  case rt::DType::F16:
-    return ElementType::F16;
-  case rt::DType::Bool:
-    return ElementType::Bool;
-  case rt::DType::I32:
-    return ElementType::I32;
-  case rt::DType::I64:
-    return ElementType::I64;
-  case rt::DType::BF16:
-    return ElementType::BF16;
-  }
-  return ElementType::F32;
-}
-
 static bool validType(ElementType t) {
   return t == ElementType::F32 || t == ElementType::F16 || t == ElementType::Bool ||
          t == ElementType::I32 || t == ElementType::I64 || t == ElementType::BF16;
@@ -74,7 +38,7 @@ static std::string shapeStr(const std::vector<int64_t> &shape) {
 }
 
 std::string TensorInfo::str() const {
-  return rt::TensorSpec{toDType(type), shape}.str();
+  return rt::TensorSpec{type, shape}.str();
 }
 
 //===----------------------------------------------------------------------===//
@@ -489,9 +453,9 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
     return Status::error(llvm::toString(fn.takeError()));
   im.fn = std::move(*fn);
   for (const rt::TensorSpec &s : im.fn->argSpecs())
-    im.inputs.push_back({fromDType(s.dtype), s.shape});
+    im.inputs.push_back({s.dtype, s.shape});
   for (const rt::TensorSpec &s : im.fn->resultSpecs())
-    im.outputs.push_back({fromDType(s.dtype), s.shape});
+    im.outputs.push_back({s.dtype, s.shape});
   out = std::move(k);
   return Status();
 }
@@ -520,7 +484,7 @@ static Status checkRef(const TensorRef &t, const TensorInfo &info,
     return Status::error(what + ": invalid element type");
   if (t.type != info.type)
     return Status::error(what + ": element type " +
-                         rt::dtypeName(toDType(t.type)).str() + ", expected " +
+                         rt::dtypeName(t.type).str() + ", expected " +
                          info.str());
   if (t.shape.size() != info.shape.size())
     return Status::error(what + ": rank " + std::to_string(t.shape.size()) +
@@ -637,7 +601,7 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       // On the device: look at a host copy.
       host.resize(n);
       std::string why = rt::cudaCopySync(host.data(), t.data,
-                                         n * rt::dtypeSize(toDType(t.type)));
+                                         n * rt::dtypeSize(t.type));
       if (!why.empty())
         return Status::error("input #" + std::to_string(i) + " (key lengths): " + why);
       values = host.data();
@@ -701,7 +665,7 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       data.push_back(t.data);
       continue;
     }
-    size_t es = rt::dtypeSize(toDType(t.type));
+    size_t es = rt::dtypeSize(t.type);
     int64_t numel = 1;
     for (int64_t s : t.shape)
       numel *= s;
@@ -729,7 +693,7 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
           for (int64_t s : o.shape)
             numel *= s;
           std::string why = rt::cudaCopySync(o.data, r.data,
-                                             numel * rt::dtypeSize(toDType(o.type)));
+                                             numel * rt::dtypeSize(o.type));
           if (!why.empty() && sinkError.empty())
             sinkError = "output #" + std::to_string(i) + ": " + why;
           return;
@@ -737,7 +701,7 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
         std::vector<int64_t> dst =
             o.strides.empty() ? rt::rowMajorStrides(o.shape) : o.strides;
         rt::copyStrided(r.data, r.strides, static_cast<uint8_t *>(o.data), dst,
-                        o.shape, rt::dtypeSize(toDType(o.type)));
+                        o.shape, rt::dtypeSize(o.type));
       });
   if (e)
     return Status::error(llvm::toString(std::move(e)));

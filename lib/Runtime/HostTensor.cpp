@@ -1,6 +1,6 @@
 //===- HostTensor.cpp - host tensors and their element types ------------===//
 //
-// DType names and sizes, f16/bf16 <-> f32 conversions, and the
+// ElementType names and sizes, f16/bf16 <-> f32 conversions, and the
 // HostTensor element accessors. Reading and writing .npy files is
 // Npy.cpp.
 //
@@ -33,58 +33,58 @@ namespace attn::runtime {
 using namespace detail;
 
 //===----------------------------------------------------------------------===//
-// DType
+// ElementType
 //===----------------------------------------------------------------------===//
 
-StringRef dtypeName(DType dtype) {
+StringRef dtypeName(ElementType dtype) {
   switch (dtype) {
-  case DType::F32:
+  case ElementType::F32:
     return "float32";
-  case DType::F16:
+  case ElementType::F16:
     return "float16";
-  case DType::Bool:
+  case ElementType::Bool:
     return "bool";
-  case DType::I32:
+  case ElementType::I32:
     return "int32";
-  case DType::I64:
+  case ElementType::I64:
     return "int64";
-  case DType::BF16:
+  case ElementType::BF16:
     return "bfloat16";
   }
   return "unknown";
 }
 
-size_t dtypeSize(DType dtype) {
+size_t dtypeSize(ElementType dtype) {
   switch (dtype) {
-  case DType::F32:
+  case ElementType::F32:
     return 4;
-  case DType::F16:
+  case ElementType::F16:
     return 2;
-  case DType::Bool:
+  case ElementType::Bool:
     return 1;
-  case DType::I32:
+  case ElementType::I32:
     return 4;
-  case DType::I64:
+  case ElementType::I64:
     return 8;
-  case DType::BF16:
+  case ElementType::BF16:
     return 2;
   }
   return 0;
 }
 
-StringRef dtypeDescr(DType dtype) {
+StringRef dtypeDescr(ElementType dtype) {
   switch (dtype) {
-  case DType::F32:
+  case ElementType::F32:
     return "<f4";
-  case DType::F16:
+  case ElementType::F16:
     return "<f2";
-  case DType::Bool:
+  case ElementType::Bool:
     return "|b1";
-  case DType::I32:
+  case ElementType::I32:
     return "<i4";
-  case DType::I64:
+  case ElementType::I64:
     return "<i8";
-  case DType::BF16:
+  case ElementType::BF16:
     return "<f4"; // written as float32
   }
   return "";
@@ -151,7 +151,7 @@ int64_t HostTensor::numel() const {
   return n;
 }
 
-HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> shape) {
+HostTensor HostTensor::zeros(ElementType dtype, std::vector<int64_t> shape) {
   HostTensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
@@ -185,16 +185,16 @@ uint16_t floatToBfloat16(float f) {
 float HostTensor::getAsFloat(int64_t flatIndex) const {
   const uint8_t *p = bytes.data() + elementOffset(*this, flatIndex);
   switch (dtype) {
-  case DType::F32:
+  case ElementType::F32:
     return bit_cast<float>(support::endian::read32le(p));
-  case DType::F16:
+  case ElementType::F16:
     return halfToFloat(support::endian::read16le(p));
-  case DType::Bool:
+  case ElementType::Bool:
     return *p ? 1.0f : 0.0f;
-  case DType::I32:
-  case DType::I64:
+  case ElementType::I32:
+  case ElementType::I64:
     return static_cast<float>(getAsInt(flatIndex));
-  case DType::BF16:
+  case ElementType::BF16:
     return bfloat16ToFloat(support::endian::read16le(p));
   }
   return 0.0f;
@@ -203,15 +203,15 @@ float HostTensor::getAsFloat(int64_t flatIndex) const {
 int64_t HostTensor::getAsInt(int64_t flatIndex) const {
   const uint8_t *p = bytes.data() + elementOffset(*this, flatIndex);
   switch (dtype) {
-  case DType::I32:
+  case ElementType::I32:
     return static_cast<int32_t>(support::endian::read32le(p));
-  case DType::I64:
+  case ElementType::I64:
     return static_cast<int64_t>(support::endian::read64le(p));
-  case DType::Bool:
+  case ElementType::Bool:
     return *p ? 1 : 0;
-  case DType::F32:
-  case DType::F16:
-  case DType::BF16: {
+  case ElementType::F32:
+  case ElementType::F16:
+  case ElementType::BF16: {
     float f = getAsFloat(flatIndex);
     if (std::isnan(f))
       return 0;
@@ -228,28 +228,28 @@ int64_t HostTensor::getAsInt(int64_t flatIndex) const {
 void HostTensor::setFromFloat(int64_t flatIndex, float v) {
   uint8_t *p = bytes.data() + elementOffset(*this, flatIndex);
   switch (dtype) {
-  case DType::F32:
+  case ElementType::F32:
     support::endian::write32le(p, bit_cast<uint32_t>(v));
     return;
-  case DType::F16:
+  case ElementType::F16:
     support::endian::write16le(p, floatToHalf(v));
     return;
-  case DType::Bool:
+  case ElementType::Bool:
     *p = v != 0.0f ? 1 : 0;
     return;
-  case DType::I32: {
+  case ElementType::I32: {
     double r = std::isnan(v) ? 0.0 : std::nearbyint(static_cast<double>(v));
     r = std::min<double>(std::max<double>(r, INT32_MIN), INT32_MAX);
     support::endian::write32le(p, static_cast<uint32_t>(static_cast<int32_t>(r)));
     return;
   }
-  case DType::I64: {
+  case ElementType::I64: {
     double r = std::isnan(v) ? 0.0 : std::nearbyint(static_cast<double>(v));
     int64_t i = r >= 9.2e18 ? INT64_MAX : r <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(r);
     support::endian::write64le(p, static_cast<uint64_t>(i));
     return;
   }
-  case DType::BF16:
+  case ElementType::BF16:
     support::endian::write16le(p, floatToBfloat16(v));
     return;
   }

@@ -265,7 +265,7 @@ void CompiledFunction::dumpObject(llvm::StringRef path) const {
 }
 
 llvm::Error CompiledFunction::checkInputs(llvm::ArrayRef<HostTensor> inputs) const {
-  std::vector<DType> dtypes;
+  std::vector<ElementType> dtypes;
   std::vector<std::vector<int64_t>> shapes;
   for (const HostTensor &t : inputs) {
     dtypes.push_back(t.dtype);
@@ -275,7 +275,7 @@ llvm::Error CompiledFunction::checkInputs(llvm::ArrayRef<HostTensor> inputs) con
 }
 
 llvm::Error
-CompiledFunction::checkArgs(llvm::ArrayRef<DType> dtypes,
+CompiledFunction::checkArgs(llvm::ArrayRef<ElementType> dtypes,
                             llvm::ArrayRef<std::vector<int64_t>> shapes) const {
   if (shapes.size() != args.size())
     return err("the function takes " + llvm::Twine(args.size()) +
@@ -317,10 +317,10 @@ llvm::Error CompiledFunction::callContiguous(
   if (inputs.size() != shapes.size())
     return err("callContiguous: " + llvm::Twine(inputs.size()) +
                " buffers but " + llvm::Twine(shapes.size()) + " shapes");
-  std::vector<DType> dtypes;
+  std::vector<ElementType> dtypes;
   for (size_t i = 0; i < inputs.size() && i < args.size(); ++i)
     dtypes.push_back(args[i].dtype);
-  dtypes.resize(inputs.size(), DType::F32);
+  dtypes.resize(inputs.size(), ElementType::F32);
   if (llvm::Error e = checkArgs(dtypes, shapes))
     return e;
   std::vector<int64_t> ranks;

@@ -46,17 +46,17 @@ llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
   TensorSpec spec;
   Type e = rt.getElementType();
   if (e.isF32())
-    spec.dtype = DType::F32;
+    spec.dtype = ElementType::F32;
   else if (e.isF16())
-    spec.dtype = DType::F16;
+    spec.dtype = ElementType::F16;
   else if (e.isInteger(1))
-    spec.dtype = DType::Bool;
+    spec.dtype = ElementType::Bool;
   else if (e.isBF16())
-    spec.dtype = DType::BF16;
+    spec.dtype = ElementType::BF16;
   else if (e.isSignlessInteger(32))
-    spec.dtype = DType::I32;
+    spec.dtype = ElementType::I32;
   else if (e.isSignlessInteger(64))
-    spec.dtype = DType::I64;
+    spec.dtype = ElementType::I64;
   else
     return err(what + " has element type " + llvm::Twine(typeStr(e)) +
                "; .npy exchange supports f32, f16, bf16 (as float32), i1, i32 and i64");

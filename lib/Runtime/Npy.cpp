@@ -352,17 +352,17 @@ std::string NpyArray::dtypeStr() const {
   return "unknown";
 }
 
-std::optional<DType> NpyArray::exactDType() const {
+std::optional<ElementType> NpyArray::exactDType() const {
   if (kind == Kind::Bool)
-    return DType::Bool;
+    return ElementType::Bool;
   if (kind == Kind::Int && !bigEndian && (itemSize == 4 || itemSize == 8))
-    return itemSize == 4 ? DType::I32 : DType::I64;
+    return itemSize == 4 ? ElementType::I32 : ElementType::I64;
   if (kind != Kind::Float || bigEndian)
     return std::nullopt;
   if (itemSize == 4)
-    return DType::F32;
+    return ElementType::F32;
   if (itemSize == 2)
-    return DType::F16;
+    return ElementType::F16;
   return std::nullopt;
 }
 
@@ -391,7 +391,7 @@ static HostTensor exactHostTensor(NpyArray &&a) {
   t.dtype = *a.exactDType();
   t.shape = std::move(a.shape);
   t.bytes = std::move(a.bytes);
-  if (t.dtype == DType::Bool)
+  if (t.dtype == ElementType::Bool)
     for (uint8_t &b : t.bytes)
       b = b != 0;
   return t;
@@ -469,9 +469,9 @@ Expected<HostTensor> readNpy(const std::string &path) {
 Error writeNpy(const std::string &path, const HostTensor &t) {
   // bfloat16 has no npy dtype: written as float32 (exactly: every bfloat16
   // is a float32). An inconsistent tensor falls through to the checks below.
-  if (t.dtype == DType::BF16 && t.numel() >= 0 &&
+  if (t.dtype == ElementType::BF16 && t.numel() >= 0 &&
       t.bytes.size() == static_cast<size_t>(t.numel()) * 2) {
-    HostTensor widened = HostTensor::zeros(DType::F32, t.shape);
+    HostTensor widened = HostTensor::zeros(ElementType::F32, t.shape);
     for (int64_t i = 0, n = t.numel(); i < n; ++i)
       widened.setFromFloat(i, t.getAsFloat(i));
     return writeNpy(path, widened);
@@ -556,7 +556,7 @@ Error writeNpy(const std::string &path, const HostTensor &t) {
   }
   raw_fd_ostream os(fd, /*shouldClose=*/special);
   os << out;
-  if (t.dtype == DType::Bool) {
+  if (t.dtype == ElementType::Bool) {
     std::vector<char> norm(t.bytes.size());
     for (size_t i = 0; i < t.bytes.size(); ++i)
       norm[i] = t.bytes[i] != 0;

@@ -114,33 +114,33 @@ std::vector<uint8_t> fortranToC(ArrayRef<uint8_t> src, ArrayRef<int64_t> shape,
 } // namespace
 
 Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
-                                  std::optional<DType> target,
+                                  std::optional<ElementType> target,
                                   bool allowConversions,
                                   std::vector<std::string> *applied) {
   std::string path = name.str();
-  std::optional<DType> exact = a.exactDType();
+  std::optional<ElementType> exact = a.exactDType();
   bool needsSwap = a.bigEndian && a.itemSize > 1;
   bool needsTranspose = a.fortranOrder && a.shape.size() >= 2;
   // The dtype the tensor gets, and whether the values are converted.
-  std::optional<DType> out;
+  std::optional<ElementType> out;
   bool convertValues = false;
   if (exact && (!target || *target == *exact)) {
     out = exact;
-  } else if (target && (*target == DType::F32 || *target == DType::F16) &&
+  } else if (target && (*target == ElementType::F32 || *target == ElementType::F16) &&
              a.kind == NpyArray::Kind::Float && a.itemSize == 8) {
     out = target, convertValues = true;
-  } else if (target == DType::BF16 && a.kind == NpyArray::Kind::Float) {
+  } else if (target == ElementType::BF16 && a.kind == NpyArray::Kind::Float) {
     // No npy dtype is bfloat16: any float array is rounded to it.
     out = target, convertValues = true;
-  } else if ((target == DType::Bool || target == DType::I32 ||
-              target == DType::I64) &&
+  } else if ((target == ElementType::Bool || target == ElementType::I32 ||
+              target == ElementType::I64) &&
              (a.kind == NpyArray::Kind::Int || a.kind == NpyArray::Kind::UInt)) {
     out = target, convertValues = true;
   } else if (exact) {
     out = exact; // a mismatch the caller's dtype check reports
   } else if (a.kind == NpyArray::Kind::Float && a.itemSize <= 4 && a.bigEndian) {
     // Big-endian float32/float16: byte-swapped into its own dtype.
-    out = a.itemSize == 4 ? DType::F32 : DType::F16;
+    out = a.itemSize == 4 ? ElementType::F32 : ElementType::F16;
   }
 
   if (!allowConversions) {
@@ -181,7 +181,7 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
   t.shape = a.shape;
   if (!convertValues) {
     t.bytes = std::move(data);
-    if (t.dtype == DType::Bool)
+    if (t.dtype == ElementType::Bool)
       for (uint8_t &b : t.bytes)
         b = b != 0;
   } else {
@@ -190,25 +190,25 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
       const uint8_t *p = data.data() + static_cast<size_t>(i) * a.itemSize;
       uint8_t *q = t.bytes.data() + static_cast<size_t>(i) * dtypeSize(*out);
       switch (*out) {
-      case DType::F32:
+      case ElementType::F32:
         support::endian::write32le(q, bit_cast<uint32_t>(doubleToFloat(loadAsDouble(p, a.kind, a.itemSize))));
         break;
-      case DType::F16:
+      case ElementType::F16:
         support::endian::write16le(q, doubleToHalf(loadAsDouble(p, a.kind, a.itemSize)));
         break;
-      case DType::BF16:
+      case ElementType::BF16:
         support::endian::write16le(
             q, floatToBfloat16(doubleToFloat(loadAsDouble(p, a.kind, a.itemSize))));
         break;
-      case DType::Bool: {
+      case ElementType::Bool: {
         uint8_t any = 0;
         for (unsigned k = 0; k < a.itemSize; ++k)
           any |= p[k];
         *q = any != 0;
         break;
       }
-      case DType::I32:
-      case DType::I64: {
+      case ElementType::I32:
+      case ElementType::I64: {
         // Exact integer conversion; a value that does not fit is an error.
         uint64_t raw = 0;
         for (unsigned k = 0; k < a.itemSize; ++k)
@@ -220,7 +220,7 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
           negative = static_cast<int64_t>(raw) < 0;
         }
         bool fits;
-        if (*out == DType::I64)
+        if (*out == ElementType::I64)
           fits = negative || a.kind == NpyArray::Kind::Int ||
                  raw <= static_cast<uint64_t>(INT64_MAX);
         else
@@ -231,7 +231,7 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
                                     (negative ? std::to_string(static_cast<int64_t>(raw))
                                               : std::to_string(raw)) +
                                     ") does not fit " + dtypeName(*out).str());
-        if (*out == DType::I32)
+        if (*out == ElementType::I32)
           support::endian::write32le(q, static_cast<uint32_t>(raw));
         else
           support::endian::write64le(q, raw);
@@ -240,7 +240,7 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
       }
     }
     notes.push_back("converted " + a.dtypeStr() + " to " + dtypeName(*out).str() +
-                    (*out == DType::Bool ? " (nonzero = true)" : ""));
+                    (*out == ElementType::Bool ? " (nonzero = true)" : ""));
   }
   if (applied)
     applied->insert(applied->end(), notes.begin(), notes.end());

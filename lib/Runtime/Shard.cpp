@@ -91,7 +91,7 @@ llvm::Expected<HostTensor> readNpyShare(const std::string &path, const ShardSpec
   return share;
 }
 
-llvm::Expected<HostTensor> unshard(const std::vector<char> &shares, DType dtype,
+llvm::Expected<HostTensor> unshard(const std::vector<char> &shares, ElementType dtype,
                                    const std::vector<int64_t> &shareShape,
                                    const ShardSpec &spec, int ranks) {
   std::vector<int64_t> shape = shareShape;

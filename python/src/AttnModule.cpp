@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Attention.h"
+#include "attn/Runtime/HostTensor.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -45,57 +46,23 @@ void check(const attn::Status &s) {
     raise(s);
 }
 
-/// Element types by name, as the Python side spells them.
+/// Element types by name, as the Python side spells them (the runtime's
+/// dtypeName: "float32", "float16", "bfloat16", "bool", "int32", "int64").
 attn::ElementType elementType(const std::string &name) {
-  if (name == "float32")
-    return attn::ElementType::F32;
-  if (name == "float16")
-    return attn::ElementType::F16;
-  if (name == "bfloat16")
-    return attn::ElementType::BF16;
-  if (name == "bool")
-    return attn::ElementType::Bool;
-  if (name == "int32")
-    return attn::ElementType::I32;
-  if (name == "int64")
-    return attn::ElementType::I64;
+  for (attn::ElementType t :
+       {attn::ElementType::F32, attn::ElementType::F16, attn::ElementType::BF16,
+        attn::ElementType::Bool, attn::ElementType::I32, attn::ElementType::I64})
+    if (attn::runtime::dtypeName(t) == name)
+      return t;
   throw py::type_error("attn_mlir: unknown element type '" + name +
                        "' (float32, float16, bfloat16, bool, int32, int64)");
 }
 
 const char *elementTypeName(attn::ElementType t) {
-  switch (t) {
-  case attn::ElementType::F32:
-    return "float32";
-  case attn::ElementType::F16:
-    return "float16";
-  case attn::ElementType::BF16:
-    return "bfloat16";
-  case attn::ElementType::Bool:
-    return "bool";
-  case attn::ElementType::I32:
-    return "int32";
-  case attn::ElementType::I64:
-    return "int64";
-  }
-  return "?";
+  return attn::runtime::dtypeName(t).data();
 }
 
-size_t elementSize(attn::ElementType t) {
-  switch (t) {
-  case attn::ElementType::F32:
-  case attn::ElementType::I32:
-    return 4;
-  case attn::ElementType::F16:
-  case attn::ElementType::BF16:
-    return 2;
-  case attn::ElementType::Bool:
-    return 1;
-  case attn::ElementType::I64:
-    return 8;
-  }
-  return 0;
-}
+size_t elementSize(attn::ElementType t) { return attn::runtime::dtypeSize(t); }
 
 attn::Causal causalKind(const std::string &name) {
   if (name.empty() || name == "none")

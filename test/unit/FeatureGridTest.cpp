@@ -34,7 +34,7 @@
 
 using namespace attn;
 using namespace attn::testing;
-using runtime::DType;
+using runtime::ElementType;
 using runtime::Pipeline;
 
 namespace {
@@ -79,11 +79,11 @@ struct Spec {
   std::optional<std::vector<int64_t>> lengths; ///< constant [B] i32
   /// Key lengths as an input of this type (I32 or I64) instead of a
   /// constant: `lengths` when given, else random in [0, Tk] per shape.
-  std::optional<DType> lengthsInput;
+  std::optional<ElementType> lengthsInput;
   ref::Mask::Kind mask = ref::Mask::Kind::None;
   bool maskPerHead = false; ///< mask [B,H,Tq,Tk] instead of [B,1,Tq,Tk]
   std::optional<RopeSpec> rope;
-  DType dtype = DType::F32; ///< of q, k, v and the output
+  ElementType dtype = ElementType::F32; ///< of q, k, v and the output
   std::optional<float> dropoutRate; ///< dropout_rate (and dropout_seed)
   int64_t dropoutSeed = 0;
 };
@@ -119,7 +119,7 @@ std::string floatAttr(double v) {
 std::string source(const Spec &s, const Shape &shape) {
   int64_t b = s.dynamic ? kDyn : shape.b, tq = s.dynamic ? kDyn : shape.tq,
           tk = s.dynamic ? kDyn : shape.tk;
-  std::string elt = s.dtype == DType::F16 ? "f16" : s.dtype == DType::BF16 ? "bf16" : "f32";
+  std::string elt = s.dtype == ElementType::F16 ? "f16" : s.dtype == ElementType::BF16 ? "bf16" : "f32";
   std::string qT = tensorType({b, s.h, tq, s.d}, elt),
               kT = tensorType({b, s.hkv, tk, s.d}, elt),
               vT = tensorType({b, s.hkv, tk, s.dv}, elt),
@@ -136,7 +136,7 @@ std::string source(const Spec &s, const Shape &shape) {
     args.push_back({"slopes", sT});
   }
   if (s.lengthsInput) {
-    lT = tensorType({b}, *s.lengthsInput == DType::I64 ? "i64" : "i32");
+    lT = tensorType({b}, *s.lengthsInput == ElementType::I64 ? "i64" : "i32");
     args.push_back({"len", lT});
   }
   if (s.rope) {
@@ -222,13 +222,13 @@ std::pair<ref::Tensor, ref::Tensor> ropeTables(std::vector<int64_t> shape, std::
 /// Inputs and the reference output of `s` at one shape.
 struct Instance {
   std::vector<ref::Tensor> inputs;
-  std::vector<DType> dtypes;
+  std::vector<ElementType> dtypes;
   ref::Tensor want;
 };
 
 Instance instance(const Spec &s, const Shape &sh, std::mt19937 &gen) {
   Instance in;
-  auto add = [&](ref::Tensor t, DType dt = DType::F32) {
+  auto add = [&](ref::Tensor t, ElementType dt = ElementType::F32) {
     in.inputs.push_back(std::move(t));
     in.dtypes.push_back(dt);
   };
@@ -256,7 +256,7 @@ Instance instance(const Spec &s, const Shape &sh, std::mt19937 &gen) {
   if (s.mask != ref::Mask::Kind::None) {
     m = randomMask(s.mask, {sh.b, s.maskPerHead ? s.h : 1, sh.tq, sh.tk}, gen);
     o.mask = &m;
-    add(m.values, s.mask == ref::Mask::Kind::Keep ? DType::Bool : DType::F32);
+    add(m.values, s.mask == ref::Mask::Kind::Keep ? ElementType::Bool : ElementType::F32);
   }
   ref::Tensor slopes;
   if (s.slopes != Slopes::None) {
@@ -373,9 +373,9 @@ Spec gridSpec(const GridCase &c) {
       s.lengths = std::vector<int64_t>{29, 51};
     else if (c.causal == ref::Causal::TopLeft) {
       s.lengths = std::vector<int64_t>{37, 6};
-      s.lengthsInput = DType::I32;
+      s.lengthsInput = ElementType::I32;
     } else
-      s.lengthsInput = DType::I64;
+      s.lengthsInput = ElementType::I64;
     break;
   case Feature::Rope:
     // rotate_half over all of D, or interleaved over part of it.
@@ -550,8 +550,8 @@ TEST_P(FeatureEdges, KeyLengthZeroAndFull) {
 TEST_P(FeatureEdges, OutOfRangeKeyLengthsAreClamped) {
   // attn-run rejects these before a call; the compiled code itself clamps
   // them to [0, Tk] and never reads past Tk: -5 is 0 (zeros), Tk + 7 is Tk.
-  for (DType dt : {DType::I32, DType::I64}) {
-    SCOPED_TRACE(dt == DType::I32 ? "i32" : "i64");
+  for (ElementType dt : {ElementType::I32, ElementType::I64}) {
+    SCOPED_TRACE(dt == ElementType::I32 ? "i32" : "i64");
     Spec s = small(ref::Causal::BottomRight);
     s.dynamic = true;
     s.window = ref::Window{4, std::nullopt};
@@ -627,7 +627,7 @@ TEST_P(FeatureEdges, EverythingAtOnce) {
   s.softcap = 1.25f;
   s.window = ref::Window{13, std::nullopt};
   s.slopes = Slopes::PerBatchHead;
-  s.lengthsInput = DType::I32; // random in [0, Tk] per shape
+  s.lengthsInput = ElementType::I32; // random in [0, Tk] per shape
   s.mask = ref::Mask::Kind::Keep;
   runSpec(s, {{2, 9, 41}, {3, 70, 45}, {1, 1, 77}}, GetParam(), 7);
   s.lengthsInput.reset();
@@ -680,8 +680,8 @@ TEST_P(FeatureEdges, MhaWithRopeAndFeatures) {
   ref::Tensor len({b});
   len.data = {19, 11};
   auto out = j.run({x, w.wq, w.wk, w.wv, w.wo, slopes, len, rope.cos, rope.sin},
-                   {DType::F32, DType::F32, DType::F32, DType::F32, DType::F32, DType::F32,
-                    DType::I32, DType::F32, DType::F32});
+                   {ElementType::F32, ElementType::F32, ElementType::F32, ElementType::F32, ElementType::F32, ElementType::F32,
+                    ElementType::I32, ElementType::F32, ElementType::F32});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_LE(relativeError(out[0], ref::mha(x, x, w, h, hkv, o, &rope)), kTol);
 }
@@ -767,7 +767,7 @@ TEST(FeatureOps, MaskVariantsMatchReference) {
   Jitted j(src.str(), "f", Pipeline::Reference);
   ASSERT_TRUE(j.ok());
   auto out = j.run({s, slopes, slopesBH, keep.values, add.values},
-                   {DType::F32, DType::F32, DType::F32, DType::Bool, DType::F32});
+                   {ElementType::F32, ElementType::F32, ElementType::F32, ElementType::Bool, ElementType::F32});
   ASSERT_EQ(out.size(), variants.size());
   for (size_t i = 0; i < variants.size(); ++i) {
     SCOPED_TRACE(std::string(variants[i].attrs) + variants[i].operands);
@@ -840,7 +840,7 @@ func.func @f(%x: tensor<2x3x?x10xf32>, %c: tensor<2x?x3xf32>, %s: tensor<2x?x3xf
   Jitted j(src, "f", Pipeline::Reference);
   ASSERT_TRUE(j.ok());
   auto out = j.run({x, c, s, h, ch, sh},
-                   {DType::F32, DType::F32, DType::F32, DType::F16, DType::F16, DType::F16});
+                   {ElementType::F32, ElementType::F32, ElementType::F32, ElementType::F16, ElementType::F16, ElementType::F16});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_LE(relativeError(out[0], ref::rope(x, c, s, ref::RopeStyle::Interleaved)), 1e-6);
   // Dims 6..9 pass through bit for bit.
@@ -888,7 +888,7 @@ func.func @f(%q: tensor<2x4x9x16xf16>, %k: tensor<2x2x21x16xf16>, %v: tensor<2x2
     Jitted j(src, "f", p);
     ASSERT_TRUE(j.ok());
     auto out = j.run({q, k, v, slopes, len},
-                     {DType::F16, DType::F16, DType::F16, DType::F32, DType::I32});
+                     {ElementType::F16, ElementType::F16, ElementType::F16, ElementType::F32, ElementType::I32});
     ASSERT_EQ(out.size(), 1u);
     EXPECT_LE(relativeError(out[0], want), 4e-3);
   }
@@ -915,13 +915,13 @@ struct DecodeCase {
   bool split;          ///< min-work-items 4096: as many splits as allowed
   int64_t vectorWidth; ///< 8 or 16 lanes
   int64_t d = 64;
-  DType dtype = DType::F32;
+  ElementType dtype = ElementType::F32;
   std::string feature = ""; ///< "", mask, additive, alibi, lengths, window, softcap
   int64_t dv = 0;           ///< 0: 48 for D 64 (not whole vectors), else D
 };
 
 std::string decodeName(const DecodeCase &c) {
-  std::string dt = c.dtype == DType::F16 ? "_f16" : c.dtype == DType::BF16 ? "_bf16" : "";
+  std::string dt = c.dtype == ElementType::F16 ? "_f16" : c.dtype == ElementType::BF16 ? "_bf16" : "";
   return "Tq" + std::to_string(c.tq) + "_Tk" + std::to_string(c.tk) + "_H" +
          std::to_string(c.h) + "_Hkv" + std::to_string(c.hkv) + "_" + causalName(c.causal) +
          (c.split ? "_split" : "_nosplit") + "_w" + std::to_string(c.vectorWidth) + "_D" +
@@ -948,7 +948,7 @@ TEST_P(DecodeGrid, CpuKernelMatchesReference) {
   } else if (c.feature == "alibi") {
     s.slopes = Slopes::PerBatchHead;
   } else if (c.feature == "lengths") {
-    s.lengthsInput = DType::I32;
+    s.lengthsInput = ElementType::I32;
   } else if (c.feature == "window") {
     s.window = ref::Window{700, 3, ref::Causal::BottomRight};
   } else if (c.feature == "softcap") {
@@ -957,7 +957,7 @@ TEST_P(DecodeGrid, CpuKernelMatchesReference) {
   runtime::JitOptions options;
   options.vectorWidth = c.vectorWidth;
   options.minWorkItems = c.split ? 4096 : 0;
-  double tol = c.dtype == DType::F16 ? 2e-3 : c.dtype == DType::BF16 ? 1.6e-2 : kTol;
+  double tol = c.dtype == ElementType::F16 ? 2e-3 : c.dtype == ElementType::BF16 ? 1.6e-2 : kTol;
   runSpec(s, {{2, c.tq, c.tk}}, Pipeline::Cpu,
           static_cast<unsigned>(c.tq * 7 + c.tk + c.h * 3 + int(c.causal)), tol, options);
 }
@@ -982,14 +982,14 @@ INSTANTIATE_TEST_SUITE_P(
         DecodeCase{7, 4099, 8, 2, kDecBottomRight, true, 8},
         DecodeCase{7, 65, 8, 1, kDecTopLeft, false, 16},  // 56 rows: one tile
         DecodeCase{7, 1000, 8, 1, kDecNone, true, 16, 80}, // D 80: K element-wise
-        DecodeCase{1, 2048, 8, 2, kDecBottomRight, true, 16, 64, DType::F16},
-        DecodeCase{7, 700, 8, 2, kDecTopLeft, true, 8, 64, DType::BF16},
-        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "mask"},
-        DecodeCase{7, 1500, 8, 2, kDecNone, true, 16, 64, DType::F32, "additive"},
-        DecodeCase{2, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "alibi"},
-        DecodeCase{1, 2500, 8, 1, kDecBottomRight, true, 16, 64, DType::F32, "lengths"},
-        DecodeCase{7, 2500, 8, 2, kDecNone, true, 8, 64, DType::F32, "window"},
-        DecodeCase{2, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap"},
+        DecodeCase{1, 2048, 8, 2, kDecBottomRight, true, 16, 64, ElementType::F16},
+        DecodeCase{7, 700, 8, 2, kDecTopLeft, true, 8, 64, ElementType::BF16},
+        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, ElementType::F32, "mask"},
+        DecodeCase{7, 1500, 8, 2, kDecNone, true, 16, 64, ElementType::F32, "additive"},
+        DecodeCase{2, 1500, 8, 2, kDecBottomRight, true, 16, 64, ElementType::F32, "alibi"},
+        DecodeCase{1, 2500, 8, 1, kDecBottomRight, true, 16, 64, ElementType::F32, "lengths"},
+        DecodeCase{7, 2500, 8, 2, kDecNone, true, 8, 64, ElementType::F32, "window"},
+        DecodeCase{2, 1500, 4, 1, kDecBottomRight, true, 16, 64, ElementType::F32, "softcap"},
         // Few rows (G·Tq at most a row block: 8 at 16 lanes, 4 at 8) with
         // whole vectors of D and Dv read K and V in place: scores folded
         // from per-key vectors over D, key by key, and put in key order;
@@ -999,28 +999,28 @@ INSTANTIATE_TEST_SUITE_P(
         // every row (8 lanes at Dv 128, 16 lanes at Dv 512).
         // 1-8 rows, a partial last tile, splits; 3 and 5 rows leave a
         // shorter last pass (2 + 1 rows at Dv 128, 4 + 1 at Dv 64).
-        DecodeCase{1, 4099, 8, 2, kDecBottomRight, true, 16, 128, DType::F32, "", 128},
-        DecodeCase{1, 1000, 8, 1, kDecNone, false, 16, 128, DType::F32, "", 128},
-        DecodeCase{2, 777, 8, 2, kDecTopLeft, true, 16, 64, DType::F32, "", 64},
-        DecodeCase{1, 33, 4, 4, kDecBottomRight, false, 16, 64, DType::F32, "", 64},
-        DecodeCase{1, 1500, 12, 4, kDecNone, true, 16, 64, DType::F32, "", 32},
-        DecodeCase{1, 2000, 8, 4, kDecBottomRight, true, 8, 64, DType::F32, "", 64},
-        DecodeCase{3, 130, 4, 4, kDecTopLeft, false, 8, 32, DType::F32, "", 16},
-        DecodeCase{1, 2048, 8, 2, kDecBottomRight, true, 16, 128, DType::F16, "", 128},
-        DecodeCase{2, 900, 4, 2, kDecTopLeft, true, 8, 64, DType::BF16, "", 64},
-        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "mask", 64},
-        DecodeCase{2, 1500, 8, 4, kDecNone, false, 16, 64, DType::F32, "additive", 64},
-        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, DType::F32, "alibi", 64},
-        DecodeCase{1, 2500, 8, 1, kDecBottomRight, true, 16, 64, DType::F32, "lengths", 64},
-        DecodeCase{2, 2500, 8, 2, kDecNone, true, 16, 64, DType::F32, "window", 64},
-        DecodeCase{1, 1500, 4, 1, kDecBottomRight, true, 16, 64, DType::F32, "softcap", 64},
-        DecodeCase{3, 1100, 4, 4, kDecBottomRight, false, 16, 128, DType::F32, "", 128},
-        DecodeCase{5, 1100, 2, 2, kDecTopLeft, true, 16, 64, DType::BF16, "", 64},
-        DecodeCase{1, 1300, 8, 2, kDecBottomRight, true, 8, 128, DType::F32, "", 128},
-        DecodeCase{2, 700, 4, 2, kDecTopLeft, true, 8, 128, DType::BF16, "", 128},
-        DecodeCase{1, 900, 8, 2, kDecNone, false, 8, 128, DType::F16, "window", 128},
-        DecodeCase{3, 333, 2, 2, kDecBottomRight, true, 8, 128, DType::F32, "alibi", 128},
-        DecodeCase{1, 300, 4, 2, kDecBottomRight, true, 16, 512, DType::F32, "", 512}),
+        DecodeCase{1, 4099, 8, 2, kDecBottomRight, true, 16, 128, ElementType::F32, "", 128},
+        DecodeCase{1, 1000, 8, 1, kDecNone, false, 16, 128, ElementType::F32, "", 128},
+        DecodeCase{2, 777, 8, 2, kDecTopLeft, true, 16, 64, ElementType::F32, "", 64},
+        DecodeCase{1, 33, 4, 4, kDecBottomRight, false, 16, 64, ElementType::F32, "", 64},
+        DecodeCase{1, 1500, 12, 4, kDecNone, true, 16, 64, ElementType::F32, "", 32},
+        DecodeCase{1, 2000, 8, 4, kDecBottomRight, true, 8, 64, ElementType::F32, "", 64},
+        DecodeCase{3, 130, 4, 4, kDecTopLeft, false, 8, 32, ElementType::F32, "", 16},
+        DecodeCase{1, 2048, 8, 2, kDecBottomRight, true, 16, 128, ElementType::F16, "", 128},
+        DecodeCase{2, 900, 4, 2, kDecTopLeft, true, 8, 64, ElementType::BF16, "", 64},
+        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, ElementType::F32, "mask", 64},
+        DecodeCase{2, 1500, 8, 4, kDecNone, false, 16, 64, ElementType::F32, "additive", 64},
+        DecodeCase{1, 1500, 8, 2, kDecBottomRight, true, 16, 64, ElementType::F32, "alibi", 64},
+        DecodeCase{1, 2500, 8, 1, kDecBottomRight, true, 16, 64, ElementType::F32, "lengths", 64},
+        DecodeCase{2, 2500, 8, 2, kDecNone, true, 16, 64, ElementType::F32, "window", 64},
+        DecodeCase{1, 1500, 4, 1, kDecBottomRight, true, 16, 64, ElementType::F32, "softcap", 64},
+        DecodeCase{3, 1100, 4, 4, kDecBottomRight, false, 16, 128, ElementType::F32, "", 128},
+        DecodeCase{5, 1100, 2, 2, kDecTopLeft, true, 16, 64, ElementType::BF16, "", 64},
+        DecodeCase{1, 1300, 8, 2, kDecBottomRight, true, 8, 128, ElementType::F32, "", 128},
+        DecodeCase{2, 700, 4, 2, kDecTopLeft, true, 8, 128, ElementType::BF16, "", 128},
+        DecodeCase{1, 900, 8, 2, kDecNone, false, 8, 128, ElementType::F16, "window", 128},
+        DecodeCase{3, 333, 2, 2, kDecBottomRight, true, 8, 128, ElementType::F32, "alibi", 128},
+        DecodeCase{1, 300, 4, 2, kDecBottomRight, true, 16, 512, ElementType::F32, "", 512}),
     decodeParamName);
 
 /// Prefill shapes through the same kernel with 16 lanes (8-row register
@@ -1079,13 +1079,13 @@ TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
   cases.push_back({"key-lengths", spec(2, 1, 64, ref::Causal::None)});
   cases.back().spec.lengths = std::vector<int64_t>{29, 151};
   cases.push_back({"key-lengths-input", spec(4, 2, 64, ref::Causal::TopLeft)});
-  cases.back().spec.lengthsInput = DType::I64;
+  cases.back().spec.lengthsInput = ElementType::I64;
   cases.push_back({"d20-dv12", spec(2, 2, 20, ref::Causal::BottomRight)});
   cases.back().spec.dv = 12;
   cases.push_back({"f16", spec(4, 2, 64, ref::Causal::None), 2e-3});
-  cases.back().spec.dtype = DType::F16;
+  cases.back().spec.dtype = ElementType::F16;
   cases.push_back({"bf16", spec(4, 2, 64, ref::Causal::BottomRight), 1.6e-2});
-  cases.back().spec.dtype = DType::BF16;
+  cases.back().spec.dtype = ElementType::BF16;
   cases.push_back({"splits", spec(4, 2, 64, ref::Causal::TopLeft), kTol, int64_t(4096)});
   unsigned seed = 1;
   for (int64_t width : {8, 16})
@@ -1119,7 +1119,7 @@ TEST(Bf16Dot, PrefillTilesMatchReference) {
     s.d = d;
     s.dv = dv;
     s.causal = causal;
-    s.dtype = DType::BF16;
+    s.dtype = ElementType::BF16;
     return s;
   };
   std::vector<Case> cases;
@@ -1193,7 +1193,7 @@ TEST(FusedDropout, MatchesReference) {
   cases.push_back({"gqa-bottom-right", spec(4, 2, 16, ref::Causal::BottomRight, 0.2f, 11), prefill});
   cases.push_back({"gqa-bottom-right-8-lanes", cases.back().spec, prefill, 8});
   cases.push_back({"top-left-lengths-mask", spec(2, 2, 32, ref::Causal::TopLeft, 0.5f, -3), prefill});
-  cases.back().spec.lengthsInput = DType::I32;
+  cases.back().spec.lengthsInput = ElementType::I32;
   cases.back().spec.mask = ref::Mask::Kind::Add;
   cases.push_back({"softcap-splits", spec(2, 1, 16, ref::Causal::None, 0.1f, 1 << 20), prefill, 16,
                    int64_t(4096)});
@@ -1204,7 +1204,7 @@ TEST(FusedDropout, MatchesReference) {
   for (bool dot : {true, false}) {
     cases.push_back({dot ? "bf16-dot" : "bf16-fma", spec(4, 2, 64, ref::Causal::TopLeft, 0.25f, 9),
                      prefill, 16, std::nullopt, dot && runtime::hostCpuTarget().hasBf16Dot});
-    cases.back().spec.dtype = DType::BF16;
+    cases.back().spec.dtype = ElementType::BF16;
   }
   std::mt19937 gen(41);
   for (const Case &c : cases)
@@ -1222,7 +1222,7 @@ TEST(FusedDropout, MatchesReference) {
       auto out = j.run(in.inputs, in.dtypes);
       ASSERT_EQ(out.size(), 1u);
       ASSERT_TRUE(allFinite(out[0]));
-      EXPECT_LE(relativeError(out[0], in.want), c.spec.dtype == DType::BF16 ? 1.6e-2 : kTol);
+      EXPECT_LE(relativeError(out[0], in.want), c.spec.dtype == ElementType::BF16 ? 1.6e-2 : kTol);
     }
 }
 
@@ -1234,7 +1234,7 @@ TEST(FusedDropout, MatchesReference) {
 struct TcFeatureCase {
   std::string feature; ///< softcap, alibi, lengths, window, dynamic
   int64_t d;
-  DType dtype;
+  ElementType dtype;
   ref::Causal causal;
 };
 
@@ -1253,15 +1253,15 @@ TEST_P(TensorCoreFeatures, EmulatedKernelMatchesReference) {
   else if (c.feature == "alibi")
     s.slopes = Slopes::PerBatchHead;
   else if (c.feature == "lengths")
-    s.lengthsInput = DType::I64;
+    s.lengthsInput = ElementType::I64;
   else if (c.feature == "window")
     s.window = ref::Window{40, 5, ref::Causal::BottomRight};
   else if (c.feature == "dynamic")
     s.dynamic = true;
   // f32: TF32 operands (TensorCoreTest.cpp), asked for with gpuTf32.
-  double tol = c.dtype == DType::F16 ? 2e-3 : c.dtype == DType::F32 ? 1e-3 : 1.6e-2;
+  double tol = c.dtype == ElementType::F16 ? 2e-3 : c.dtype == ElementType::F32 ? 1e-3 : 1.6e-2;
   runtime::JitOptions options;
-  options.gpuTf32 = c.dtype == DType::F32;
+  options.gpuTf32 = c.dtype == ElementType::F32;
   std::vector<Shape> shapes = {{2, 97, 150}};
   if (c.feature == "dynamic")
     shapes = {{2, 97, 150}, {1, 1, 33}, {3, 64, 64}};
@@ -1271,21 +1271,21 @@ TEST_P(TensorCoreFeatures, EmulatedKernelMatchesReference) {
 
 void PrintTo(const TcFeatureCase &c, std::ostream *os) {
   *os << c.feature << " D" << c.d
-      << (c.dtype == DType::BF16 ? " bf16" : c.dtype == DType::F32 ? " tf32" : " f16") << " "
+      << (c.dtype == ElementType::BF16 ? " bf16" : c.dtype == ElementType::F32 ? " tf32" : " f16") << " "
       << causalName(c.causal);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Variants, TensorCoreFeatures,
-    ::testing::Values(TcFeatureCase{"softcap", 64, DType::F16, ref::Causal::BottomRight},
-                      TcFeatureCase{"alibi", 128, DType::BF16, ref::Causal::None},
-                      TcFeatureCase{"lengths", 64, DType::BF16, ref::Causal::TopLeft},
-                      TcFeatureCase{"window", 128, DType::F16, ref::Causal::None},
-                      TcFeatureCase{"dynamic", 64, DType::F16, ref::Causal::BottomRight},
-                      TcFeatureCase{"softcap", 128, DType::F32, ref::Causal::TopLeft},
-                      TcFeatureCase{"alibi", 64, DType::F32, ref::Causal::BottomRight},
-                      TcFeatureCase{"lengths", 128, DType::F32, ref::Causal::None},
-                      TcFeatureCase{"window", 64, DType::F32, ref::Causal::None},
-                      TcFeatureCase{"dynamic", 128, DType::F32, ref::Causal::BottomRight}));
+    ::testing::Values(TcFeatureCase{"softcap", 64, ElementType::F16, ref::Causal::BottomRight},
+                      TcFeatureCase{"alibi", 128, ElementType::BF16, ref::Causal::None},
+                      TcFeatureCase{"lengths", 64, ElementType::BF16, ref::Causal::TopLeft},
+                      TcFeatureCase{"window", 128, ElementType::F16, ref::Causal::None},
+                      TcFeatureCase{"dynamic", 64, ElementType::F16, ref::Causal::BottomRight},
+                      TcFeatureCase{"softcap", 128, ElementType::F32, ref::Causal::TopLeft},
+                      TcFeatureCase{"alibi", 64, ElementType::F32, ref::Causal::BottomRight},
+                      TcFeatureCase{"lengths", 128, ElementType::F32, ref::Causal::None},
+                      TcFeatureCase{"window", 64, ElementType::F32, ref::Causal::None},
+                      TcFeatureCase{"dynamic", 128, ElementType::F32, ref::Causal::BottomRight}));
 
 } // namespace

@@ -82,7 +82,7 @@ protected:
 
   /// {vector results, scalar results} for 64 inputs.
   std::pair<std::vector<float>, std::vector<float>> run(const std::vector<float> &in) {
-    rt::HostTensor x = rt::HostTensor::zeros(rt::DType::F32, {kN});
+    rt::HostTensor x = rt::HostTensor::zeros(rt::ElementType::F32, {kN});
     std::memcpy(x.bytes.data(), in.data(), kN * sizeof(float));
     auto out = compiled->call({x});
     EXPECT_TRUE(bool(out));
@@ -344,7 +344,7 @@ void checkVisibility(const VisCase &c) {
   auto fn = rt::CompiledFunction::compile(*module, "vis", rt::Pipeline::Reference);
   ASSERT_TRUE(bool(fn)) << llvm::toString(fn.takeError());
   int64_t B = c.batch();
-  rt::HostTensor len = rt::HostTensor::zeros(rt::DType::I32, {B});
+  rt::HostTensor len = rt::HostTensor::zeros(rt::ElementType::I32, {B});
   for (int64_t bi = 0; bi < static_cast<int64_t>(c.lengths.size()); ++bi)
     len.setFromFloat(bi, static_cast<float>(c.lengths[bi]));
   auto out = (*fn)->call({len});

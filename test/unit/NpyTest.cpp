@@ -219,22 +219,22 @@ TEST(Half, MatchesCompilerFloat16) {
 //===----------------------------------------------------------------------===//
 
 TEST(HostTensorTest, DTypes) {
-  EXPECT_EQ(dtypeName(DType::F32), "float32");
-  EXPECT_EQ(dtypeName(DType::F16), "float16");
-  EXPECT_EQ(dtypeName(DType::Bool), "bool");
-  EXPECT_EQ(dtypeSize(DType::F32), 4u);
-  EXPECT_EQ(dtypeSize(DType::F16), 2u);
-  EXPECT_EQ(dtypeSize(DType::Bool), 1u);
-  EXPECT_EQ(dtypeName(DType::I32), "int32");
-  EXPECT_EQ(dtypeName(DType::I64), "int64");
-  EXPECT_EQ(dtypeSize(DType::I32), 4u);
-  EXPECT_EQ(dtypeSize(DType::I64), 8u);
-  EXPECT_EQ(dtypeDescr(DType::I32), "<i4");
-  EXPECT_EQ(dtypeDescr(DType::I64), "<i8");
+  EXPECT_EQ(dtypeName(ElementType::F32), "float32");
+  EXPECT_EQ(dtypeName(ElementType::F16), "float16");
+  EXPECT_EQ(dtypeName(ElementType::Bool), "bool");
+  EXPECT_EQ(dtypeSize(ElementType::F32), 4u);
+  EXPECT_EQ(dtypeSize(ElementType::F16), 2u);
+  EXPECT_EQ(dtypeSize(ElementType::Bool), 1u);
+  EXPECT_EQ(dtypeName(ElementType::I32), "int32");
+  EXPECT_EQ(dtypeName(ElementType::I64), "int64");
+  EXPECT_EQ(dtypeSize(ElementType::I32), 4u);
+  EXPECT_EQ(dtypeSize(ElementType::I64), 8u);
+  EXPECT_EQ(dtypeDescr(ElementType::I32), "<i4");
+  EXPECT_EQ(dtypeDescr(ElementType::I64), "<i8");
 }
 
 TEST(HostTensorTest, IntegerGetSet) {
-  HostTensor t = HostTensor::zeros(DType::I32, {4});
+  HostTensor t = HostTensor::zeros(ElementType::I32, {4});
   t.setFromFloat(0, 7.0f);
   t.setFromFloat(1, -2.6f); // rounds to nearest
   t.setFromFloat(2, 3e9f);  // saturates
@@ -247,19 +247,19 @@ TEST(HostTensorTest, IntegerGetSet) {
   // Little endian: 7 = 07 00 00 00.
   EXPECT_EQ(t.bytes[0], 7);
   EXPECT_EQ(t.bytes[3], 0);
-  HostTensor l = HostTensor::zeros(DType::I64, {2});
+  HostTensor l = HostTensor::zeros(ElementType::I64, {2});
   l.setFromFloat(0, -5.0f);
   l.setFromFloat(1, 4096.0f);
   EXPECT_EQ(l.getAsInt(0), -5);
   EXPECT_EQ(l.getAsInt(1), 4096);
   EXPECT_EQ(l.bytes[7], 0xff);
-  HostTensor f = HostTensor::zeros(DType::F32, {1});
+  HostTensor f = HostTensor::zeros(ElementType::F32, {1});
   f.setFromFloat(0, 12.75f);
   EXPECT_EQ(f.getAsInt(0), 12); // truncated
 }
 
 TEST(HostTensorTest, ZerosGetSet) {
-  HostTensor t = HostTensor::zeros(DType::F32, {2, 3});
+  HostTensor t = HostTensor::zeros(ElementType::F32, {2, 3});
   EXPECT_EQ(t.numel(), 6);
   EXPECT_EQ(t.bytes.size(), 24u);
   EXPECT_EQ(t.getAsFloat(5), 0.0f);
@@ -269,23 +269,23 @@ TEST(HostTensorTest, ZerosGetSet) {
   EXPECT_EQ(t.bytes[4], 0x00);
   EXPECT_EQ(t.bytes[7], 0x3f);
 
-  HostTensor h = HostTensor::zeros(DType::F16, {4});
+  HostTensor h = HostTensor::zeros(ElementType::F16, {4});
   h.setFromFloat(2, 1.0f + std::ldexp(1.0f, -11)); // rounds to 1
   EXPECT_EQ(h.getAsFloat(2), 1.0f);
   EXPECT_EQ(h.bytes[4], 0x00);
   EXPECT_EQ(h.bytes[5], 0x3c);
 
-  HostTensor b = HostTensor::zeros(DType::Bool, {3});
+  HostTensor b = HostTensor::zeros(ElementType::Bool, {3});
   b.setFromFloat(0, 0.5f);
   b.setFromFloat(1, 0.0f);
   EXPECT_EQ(b.bytes[0], 1);
   EXPECT_EQ(b.getAsFloat(0), 1.0f);
   EXPECT_EQ(b.getAsFloat(1), 0.0f);
 
-  HostTensor s = HostTensor::zeros(DType::F32, {});
+  HostTensor s = HostTensor::zeros(ElementType::F32, {});
   EXPECT_EQ(s.numel(), 1);
   EXPECT_EQ(s.bytes.size(), 4u);
-  HostTensor e = HostTensor::zeros(DType::F32, {0, 3});
+  HostTensor e = HostTensor::zeros(ElementType::F32, {0, 3});
   EXPECT_EQ(e.numel(), 0);
   EXPECT_TRUE(e.bytes.empty());
 }
@@ -296,19 +296,19 @@ TEST(HostTensorTest, ZerosGetSet) {
 
 TEST_F(NpyTest, RoundTripEachDType) {
   struct Case {
-    DType dtype;
+    ElementType dtype;
     std::vector<int64_t> shape;
-  } cases[] = {{DType::F32, {2, 3}},   {DType::F16, {5}},
-               {DType::Bool, {2, 2}},  {DType::F32, {}},
-               {DType::F16, {}},       {DType::F32, {0, 4}},
-               {DType::F32, {1, 2, 3, 4}}, {DType::I32, {3}},
-               {DType::I64, {2, 2}}};
+  } cases[] = {{ElementType::F32, {2, 3}},   {ElementType::F16, {5}},
+               {ElementType::Bool, {2, 2}},  {ElementType::F32, {}},
+               {ElementType::F16, {}},       {ElementType::F32, {0, 4}},
+               {ElementType::F32, {1, 2, 3, 4}}, {ElementType::I32, {3}},
+               {ElementType::I64, {2, 2}}};
   int n = 0;
   for (const Case &c : cases) {
     HostTensor t = HostTensor::zeros(c.dtype, c.shape);
     for (int64_t i = 0; i < t.numel(); ++i)
-      t.setFromFloat(i, c.dtype == DType::Bool ? static_cast<float>(i % 2)
-                        : c.dtype == DType::I32 || c.dtype == DType::I64
+      t.setFromFloat(i, c.dtype == ElementType::Bool ? static_cast<float>(i % 2)
+                        : c.dtype == ElementType::I32 || c.dtype == ElementType::I64
                             ? static_cast<float>(3 * i - 4)
                             : 0.5f * i - 1.25f);
     std::string p = pathOf("rt" + std::to_string(n++) + ".npy");
@@ -347,7 +347,7 @@ TEST_F(NpyTest, ExactNumpyBytes) {
   std::string p = writeFile("numpy.npy", file);
   llvm::Expected<HostTensor> r = readNpy(p);
   ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
-  EXPECT_EQ(r->dtype, DType::F32);
+  EXPECT_EQ(r->dtype, ElementType::F32);
   EXPECT_EQ(r->shape, (std::vector<int64_t>{2, 3}));
   for (int i = 0; i < 6; ++i)
     EXPECT_EQ(r->getAsFloat(i), static_cast<float>(i + 1));
@@ -366,7 +366,7 @@ TEST_F(NpyTest, ExactNumpyBytesScalarAndBool) {
   std::string file = kMagic + std::string("\x01\x00", 2) + u16le(118) +
                      dict + std::string(62, ' ') + "\n" + f32le(2.5f);
   ASSERT_EQ(file.size(), 128u + 4u);
-  HostTensor s = HostTensor::zeros(DType::F32, {});
+  HostTensor s = HostTensor::zeros(ElementType::F32, {});
   s.setFromFloat(0, 2.5f);
   std::string p = pathOf("scalar.npy");
   ASSERT_FALSE(writeNpy(p, s));
@@ -384,7 +384,7 @@ TEST_F(NpyTest, ExactNumpyBytesScalarAndBool) {
   std::string bp = writeFile("bool.npy", bfile);
   llvm::Expected<HostTensor> r = readNpy(bp);
   ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
-  EXPECT_EQ(r->dtype, DType::Bool);
+  EXPECT_EQ(r->dtype, ElementType::Bool);
   EXPECT_EQ(r->shape, (std::vector<int64_t>{3}));
   EXPECT_EQ(r->bytes, (std::vector<uint8_t>{1, 0, 1}));
   std::string q = pathOf("bool2.npy");
@@ -424,7 +424,7 @@ TEST_F(NpyTest, HeaderVariantsAccepted) {
                        "(2,), }",
                        u16le(0x3c00) + u16le(0xc000))));
   ASSERT_TRUE(static_cast<bool>(h)) << llvm::toString(h.takeError());
-  EXPECT_EQ(h->dtype, DType::F16);
+  EXPECT_EQ(h->dtype, ElementType::F16);
   EXPECT_EQ(h->getAsFloat(0), 1.0f);
   EXPECT_EQ(h->getAsFloat(1), -2.0f);
   // Bool bytes other than 0/1 are normalized.
@@ -600,7 +600,7 @@ TEST_F(NpyTest, ErrorTrailingData) {
 }
 
 TEST_F(NpyTest, WriteErrors) {
-  HostTensor t = HostTensor::zeros(DType::F32, {2});
+  HostTensor t = HostTensor::zeros(ElementType::F32, {2});
   llvm::Error e = writeNpy(dir, t); // a directory
   ASSERT_TRUE(static_cast<bool>(e));
   std::string msg = llvm::toString(std::move(e));
@@ -610,7 +610,7 @@ TEST_F(NpyTest, WriteErrors) {
   ASSERT_TRUE(static_cast<bool>(e));
   EXPECT_HAS(llvm::toString(std::move(e)), "holds 7 bytes");
   // "-" is a file name, not stdout.
-  HostTensor ok = HostTensor::zeros(DType::F32, {1});
+  HostTensor ok = HostTensor::zeros(ElementType::F32, {1});
   llvm::SmallString<256> cwd;
   ASSERT_FALSE(llvm::sys::fs::current_path(cwd));
   ASSERT_FALSE(llvm::sys::fs::set_current_path(dir));
@@ -732,9 +732,9 @@ TEST_F(NpyTest, ConvertFloat64BigEndianFortran) {
   llvm::Expected<NpyArray> a = readNpyArray(p);
   ASSERT_TRUE(static_cast<bool>(a));
   std::vector<std::string> notes;
-  llvm::Expected<HostTensor> t = toHostTensor(*a, p, DType::F32, true, &notes);
+  llvm::Expected<HostTensor> t = toHostTensor(*a, p, ElementType::F32, true, &notes);
   ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
-  EXPECT_EQ(t->dtype, DType::F32);
+  EXPECT_EQ(t->dtype, ElementType::F32);
   EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
   for (int i = 0; i < 6; ++i)
     EXPECT_EQ(t->getAsFloat(i), static_cast<float>(i));
@@ -742,12 +742,12 @@ TEST_F(NpyTest, ConvertFloat64BigEndianFortran) {
                                              "transposed from Fortran order",
                                              "converted float64 to float32"}));
   // The same into a float16 argument.
-  llvm::Expected<HostTensor> h = toHostTensor(*a, p, DType::F16, true);
+  llvm::Expected<HostTensor> h = toHostTensor(*a, p, ElementType::F16, true);
   ASSERT_TRUE(static_cast<bool>(h));
-  EXPECT_EQ(h->dtype, DType::F16);
+  EXPECT_EQ(h->dtype, ElementType::F16);
   EXPECT_EQ(h->getAsFloat(5), 5.0f);
   // No conversions allowed: readNpy's error.
-  llvm::Expected<HostTensor> strict = toHostTensor(*a, p, DType::F32, false);
+  llvm::Expected<HostTensor> strict = toHostTensor(*a, p, ElementType::F32, false);
   ASSERT_FALSE(static_cast<bool>(strict));
   EXPECT_HAS(llvm::toString(strict.takeError()), p + ": unsupported dtype '>f8'");
 }
@@ -766,7 +766,7 @@ TEST_F(NpyTest, FortranOrderRank3) {
   llvm::Expected<NpyArray> a = readNpyArray(p);
   ASSERT_TRUE(static_cast<bool>(a));
   std::vector<std::string> notes;
-  llvm::Expected<HostTensor> t = toHostTensor(*a, p, DType::F32, true, &notes);
+  llvm::Expected<HostTensor> t = toHostTensor(*a, p, ElementType::F32, true, &notes);
   ASSERT_TRUE(static_cast<bool>(t));
   int64_t flat = 0;
   for (int i = 0; i < 2; ++i)
@@ -780,7 +780,7 @@ TEST_F(NpyTest, FortranOrderRank3) {
                        f32le(1) + f32le(2))));
   ASSERT_TRUE(static_cast<bool>(v));
   notes.clear();
-  ASSERT_TRUE(static_cast<bool>(toHostTensor(*v, "v", DType::F32, true, &notes)));
+  ASSERT_TRUE(static_cast<bool>(toHostTensor(*v, "v", ElementType::F32, true, &notes)));
   EXPECT_TRUE(notes.empty());
 }
 
@@ -794,21 +794,21 @@ TEST_F(NpyTest, IntegerMasksToBool) {
       "m.npy", npyFile("{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }", data)));
   ASSERT_TRUE(static_cast<bool>(a));
   std::vector<std::string> notes;
-  llvm::Expected<HostTensor> t = toHostTensor(*a, "m", DType::Bool, true, &notes);
+  llvm::Expected<HostTensor> t = toHostTensor(*a, "m", ElementType::Bool, true, &notes);
   ASSERT_TRUE(static_cast<bool>(t));
   EXPECT_EQ(t->bytes, (std::vector<uint8_t>{0, 1, 1, 1}));
   EXPECT_EQ(notes, std::vector<std::string>{"converted int64 to bool (nonzero = true)"});
   // Integers for a float argument, or floats for a mask: not converted
   // (int64 is left as int64 for the caller's dtype check).
-  llvm::Expected<HostTensor> f = toHostTensor(*a, "m", DType::F32, true);
+  llvm::Expected<HostTensor> f = toHostTensor(*a, "m", ElementType::F32, true);
   ASSERT_TRUE(static_cast<bool>(f));
-  EXPECT_EQ(f->dtype, DType::I64);
+  EXPECT_EQ(f->dtype, ElementType::I64);
   llvm::Expected<NpyArray> fl = readNpyArray(writeFile(
       "f.npy", npyFile(f32Dict("(1,)"), f32le(1))));
   ASSERT_TRUE(static_cast<bool>(fl));
-  llvm::Expected<HostTensor> kept = toHostTensor(*fl, "f", DType::Bool, true);
+  llvm::Expected<HostTensor> kept = toHostTensor(*fl, "f", ElementType::Bool, true);
   ASSERT_TRUE(static_cast<bool>(kept)); // left as float32 for the dtype check
-  EXPECT_EQ(kept->dtype, DType::F32);
+  EXPECT_EQ(kept->dtype, ElementType::F32);
 }
 
 TEST(HostTensorTest, Bfloat16RoundsToNearestEven) {
@@ -829,11 +829,11 @@ TEST(HostTensorTest, Bfloat16RoundsToNearestEven) {
   float f;
   std::memcpy(&f, &lowNan, 4);
   EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(f))));
-  HostTensor t = HostTensor::zeros(DType::BF16, {2});
+  HostTensor t = HostTensor::zeros(ElementType::BF16, {2});
   t.setFromFloat(1, 3.140625f);
   EXPECT_EQ(t.getAsFloat(1), 3.140625f);
-  EXPECT_EQ(dtypeName(DType::BF16), "bfloat16");
-  EXPECT_EQ(dtypeSize(DType::BF16), 2u);
+  EXPECT_EQ(dtypeName(ElementType::BF16), "bfloat16");
+  EXPECT_EQ(dtypeSize(ElementType::BF16), 2u);
 }
 
 TEST_F(NpyTest, Bfloat16FromFloatArraysAndWrittenAsFloat32) {
@@ -841,9 +841,9 @@ TEST_F(NpyTest, Bfloat16FromFloatArraysAndWrittenAsFloat32) {
       writeFile("f.npy", npyFile(f32Dict("(3,)"), f32le(1.0f) + f32le(1.00390625f) + f32le(-0.1f))));
   ASSERT_TRUE(static_cast<bool>(a));
   std::vector<std::string> notes;
-  llvm::Expected<HostTensor> t = toHostTensor(*a, "x", DType::BF16, true, &notes);
+  llvm::Expected<HostTensor> t = toHostTensor(*a, "x", ElementType::BF16, true, &notes);
   ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
-  EXPECT_EQ(t->dtype, DType::BF16);
+  EXPECT_EQ(t->dtype, ElementType::BF16);
   EXPECT_EQ(t->getAsFloat(0), 1.0f);
   EXPECT_EQ(t->getAsFloat(1), 1.0f); // 1 + 2^-8: half-way, to even
   EXPECT_EQ(t->getAsFloat(2), bfloat16ToFloat(floatToBfloat16(-0.1f)));
@@ -853,7 +853,7 @@ TEST_F(NpyTest, Bfloat16FromFloatArraysAndWrittenAsFloat32) {
   ASSERT_FALSE(writeNpy(p, *t));
   llvm::Expected<HostTensor> back = readNpy(p);
   ASSERT_TRUE(static_cast<bool>(back));
-  EXPECT_EQ(back->dtype, DType::F32);
+  EXPECT_EQ(back->dtype, ElementType::F32);
   for (int64_t i = 0; i < 3; ++i)
     EXPECT_EQ(back->getAsFloat(i), t->getAsFloat(i));
 }
@@ -872,11 +872,11 @@ TEST_F(NpyTest, IntegersToInt32AndInt64) {
   llvm::Expected<NpyArray> a =
       readNpyArray(writeFile("l.npy", npyFile(dict, i64Bytes({0, 5, -1, 4096}))));
   ASSERT_TRUE(static_cast<bool>(a));
-  EXPECT_EQ(a->exactDType(), DType::I64);
+  EXPECT_EQ(a->exactDType(), ElementType::I64);
   std::vector<std::string> notes;
-  llvm::Expected<HostTensor> t = toHostTensor(*a, "len", DType::I32, true, &notes);
+  llvm::Expected<HostTensor> t = toHostTensor(*a, "len", ElementType::I32, true, &notes);
   ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
-  EXPECT_EQ(t->dtype, DType::I32);
+  EXPECT_EQ(t->dtype, ElementType::I32);
   EXPECT_EQ(t->getAsInt(1), 5);
   EXPECT_EQ(t->getAsInt(2), -1);
   EXPECT_EQ(t->getAsInt(3), 4096);
@@ -884,13 +884,13 @@ TEST_F(NpyTest, IntegersToInt32AndInt64) {
   // Without conversions the int64 file is returned as int64 (readNpy).
   llvm::Expected<HostTensor> exact = readNpy(pathOf("l.npy"));
   ASSERT_TRUE(static_cast<bool>(exact));
-  EXPECT_EQ(exact->dtype, DType::I64);
+  EXPECT_EQ(exact->dtype, ElementType::I64);
   EXPECT_EQ(exact->getAsInt(3), 4096);
 
   llvm::Expected<NpyArray> big = readNpyArray(
       writeFile("b.npy", npyFile(dict, i64Bytes({1, 2, int64_t(1) << 40, 3}))));
   ASSERT_TRUE(static_cast<bool>(big));
-  llvm::Expected<HostTensor> bad = toHostTensor(*big, "len", DType::I32, true);
+  llvm::Expected<HostTensor> bad = toHostTensor(*big, "len", ElementType::I32, true);
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_HAS(llvm::toString(bad.takeError()),
              "len: element 2 (1099511627776) does not fit int32");
@@ -899,7 +899,7 @@ TEST_F(NpyTest, IntegersToInt32AndInt64) {
       "u.npy", npyFile("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }",
                        std::string("\x07\xff", 2))));
   ASSERT_TRUE(static_cast<bool>(u8));
-  llvm::Expected<HostTensor> w = toHostTensor(*u8, "u", DType::I64, true);
+  llvm::Expected<HostTensor> w = toHostTensor(*u8, "u", ElementType::I64, true);
   ASSERT_TRUE(static_cast<bool>(w));
   EXPECT_EQ(w->getAsInt(0), 7);
   EXPECT_EQ(w->getAsInt(1), 255);
@@ -940,12 +940,12 @@ TEST_F(NpyTest, ReadNpzStoredAndDeflated) {
     ASSERT_EQ(m->size(), 2u);
     EXPECT_EQ((*m)[0].name, "q");
     EXPECT_EQ((*m)[0].array.shape, (std::vector<int64_t>{2, 3}));
-    llvm::Expected<HostTensor> q = toHostTensor((*m)[0].array, "q", DType::F32, false);
+    llvm::Expected<HostTensor> q = toHostTensor((*m)[0].array, "q", ElementType::F32, false);
     ASSERT_TRUE(static_cast<bool>(q));
     for (int i = 0; i < 6; ++i)
       EXPECT_EQ(q->getAsFloat(i), static_cast<float>(i));
     EXPECT_EQ((*m)[1].name, "m");
-    llvm::Expected<HostTensor> b = toHostTensor((*m)[1].array, "m", DType::Bool, false);
+    llvm::Expected<HostTensor> b = toHostTensor((*m)[1].array, "m", ElementType::Bool, false);
     ASSERT_TRUE(static_cast<bool>(b));
     EXPECT_EQ(b->bytes, (std::vector<uint8_t>{1, 0, 1, 1}));
   }
@@ -1009,7 +1009,7 @@ namespace {
 
 /// A [2, 12, 3] float32 tensor whose element (a, r, c) is 100a + 10r + c.
 HostTensor rowsTensor() {
-  HostTensor t = HostTensor::zeros(DType::F32, {2, 12, 3});
+  HostTensor t = HostTensor::zeros(ElementType::F32, {2, 12, 3});
   for (int64_t a = 0; a < 2; ++a)
     for (int64_t r = 0; r < 12; ++r)
       for (int64_t c = 0; c < 3; ++c)
@@ -1071,7 +1071,7 @@ TEST_F(NpyTest, ShareOfEachLayoutMatchesTheWholeTensorsRows) {
         gathered.insert(gathered.end(), share->bytes.begin(), share->bytes.end());
         shareShape = share->shape;
       }
-      auto joined = unshard(gathered, DType::F32, shareShape, spec, ranks);
+      auto joined = unshard(gathered, ElementType::F32, shareShape, spec, ranks);
       ASSERT_TRUE(static_cast<bool>(joined));
       EXPECT_EQ(joined->bytes, whole.bytes) << layout << " over " << ranks;
     }

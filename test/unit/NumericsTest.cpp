@@ -62,10 +62,10 @@ Jitted::Jitted(const std::string &source, const std::string &entry,
 Jitted::~Jitted() = default;
 
 std::vector<ref::Tensor> Jitted::run(const std::vector<ref::Tensor> &inputs,
-                                     const std::vector<runtime::DType> &dtypes) {
+                                     const std::vector<runtime::ElementType> &dtypes) {
   std::vector<runtime::HostTensor> args;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    runtime::DType dt = i < dtypes.size() ? dtypes[i] : runtime::DType::F32;
+    runtime::ElementType dt = i < dtypes.size() ? dtypes[i] : runtime::ElementType::F32;
     auto t = runtime::HostTensor::zeros(dt, inputs[i].shape);
     for (int64_t k = 0; k < t.numel(); ++k)
       t.setFromFloat(k, static_cast<float>(inputs[i].data[k]));
@@ -88,7 +88,7 @@ std::vector<ref::Tensor> Jitted::run(const std::vector<ref::Tensor> &inputs,
   return out;
 }
 
-void attn::testing::roundTo(ref::Tensor &t, runtime::DType dtype) {
+void attn::testing::roundTo(ref::Tensor &t, runtime::ElementType dtype) {
   auto h = runtime::HostTensor::zeros(dtype, t.shape);
   for (int64_t i = 0; i < h.numel(); ++i) {
     h.setFromFloat(i, static_cast<float>(t.data[i]));

@@ -39,7 +39,7 @@ public:
   const std::vector<std::string> &unfusedOps() const { return fn->unfusedOps(); }
   /// Runs on reference tensors converted to `dtypes` (F32 unless given).
   std::vector<ref::Tensor> run(const std::vector<ref::Tensor> &inputs,
-                               const std::vector<runtime::DType> &dtypes = {});
+                               const std::vector<runtime::ElementType> &dtypes = {});
 
 private:
   struct Impl;
@@ -54,7 +54,7 @@ ref::Tensor randomTensor(std::vector<int64_t> shape, std::mt19937 &gen,
 /// Rounds every element of `t` to `dtype` (F16, BF16; F32: to float), as
 /// Jitted::run converts it: a reference computed on the result sees the
 /// values the compiled code gets.
-void roundTo(ref::Tensor &t, runtime::DType dtype);
+void roundTo(ref::Tensor &t, runtime::ElementType dtype);
 
 /// max |a - b| / max |b|; NaN or inf where only one side has it is an
 /// infinite error, and where both agree it is no error.

@@ -17,7 +17,7 @@
 
 using namespace attn;
 using namespace attn::testing;
-using runtime::DType;
+using runtime::ElementType;
 using runtime::Pipeline;
 
 namespace {
@@ -26,12 +26,12 @@ struct PartialCase {
   int64_t tq, tk, h, hkv, d, dv;
   ref::Causal causal;
   bool keepMask;
-  DType dtype;
+  ElementType dtype;
   std::optional<double> softcap;
 };
 
-std::string eltName(DType d) {
-  return d == DType::F16 ? "f16" : d == DType::BF16 ? "bf16" : "f32";
+std::string eltName(ElementType d) {
+  return d == ElementType::F16 ? "f16" : d == ElementType::BF16 ? "bf16" : "f32";
 }
 
 std::string caseName(const PartialCase &c) {
@@ -95,7 +95,7 @@ TEST_P(SdpaPartial, MatchesReferenceOutputAndLogSumExp) {
     roundTo(*t, c.dtype);
   ref::Mask mask;
   std::vector<ref::Tensor> inputs{tq, tk, tv};
-  std::vector<DType> dtypes{c.dtype, c.dtype, c.dtype};
+  std::vector<ElementType> dtypes{c.dtype, c.dtype, c.dtype};
   if (c.keepMask) {
     // About one in four kept, and row 1 fully masked (lse = -inf, O = 0).
     ref::Tensor keep({c.tq, c.tk});
@@ -103,7 +103,7 @@ TEST_P(SdpaPartial, MatchesReferenceOutputAndLogSumExp) {
       keep.data[i] = (gen() % 4 == 0 && i / c.tk != 1) ? 1.0 : 0.0;
     mask = {ref::Mask::Kind::Keep, keep};
     inputs.push_back(keep);
-    dtypes.push_back(DType::Bool);
+    dtypes.push_back(ElementType::Bool);
   }
   ref::MaskOptions mo;
   mo.causal = c.causal;
@@ -122,8 +122,8 @@ TEST_P(SdpaPartial, MatchesReferenceOutputAndLogSumExp) {
   // The fused kernel rounds only its inputs; the reference route also rounds
   // the scores and probabilities to the element type between ops.
   bool fused = pipeline == Pipeline::Cpu;
-  double tol = c.dtype == DType::F32    ? 1e-5
-               : c.dtype == DType::F16 ? (fused ? 2e-3 : 4e-3)
+  double tol = c.dtype == ElementType::F32    ? 1e-5
+               : c.dtype == ElementType::F16 ? (fused ? 2e-3 : 4e-3)
                                        : (fused ? 4e-3 : 3e-2);
   EXPECT_LE(relativeError(got[0], wantO), tol);
   EXPECT_LE(relativeError(got[1], wantL), tol);
@@ -139,14 +139,14 @@ TEST_P(SdpaPartial, MatchesReferenceOutputAndLogSumExp) {
 std::vector<PartialCase> partialCases() {
   using C = ref::Causal;
   return {
-      {37, 53, 4, 2, 64, 64, C::None, false, DType::F32, std::nullopt},
-      {37, 53, 4, 4, 32, 48, C::TopLeft, false, DType::F32, std::nullopt},
-      {20, 70, 2, 1, 64, 64, C::BottomRight, true, DType::F32, std::nullopt},
-      {70, 40, 2, 2, 80, 16, C::BottomRight, false, DType::F32, 5.0},
-      {64, 64, 8, 2, 128, 128, C::TopLeft, true, DType::F32, std::nullopt},
-      {1, 200, 8, 2, 64, 64, C::BottomRight, false, DType::F32, std::nullopt}, // decode
-      {33, 65, 4, 2, 64, 64, C::TopLeft, false, DType::F16, std::nullopt},
-      {33, 65, 4, 2, 64, 64, C::None, true, DType::BF16, std::nullopt},
+      {37, 53, 4, 2, 64, 64, C::None, false, ElementType::F32, std::nullopt},
+      {37, 53, 4, 4, 32, 48, C::TopLeft, false, ElementType::F32, std::nullopt},
+      {20, 70, 2, 1, 64, 64, C::BottomRight, true, ElementType::F32, std::nullopt},
+      {70, 40, 2, 2, 80, 16, C::BottomRight, false, ElementType::F32, 5.0},
+      {64, 64, 8, 2, 128, 128, C::TopLeft, true, ElementType::F32, std::nullopt},
+      {1, 200, 8, 2, 64, 64, C::BottomRight, false, ElementType::F32, std::nullopt}, // decode
+      {33, 65, 4, 2, 64, 64, C::TopLeft, false, ElementType::F16, std::nullopt},
+      {33, 65, 4, 2, 64, 64, C::None, true, ElementType::BF16, std::nullopt},
   };
 }
 

@@ -18,7 +18,7 @@
 
 using namespace attn;
 using namespace attn::testing;
-using runtime::DType;
+using runtime::ElementType;
 using runtime::Pipeline;
 
 namespace {
@@ -118,7 +118,7 @@ func.func @f(%s: tensor<2x3x5x7xf32>, %keep: tensor<5x7xi1>, %add: tensor<2x1x1x
   auto s = randomTensor({2, 3, 5, 7}, gen);
   ref::Mask keep = randomMask(ref::Mask::Kind::Keep, {5, 7}, gen);
   ref::Mask add = randomMask(ref::Mask::Kind::Add, {2, 1, 1, 7}, gen);
-  auto out = j.run({s, keep.values, add.values}, {DType::F32, DType::Bool, DType::F32});
+  auto out = j.run({s, keep.values, add.values}, {ElementType::F32, ElementType::Bool, ElementType::F32});
   ASSERT_EQ(out.size(), 3u);
   EXPECT_LE(relativeError(out[0], ref::mask(s, ref::Causal::TopLeft, keep)), kTol);
   EXPECT_LE(relativeError(out[1], ref::mask(s, ref::Causal::BottomRight, add)), kTol);
@@ -223,13 +223,13 @@ void runSdpaGrid(const SdpaConfig &config, Pipeline pipeline, double tol,
         ref::SdpaOptions opts;
         opts.causal = causal;
         std::vector<ref::Tensor> in{q, k, v};
-        std::vector<DType> types{DType::F32, DType::F32, DType::F32};
+        std::vector<ElementType> types{ElementType::F32, ElementType::F32, ElementType::F32};
         ref::Mask m;
         if (maskKind != ref::Mask::Kind::None) {
           m = randomMask(maskKind, {b, 1, tq, tk}, gen);
           opts.mask = &m;
           in.push_back(m.values);
-          types.push_back(maskKind == ref::Mask::Kind::Keep ? DType::Bool : DType::F32);
+          types.push_back(maskKind == ref::Mask::Kind::Keep ? ElementType::Bool : ElementType::F32);
         }
         auto out = j.run(in, types);
         ASSERT_EQ(out.size(), 1u);
@@ -645,7 +645,7 @@ func.func @f(%q: tensor<2x4x33x16xf32>, %k: tensor<2x2x45x16xf32>, %v: tensor<2x
                                         ref::Causal::BottomRight, keep),
                               0.25)),
       v);
-  auto out = j.run({q, k, v, keep.values}, {DType::F32, DType::F32, DType::F32, DType::Bool});
+  auto out = j.run({q, k, v, keep.values}, {ElementType::F32, ElementType::F32, ElementType::F32, ElementType::Bool});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_LE(relativeError(out[0], want), 1e-4);
 }
@@ -666,13 +666,13 @@ func.func @f(%q: tensor<1x2x9x16xf16>, %k: tensor<1x2x13x16xf16>, %v: tensor<1x2
   auto q = randomTensor({1, 2, 9, 16}, gen), k = randomTensor({1, 2, 13, 16}, gen),
        v = randomTensor({1, 2, 13, 16}, gen);
   for (ref::Tensor *x : {&q, &k, &v})
-    roundTo(*x, DType::F16);
+    roundTo(*x, ElementType::F16);
   ref::SdpaOptions o;
   o.causal = ref::Causal::BottomRight;
   ref::Tensor want = ref::sdpa(q, k, v, o);
   for (Pipeline p : {Pipeline::Reference, Pipeline::Cpu, Pipeline::GpuSchedule}) {
     Jitted j(src, "f", p);
-    auto out = j.run({q, k, v}, {DType::F16, DType::F16, DType::F16});
+    auto out = j.run({q, k, v}, {ElementType::F16, ElementType::F16, ElementType::F16});
     ASSERT_EQ(out.size(), 1u);
     // Scores, scale, softmax and weights each round to f16 once.
     EXPECT_LE(relativeError(out[0], want), 4e-3) << runtime::pipelineName(p).str();
@@ -841,8 +841,8 @@ func.func @f(%x: tensor<2x150x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>
 // converted to f32 while packed or loaded, f32 accumulation, the output
 // rounded once; against the reference on the rounded inputs.
 TEST(CpuPipeline, TiledProjectionsHalfPrecision) {
-  for (auto [dtype, elt, tol] : {std::tuple{DType::F16, "f16", 2e-3},
-                                 std::tuple{DType::BF16, "bf16", 1.6e-2}}) {
+  for (auto [dtype, elt, tol] : {std::tuple{ElementType::F16, "f16", 2e-3},
+                                 std::tuple{ElementType::BF16, "bf16", 1.6e-2}}) {
     SCOPED_TRACE(elt);
     std::string e = elt;
     std::string src = "func.func @f(%x: tensor<3x50x64x" + e + ">, %w: tensor<96x64x" + e +
@@ -896,7 +896,7 @@ func.func @f(%x: tensor<3x50x96xbf16>, %w: tensor<64x96xbf16>, %b: tensor<64xbf1
        xl = randomTensor({300, 96}, gen), xd = randomTensor({77, 96}, gen),
        x48 = randomTensor({20, 48}, gen), w48 = randomTensor({32, 48}, gen);
   for (ref::Tensor *t : {&x, &w, &b, &wt, &xl, &xd, &x48, &w48})
-    roundTo(*t, DType::BF16);
+    roundTo(*t, ElementType::BF16);
   std::vector<ref::Tensor> want = {
       ref::project(x, w, &b, ref::Layout::OutIn),   ref::project(x, wt, nullptr, ref::Layout::InOut),
       ref::project(xl, w, nullptr, ref::Layout::OutIn), ref::project(xl, wt, nullptr, ref::Layout::InOut),
@@ -910,7 +910,7 @@ func.func @f(%x: tensor<3x50x96xbf16>, %w: tensor<64x96xbf16>, %b: tensor<64xbf1
     Jitted j(src, "f", Pipeline::Cpu, options);
     ASSERT_TRUE(j.ok());
     EXPECT_TRUE(j.unfusedOps().empty());
-    auto out = j.run({x, w, b, wt, xl, xd, x48, w48}, std::vector<DType>(8, DType::BF16));
+    auto out = j.run({x, w, b, wt, xl, xd, x48, w48}, std::vector<ElementType>(8, ElementType::BF16));
     ASSERT_EQ(out.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i)
       EXPECT_LE(relativeError(out[i], want[i]), 1.6e-2) << "result " << i;

@@ -87,7 +87,7 @@ std::vector<Function> corpus(MLIRContext &ctx, std::vector<OwningOpRef<ModuleOp>
           break;
         }
         // Only the shape matters to the relations.
-        rt::TensorSpec s{rt::DType::F32, {}};
+        rt::TensorSpec s{rt::ElementType::F32, {}};
         for (int64_t d : tt.getShape())
           s.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
         dynamic |= llvm::any_of(s.shape, [](int64_t d) { return d < 0; });

@@ -21,7 +21,7 @@
 #include <sstream>
 
 using namespace attn::testing;
-using attn::runtime::DType;
+using attn::runtime::ElementType;
 using attn::runtime::Pipeline;
 namespace ref = attn::ref;
 
@@ -31,7 +31,7 @@ struct TcCase {
   int64_t b, h, hkv, tq, tk, d, dv;
   ref::Causal causal;
   ref::Mask::Kind mask;
-  DType dtype;
+  ElementType dtype;
   /// Q drawn from [-qRange, qRange): 1 gives scores of standard deviation
   /// ~0.3 (softmax near uniform); 16 gives peaked attention (~5, the
   /// largest ~20), where TF32's error on a score grows with its size.
@@ -41,7 +41,7 @@ struct TcCase {
 void PrintTo(const TcCase &c, std::ostream *os) {
   *os << c.b << "x" << c.h << "/" << c.hkv << " Tq" << c.tq << " Tk" << c.tk << " D" << c.d
       << " Dv" << c.dv << " causal" << int(c.causal) << " mask" << int(c.mask)
-      << (c.dtype == DType::BF16 ? " bf16" : c.dtype == DType::F32 ? " tf32" : " f16")
+      << (c.dtype == ElementType::BF16 ? " bf16" : c.dtype == ElementType::F32 ? " tf32" : " f16")
       << (c.qRange != 1 ? " q*" + std::to_string(int(c.qRange)) : "");
 }
 
@@ -49,7 +49,7 @@ class TensorCore : public ::testing::TestWithParam<TcCase> {};
 
 TEST_P(TensorCore, EmulatedKernelMatchesReference) {
   const TcCase &c = GetParam();
-  std::string elt = c.dtype == DType::BF16 ? "bf16" : c.dtype == DType::F32 ? "f32" : "f16";
+  std::string elt = c.dtype == ElementType::BF16 ? "bf16" : c.dtype == ElementType::F32 ? "f32" : "f16";
   std::string qT = tensorType({c.b, c.h, c.tq, c.d}, elt),
               kT = tensorType({c.b, c.hkv, c.tk, c.d}, elt),
               vT = tensorType({c.b, c.hkv, c.tk, c.dv}, elt),
@@ -74,7 +74,7 @@ TEST_P(TensorCore, EmulatedKernelMatchesReference) {
   ref::Mask m;
   m.kind = c.mask;
   std::vector<ref::Tensor> inputs = {q, k, v};
-  std::vector<DType> dtypes = {c.dtype, c.dtype, c.dtype};
+  std::vector<ElementType> dtypes = {c.dtype, c.dtype, c.dtype};
   if (c.mask != ref::Mask::Kind::None) {
     m.values = ref::Tensor({c.b, 1, c.tq, c.tk});
     std::uniform_real_distribution<double> uni(-2.0, 2.0);
@@ -83,7 +83,7 @@ TEST_P(TensorCore, EmulatedKernelMatchesReference) {
     if (c.mask == ref::Mask::Kind::Add)
       roundTo(m.values, c.dtype);
     inputs.push_back(m.values);
-    dtypes.push_back(c.mask == ref::Mask::Kind::Keep ? DType::Bool : c.dtype);
+    dtypes.push_back(c.mask == ref::Mask::Kind::Keep ? ElementType::Bool : c.dtype);
   }
   ref::SdpaOptions o;
   o.causal = c.causal;
@@ -92,13 +92,13 @@ TEST_P(TensorCore, EmulatedKernelMatchesReference) {
   ref::Tensor want = ref::sdpa(q, k, v, o);
 
   attn::runtime::JitOptions options;
-  options.gpuTf32 = c.dtype == DType::F32;
+  options.gpuTf32 = c.dtype == ElementType::F32;
   Jitted j(src.str(), "f", Pipeline::GpuSchedule, options);
   ASSERT_TRUE(j.ok());
   auto out = j.run(inputs, dtypes);
   ASSERT_EQ(out.size(), 1u);
-  double tol = c.dtype == DType::BF16 ? 1.6e-2
-               : c.dtype == DType::F32 ? (c.qRange > 1 ? 4e-3 : 1e-3)
+  double tol = c.dtype == ElementType::BF16 ? 1.6e-2
+               : c.dtype == ElementType::F32 ? (c.qRange > 1 ? 4e-3 : 1e-3)
                                        : 2e-3;
   EXPECT_LE(relativeError(out[0], want), tol);
 }
@@ -109,33 +109,33 @@ INSTANTIATE_TEST_SUITE_P(
     Grid, TensorCore,
     ::testing::Values(
         // Decode and tiny query counts, keys that fill no tile evenly.
-        TcCase{1, 4, 1, 1, 1000, 64, 64, C::None, M::None, DType::F16},
-        TcCase{1, 8, 2, 7, 4099, 128, 128, C::BottomRight, M::None, DType::F16},
-        TcCase{2, 2, 2, 2, 33, 64, 64, C::TopLeft, M::None, DType::BF16},
+        TcCase{1, 4, 1, 1, 1000, 64, 64, C::None, M::None, ElementType::F16},
+        TcCase{1, 8, 2, 7, 4099, 128, 128, C::BottomRight, M::None, ElementType::F16},
+        TcCase{2, 2, 2, 2, 33, 64, 64, C::TopLeft, M::None, ElementType::BF16},
         // Several Q tiles, partial last tiles, both causal alignments.
-        TcCase{2, 4, 2, 100, 130, 64, 64, C::BottomRight, M::None, DType::F16},
-        TcCase{1, 2, 2, 130, 100, 64, 64, C::TopLeft, M::None, DType::F16},
-        TcCase{1, 2, 1, 128, 96, 128, 64, C::BottomRight, M::None, DType::BF16},
-        TcCase{1, 2, 2, 65, 257, 128, 128, C::None, M::None, DType::BF16},
+        TcCase{2, 4, 2, 100, 130, 64, 64, C::BottomRight, M::None, ElementType::F16},
+        TcCase{1, 2, 2, 130, 100, 64, 64, C::TopLeft, M::None, ElementType::F16},
+        TcCase{1, 2, 1, 128, 96, 128, 64, C::BottomRight, M::None, ElementType::BF16},
+        TcCase{1, 2, 2, 65, 257, 128, 128, C::None, M::None, ElementType::BF16},
         // Dv != D, GQA, masks (rows fully masked by the keep mask included
         // when causal hides the rest).
-        TcCase{1, 4, 2, 70, 200, 64, 128, C::None, M::Keep, DType::F16},
-        TcCase{2, 2, 1, 64, 64, 128, 128, C::TopLeft, M::Add, DType::F16},
-        TcCase{1, 4, 4, 90, 90, 64, 64, C::BottomRight, M::Keep, DType::BF16},
-        TcCase{1, 2, 2, 33, 129, 128, 64, C::None, M::Add, DType::BF16},
+        TcCase{1, 4, 2, 70, 200, 64, 128, C::None, M::Keep, ElementType::F16},
+        TcCase{2, 2, 1, 64, 64, 128, 128, C::TopLeft, M::Add, ElementType::F16},
+        TcCase{1, 4, 4, 90, 90, 64, 64, C::BottomRight, M::Keep, ElementType::BF16},
+        TcCase{1, 2, 2, 33, 129, 128, 64, C::None, M::Add, ElementType::BF16},
         // f32 as TF32: 32-key tiles at head dim 64, 16-key tiles when a head
         // dim is 128; Q read from global memory, V per element.
-        TcCase{1, 4, 1, 1, 1000, 64, 64, C::None, M::None, DType::F32},
-        TcCase{1, 8, 2, 7, 4099, 128, 128, C::BottomRight, M::None, DType::F32},
-        TcCase{2, 4, 2, 100, 130, 64, 64, C::BottomRight, M::None, DType::F32},
-        TcCase{1, 2, 2, 130, 100, 64, 64, C::TopLeft, M::None, DType::F32},
-        TcCase{1, 2, 1, 128, 96, 128, 64, C::BottomRight, M::None, DType::F32},
-        TcCase{1, 4, 2, 70, 200, 64, 128, C::None, M::Keep, DType::F32},
-        TcCase{2, 2, 1, 64, 64, 128, 128, C::TopLeft, M::Add, DType::F32},
-        TcCase{1, 2, 2, 33, 129, 128, 64, C::None, M::Add, DType::F32},
+        TcCase{1, 4, 1, 1, 1000, 64, 64, C::None, M::None, ElementType::F32},
+        TcCase{1, 8, 2, 7, 4099, 128, 128, C::BottomRight, M::None, ElementType::F32},
+        TcCase{2, 4, 2, 100, 130, 64, 64, C::BottomRight, M::None, ElementType::F32},
+        TcCase{1, 2, 2, 130, 100, 64, 64, C::TopLeft, M::None, ElementType::F32},
+        TcCase{1, 2, 1, 128, 96, 128, 64, C::BottomRight, M::None, ElementType::F32},
+        TcCase{1, 4, 2, 70, 200, 64, 128, C::None, M::Keep, ElementType::F32},
+        TcCase{2, 2, 1, 64, 64, 128, 128, C::TopLeft, M::Add, ElementType::F32},
+        TcCase{1, 2, 2, 33, 129, 128, 64, C::None, M::Add, ElementType::F32},
         // Peaked attention: large scores, where TF32 is least accurate.
-        TcCase{1, 4, 2, 100, 300, 64, 64, C::BottomRight, M::None, DType::F32, 16},
-        TcCase{1, 2, 2, 64, 200, 128, 128, C::None, M::None, DType::F32, 16},
-        TcCase{1, 4, 2, 100, 300, 64, 64, C::BottomRight, M::None, DType::F16, 16}));
+        TcCase{1, 4, 2, 100, 300, 64, 64, C::BottomRight, M::None, ElementType::F32, 16},
+        TcCase{1, 2, 2, 64, 200, 128, 128, C::None, M::None, ElementType::F32, 16},
+        TcCase{1, 4, 2, 100, 300, 64, 64, C::BottomRight, M::None, ElementType::F16, 16}));
 
 } // namespace

@@ -19,23 +19,23 @@ namespace attnrun {
 
 /// The dtype an argument or result of this type is exchanged as; nullopt
 /// when it has none (the compile step says why).
-std::optional<rt::DType> dtypeOf(Type t) {
+std::optional<rt::ElementType> dtypeOf(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
   if (!rt)
     return std::nullopt;
   Type e = rt.getElementType();
   if (e.isF32())
-    return rt::DType::F32;
+    return rt::ElementType::F32;
   if (e.isF16())
-    return rt::DType::F16;
+    return rt::ElementType::F16;
   if (e.isInteger(1))
-    return rt::DType::Bool;
+    return rt::ElementType::Bool;
   if (e.isBF16())
-    return rt::DType::BF16;
+    return rt::ElementType::BF16;
   if (e.isSignlessInteger(32))
-    return rt::DType::I32;
+    return rt::ElementType::I32;
   if (e.isSignlessInteger(64))
-    return rt::DType::I64;
+    return rt::ElementType::I64;
   return std::nullopt;
 }
 
@@ -78,7 +78,7 @@ struct BoundInput {
 
 /// Converts a raw array for a destination of `target`; notes what was
 /// converted, or, with --strict-inputs, makes any conversion an error.
-static rt::HostTensor convertInput(const BoundInput &in, std::optional<rt::DType> target,
+static rt::HostTensor convertInput(const BoundInput &in, std::optional<rt::ElementType> target,
                                    const std::string &destination, bool strict) {
   std::vector<std::string> applied;
   auto t = rt::toHostTensor(in.array, in.label, target, !strict, &applied);
@@ -256,7 +256,7 @@ std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
   std::vector<rt::HostTensor> out;
   for (auto [i, spec] : llvm::enumerate(specs)) {
     rt::HostTensor t = rt::HostTensor::zeros(spec.dtype, spec.shape);
-    bool integer = spec.dtype == rt::DType::I32 || spec.dtype == rt::DType::I64;
+    bool integer = spec.dtype == rt::ElementType::I32 || spec.dtype == rt::ElementType::I64;
     if (integer && range[i] <= 0)
       fail(2, "--random-inputs: argument #" + llvm::Twine(i) + " " + spec.str() +
                   " is an integer tensor but not the key lengths of an attn op nor a "
@@ -265,7 +265,7 @@ std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
       if (integer)
         t.setFromFloat(k, float(gen() % range[i]));
       else
-        t.setFromFloat(k, spec.dtype == rt::DType::Bool ? float(gen() % 4 != 0)
+        t.setFromFloat(k, spec.dtype == rt::ElementType::Bool ? float(gen() % 4 != 0)
                                                          : uni(gen));
     }
     out.push_back(std::move(t));

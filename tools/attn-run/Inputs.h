@@ -26,7 +26,7 @@ namespace rt = ::attn::runtime;
 
 /// The dtype an argument or result of this type is exchanged as; nullopt
 /// when it has none (the compile step says why).
-std::optional<rt::DType> dtypeOf(mlir::Type t);
+std::optional<rt::ElementType> dtypeOf(mlir::Type t);
 
 /// The source names of the entry's arguments (`%q` -> "q"), from the
 /// parser's record of the block argument definitions; empty strings where

@@ -224,17 +224,17 @@ ErrorStats compare(const rt::HostTensor &a, const rt::HostTensor &b) {
 }
 
 /// Default tolerances per result dtype.
-static std::pair<double, double> defaultTolerances(rt::DType d) {
+static std::pair<double, double> defaultTolerances(rt::ElementType d) {
   switch (d) {
-  case rt::DType::F32:
+  case rt::ElementType::F32:
     return {1e-5, 1e-4};
-  case rt::DType::F16:
+  case rt::ElementType::F16:
     return {1e-3, 1e-3};
-  case rt::DType::BF16:
+  case rt::ElementType::BF16:
     return {1e-2, 1e-2};
-  case rt::DType::Bool:
-  case rt::DType::I32:
-  case rt::DType::I64:
+  case rt::ElementType::Bool:
+  case rt::ElementType::I32:
+  case rt::ElementType::I64:
     return {0, 0};
   }
   return {0, 0};

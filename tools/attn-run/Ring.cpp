@@ -94,7 +94,7 @@ int runRing(RingRun &run) {
       " (--pipeline=ring reads shares of .npy files as they are: float32, float16, "
       "bool, int32, int64, C order; convert the file, or pass it as NAME=PATH to have "
       "it read whole and converted)";
-  auto checkWhole = [&](size_t i, rt::DType dtype, const std::vector<int64_t> &shape,
+  auto checkWhole = [&](size_t i, rt::ElementType dtype, const std::vector<int64_t> &shape,
                         const std::string &where) {
     auto tt = mlir::cast<mlir::RankedTensorType>(run.entryFn.getArgumentTypes()[i]);
     std::vector<int64_t> want(tt.getShape().begin(), tt.getShape().end());
@@ -104,7 +104,7 @@ int runRing(RingRun &run) {
     // .npy has no bfloat16: such values come as float32, which only NAME=PATH
     // converts.
     std::string hint = dtype == expected.dtype ? ""
-                       : expected.dtype == rt::DType::BF16
+                       : expected.dtype == rt::ElementType::BF16
                            ? " (.npy has no bfloat16: pass the float32 values as "
                              "NAME=PATH to have them read whole and rounded to bfloat16)"
                            : readsAsTheyAre;

@@ -13,6 +13,8 @@
 #ifndef ATTN_RUNTIME_HOSTTENSOR_H
 #define ATTN_RUNTIME_HOSTTENSOR_H
 
+#include "attn/ElementType.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -26,30 +28,29 @@
 
 namespace attn::runtime {
 
-/// Element types. npy descr: F32 '<f4', F16 '<f2', Bool '|b1', I32 '<i4',
-/// I64 '<i8' (on a little-endian host '=f4', '=i4', ... are accepted as
-/// well). The integer types carry index-like operands (key lengths). BF16
-/// has no npy dtype: it is read from float arrays (rounded) and written as
-/// float32.
-enum class DType { F32, F16, Bool, I32, I64, BF16 };
+/// The project's one element-type enum (attn/ElementType.h). npy descr:
+/// F32 '<f4', F16 '<f2', Bool '|b1', I32 '<i4', I64 '<i8' (on a
+/// little-endian host '=f4', '=i4', ... are accepted as well). BF16 has no
+/// npy dtype: it is read from float arrays (rounded) and written as float32.
+using attn::ElementType;
 
 /// "float32", "float16", "bool", "int32", "int64", "bfloat16".
-llvm::StringRef dtypeName(DType dtype);
+llvm::StringRef dtypeName(ElementType dtype);
 /// 4, 2, 1, 4, 8, 2.
-size_t dtypeSize(DType dtype);
+size_t dtypeSize(ElementType dtype);
 /// The npy descr written for a dtype: "<f4", "<f2", "|b1", "<i4", "<i8";
 /// "<f4" for BF16 (written as float32).
-llvm::StringRef dtypeDescr(DType dtype);
+llvm::StringRef dtypeDescr(ElementType dtype);
 
 /// A dense tensor in C (row-major) order; `bytes` holds the elements little
 /// endian, numel() * dtypeSize(dtype) bytes. Bool elements are bytes 0 or 1.
 struct HostTensor {
-  DType dtype = DType::F32;
+  ElementType dtype = ElementType::F32;
   std::vector<int64_t> shape; ///< empty: a scalar (numel 1)
   std::vector<uint8_t> bytes;
 
   int64_t numel() const;
-  static HostTensor zeros(DType dtype, std::vector<int64_t> shape);
+  static HostTensor zeros(ElementType dtype, std::vector<int64_t> shape);
   /// The element at a row-major index as a float (F16 converted, Bool 0/1,
   /// integers converted).
   float getAsFloat(int64_t flatIndex) const;
@@ -105,7 +106,7 @@ struct NpyArray {
   std::string dtypeStr() const;
   /// The HostTensor dtype this is without any conversion (little-endian
   /// float32/float16/int32/int64 or bool); nullopt otherwise.
-  std::optional<DType> exactDType() const;
+  std::optional<ElementType> exactDType() const;
 };
 
 /// Reads a .npy file of any boolean ('|b1'), signed or unsigned integer
@@ -156,7 +157,7 @@ bool isZipFile(const std::string &path);
 /// every such case is the error readNpy gives.
 llvm::Expected<HostTensor> toHostTensor(const NpyArray &array,
                                         llvm::StringRef name,
-                                        std::optional<DType> target,
+                                        std::optional<ElementType> target,
                                         bool allowConversions,
                                         std::vector<std::string> *applied = nullptr);
 

@@ -150,7 +150,7 @@ double peakRssMiB();
 
 /// The dtype and shape of one argument or result; dynamic dims are -1.
 struct TensorSpec {
-  DType dtype;
+  ElementType dtype;
   std::vector<int64_t> shape;
   std::string str() const; ///< e.g. "float32[2,?,64]"
 };
@@ -296,7 +296,7 @@ public:
   };
   /// Checks arity, dtypes, ranks and static dims of inputs given by dtype
   /// and shape.
-  llvm::Error checkArgs(llvm::ArrayRef<DType> dtypes,
+  llvm::Error checkArgs(llvm::ArrayRef<ElementType> dtypes,
                         llvm::ArrayRef<std::vector<int64_t>> shapes) const;
 
   /// One result as the compiled code returned it; valid only inside the

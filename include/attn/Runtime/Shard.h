@@ -43,7 +43,7 @@ llvm::Expected<HostTensor> readNpyShare(const std::string &path, const ShardSpec
 
 /// The whole tensor from every rank's share in rank order (`shares`, each of
 /// `shareShape`, concatenated as gathered).
-llvm::Expected<HostTensor> unshard(const std::vector<char> &shares, DType dtype,
+llvm::Expected<HostTensor> unshard(const std::vector<char> &shares, ElementType dtype,
                                    const std::vector<int64_t> &shareShape,
                                    const ShardSpec &spec, int ranks);
 

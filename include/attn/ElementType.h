@@ -1,0 +1,22 @@
+//===- ElementType.h - The element types kernels exchange -------*- C++ -*-===//
+//
+// The one element-type enum of the project: the public API (TensorRef,
+// TensorInfo), the runtime (HostTensor, the JIT's signatures) and the npy
+// reader all use it. Its values are those of the C ABI's attn_aot_dtype
+// (include/attn-c/Aot.h), checked where the AOT compiler maps one to the
+// other. No MLIR or LLVM here: the npy support code and API users include it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_ELEMENTTYPE_H
+#define ATTN_ELEMENTTYPE_H
+
+namespace attn {
+
+/// float32; float16 (IEEE binary16, as uint16_t bits); bool (one byte, 0 or
+/// 1); int32 and int64 (index-like operands: key lengths, tables); bfloat16
+/// (the upper 16 bits of an IEEE binary32).
+enum class ElementType { F32 = 0, F16 = 1, Bool = 2, I32 = 3, I64 = 4, BF16 = 5 };
+
+} // namespace attn
+
+#endif // ATTN_ELEMENTTYPE_H

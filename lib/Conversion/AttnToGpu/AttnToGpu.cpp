@@ -206,9 +206,8 @@ private:
   Value onlineSoftmaxRow(Value t, Value tileMax) {
     Value mOld = g.load(mS, {t});
     Value mNew = g.fmax(mOld, tileMax);
-    Value allMasked = g.cmpF(arith::CmpFPredicate::OEQ, mNew, g.negInf());
-    Value mSafe = g.select(allMasked, g.f(0.0), mNew);
-    Value alpha = g.exp2(g.fsub(mOld, mSafe));
+    Value mSafe = g.mergeReference(mNew);
+    Value alpha = g.mergeWeight(mOld, mSafe);
     SmallVector<Value> sum =
         g.loopCarry(g.idx(0), g.idx(TK), 1, {g.f(0.0)}, [&](Value j, ValueRange a) {
           Value pj = g.exp2(g.fsub(g.load(sRow, {j}), mSafe));

@@ -475,12 +475,10 @@ private:
           mxA = quad(mxA, true);
           mxB = quad(mxB, true);
           Value mNewA = g.fmax(carried[0], mxA), mNewB = g.fmax(carried[1], mxB);
-          auto safe = [&](Value m) {
-            return g.select(g.cmpF(arith::CmpFPredicate::OEQ, m, g.negInf()), g.f(0.0), m);
-          };
-          Value mSafeA = safe(mNewA), mSafeB = safe(mNewB);
-          Value alphaA = ex2(g.fsub(carried[0], mSafeA));
-          Value alphaB = ex2(g.fsub(carried[1], mSafeB));
+          Value mSafeA = g.mergeReference(mNewA), mSafeB = g.mergeReference(mNewB);
+          auto hwExp2 = [&](Value x) { return ex2(x); };
+          Value alphaA = g.mergeWeight(carried[0], mSafeA, 1.0, hwExp2);
+          Value alphaB = g.mergeWeight(carried[1], mSafeB, 1.0, hwExp2);
           Value sumA = g.f(0.0), sumB = g.f(0.0);
           SmallVector<Value> pr(nTiles * 4);
           for (int64_t j = 0; j < nTiles; ++j)

@@ -204,7 +204,8 @@ struct LogSumExpToLinalg : OpConversionPattern<LogSumExpOp> {
 
 /// Per row: mx = max(l1, l2), lse = mx + log(exp(l1 - mx) + exp(l2 - mx))
 /// (-inf when mx is) and the weights w_k = exp(l_k - lse) (0 for a -inf
-/// side); then O = w1·O1 + w2·O2 elementwise, with no exp per element.
+/// side), each weight by FlashBuilder's merge rule; then O = w1·O1 + w2·O2
+/// elementwise, with no exp per element.
 struct MergePartialToLinalg : OpConversionPattern<MergePartialOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(MergePartialOp op, OpAdaptor a,
@@ -217,10 +218,10 @@ struct MergePartialToLinalg : OpConversionPattern<MergePartialOp> {
     auto isNegInf = [&](OpBuilder &b, Location l, Value x) {
       return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, negInf(b, l, f32));
     };
+    // exp(part - total) with total = -inf read as 0: 0 for a -inf part.
     auto weight = [&](OpBuilder &b, Location l, Value part, Value total) -> Value {
-      return arith::SelectOp::create(
-          b, l, isNegInf(b, l, part), floatConst(b, l, f32, 0.0),
-          math::ExpOp::create(b, l, arith::SubFOp::create(b, l, part, total)));
+      flash::FlashBuilder fb{b, l};
+      return fb.mergeWeight(part, fb.mergeReference(total), flash::kLog2E);
     };
     SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, a.getLse1());
     AffineMap rowId = rewriter.getMultiDimIdentityMap(r - 1);

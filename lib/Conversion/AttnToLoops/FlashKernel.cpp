@@ -501,9 +501,9 @@ void FlashKernel::onlineSoftmax() {
 void FlashKernel::softmaxRow(Value i) {
   Value mOld = b.load(mRow, {i});
   Value mNew = b.fmax(mOld, b.maxLanes(rowMaxVector(i)));
-  Value mSafe = safeMax(mNew);
+  Value mSafe = b.mergeReference(mNew);
   Value rowSum = b.sumLanes(exponentiateRow(i, b.bcast(mSafe)));
-  Value alpha = b.exp2(b.fsub(mOld, mSafe));
+  Value alpha = b.mergeWeight(mOld, mSafe);
   b.store(b.fadd(b.fmul(b.load(lRow, {i}), alpha), rowSum), lRow, {i});
   b.store(mNew, mRow, {i});
   b.store(alpha, alphaRow, {i});
@@ -525,13 +525,13 @@ void FlashKernel::softmaxRowGroup(Value i0) {
   Value mNew = b.fmax(mOld, foldSlots(b, maxima, [&](Value x, Value y) {
                         return b.fmaxFast(x, y);
                       }));
-  Value mSafe = safeMax(mNew);
+  Value mSafe = b.mergeReference(mNew);
   for (int64_t r = 0; r < w; ++r) {
     Value lane = vector::ExtractOp::create(b.b, b.loc, mSafe, ArrayRef<int64_t>{r});
     sums.push_back(exponentiateRow(rowOf(r), b.bcast(lane)));
   }
   Value rowSum = foldSlots(b, sums, [&](Value x, Value y) { return b.fadd(x, y); });
-  Value alpha = b.exp2(b.fsub(mOld, mSafe));
+  Value alpha = b.mergeWeight(mOld, mSafe);
   b.vstore(b.fadd(b.fmul(b.vload(lRow, {i0}), alpha), rowSum), lRow, {i0});
   b.vstore(mNew, mRow, {i0});
   b.vstore(alpha, alphaRow, {i0});
@@ -570,14 +570,6 @@ Value FlashKernel::dropProbabilities(Value i, Value j, Value p) {
   Value first = flash::probabilityIndex(b, bIdx, problem.heads, headOf(r), bufs.tq, queryOf(r),
                                         bufs.tk, b.add(tileK0, j));
   return b.fmul(p, flash::dropoutFactors(b, first, problem.dropoutSeed, *problem.dropoutRate));
-}
-
-/// The running max to subtract: m, or 0 while a row has seen only -inf
-/// (exp2(-inf - 0) gives P = 0). Scalar or vector.
-Value FlashKernel::safeMax(Value m) {
-  Type type = m.getType();
-  Value noneVisible = b.cmpF(arith::CmpFPredicate::OEQ, m, b.constantLike(type, -INFINITY));
-  return b.select(noneVisible, b.constantLike(type, 0.0), m);
 }
 
 /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: rowBlock rows ×

@@ -203,7 +203,6 @@ private:
   /// P of row i at columns j .. j + w with dropout applied (Dropout.h):
   /// the probabilities P·V weighs; the row sum l keeps the undropped P.
   Value dropProbabilities(Value i, Value j, Value p);
-  Value safeMax(Value m);
   void accumulateValues(Value k0, Value kRows);
   void accumulateBlock(Value k0, Value keyCount, Value row0, int64_t n,
                        ArrayRef<Value> colIdx, function_ref<void(Value)> perStep = nullptr);

@@ -62,9 +62,9 @@ struct MergePartialToParallelLoops : OpRewritePattern<MergePartialOp> {
       Value a = e.load(l1, ivs), b = e.load(l2, ivs);
       Value mx = e.fmax(a, b);
       Value none = e.cmpF(arith::CmpFPredicate::OEQ, mx, e.negInf());
-      Value mxSafe = e.select(none, e.f(0.0), mx);
-      Value wa = e.exp2(e.fmul(e.fsub(a, mxSafe), e.f(kLog2E)));
-      Value wb = e.exp2(e.fmul(e.fsub(b, mxSafe), e.f(kLog2E)));
+      Value mxSafe = e.mergeReference(mx);
+      Value wa = e.mergeWeight(a, mxSafe, kLog2E);
+      Value wb = e.mergeWeight(b, mxSafe, kLog2E);
       Value sum = e.fadd(wa, wb);
       Value merged = e.fadd(mx, math::LogOp::create(e.b, e.loc, sum));
       e.store(e.select(none, e.negInf(), merged), lse, ivs);

@@ -56,15 +56,13 @@ void FlashKernel::mergeSplits(Value bIdx, const TileRows &rows, const SplitState
   b.loop(b.idx(0), rows.count, 1, [&](Value i) {
     // Each split weighs 2^(m_s - m) (0 for a split that saw no key; m =
     // -inf when none did: subtract 0 instead).
-    Value mx = maxOverSplits(i);
-    Value noneVisible = b.cmpF(arith::CmpFPredicate::OEQ, mx, b.negInf());
-    Value mSafe = b.select(noneVisible, b.f(0.0), mx);
+    Value mSafe = b.mergeReference(maxOverSplits(i));
     // One weight per split, applied to its l and its accumulator row.
     b.store(b.f(0.0), l, {i});
     b.loop(b.idx(0), b.idx(dvPadded), opts.vectorWidth,
            [&](Value c) { b.vstore(b.splat(0.0), merged, {i, c}); });
     b.loop(b.idx(0), splits, 1, [&](Value k) {
-      Value weight = b.exp2(b.fsub(b.load(states.m, {at(k, i)}), mSafe));
+      Value weight = b.mergeWeight(b.load(states.m, {at(k, i)}), mSafe);
       b.store(b.fma(weight, b.load(states.l, {at(k, i)}), b.load(l, {i})), l, {i});
       Value weightV = b.bcast(weight);
       b.loop(b.idx(0), b.idx(dvPadded), opts.vectorWidth, [&](Value c) {

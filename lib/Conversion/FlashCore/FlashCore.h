@@ -263,6 +263,31 @@ struct FlashBuilder {
     return select(empty, f(0.0), fdiv(f(1.0), l));
   }
 
+  // The online-softmax merge rule, the one place every kernel takes it
+  // from (the fused tile's update, the key-split merge, merge_partial on
+  // loops and on linalg, the GPU kernels): states with running maxima m_i
+  // (log2 domain) merge at m = max_i m_i, and each state's sum and
+  // accumulator weigh 2^(m_i - m). Where m = -inf (no state saw a key) the
+  // rule subtracts 0 instead, so every weight is 2^-inf = 0, never NaN.
+  /// The reference point of a merge at maximum m: m, or 0 where m = -inf.
+  /// Scalar or vector.
+  Value mergeReference(Value m) {
+    Type t = m.getType();
+    double negInf = -std::numeric_limits<double>::infinity();
+    Value none = cmpF(arith::CmpFPredicate::OEQ, m, constantLike(t, negInf));
+    return select(none, constantLike(t, 0.0), m);
+  }
+  /// A state's weight in the merge, 2^(mi - reference). States kept in
+  /// natural log (a log-sum-exp) pass log2Scale = log2(e). `exp2Fn` replaces
+  /// this builder's polynomial (the tensor-core kernel's ex2.approx).
+  Value mergeWeight(Value mi, Value reference, double log2Scale = 1.0,
+                    function_ref<Value(Value)> exp2Fn = nullptr) {
+    Value x = fsub(mi, reference);
+    if (log2Scale != 1.0)
+      x = fmul(x, constantLike(x.getType(), log2Scale));
+    return exp2Fn ? exp2Fn(x) : exp2(x);
+  }
+
   /// 2^x (x f32 or a vector of f32) with plain arithmetic, the same code on
   /// CPU and GPU: x clamped to [-127, 127], n = round(x), Cephes' degree-6
   /// polynomial for 2^(x-n) on [-0.5, 0.5], 2^n built in the exponent bits.

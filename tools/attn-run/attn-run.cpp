@@ -12,9 +12,11 @@
 // result does not match its --expect file, 2 bad invocation or bad input
 // (one line on stderr).
 //
-// The flags and the main flow live here; Inputs.cpp reads and binds the
-// input files, Report.cpp measures and prints, Diagnostics.cpp writes
-// stderr.
+// The flags and the run as named phases (checkOptions, parseProgram,
+// chooseEntry, readFiles, compileOrExit, bindArguments, firstCall,
+// compareResults, timeCalls, reportRun) live here; Inputs.cpp reads and
+// binds the input files, Report.cpp measures and prints, Diagnostics.cpp
+// writes stderr, Ring.cpp runs --pipeline=ring.
 //
 //===----------------------------------------------------------------------===//
 #include "Diagnostics.h"
@@ -320,18 +322,29 @@ static double peakRssOrLifetimeMiB() {
 }
 
 //===----------------------------------------------------------------------===//
-// main
+// The phases of a run
 //===----------------------------------------------------------------------===//
 
-int main(int argc, char **argv) {
-  // Keep freed buffers in the heap so that repeated calls reuse them rather
-  // than mapping and faulting in fresh pages for every output (a page fault
-  // costs microseconds on a VM: ~20 ms per call for a 3 MiB result).
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  parseCommandLine(argc, argv);
-  setNotesQuiet(quiet);
-  progress.enable(!quiet && isatty(STDERR_FILENO));
+namespace {
+/// The program as parsed: the module and, for text input, the parser's
+/// record of the source names of block arguments (func.func @f(%q: ...) ->
+/// "q", for --input=q=PATH).
+struct Program {
+  llvm::SourceMgr sourceMgr;
+  OwningOpRef<ModuleOp> module;
+  AsmParserState asmState;
+  bool haveAsmState = false;
+};
+
+/// The pipelines --pipeline and --compare-with name.
+struct Pipelines {
+  rt::Pipeline run = rt::Pipeline::Reference;
+  std::optional<rt::Pipeline> compare;
+};
+} // namespace
+
+/// Phase 1: the flags alone, before any file is read; exit 2 on a bad one.
+static Pipelines checkOptions() {
   if (numThreads < 0)
     fail(2, "--num-threads must be 0 (one per core) or more, got " + llvm::Twine(numThreads));
   for (auto [opt, value] : {std::pair<cl::opt<double> *, const char *>{&atolOpt, "--atol"},
@@ -339,95 +352,101 @@ int main(int argc, char **argv) {
                             {&minSeconds, "--min-seconds"}})
     if (opt->getNumOccurrences() && !(*opt >= 0 && std::isfinite(*opt)))
       fail(2, llvm::Twine(value) + " must be a finite number >= 0, got " + num(*opt));
+  Pipelines pipes;
   auto pipeline = rt::parsePipeline(pipelineOpt);
   if (!pipeline)
     fail(2, errorText(pipeline.takeError()));
-  std::optional<rt::Pipeline> refPipeline;
+  pipes.run = *pipeline;
   if (!compareWith.empty()) {
     auto p = rt::parsePipeline(compareWith);
     if (!p)
       fail(2, "--compare-with: " + errorText(p.takeError()));
-    refPipeline = *p;
+    pipes.compare = *p;
   }
   // The GPU pipeline needs a driver and a device: say so in one line.
-  if (*pipeline == rt::Pipeline::Gpu || refPipeline == rt::Pipeline::Gpu) {
+  if (pipes.run == rt::Pipeline::Gpu || pipes.compare == rt::Pipeline::Gpu) {
     std::string why = rt::cudaUnavailableReason();
     if (!why.empty())
       fail(2, "--pipeline=gpu: " + why);
   }
   if (!inputs.empty() && randomInputs)
     fail(2, "--input and --random-inputs are exclusive");
-  warnInapplicable(*pipeline, refPipeline);
+  warnInapplicable(pipes.run, pipes.compare);
+  return pipes;
+}
 
-  // Read the program, keeping the parser's record of the source names of
-  // block arguments (func.func @f(%q: ...) -> "q") for --input=q=PATH.
+/// Phase 2: reads and parses the program (text or bytecode); false when it
+/// does not parse (the diagnostics are printed).
+static bool parseProgram(MLIRContext &ctx, Program &program) {
   if (llvm::sys::fs::is_directory(inputFile))
     fail(2, inputFile + ": is a directory");
   auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/true);
   if (!buffer)
     fail(2, inputFile + ": cannot open file: " + buffer.getError().message());
-  DialectRegistry registry;
-  rt::registerJitDialects(registry);
-  MLIRContext ctx(registry);
-  ctx.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module;
-  AsmParserState asmState;
-  bool haveAsmState = false;
-  {
-    progress.show("parsing " + inputFile);
-    SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, diagnosticStream());
-    const llvm::MemoryBuffer *main = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-    if (isBytecode(main->getMemBufferRef())) {
-      module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
-    } else {
-      ParserConfig config(&ctx);
-      Block block;
-      if (succeeded(parseAsmSourceFile(sourceMgr, &block, config, &asmState))) {
-        module = detail::constructContainerOpForParserIfNecessary<ModuleOp>(
-            &block, &ctx, FileLineColLoc::get(&ctx, main->getBufferIdentifier(), 0, 0));
-        haveAsmState = true;
-      }
-    }
-    if (!module) {
-      progress.clear();
-      return 1; // the diagnostics are printed
+  program.sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  progress.show("parsing " + inputFile);
+  SourceMgrDiagnosticHandler handler(program.sourceMgr, &ctx, diagnosticStream());
+  const llvm::MemoryBuffer *main =
+      program.sourceMgr.getMemoryBuffer(program.sourceMgr.getMainFileID());
+  if (isBytecode(main->getMemBufferRef())) {
+    program.module = parseSourceFile<ModuleOp>(program.sourceMgr, &ctx);
+  } else {
+    ParserConfig config(&ctx);
+    Block block;
+    if (succeeded(parseAsmSourceFile(program.sourceMgr, &block, config, &program.asmState))) {
+      program.module = detail::constructContainerOpForParserIfNecessary<ModuleOp>(
+          &block, &ctx, FileLineColLoc::get(&ctx, main->getBufferIdentifier(), 0, 0));
+      program.haveAsmState = true;
     }
   }
+  if (!program.module)
+    progress.clear();
+  return static_cast<bool>(program.module);
+}
 
-  // Choose the entry.
-  auto chosen = rt::entryFunctionName(*module, entryName);
+/// Phase 3: the function to run (--entry, or the module's one entry).
+static func::FuncOp chooseEntry(ModuleOp module) {
+  auto chosen = rt::entryFunctionName(module, entryName);
   if (!chosen)
     fail(2, inputFile + ": " + llvm::toString(chosen.takeError()) +
                 (entryName.empty() ? " to run" : ""));
-  func::FuncOp entry = module->lookupSymbol<func::FuncOp>(*chosen);
+  return module.lookupSymbol<func::FuncOp>(*chosen);
+}
+
+/// Whether a ring run reads each rank's share of its inputs only: plain
+/// .npy files given by position (no conversions); anything else is read
+/// whole first.
+static bool ringReadsShares(rt::Pipeline p) {
+  return p == rt::Pipeline::Ring && !inputs.empty() &&
+         llvm::all_of(inputs, [](const std::string &in) {
+           return !llvm::StringRef(in).contains('=') && llvm::StringRef(in).ends_with(".npy");
+         });
+}
+
+/// Phase 4: the --input files (unless a ring reads shares) and the
+/// --expect files, read before compiling so that bad files fail fast.
+static void readFiles(const Program &program, func::FuncOp entry, bool ringShares,
+                      std::vector<rt::HostTensor> &args, std::vector<rt::HostTensor> &expected) {
   std::string name = entry.getSymName().str();
   std::vector<std::string> argNames =
-      argumentNames(entry, haveAsmState ? &asmState : nullptr);
-
-  // Load inputs (and --expect files) before compiling so bad files fail
-  // fast.
-  std::vector<rt::HostTensor> args;
-  // A ring with plain .npy inputs by position reads each rank's share of
-  // them only (no conversions); anything else is read whole first.
-  bool ringSlices = *pipeline == rt::Pipeline::Ring && !inputs.empty() &&
-                    llvm::all_of(inputs, [](const std::string &in) {
-                      return !llvm::StringRef(in).contains('=') &&
-                             llvm::StringRef(in).ends_with(".npy");
-                    });
-  if (!inputs.empty() && !ringSlices) {
+      argumentNames(entry, program.haveAsmState ? &program.asmState : nullptr);
+  if (!inputs.empty() && !ringShares) {
     progress.show("reading inputs");
     args = readInputs(entry, argNames, name, inputs, strictInputs);
   }
-  if (outputs.size() > entry.getNumResults())
-    fail(2, "got " + llvm::Twine(outputs.size()) + " --output files, but '" + name +
-                "' has " + llvm::Twine(entry.getNumResults()) + " result(s)");
-  if (expects.size() > entry.getNumResults())
-    fail(2, "got " + llvm::Twine(expects.size()) + " --expect files, but '" + name +
-                "' has " + llvm::Twine(entry.getNumResults()) + " result(s)");
-  std::vector<rt::HostTensor> expected = readExpected(entry, expects, strictInputs);
+  auto atMostOnePerResult = [&](size_t count, const char *flag) {
+    if (count > entry.getNumResults())
+      fail(2, "got " + llvm::Twine(count) + " " + flag + " files, but '" + name + "' has " +
+                  llvm::Twine(entry.getNumResults()) + " result(s)");
+  };
+  atMostOnePerResult(outputs.size(), "--output");
+  atMostOnePerResult(expects.size(), "--expect");
+  expected = readExpected(entry, expects, strictInputs);
+}
 
+/// The pipelines' options from the flags (a flag not given keeps the
+/// pipeline's default).
+static rt::JitOptions jitOptions() {
   rt::JitOptions jit;
   jit.keepObject = !dumpObject.empty();
   if (tileQ.getNumOccurrences())
@@ -442,141 +461,155 @@ int main(int argc, char **argv) {
   jit.threads = numThreads;
   jit.gpuChip = gpuChip;
   jit.gpuFormat = gpuFormat;
-  if (*pipeline == rt::Pipeline::Ring) {
-    // Under mpirun: every rank runs this; rank 0 reports.
-    if (!expects.empty() || !dumpObject.empty() || refPipeline == rt::Pipeline::Ring)
-      fail(2, "--pipeline=ring takes neither --expect, --dump-object nor "
-              "--compare-with=ring (compare with reference or cpu)");
-    RingRun run;
-    run.file = inputFile;
-    run.entry = name;
-    run.module = *module;
-    run.entryFn = entry;
-    run.inputs = std::move(args);
-    if (ringSlices)
-      run.inputPaths = std::vector<std::string>(inputs.begin(), inputs.end());
-    run.random = randomInputs;
-    run.seed = seed;
-    run.outputs = outputs;
-    run.compareWith = refPipeline;
-    run.repeat = repeat;
-    run.json = jsonOut;
-    run.jit = jit;
-    progress.clear();
-    return runRing(run);
-  }
-  // --raise applies to --pipeline's run; --compare-with runs the
-  // function as written.
-  auto compiled = [&](rt::Pipeline p, std::optional<std::string> raise) {
-    progress.show("compiling through the " + rt::pipelineName(p) + " pipeline");
-    SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, diagnosticStream());
-    rt::JitOptions options = jit;
-    options.raise = raise;
-    auto fn = rt::CompiledFunction::compile(*module, name, p, options);
-    if (!fn) {
-      // IR that does not lower is exit 1; everything about the invocation
-      // (options, signature, device) is exit 2.
-      int code = 2;
-      std::string msg;
-      llvm::handleAllErrors(
-          fn.takeError(),
-          [&](const rt::CompileError &e) {
-            if (e.getKind() == rt::CompileErrorKind::LoweringFailed ||
-                e.getKind() == rt::CompileErrorKind::JitFailed)
-              code = 1;
-            msg = e.getMessage();
-          },
-          [&](const llvm::ErrorInfoBase &e) { msg = e.message(); });
-      fail(code, msg);
-    }
-    return std::move(*fn);
-  };
-  std::unique_ptr<rt::CompiledFunction> fn = compiled(*pipeline, raiseOpt.getNumOccurrences()
-                                                                ? std::optional<std::string>(raiseOpt)
-                                                                : std::nullopt);
-  // Say once per op what the fused pipeline left to the reference lowering.
+  return jit;
+}
+
+/// --pipeline=ring, under mpirun: every rank runs this; rank 0 reports.
+static int runRingMode(ModuleOp module, func::FuncOp entry, const Pipelines &pipes,
+                       std::vector<rt::HostTensor> args, bool ringShares,
+                       const rt::JitOptions &jit) {
+  if (!expects.empty() || !dumpObject.empty() || pipes.compare == rt::Pipeline::Ring)
+    fail(2, "--pipeline=ring takes neither --expect, --dump-object nor "
+            "--compare-with=ring (compare with reference or cpu)");
+  RingRun run;
+  run.file = inputFile;
+  run.entry = entry.getSymName().str();
+  run.module = module;
+  run.entryFn = entry;
+  run.inputs = std::move(args);
+  if (ringShares)
+    run.inputPaths = std::vector<std::string>(inputs.begin(), inputs.end());
+  run.random = randomInputs;
+  run.seed = seed;
+  run.outputs = outputs;
+  run.compareWith = pipes.compare;
+  run.repeat = repeat;
+  run.json = jsonOut;
+  run.jit = jit;
   progress.clear();
-  for (const std::string &n : fn->unfusedOps())
-    llvm::errs() << "attn-run: " << n << "\n";
-  if (!dumpObject.empty())
-    fn->dumpObject(dumpObject);
+  return runRing(run);
+}
 
+/// Phase 5: compiles `name` through pipeline `p` (--raise applies to
+/// --pipeline's run; --compare-with runs the function as written). IR that
+/// does not lower is exit 1; everything about the invocation (options,
+/// signature, device) is exit 2.
+static std::unique_ptr<rt::CompiledFunction>
+compileOrExit(Program &program, llvm::StringRef name, rt::Pipeline p, rt::JitOptions options,
+              std::optional<std::string> raise) {
+  progress.show("compiling through the " + rt::pipelineName(p) + " pipeline");
+  SourceMgrDiagnosticHandler handler(program.sourceMgr, program.module->getContext(),
+                                     diagnosticStream());
+  options.raise = std::move(raise);
+  auto fn = rt::CompiledFunction::compile(*program.module, name, p, options);
+  if (fn)
+    return std::move(*fn);
+  int code = 2;
+  std::string msg;
+  llvm::handleAllErrors(
+      fn.takeError(),
+      [&](const rt::CompileError &e) {
+        if (e.getKind() == rt::CompileErrorKind::LoweringFailed ||
+            e.getKind() == rt::CompileErrorKind::JitFailed)
+          code = 1;
+        msg = e.getMessage();
+      },
+      [&](const llvm::ErrorInfoBase &e) { msg = e.message(); });
+  fail(code, msg);
+}
+
+/// Phase 6: the arguments (random ones drawn now that the signature is
+/// known) checked against the signature, the shape relations and the
+/// value rules; exit 2 naming the first mismatch.
+static void bindArguments(const rt::CompiledFunction &fn, ModuleOp module,
+                          const std::string &name, std::vector<rt::HostTensor> &args) {
   if (randomInputs)
-    args = randomTensors(*fn, *module, name, seed);
-  if (llvm::Error e = fn->checkInputs(args))
+    args = randomTensors(fn, module, name, seed);
+  if (llvm::Error e = fn.checkInputs(args))
     fail(2, name + ": " + errorText(std::move(e)));
-  if (llvm::Error e = rt::checkInputShapes(*module, name, args))
+  if (llvm::Error e = rt::checkInputShapes(module, name, args))
     fail(2, name + ": " + errorText(std::move(e)));
-  if (llvm::Error e = rt::checkInputValues(*module, name, args))
+  if (llvm::Error e = rt::checkInputValues(module, name, args))
     fail(2, name + ": " + errorText(std::move(e)));
+}
 
-  // The reference lowering materialises [B,H,Tq,Tk] scores: say up front
-  // when one such buffer alone does not fit in the memory left.
+/// Why the reference lowering would not fit in memory for these arguments:
+/// it materialises [B,H,Tq,Tk] scores, about four such buffers live at once
+/// (scores, exponentials, probabilities: the "reference extra MiB" column
+/// of bench/sdpa/RESULTS.md); nullopt when it fits or cannot be told.
+static std::optional<std::string> referenceTooBig(ModuleOp module, const std::string &name,
+                                                  const std::vector<rt::HostTensor> &args) {
+  constexpr uint64_t kLiveScoreBuffers = 4;
   std::vector<std::vector<int64_t>> argShapes;
   for (const rt::HostTensor &t : args)
     argShapes.push_back(t.shape);
-  auto referenceTooBig = [&]() -> std::optional<std::string> {
-    // About four such buffers are live at once (scores, exponentials,
-    // probabilities: the "reference extra MiB" column of
-    // bench/sdpa/RESULTS.md).
-    constexpr uint64_t kLiveScoreBuffers = 4;
-    std::optional<uint64_t> one = rt::referenceScoresBytes(*module, name, argShapes);
-    std::optional<uint64_t> avail = rt::availableMemoryBytes();
-    if (!one || !avail || kLiveScoreBuffers * *one <= *avail)
-      return std::nullopt;
-    return "the reference lowering needs about " +
-           rt::formatBytes(kLiveScoreBuffers * *one) + " (" +
-           std::to_string(kLiveScoreBuffers) + " [B,H,Tq,Tk] f32 buffers of " +
-           rt::formatBytes(*one) + ") and " + rt::formatBytes(*avail) +
-           " of memory are available";
-  };
-  if (*pipeline == rt::Pipeline::Reference)
-    if (std::optional<std::string> why = referenceTooBig())
-      fail(2, "--pipeline=reference: " + *why);
-  // A call whose compiled code could not allocate is exit 2 with the size.
-  auto callFailed = [&](llvm::Error e) {
-    int code = 1;
-    llvm::handleAllErrors(
-        std::move(e), [&](const rt::AllocationError &a) { code = 2; fail(code, a.message()); },
-        [&](const llvm::ErrorInfoBase &b) { fail(code, b.message()); });
-  };
+  std::optional<uint64_t> one = rt::referenceScoresBytes(module, name, argShapes);
+  std::optional<uint64_t> avail = rt::availableMemoryBytes();
+  if (!one || !avail || kLiveScoreBuffers * *one <= *avail)
+    return std::nullopt;
+  return "the reference lowering needs about " + rt::formatBytes(kLiveScoreBuffers * *one) +
+         " (" + std::to_string(kLiveScoreBuffers) + " [B,H,Tq,Tk] f32 buffers of " +
+         rt::formatBytes(*one) + ") and " + rt::formatBytes(*avail) +
+         " of memory are available";
+}
 
-  // Memory of the first call alone: peak RSS during it minus RSS before it
-  // (inputs, compiled code) covers the output and any scratch.
-  progress.show("running @" + name);
-  bool peakReset = resetPeakRss();
-  double rssBeforeRun = currentRssMiB();
+/// A failed call exits: 2 with the size where compiled code could not
+/// allocate, else 1.
+[[noreturn]] static void exitOnCallError(llvm::Error e) {
+  llvm::handleAllErrors(
+      std::move(e), [&](const rt::AllocationError &a) { fail(2, a.message()); },
+      [&](const llvm::ErrorInfoBase &b) { fail(1, b.message()); });
+  fail(1, "call failed");
+}
+
+/// Phase 7: the first call, with its memory (peak RSS during it minus RSS
+/// before it: inputs and compiled code excluded, the output and any
+/// scratch counted); writes the --output files.
+static std::vector<rt::HostTensor> firstCall(rt::CompiledFunction &fn,
+                                             const std::vector<rt::HostTensor> &args,
+                                             RunReport &report) {
+  progress.show("running @" + report.entry);
+  report.peakReset = resetPeakRss();
+  report.rssBeforeRun = currentRssMiB();
   rt::CompiledFunction::CallStats stats;
-  auto results = fn->call(args, &stats);
-  double runPeakRss = stats.peakRssAfterKernelMiB >= 0 ? stats.peakRssAfterKernelMiB
+  auto results = fn.call(args, &stats);
+  report.runPeakRss = stats.peakRssAfterKernelMiB >= 0 ? stats.peakRssAfterKernelMiB
                                                        : peakRssOrLifetimeMiB();
   if (!results)
-    callFailed(results.takeError());
+    exitOnCallError(results.takeError());
   for (size_t i = 0; i < outputs.size(); ++i)
     if (llvm::Error e = rt::writeNpy(outputs[i], (*results)[i]))
       fail(2, errorText(std::move(e)));
+  return std::move(*results);
+}
 
-  std::vector<ErrorStats> errors;
-  std::optional<std::string> skippedComparison;
-  if (refPipeline == rt::Pipeline::Reference)
-    skippedComparison = referenceTooBig();
-  if (skippedComparison) {
+/// Phase 8: the results against --compare-with's pipeline (skipped, with
+/// a note, where the reference lowering would not fit) and against the
+/// --expect files.
+static void compareResults(Program &program, const rt::JitOptions &jit,
+                           const std::vector<rt::HostTensor> &args,
+                           const std::vector<rt::HostTensor> &results,
+                           const std::vector<rt::HostTensor> &expected, RunReport &report) {
+  const std::string &name = report.entry;
+  if (report.refPipeline == rt::Pipeline::Reference)
+    report.skippedComparison = referenceTooBig(*program.module, name, args);
+  if (report.skippedComparison) {
     progress.clear();
-    llvm::errs() << "attn-run: skipping --compare-with=reference: " << *skippedComparison
+    llvm::errs() << "attn-run: skipping --compare-with=reference: " << *report.skippedComparison
                  << "\n";
   }
-  if (refPipeline && !skippedComparison) {
-    std::unique_ptr<rt::CompiledFunction> ref = compiled(*refPipeline, std::nullopt);
-    progress.show("running @" + name + " through the " + rt::pipelineName(*refPipeline) +
-                  " pipeline");
+  if (report.refPipeline && !report.skippedComparison) {
+    std::unique_ptr<rt::CompiledFunction> ref =
+        compileOrExit(program, name, *report.refPipeline, jit, std::nullopt);
+    progress.show("running @" + name + " through the " +
+                  rt::pipelineName(*report.refPipeline) + " pipeline");
     auto reference = ref->call(args);
     if (!reference)
-      callFailed(reference.takeError());
-    progress.show("comparing with " + rt::pipelineName(*refPipeline));
-    for (size_t i = 0; i < results->size(); ++i)
-      errors.push_back(compare((*results)[i], (*reference)[i]));
+      exitOnCallError(reference.takeError());
+    progress.show("comparing with " + rt::pipelineName(*report.refPipeline));
+    for (size_t i = 0; i < results.size(); ++i)
+      report.errors.push_back(compare(results[i], (*reference)[i]));
   }
-  std::vector<ExpectCheck> checks;
   std::optional<double> atolGiven, rtolGiven;
   if (atolOpt.getNumOccurrences())
     atolGiven = atolOpt;
@@ -584,97 +617,136 @@ int main(int argc, char **argv) {
     rtolGiven = rtolOpt;
   for (auto [i, e] : llvm::enumerate(expected)) {
     progress.show("comparing result #" + llvm::Twine(i) + " with " + expects[i]);
-    checks.push_back(checkExpected((*results)[i], e, expects[i], atolGiven, rtolGiven));
+    report.checks.push_back(checkExpected(results[i], e, expects[i], atolGiven, rtolGiven));
   }
+  report.expectFailed =
+      llvm::any_of(report.checks, [](const ExpectCheck &c) { return !c.ok(); });
+}
 
-  std::optional<double> medianMs, gflops, effGflops, kernelMs, kernelGflops,
-      kernelEffGflops;
-  std::optional<FlopCount> flops = countFlops(entry, args);
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  };
-  unsigned timedRuns = 0;
-  if (repeat > 0) {
-    std::vector<double> ms, kms;
-    // At least `repeat` runs, and with --min-seconds more until the timed
-    // runs add up to it (a call of a few milliseconds timed 5 times is at
-    // the mercy of one burst of a shared machine's load).
-    double timedMs = 0;
-    for (unsigned r = 0; r < repeat || timedMs < minSeconds * 1e3; ++r) {
-      progress.count("running", r + 1, std::max<unsigned>(repeat, r + 1));
-      rt::CompiledFunction::CallStats st;
-      auto t0 = std::chrono::steady_clock::now();
-      auto out = fn->call(args, &st);
-      auto t1 = std::chrono::steady_clock::now();
-      if (!out)
-        callFailed(out.takeError());
-      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      timedMs += ms.back();
-      if (st.gpuKernelMs >= 0)
-        kms.push_back(st.gpuKernelMs);
-    }
-    timedRuns = ms.size();
-    medianMs = median(ms);
-    if (flops) {
-      gflops = flops->full / (*medianMs * 1e6);
-      effGflops = flops->effective / (*medianMs * 1e6);
-    }
-    // GPU: the kernels alone (CUDA events), without the host<->device copies.
-    if (!kms.empty()) {
-      kernelMs = median(kms);
-      if (flops && *kernelMs > 0) {
-        kernelGflops = flops->full / (*kernelMs * 1e6);
-        kernelEffGflops = flops->effective / (*kernelMs * 1e6);
-      }
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+/// Phase 9: --repeat timed calls (and with --min-seconds more, until they
+/// add up to it: a call of a few milliseconds timed 5 times is at the mercy
+/// of one burst of a shared machine's load); medians, and GFLOP/s where the
+/// flops are known. GPU: the kernels alone too (CUDA events), without the
+/// host<->device copies.
+static void timeCalls(rt::CompiledFunction &fn, const std::vector<rt::HostTensor> &args,
+                      RunReport &report) {
+  if (repeat == 0)
+    return;
+  std::vector<double> ms, kms;
+  double timedMs = 0;
+  for (unsigned r = 0; r < repeat || timedMs < minSeconds * 1e3; ++r) {
+    progress.count("running", r + 1, std::max<unsigned>(repeat, r + 1));
+    rt::CompiledFunction::CallStats st;
+    auto t0 = std::chrono::steady_clock::now();
+    auto out = fn.call(args, &st);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!out)
+      exitOnCallError(out.takeError());
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    timedMs += ms.back();
+    if (st.gpuKernelMs >= 0)
+      kms.push_back(st.gpuKernelMs);
+  }
+  const std::optional<FlopCount> &flops = report.flops;
+  report.repeat = ms.size();
+  report.medianMs = median(ms);
+  if (flops) {
+    report.gflops = flops->full / (*report.medianMs * 1e6);
+    report.effGflops = flops->effective / (*report.medianMs * 1e6);
+  }
+  if (!kms.empty()) {
+    report.kernelMs = median(kms);
+    if (flops && *report.kernelMs > 0) {
+      report.kernelGflops = flops->full / (*report.kernelMs * 1e6);
+      report.kernelEffGflops = flops->effective / (*report.kernelMs * 1e6);
     }
   }
-  progress.clear();
+}
 
-  // What the pipeline used: its defaults where no option was given.
-  std::optional<int64_t> usedTileQ = fn->tiling().tileQ, usedTileK = fn->tiling().tileK,
-                         usedVectorWidth = fn->tiling().vectorWidth;
-  std::optional<int64_t> usedThreads = threadsUsed(*pipeline, numThreads);
-  std::string isa = isaOf(fn->targetFeatures());
-  bool expectFailed = llvm::any_of(checks, [](const ExpectCheck &c) { return !c.ok(); });
-  for (auto [i, c] : llvm::enumerate(checks))
+/// Phase 10: what the pipeline used (its defaults where no option was
+/// given), the --expect mismatches on stderr, the report on stdout; the
+/// exit status.
+static int reportRun(const rt::CompiledFunction &fn, RunReport &report) {
+  report.usedTileQ = fn.tiling().tileQ;
+  report.usedTileK = fn.tiling().tileK;
+  report.usedVectorWidth = fn.tiling().vectorWidth;
+  report.usedThreads = threadsUsed(report.pipeline, numThreads);
+  report.isa = isaOf(fn.targetFeatures());
+  report.verbose = verbose;
+  for (auto [i, c] : llvm::enumerate(report.checks))
     if (!c.ok())
       llvm::errs() << "attn-run: result #" << i << " does not match " << c.file << ": "
                    << mismatchText(c) << "\n";
-  int status = expectFailed ? 1 : 0;
-
-  RunReport report;
-  report.file = inputFile;
-  report.entry = name;
-  report.pipeline = *pipeline;
-  report.refPipeline = refPipeline;
-  report.fn = fn.get();
-  report.results = &*results;
-  report.outputs = outputs;
-  report.rssBeforeRun = rssBeforeRun;
-  report.runPeakRss = runPeakRss;
-  report.peakReset = peakReset;
-  report.flops = flops;
-  report.repeat = timedRuns;
-  report.medianMs = medianMs;
-  report.gflops = gflops;
-  report.effGflops = effGflops;
-  report.kernelMs = kernelMs;
-  report.kernelGflops = kernelGflops;
-  report.kernelEffGflops = kernelEffGflops;
-  report.errors = std::move(errors);
-  report.checks = std::move(checks);
-  report.skippedComparison = skippedComparison;
-  report.usedThreads = usedThreads;
-  report.usedTileQ = usedTileQ;
-  report.usedTileK = usedTileK;
-  report.usedVectorWidth = usedVectorWidth;
-  report.isa = isa;
-  report.expectFailed = expectFailed;
-  report.verbose = verbose;
   if (jsonOut)
     printJsonReport(report);
   else
     printTextReport(report);
-  return status;
+  return report.expectFailed ? 1 : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// main
+//===----------------------------------------------------------------------===//
+
+int main(int argc, char **argv) {
+  // Keep freed buffers in the heap so that repeated calls reuse them rather
+  // than mapping and faulting in fresh pages for every output (a page fault
+  // costs microseconds on a VM: ~20 ms per call for a 3 MiB result).
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  parseCommandLine(argc, argv);
+  setNotesQuiet(quiet);
+  progress.enable(!quiet && isatty(STDERR_FILENO));
+  Pipelines pipes = checkOptions();
+
+  DialectRegistry registry;
+  rt::registerJitDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  Program program;
+  if (!parseProgram(ctx, program))
+    return 1;
+  func::FuncOp entry = chooseEntry(*program.module);
+  std::string name = entry.getSymName().str();
+  bool ringShares = ringReadsShares(pipes.run);
+  std::vector<rt::HostTensor> args, expected;
+  readFiles(program, entry, ringShares, args, expected);
+  rt::JitOptions jit = jitOptions();
+  if (pipes.run == rt::Pipeline::Ring)
+    return runRingMode(*program.module, entry, pipes, std::move(args), ringShares, jit);
+
+  std::unique_ptr<rt::CompiledFunction> fn =
+      compileOrExit(program, name, pipes.run, jit,
+                    raiseOpt.getNumOccurrences() ? std::optional<std::string>(raiseOpt)
+                                                 : std::nullopt);
+  // Say once per op what the fused pipeline left to the reference lowering.
+  progress.clear();
+  for (const std::string &n : fn->unfusedOps())
+    llvm::errs() << "attn-run: " << n << "\n";
+  if (!dumpObject.empty())
+    fn->dumpObject(dumpObject);
+  bindArguments(*fn, *program.module, name, args);
+  if (pipes.run == rt::Pipeline::Reference)
+    if (std::optional<std::string> why = referenceTooBig(*program.module, name, args))
+      fail(2, "--pipeline=reference: " + *why);
+
+  RunReport report;
+  report.file = inputFile;
+  report.entry = name;
+  report.pipeline = pipes.run;
+  report.refPipeline = pipes.compare;
+  report.fn = fn.get();
+  report.outputs = outputs;
+  std::vector<rt::HostTensor> results = firstCall(*fn, args, report);
+  report.results = &results;
+  compareResults(program, jit, args, results, expected, report);
+  report.flops = countFlops(entry, args);
+  timeCalls(*fn, args, report);
+  progress.clear();
+  return reportRun(*fn, report);
 }

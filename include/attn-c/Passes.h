@@ -54,6 +54,16 @@ MLIR_CAPI_EXPORTED AttnCpuPipelineOptions attnCpuPipelineOptionsGetDefault(void)
 MLIR_CAPI_EXPORTED void attnBuildCpuPipeline(MlirOpPassManager pm,
                                              AttnCpuPipelineOptions options);
 
+/* Appends attn-cpu-pipeline to `pm` with options in the pipeline's textual
+ * form, every option it has (docs/passes.md), not only the struct's subset:
+ * e.g. "tile-q=32 bf16-dot=false min-work-items=4"; "" takes the defaults.
+ * The options are parsed and checked now: a bad one (unknown, unparsable,
+ * or a tiling convert-attn-to-loops refuses) returns failure, passes one
+ * message to `callback` (if not null) and adds nothing to `pm`. */
+MLIR_CAPI_EXPORTED MlirLogicalResult
+attnBuildCpuPipelineFromString(MlirOpPassManager pm, MlirStringRef options,
+                               MlirStringCallback callback, void *userData);
+
 /* Appends attn-reference-pipeline to `pm`. */
 MLIR_CAPI_EXPORTED void attnBuildReferencePipeline(MlirOpPassManager pm,
                                                    bool lowerToLLVM);

@@ -5,6 +5,7 @@
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Pass.h"
+#include "mlir/CAPI/Support.h"
 #include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
@@ -38,6 +39,28 @@ void attnBuildCpuPipeline(MlirOpPassManager pm, AttnCpuPipelineOptions options) 
   o.threads = options.threads;
   o.lowerToLLVM = options.lowerToLLVM;
   buildCpuPipeline(*unwrap(pm), o);
+}
+
+MlirLogicalResult attnBuildCpuPipelineFromString(MlirOpPassManager pm, MlirStringRef options,
+                                                 MlirStringCallback callback, void *userData) {
+  CpuPipelineOptions o;
+  std::string message, parser;
+  llvm::raw_string_ostream os(parser);
+  if (failed(o.parseFromString(unwrap(options), os))) {
+    message = "attn-cpu-pipeline options '" + unwrap(options).str() + "' do not parse";
+    llvm::StringRef why = llvm::StringRef(parser).trim();
+    if (!why.empty())
+      message += ": " + why.str();
+  } else {
+    message = checkAttnToLoopsOptions(o.loopOptions());
+  }
+  if (!message.empty()) {
+    if (callback)
+      callback(mlirStringRefCreate(message.data(), message.size()), userData);
+    return mlirLogicalResultFailure();
+  }
+  buildCpuPipeline(*unwrap(pm), o);
+  return mlirLogicalResultSuccess();
 }
 
 void attnBuildReferencePipeline(MlirOpPassManager pm, bool lowerToLLVM) {

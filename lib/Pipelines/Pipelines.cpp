@@ -86,15 +86,7 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
   if (options.raise)
     pm.addPass(mlir::attn::createAttnRaise());
   addRaiseToSdpa(pm);
-  mlir::attn::ConvertAttnToLoopsOptions tiling;
-  tiling.tileQ = options.tileQ;
-  tiling.tileK = options.tileK;
-  tiling.vectorWidth = options.vectorWidth;
-  tiling.reportUnfused = options.reportUnfused;
-  tiling.minWorkItems = options.minWorkItems;
-  tiling.prepackLimitMiB = options.prepackLimitMiB;
-  tiling.bf16Dot = options.bf16Dot;
-  pm.addPass(mlir::attn::createConvertAttnToLoops(tiling));
+  pm.addPass(mlir::attn::createConvertAttnToLoops(options.loopOptions()));
   // What the fused lowering left (dropout, dynamic head counts or head dims,
   // projections it does not tile, attn.rope and other primitive ops) takes
   // the reference route.
@@ -167,13 +159,7 @@ static void addGpuSchedule(OpPassManager &pm,
                            const mlir::attn::GpuPipelineOptions &options) {
   using namespace mlir::attn;
   addRaiseToSdpa(pm);
-  ConvertAttnToGpuOptions tiling;
-  tiling.tileQ = options.tileQ;
-  tiling.tileK = options.tileK;
-  tiling.tensorCores = options.tensorCores;
-  tiling.tf32 = options.tf32;
-  tiling.reportKernel = options.reportKernel;
-  pm.addPass(createConvertAttnToGpu(tiling));
+  pm.addPass(createConvertAttnToGpu(options.kernelOptions()));
   // mha's projections (and any other attn op) run on the host.
   addReferenceLowering(pm);
 }

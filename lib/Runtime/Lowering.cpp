@@ -341,8 +341,7 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     // items per thread.
     cpu.minWorkItems = options.minWorkItems.value_or(2 * workerThreads(options.threads));
     cpu.reportUnfused = true;
-    std::string bad = mlir::attn::checkAttnToLoopsOptions(
-        {cpu.tileQ, cpu.tileK, cpu.vectorWidth, /*reportUnfused=*/true, cpu.minWorkItems});
+    std::string bad = mlir::attn::checkAttnToLoopsOptions(cpu.loopOptions());
     if (!bad.empty())
       return compileError(CompileErrorKind::BadOption, bad);
     mlir::attn::buildCpuPipeline(pm, cpu);
@@ -353,9 +352,6 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     if (options.tileK)
       gpu.tileK = *options.tileK;
     usedTiling = {int64_t(gpu.tileQ), int64_t(gpu.tileK), std::nullopt};
-    std::string bad = mlir::attn::checkAttnToGpuOptions({gpu.tileQ, gpu.tileK});
-    if (!bad.empty())
-      return compileError(CompileErrorKind::BadOption, bad);
     gpu.chip = chip.empty() ? "sm_90" : chip;
     gpu.format = options.gpuFormat;
     gpu.deviceResident = options.gpuDeviceResident;
@@ -363,6 +359,9 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     // Which sdpa keep the CUDA-core kernel (with the reason), among the
     // remarks the compiled function reports.
     gpu.reportKernel = true;
+    std::string bad = mlir::attn::checkAttnToGpuOptions(gpu.kernelOptions());
+    if (!bad.empty())
+      return compileError(CompileErrorKind::BadOption, bad);
     if (pipeline == Pipeline::Gpu)
       mlir::attn::buildGpuPipeline(pm, gpu);
     else

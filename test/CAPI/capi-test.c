@@ -821,6 +821,30 @@ static void testPipelines(MlirContext ctx) {
   o = d;
   o.tileK = -3;
   runPipeline(ctx, "cpu bad tile", 1, o, false);
+
+  /* The textual form: options the struct lacks, checked before running. */
+  const char *texts[] = {"tile-q=16 min-work-items=1 bf16-dot=false lower-to-llvm=false",
+                         "", "tile-k=-3", "no-such-option=1", "tile-q=many"};
+  for (int i = 0; i < 5; ++i) {
+    MlirModule m = parse(ctx, kSdpaModule);
+    MlirPassManager pm = mlirPassManagerCreate(ctx);
+    printf("cpu from '%s': ", texts[i]);
+    MlirLogicalResult built = attnBuildCpuPipelineFromString(
+        mlirPassManagerGetAsOpPassManager(pm), mlirStringRefCreateFromCString(texts[i]),
+        print, stdout);
+    if (mlirLogicalResultIsSuccess(built)) {
+      MlirLogicalResult r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(m));
+      MlirOperation first = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
+      MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(first));
+      printf(" built; run %s, first op %.*s", mlirLogicalResultIsSuccess(r) ? "ok" : "failed",
+             (int)n.length, n.data);
+    } else {
+      printf(" refused");
+    }
+    printf("\n");
+    mlirPassManagerDestroy(pm);
+    mlirModuleDestroy(m);
+  }
 }
 // CHECK-LABEL: == pipelines
 // CHECK: cpu defaults: tileQ=64 tileK=64 vectorWidth=8 threads=0 lowerToLLVM=1
@@ -830,6 +854,11 @@ static void testPipelines(MlirContext ctx) {
 // CHECK: cpu to llvm: ok, first op llvm.
 // CHECK: diagnostic: {{.*}}tile-k{{.*}}
 // CHECK: cpu bad tile: failed
+// CHECK: cpu from 'tile-q=16 min-work-items=1 bf16-dot=false lower-to-llvm=false':  built; run ok, first op func.func
+// CHECK: cpu from '':  built; run ok, first op llvm.
+// CHECK: cpu from 'tile-k=-3': {{.*}}tile-k{{.*}} refused
+// CHECK: cpu from 'no-such-option=1': attn-cpu-pipeline options 'no-such-option=1' do not parse: {{.*}}no such option no-such-option refused
+// CHECK: cpu from 'tile-q=many': attn-cpu-pipeline options 'tile-q=many' do not parse refused
 
 int main(void) {
   testDialectHandle();

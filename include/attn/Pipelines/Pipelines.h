@@ -70,6 +70,21 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
       *this, "lower-to-llvm",
       llvm::cl::desc("Lower all the way to the LLVM dialect"),
       llvm::cl::init(true)};
+
+  /// convert-attn-to-loops' options as these set them: the one place the
+  /// pipeline's options map onto the pass's (the pipeline builds the pass
+  /// with them; the JIT checks them before anything runs).
+  ConvertAttnToLoopsOptions loopOptions() const {
+    ConvertAttnToLoopsOptions o;
+    o.tileQ = tileQ;
+    o.tileK = tileK;
+    o.vectorWidth = vectorWidth;
+    o.reportUnfused = reportUnfused;
+    o.minWorkItems = minWorkItems;
+    o.prepackLimitMiB = prepackLimitMiB;
+    o.bf16Dot = bf16Dot;
+    return o;
+  }
 };
 struct CpuPipelineOptions : public CpuPipelineOptionsBase<CpuPipelineOptions> {};
 
@@ -129,6 +144,18 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "are device buffers (attn-map-schedule-to-gpu "
                      "device-resident): no host copies"),
       llvm::cl::init(false)};
+
+  /// convert-attn-to-gpu's options as these set them (the one place they
+  /// map onto the pass's).
+  ConvertAttnToGpuOptions kernelOptions() const {
+    ConvertAttnToGpuOptions o;
+    o.tileQ = tileQ;
+    o.tileK = tileK;
+    o.tensorCores = tensorCores;
+    o.tf32 = tf32;
+    o.reportKernel = reportKernel;
+    return o;
+  }
 };
 
 /// The PTX feature LLVM needs for `chip` ("+ptx80" for sm_90, ...); empty

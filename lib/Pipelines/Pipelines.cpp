@@ -87,6 +87,9 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
     pm.addPass(mlir::attn::createAttnRaise());
   addRaiseToSdpa(pm);
   pm.addPass(mlir::attn::createConvertAttnToLoops(options.loopOptions()));
+  // The kernels' math.exp2/tanh as the polynomials (vector code), before
+  // the reference route adds math ops of its own.
+  pm.addPass(mlir::attn::createAttnExpandMath());
   // What the fused lowering left (dropout, dynamic head counts or head dims,
   // projections it does not tile, attn.rope and other primitive ops) takes
   // the reference route.
@@ -160,6 +163,8 @@ static void addGpuSchedule(OpPassManager &pm,
   using namespace mlir::attn;
   addRaiseToSdpa(pm);
   pm.addPass(createConvertAttnToGpu(options.kernelOptions()));
+  // The kernels' math.exp2/tanh as the polynomials (not libdevice calls).
+  pm.addPass(createAttnExpandMath());
   // mha's projections (and any other attn op) run on the host.
   addReferenceLowering(pm);
 }

@@ -597,6 +597,13 @@ static const char *kBf16MmaModule =
     "  return %d : vector<2x2xf32>\n"
     "}\n";
 
+/* A math.tanh on a vector (attn-expand-math). */
+static const char *kTanhModule =
+    "func.func @f(%x: vector<8xf32>) -> vector<8xf32> {\n"
+    "  %y = math.tanh %x : vector<8xf32>\n"
+    "  return %y : vector<8xf32>\n"
+    "}\n";
+
 /* An OpenMP worksharing loop without a schedule (attn-openmp-schedule). */
 static const char *kOmpModule =
     "func.func @f(%n: index, %buf: memref<?xf32>) {\n"
@@ -701,6 +708,8 @@ static void testPasses(MlirContext ctx) {
                   mlirCreateAttnConversionAttnLowerMpi());
   runAndListOpsOn(ctx, kOmpModule, "openmp-schedule",
                   mlirCreateAttnTransformsAttnOpenMPSchedule(), none);
+  runAndListOpsOn(ctx, kTanhModule, "expand-math", mlirCreateAttnTransformsAttnExpandMath(),
+                  none);
   runAndListOpsOn(ctx, kLinalgAttentionModule, "raise",
                   mlirCreateAttnTransformsAttnRaise(), none);
   {
@@ -732,6 +741,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnTransformsAttnRaise();
   mlirRegisterAttnTransformsAttnDifferentiate();
   mlirRegisterAttnTransformsAttnOpenMPSchedule();
+  mlirRegisterAttnTransformsAttnExpandMath();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
   mlirRegisterAttnConversionConvertAttnToGpu();
@@ -775,6 +785,8 @@ static void testPasses(MlirContext ctx) {
 // CHECK: legalize-mma-bf16: ok: {{.*}}llvm.bitcast {{.*}}nvvm.mma.sync {{.*}}llvm.extractvalue {{.*}}vector.from_elements func.return
 // CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return
 // CHECK: openmp-schedule: ok: arith.constant arith.constant arith.constant omp.parallel func.return
+// CHECK: expand-math: ok: {{.*}}arith.divf {{.*}}vector.fma {{.*}}func.return
+// CHECK-NOT: math.
 // CHECK: raise: ok: tensor.expand_shape tensor.expand_shape tensor.expand_shape attn.sdpa tensor.collapse_shape func.return
 // CHECK: differentiate: ok: attn.sdpa_partial attn.sdpa_grad func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok

@@ -1,7 +1,8 @@
 //===- FlashCoreTest.cpp - the shared FlashAttention core's arithmetic ----===//
 //
-// The one exp2 every fused kernel uses (FlashBuilder::exp2), on scalars and
-// on vectors, JIT-compiled and run: against std::exp2 over the range the
+// The one exp2 every fused kernel uses (math.exp2 as attn-expand-math
+// expands it: FlashBuilder::exp2Polynomial), on scalars and on vectors,
+// JIT-compiled and run: against std::exp2 over the range the
 // kernels feed it (x <= 0: scores minus the running max), and its rules for
 // the special values: NaN in, NaN out; -inf and anything <= -127 give
 // exactly 0. The tanh built from it (the softcap) against std::tanh and at
@@ -16,10 +17,12 @@
 #include "Conversion/FlashCore/FlashCore.h"
 
 #include "attn/Runtime/Jit.h"
+#include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -39,7 +42,7 @@ constexpr int64_t kN = 64;    // inputs per call
 constexpr int64_t kWidth = 8; // vector lanes
 
 /// func @exp2(x: tensor<64xf32>) -> (vector f(x), scalar f(x)) with f =
-/// FlashBuilder::exp2 or FlashBuilder::tanh.
+/// FlashBuilder::exp2 or FlashBuilder::tanh (math.exp2, math.tanh).
 OwningOpRef<ModuleOp> buildUnaryModule(MLIRContext &ctx, bool tanh) {
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
@@ -75,6 +78,13 @@ protected:
     ctx = std::make_unique<MLIRContext>(registry);
     ctx->loadAllAvailableDialects();
     module = buildUnaryModule(*ctx, tanh);
+    PassManager pm(ctx.get());
+    pm.addPass(mlir::attn::createAttnExpandMath());
+    ASSERT_TRUE(succeeded(pm.run(*module)));
+    // Nothing left for libm: otherwise this would test libm's exp2.
+    bool mathLeft = false;
+    module->walk([&](Operation *op) { mathLeft |= isa<math::MathDialect>(op->getDialect()); });
+    ASSERT_FALSE(mathLeft);
     auto fn = rt::CompiledFunction::compile(*module, "exp2", rt::Pipeline::Reference);
     ASSERT_TRUE(bool(fn)) << llvm::toString(fn.takeError());
     compiled = std::move(*fn);

@@ -419,7 +419,8 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::bufferization::BufferizationDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {

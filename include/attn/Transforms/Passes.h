@@ -22,6 +22,10 @@ void populateFuseSdpaPatterns(RewritePatternSet &patterns);
 /// them itself.
 void registerDifferentiableOpModels(DialectRegistry &registry);
 
+/// f32 math.exp2 / math.tanh (scalar or vector) → the polynomials of
+/// FlashBuilder::exp2Polynomial / tanhFromExp2 (attn-expand-math).
+void populateExpandMathPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 

@@ -295,6 +295,46 @@ def AttnRaise : Pass<"attn-raise"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AttnExpandMath : Pass<"attn-expand-math"> {
+  let summary = "Expand f32 math.exp2 and math.tanh into the kernels' polynomials";
+  let description = [{
+    The fused kernels (`convert-attn-to-loops`, `convert-attn-to-gpu`) are
+    written with `math.exp2` (the online softmax, the merge weights) and
+    `math.tanh` (softcap, score functions). This pass expands every such op
+    on `f32` or a vector of `f32` into plain arithmetic, the same code on
+    the CPU and on the GPU:
+
+    - `math.exp2`: x clamped to [-127, 127], n = round(x), Cephes'
+      degree-6 polynomial for 2^(x-n), 2^n built in the exponent bits;
+      x <= -127 (and -inf) gives exactly 0, NaN gives NaN. About 2 ulp.
+    - `math.tanh`: sign(x)·(1 - 2/(2^(2|x|·log2 e) + 1)) with the exp2 above,
+      and its odd Taylor polynomial to x⁹ for |x| < 1/4; exactly ±1 for
+      large |x|.
+
+    Why not the upstream lowerings: on the CPU `math.exp2` becomes a libm
+    call per element (no vector form), and `math-polynomial-approximation`
+    gives a different function on each target; on NVVM both become
+    libdevice calls. Other element types, tensors and other math ops are
+    left alone. `attn-cpu-pipeline` runs it right after
+    `convert-attn-to-loops`, the GPU pipelines right after
+    `convert-attn-to-gpu`, so the unfused reference lowering that follows
+    keeps the upstream `math` lowering.
+
+    **Example.** `attn-opt --attn-expand-math` on
+
+    ```mlir
+    func.func @f(%x: vector<8xf32>) -> vector<8xf32> {
+      %y = math.exp2 %x : vector<8xf32>
+      return %y : vector<8xf32>
+    }
+    ```
+
+    leaves `arith` and `vector.fma` ops only (`arith.fptosi`, six
+    `vector.fma`, `arith.shli`, `arith.bitcast`, ...).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
+}
+
 def AttnOpenMPSchedule : Pass<"attn-openmp-schedule"> {
   let summary = "Give every unscheduled omp.wsloop a schedule (guided by default)";
   let description = [{

@@ -253,7 +253,7 @@ static constexpr double kExp2Coefficients[6] = {
     1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3,
     5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1};
 
-Value FlashBuilder::exp2(Value x) {
+Value FlashBuilder::exp2Polynomial(Value x) {
   Type t = x.getType();
   Type i32 = b.getI32Type();
   Type it = i32;
@@ -286,11 +286,11 @@ Value FlashBuilder::exp2(Value x) {
   return select(cmpF(arith::CmpFPredicate::UNO, x, x), x, r);
 }
 
-Value FlashBuilder::tanh(Value x) {
+Value FlashBuilder::tanhFromExp2(Value x) {
   Type t = x.getType();
   auto c = [&](double v) { return constantLike(t, v); };
-  // |x| and the sign by bit operations (no math-dialect call, which the GPU
-  // path would turn into a libdevice call).
+  // |x| and the sign by bit operations (no math-dialect op: this expands
+  // one, and the GPU path would turn math.absf into a libdevice call).
   Type it = b.getI32Type();
   if (auto vt = dyn_cast<VectorType>(t))
     it = VectorType::get(vt.getShape(), it);
@@ -308,7 +308,7 @@ Value FlashBuilder::tanh(Value x) {
   // reciprocal estimate refined by Newton's method (`arcp`, `ninf`; the JIT
   // enables estimates for such divisions), about 2^-28 relative, instead of
   // a full-latency divide per score.
-  Value e2x = exp2(fmul(ax, c(2.0 * kLog2E)));
+  Value e2x = exp2Polynomial(fmul(ax, c(2.0 * kLog2E)));
   auto approx = arith::FastMathFlags::arcp | arith::FastMathFlags::ninf;
   Value big = fsub(c(1.0), arith::DivFOp::create(b, loc, c(2.0), fadd(e2x, c(1.0)),
                                                  approx));

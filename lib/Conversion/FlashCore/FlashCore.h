@@ -30,6 +30,7 @@
 #include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -288,17 +289,25 @@ struct FlashBuilder {
     return exp2Fn ? exp2Fn(x) : exp2(x);
   }
 
-  /// 2^x (x f32 or a vector of f32) with plain arithmetic, the same code on
-  /// CPU and GPU: x clamped to [-127, 127], n = round(x), Cephes' degree-6
-  /// polynomial for 2^(x-n) on [-0.5, 0.5], 2^n built in the exponent bits.
-  /// x <= -127 (-inf included) gives exactly 0; NaN in, NaN out.
-  Value exp2(Value x);
+  /// 2^x and tanh(x) (x f32 or a vector of f32) as math.exp2 / math.tanh:
+  /// the kernels are written with the upstream ops, and the CPU and GPU
+  /// pipelines expand them (attn-expand-math) into exp2Polynomial and
+  /// tanhFromExp2 after the kernels are built. A pipeline that does not
+  /// expand them gets the upstream lowering (libm, libdevice).
+  Value exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
+  Value tanh(Value x) { return math::TanhOp::create(b, loc, x); }
 
-  /// tanh(x) (x f32 or a vector of f32) from exp2, the same code on CPU and
-  /// GPU: sign(x)·(1 - 2/(2^(2|x|·log2e) + 1)), and for |x| < 1/4 (where
-  /// that form cancels) its odd Taylor polynomial to x⁹. Exactly ±1 for
-  /// large |x| and ±inf; NaN in, NaN out.
-  Value tanh(Value x);
+  /// 2^x with plain arithmetic, the same code on CPU and GPU: x clamped to
+  /// [-127, 127], n = round(x), Cephes' degree-6 polynomial for 2^(x-n) on
+  /// [-0.5, 0.5], 2^n built in the exponent bits. x <= -127 (-inf included)
+  /// gives exactly 0; NaN in, NaN out.
+  Value exp2Polynomial(Value x);
+
+  /// tanh(x) from exp2Polynomial, the same code on CPU and GPU:
+  /// sign(x)·(1 - 2/(2^(2|x|·log2e) + 1)), and for |x| < 1/4 (where that
+  /// form cancels) its odd Taylor polynomial to x⁹. Exactly ±1 for large
+  /// |x| and ±inf; NaN in, NaN out.
+  Value tanhFromExp2(Value x);
 
   // Memory.
   Value load(Value m, ValueRange ivs) { return memref::LoadOp::create(b, loc, m, ivs); }

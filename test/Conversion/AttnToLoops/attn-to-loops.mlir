@@ -55,14 +55,12 @@
 // Row r subtracts lane r of the safe max (0 while the row saw only -inf).
 // CHECK: %[[MSAFE:.*]] = arith.select {{.*}}, %[[MNEW]] : vector<8xi1>, vector<8xf32>
 // CHECK: vector.extract %[[MSAFE]][0] : f32 from vector<8xf32>
-// CHECK: arith.fptosi {{.*}} : vector<8xf32> to vector<8xi32>
-// CHECK: arith.bitcast {{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: math.exp2 {{.*}} : vector<8xf32>
 // CHECK: vector.extract %[[MSAFE]][7] : f32 from vector<8xf32>
 // The sums by the same tree, one vector exp2 for the 8 α, l = α·l + Σ P.
 // CHECK: arith.addf {{.*}} : vector<8xf32>
 // CHECK: %[[SUMS:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 4, 2, 6, 1, 5, 3, 7]
-// CHECK: arith.cmpf uno
-// CHECK-NEXT: %[[ALPHA:.*]] = arith.select
+// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} : vector<8xf32>
 // CHECK-NEXT: %[[LOLD:.*]] = vector.load %[[LROW:.*]][%[[I0]]]
 // CHECK: %[[LA:.*]] = arith.mulf %[[LOLD]], %[[ALPHA]]
 // CHECK: %[[LNEW:.*]] = arith.addf %[[LA]], %[[SUMS]]

@@ -1,0 +1,68 @@
+//===- ExpandMath.cpp - math.exp2/tanh into the kernels' polynomials -----===//
+//
+// The kernels are written with math.exp2 and math.tanh; these patterns
+// expand the f32 ones into FlashBuilder's polynomials (the same code on CPU
+// and GPU), as attn-expand-math.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Transforms/Passes.h"
+
+#include "../Conversion/FlashCore/FlashCore.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNEXPANDMATH
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+/// f32 or a vector of f32: what the polynomials are written for.
+bool isF32ScalarOrVector(Type t) {
+  if (auto vt = dyn_cast<VectorType>(t))
+    return vt.getElementType().isF32();
+  return t.isF32();
+}
+
+struct Exp2ToPolynomial : OpRewritePattern<math::Exp2Op> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::Exp2Op op, PatternRewriter &rewriter) const override {
+    if (!isF32ScalarOrVector(op.getType()))
+      return rewriter.notifyMatchFailure(op, "not f32 or a vector of f32");
+    attn::flash::FlashBuilder fb{rewriter, op.getLoc()};
+    rewriter.replaceOp(op, fb.exp2Polynomial(op.getOperand()));
+    return success();
+  }
+};
+
+struct TanhToExp2 : OpRewritePattern<math::TanhOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::TanhOp op, PatternRewriter &rewriter) const override {
+    if (!isF32ScalarOrVector(op.getType()))
+      return rewriter.notifyMatchFailure(op, "not f32 or a vector of f32");
+    attn::flash::FlashBuilder fb{rewriter, op.getLoc()};
+    rewriter.replaceOp(op, fb.tanhFromExp2(op.getOperand()));
+    return success();
+  }
+};
+
+struct AttnExpandMathPass : attn::impl::AttnExpandMathBase<AttnExpandMathPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    attn::populateExpandMathPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateExpandMathPatterns(RewritePatternSet &patterns) {
+  patterns.add<Exp2ToPolynomial, TanhToExp2>(patterns.getContext());
+}

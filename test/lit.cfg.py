@@ -30,6 +30,9 @@ llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-run", "attn-aot", "attn-capi-test", "llvm-objdump", "llvm-readelf", "llvm-nm"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# mlir-runner's print functions (vector.print), for test/Microkernels.
+config.substitutions.append(("%mlir_c_runner_utils", os.path.join(
+    os.path.dirname(config.llvm_tools_dir), "lib", "libmlir_c_runner_utils.so")))
 
 # The ASan+UBSan build (scripts/sanitize.sh): ASan reserves terabytes of
 # address space and reports failed allocations itself, so tests that limit

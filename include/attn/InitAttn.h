@@ -40,9 +40,10 @@ void registerAttnDialect(DialectRegistry &registry);
 /// fails with a diagnostic naming the missing dialect or interface.
 void registerAttnLoweringDependencies(DialectRegistry &registry);
 
-/// Registers all 14 attn passes by name:
+/// Registers all 15 attn passes by name:
 ///   attn/Transforms/Passes.h  attn-decompose, attn-fuse, attn-raise,
-///                             attn-differentiate, attn-openmp-schedule;
+///                             attn-differentiate, attn-expand-math,
+///                             attn-openmp-schedule;
 ///   attn/Conversion/Passes.h  convert-attn-to-linalg, convert-attn-to-loops,
 ///                             convert-attn-to-gpu, attn-shard, attn-lower-mpi;
 ///   attn/GPU/Passes.h         attn-emulate-gpu-schedule,

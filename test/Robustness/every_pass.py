@@ -40,6 +40,8 @@ PASSES = [
     "--attn-gpu-schedule-pipeline",
     "--attn-gpu-pipeline=lower-to-llvm=false",
     "--attn-gpu-pipeline=chip=sm_80",
+    "--convert-attn-to-loops --attn-expand-math",
+    "--test-attn-microkernels",
 ]
 
 

@@ -5,12 +5,18 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+namespace mlir::attn::test {
+void registerTestMicrokernelsPass();
+} // namespace mlir::attn::test
+
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::DialectRegistry registry;
   // The attn dialect, every upstream dialect and extension, the attn passes
   // and pipelines: what an embedding compiler registers (attn/InitAttn.h).
   mlir::attn::registerAllAttn(registry);
+  // Test passes (test/lib), for lit tests of single kernel pieces.
+  mlir::attn::test::registerTestMicrokernelsPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "attn optimizer driver\n", registry));
 }

@@ -64,15 +64,17 @@ struct ConvertAttnToLoopsPass
         "; it takes the unfused reference lowering, which materialises the "
         "[B,H,Tq,Tk] scores (tens of times slower at long sequences, see "
         "bench/RESULTS.md)";
+    // attn.sdpa and attn.sdpa_partial: the reason the analysis refused it.
+    auto remarkIfRefused = [&](auto sdpaLike) {
+      std::string reason;
+      if (failed(SdpaProblem::analyze(sdpaLike, cpuKernelSupport(), reason)))
+        sdpaLike.emitRemark() << sdpaLike->getName() << " not fused: " << reason << kCost;
+    };
     getOperation()->walk([&](Operation *op) {
       if (auto sdpa = dyn_cast<SdpaOp>(op)) {
-        std::string reason;
-        if (failed(SdpaProblem::analyze(sdpa, cpuKernelSupport(), reason)))
-          sdpa.emitRemark() << "attn.sdpa not fused: " << reason << kCost;
+        remarkIfRefused(sdpa);
       } else if (auto partial = dyn_cast<SdpaPartialOp>(op)) {
-        std::string reason;
-        if (failed(SdpaProblem::analyze(partial, cpuKernelSupport(), reason)))
-          partial.emitRemark() << "attn.sdpa_partial not fused: " << reason << kCost;
+        remarkIfRefused(partial);
       } else if (auto grad = dyn_cast<SdpaGradOp>(op)) {
         if (std::string why = sdpaGradRefusal(grad, vectorWidth); !why.empty())
           grad.emitRemark() << "attn.sdpa_grad not fused: " << why << kCost;

@@ -40,6 +40,8 @@ void FlashKernel::mergeSplits(Value bIdx, const TileRows &rows, const SplitState
   this->rows = rows;
   Value l = scratch({opts.tileQ});
   Value merged = scratch({opts.tileQ, dvPadded});
+  // The merged running max, kept for the log-sum-exp.
+  Value m = bufs.lse ? scratch({opts.tileQ}) : Value();
   Value base = b.mul(firstSlot, b.idx(opts.tileQ));
   Value stride = b.idx(opts.tileQ);
   // The slot of row i of split `split` in the states.
@@ -56,7 +58,10 @@ void FlashKernel::mergeSplits(Value bIdx, const TileRows &rows, const SplitState
   b.loop(b.idx(0), rows.count, 1, [&](Value i) {
     // Each split weighs 2^(m_s - m) (0 for a split that saw no key; m =
     // -inf when none did: subtract 0 instead).
-    Value mSafe = b.mergeReference(maxOverSplits(i));
+    Value mx = maxOverSplits(i);
+    if (m)
+      b.store(mx, m, {i});
+    Value mSafe = b.mergeReference(mx);
     // One weight per split, applied to its l and its accumulator row.
     b.store(b.f(0.0), l, {i});
     b.loop(b.idx(0), b.idx(dvPadded), opts.vectorWidth,
@@ -71,16 +76,6 @@ void FlashKernel::mergeSplits(Value bIdx, const TileRows &rows, const SplitState
       });
     });
   });
-  Value m;
-  if (bufs.lse) {
-    // The merged running max, for the log-sum-exp (a second pass over the
-    // splits' m; the loop above could store it instead).
-    m = scratch({opts.tileQ});
-    b.loop(b.idx(0), rows.count, 1, [&](Value i) {
-      Value mx = maxOverSplits(i);
-      b.store(mx, m, {i});
-    });
-  }
   writeOutput(bIdx, rows, TileState{m, l, merged});
 }
 

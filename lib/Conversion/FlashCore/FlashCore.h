@@ -36,13 +36,15 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <limits>
 #include <optional>
 #include <string>
 
 namespace mlir::attn::flash {
 
-inline constexpr double kLog2E = 1.4426950408889634;
+inline constexpr double kLog2E = llvm::numbers::log2e;
 
 /// The mask operand's kind.
 enum class MaskKind { None, Keep, Additive };

@@ -85,6 +85,16 @@ struct CompileOptions {
   /// CPU: query rows and keys per tile; unset: convert-attn-to-loops'
   /// defaults.
   std::optional<int64_t> tileQ, tileK;
+  /// CPU: f32 lanes per vector; unset: the host's widest (16 with
+  /// AVX-512F, else 8), halved while tileK is not a multiple of two.
+  std::optional<int64_t> vectorWidth;
+  /// CPU: bf16 tiles and projections on AVX512-BF16 dot products; unset:
+  /// where the host has them and they are faster (AMD Zen 4 and later).
+  /// true on a host without AVX512-BF16 is an error status.
+  std::optional<bool> bf16Dot;
+  /// CPU: split each Q tile's keys across threads below this many work
+  /// items (0: never); unset: twice the worker threads.
+  std::optional<int64_t> minWorkItems;
   int64_t threads = 0;  ///< CPU: worker threads, 0 = one per core
   unsigned optLevel = 3;
   /// Gpu: every TensorRef of a call is a CUDA device buffer (a device

@@ -438,6 +438,9 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
   jo.optLevel = options.optLevel;
   jo.tileQ = options.tileQ;
   jo.tileK = options.tileK;
+  jo.vectorWidth = options.vectorWidth;
+  jo.bf16Dot = options.bf16Dot;
+  jo.minWorkItems = options.minWorkItems;
   jo.threads = options.threads;
   jo.gpuDeviceResident = options.deviceResident;
   jo.gpuTf32 = options.tf32;

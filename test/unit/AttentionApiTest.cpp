@@ -11,6 +11,7 @@
 #include "NumericsTest.h"
 #include "Reference/Reference.h"
 #include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/Jit.h"
 
 #include "gtest/gtest.h"
 
@@ -690,6 +691,58 @@ TEST(AttentionApiCompileErrors, BadIrAndEntries) {
   o.tileQ = 0;
   SdpaSpec spec;
   EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "tile");
+  o = {};
+  o.vectorWidth = 3;
+  EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "vector-width");
+  o = {};
+  o.minWorkItems = -1;
+  EXPECT_ERROR(Kernel::compileSdpa(spec, o, k), "min-work-items");
+}
+
+// The CPU kernel's options reach the pipeline: every combination gives the
+// same output (within f32 rounding), and bf16Dot is refused where the host
+// lacks AVX512-BF16.
+TEST(AttentionApi, CpuKernelOptions) {
+  SdpaSpec spec;
+  spec.heads = 2;
+  spec.queryLen = 3;
+  spec.keyLen = 1000; // 16 key tiles: min-work-items 64 splits them 4 ways
+  spec.headDim = 32;
+  std::mt19937 gen(11);
+  ref::Tensor q = randomTensor({1, 2, 3, 32}, gen);
+  ref::Tensor kk = randomTensor({1, 2, 1000, 32}, gen);
+  ref::Tensor v = randomTensor({1, 2, 1000, 32}, gen);
+  std::vector<float> qf = toFloats(q), kf = toFloats(kk), vf = toFloats(v);
+  auto run = [&](CompileOptions o) {
+    std::vector<float> out(1 * 2 * 3 * 32, -1.0f);
+    auto kernel = compileOk(spec, o);
+    if (!kernel)
+      return out;
+    std::vector<TensorRef> outs = {view(out, {1, 2, 3, 32})};
+    Status s = kernel->call({view(qf, q.shape), view(kf, kk.shape), view(vf, v.shape)}, outs);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return out;
+  };
+  ref::Tensor want = ref::sdpa(q, kk, v, {});
+  CompileOptions base;
+  CompileOptions narrow = base;
+  narrow.vectorWidth = 8;
+  CompileOptions noSplit = base;
+  noSplit.minWorkItems = 0;
+  CompileOptions split = base;
+  split.minWorkItems = 64;
+  for (const CompileOptions &o : {base, narrow, noSplit, split}) {
+    std::vector<float> got = run(o);
+    EXPECT_LT(relativeError(fromFloats(got, want.shape), want), 1e-5);
+  }
+  CompileOptions dot = base;
+  dot.bf16Dot = true;
+  std::unique_ptr<Kernel> k;
+  Status s = Kernel::compileSdpa(spec, dot, k);
+  if (!attn::runtime::hostCpuTarget().hasBf16Dot)
+    EXPECT_NE(s.message().find("AVX512-BF16"), std::string::npos) << s.message();
+  else
+    EXPECT_TRUE(s.ok()) << s.message();
 }
 
 // Target::Gpu (host buffers or device-resident): needs a CUDA device; on a

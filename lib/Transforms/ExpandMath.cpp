@@ -30,27 +30,23 @@ bool isF32ScalarOrVector(Type t) {
   return t.isF32();
 }
 
-struct Exp2ToPolynomial : OpRewritePattern<math::Exp2Op> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::Exp2Op op, PatternRewriter &rewriter) const override {
+/// An f32 (scalar or vector) MathOp replaced by FlashBuilder's expansion.
+template <typename MathOp, Value (attn::flash::FlashBuilder::*expand)(Value)>
+struct ExpandToPolynomial : OpRewritePattern<MathOp> {
+  using OpRewritePattern<MathOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
     if (!isF32ScalarOrVector(op.getType()))
       return rewriter.notifyMatchFailure(op, "not f32 or a vector of f32");
     attn::flash::FlashBuilder fb{rewriter, op.getLoc()};
-    rewriter.replaceOp(op, fb.exp2Polynomial(op.getOperand()));
+    rewriter.replaceOp(op, (fb.*expand)(op.getOperand()));
     return success();
   }
 };
 
-struct TanhToExp2 : OpRewritePattern<math::TanhOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::TanhOp op, PatternRewriter &rewriter) const override {
-    if (!isF32ScalarOrVector(op.getType()))
-      return rewriter.notifyMatchFailure(op, "not f32 or a vector of f32");
-    attn::flash::FlashBuilder fb{rewriter, op.getLoc()};
-    rewriter.replaceOp(op, fb.tanhFromExp2(op.getOperand()));
-    return success();
-  }
-};
+/// math.exp2 → exp2Polynomial; math.tanh → tanhFromExp2.
+using Exp2ToPolynomial =
+    ExpandToPolynomial<math::Exp2Op, &attn::flash::FlashBuilder::exp2Polynomial>;
+using TanhToExp2 = ExpandToPolynomial<math::TanhOp, &attn::flash::FlashBuilder::tanhFromExp2>;
 
 struct AttnExpandMathPass : attn::impl::AttnExpandMathBase<AttnExpandMathPass> {
   void runOnOperation() override {

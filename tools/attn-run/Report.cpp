@@ -527,4 +527,11 @@ void printTextReport(const RunReport &report) {
   }
 }
 
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
 } // namespace attnrun

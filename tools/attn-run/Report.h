@@ -80,6 +80,10 @@ std::string mismatchText(const ExpectCheck &c);
 /// per available core). 1 for the reference pipeline; nullopt for gpu.
 std::optional<int64_t> threadsUsed(rt::Pipeline p, int64_t numThreads);
 
+/// The median of timings (the mean of the middle two for an even count;
+/// 0 for none).
+double median(std::vector<double> v);
+
 /// The widest vector ISA the target features enable.
 std::string isaOf(llvm::StringRef features);
 

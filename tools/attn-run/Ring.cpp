@@ -46,13 +46,6 @@ uint64_t fingerprint(const std::vector<rt::HostTensor> &ts) {
   return h;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 std::unique_ptr<rt::CompiledFunction> compileOrAbort(RingRun &run, rt::Pipeline p) {
   auto fn = rt::CompiledFunction::compile(run.module, run.entry, p, run.jit);
   if (!fn)

@@ -623,11 +623,6 @@ static void compareResults(Program &program, const rt::JitOptions &jit,
       llvm::any_of(report.checks, [](const ExpectCheck &c) { return !c.ok(); });
 }
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 /// Phase 9: --repeat timed calls (and with --min-seconds more, until they
 /// add up to it: a call of a few milliseconds timed 5 times is at the mercy
 /// of one burst of a shared machine's load); medians, and GFLOP/s where the

@@ -1,5 +1,6 @@
 //===- InitAttn.cpp - registration entry points for embedders -------------===//
 #include "attn/InitAttn.h"
+#include "attn/Transforms/TilingInterfaceImpl.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -13,6 +14,9 @@ void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
 void mlir::attn::registerAttnLoweringDependencies(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // TilingInterface & co. on attn.sdpa / attn.sdpa_partial (upstream tiling
+  // drivers and transform ops).
+  registerTilingInterfaceExternalModels(registry);
   // gpu-module-to-binary translates the kernel module to LLVM IR.
   registerAllToLLVMIRTranslations(registry);
 }

@@ -96,6 +96,9 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
   addReferenceLowering(pm);
   if (!options.lowerToLLVM)
     return;
+  // Loops from the upstream tiling drivers (scf.forall, e.g. attn ops
+  // tiled by the transform dialect) run on the threads too.
+  pm.addPass(createForallToParallelLoopPass());
   ConvertSCFToOpenMPPassOptions omp;
   omp.numThreads = options.threads;
   pm.addPass(createConvertSCFToOpenMPPass(omp));

@@ -69,18 +69,19 @@ static Value diagonalShift(SdpaPartialOp op) { return op.getDiagonal(); }
 /// ModOp (attn.score_mod or attn.mask_mod) with the op's captures and a
 /// copy of the region.
 template <typename ModOp, typename OpTy>
-static Value applyFunction(OpTy op, Region &fn, Value s, PatternRewriter &rewriter) {
+static Value applyFunction(OpTy op, Region &fn, Value s, OpBuilder &b) {
   if (fn.empty())
     return s;
-  auto mod = ModOp::create(rewriter, op.getLoc(), s, op.getCaptures());
-  rewriter.cloneRegionBefore(fn, mod.getBody(), mod.getBody().end());
+  auto mod = ModOp::create(b, op.getLoc(), s, op.getCaptures());
+  IRMapping map;
+  fn.cloneInto(&mod.getBody(), map);
   return mod;
 }
 
 /// The masked scores S' of an sdpa or sdpa_partial:
 /// mask_mod(mask(score_mod(softcap(scale(scores(q, k)))))).
 template <typename OpTy>
-static Value maskedScores(OpTy op, double scale, PatternRewriter &rewriter) {
+static Value maskedScores(OpTy op, double scale, OpBuilder &rewriter) {
   Location loc = op.getLoc();
   Value s = ScoresOp::create(rewriter, loc, op.getQuery(), op.getKey());
   if (static_cast<float>(scale) != 1.0f)
@@ -103,24 +104,16 @@ struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<double> scale = op.getEffectiveScale();
-    if (!scale)
+    FailureOr<SmallVector<Value>> r = decomposeSdpa(rewriter, op);
+    if (failed(r))
       return rewriter.notifyMatchFailure(op, "head dim is dynamic and no scale is given");
-    Location loc = op.getLoc();
-    Value p = SoftmaxOp::create(rewriter, loc, maskedScores(op, *scale, rewriter), op.getSinks());
-    FloatAttr rate = op.getDropoutRateAttr();
-    if (rate && !rate.getValue().isZero()) {
-      IntegerAttr seed = op.getDropoutSeedAttr();
-      p = DropoutOp::create(rewriter, loc, p, rate,
-                            seed ? seed : rewriter.getI64IntegerAttr(0));
-    }
-    rewriter.replaceOpWithNewOp<WeightedSumOp>(op, p, op.getValue());
+    rewriter.replaceOp(op, *r);
     return success();
   }
 };
 
 /// `x` (f16/bf16) extended to f32 elementwise; `x` itself when f32.
-static Value extendToF32(PatternRewriter &rewriter, Location loc, Value x) {
+static Value extendToF32(OpBuilder &rewriter, Location loc, Value x) {
   auto t = cast<RankedTensorType>(x.getType());
   if (t.getElementType().isF32())
     return x;
@@ -146,24 +139,10 @@ static Value extendToF32(PatternRewriter &rewriter, Location loc, Value x) {
 struct DecomposeSdpaPartial : OpRewritePattern<SdpaPartialOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SdpaPartialOp op, PatternRewriter &rewriter) const override {
-    std::optional<double> scale = op.getEffectiveScale();
-    if (!scale)
+    FailureOr<SmallVector<Value>> r = decomposeSdpaPartial(rewriter, op);
+    if (failed(r))
       return rewriter.notifyMatchFailure(op, "head dim is dynamic and no scale is given");
-    Location loc = op.getLoc();
-    Value s = maskedScores(op, *scale, rewriter);
-    Value lse = LogSumExpOp::create(rewriter, loc, op.getLse().getType(), s);
-    // The weighted sum in f32 (probabilities and V widened): the partial
-    // output is not rounded to f16/bf16 before it is merged.
-    Value p = extendToF32(rewriter, loc, SoftmaxOp::create(rewriter, loc, s));
-    // Dropout weighs V by the dropped probabilities; lse stays the
-    // undropped softmax's.
-    if (FloatAttr rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {
-      IntegerAttr seed = op.getDropoutSeedAttr();
-      p = DropoutOp::create(rewriter, loc, p, rate, seed ? seed : rewriter.getI64IntegerAttr(0));
-    }
-    Value o = WeightedSumOp::create(rewriter, loc, p,
-                                    extendToF32(rewriter, loc, op.getValue()));
-    rewriter.replaceOp(op, {o, lse});
+    rewriter.replaceOp(op, *r);
     return success();
   }
 };
@@ -193,6 +172,41 @@ struct AttnDecomposePass
   }
 };
 } // namespace
+
+FailureOr<SmallVector<Value>> mlir::attn::decomposeSdpa(OpBuilder &b, SdpaOp op) {
+  std::optional<double> scale = op.getEffectiveScale();
+  if (!scale)
+    return failure();
+  Location loc = op.getLoc();
+  Value p = SoftmaxOp::create(b, loc, maskedScores(op, *scale, b), op.getSinks());
+  FloatAttr rate = op.getDropoutRateAttr();
+  if (rate && !rate.getValue().isZero()) {
+    IntegerAttr seed = op.getDropoutSeedAttr();
+    p = DropoutOp::create(b, loc, p, rate, seed ? seed : b.getI64IntegerAttr(0));
+  }
+  return SmallVector<Value>{WeightedSumOp::create(b, loc, p, op.getValue())};
+}
+
+FailureOr<SmallVector<Value>> mlir::attn::decomposeSdpaPartial(OpBuilder &b,
+                                                               SdpaPartialOp op) {
+  std::optional<double> scale = op.getEffectiveScale();
+  if (!scale)
+    return failure();
+  Location loc = op.getLoc();
+  Value s = maskedScores(op, *scale, b);
+  Value lse = LogSumExpOp::create(b, loc, op.getLse().getType(), s);
+  // The weighted sum in f32 (probabilities and V widened): the partial
+  // output is not rounded to f16/bf16 before it is merged.
+  Value p = extendToF32(b, loc, SoftmaxOp::create(b, loc, s));
+  // Dropout weighs V by the dropped probabilities; lse stays the
+  // undropped softmax's.
+  if (FloatAttr rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {
+    IntegerAttr seed = op.getDropoutSeedAttr();
+    p = DropoutOp::create(b, loc, p, rate, seed ? seed : b.getI64IntegerAttr(0));
+  }
+  Value o = WeightedSumOp::create(b, loc, p, extendToF32(b, loc, op.getValue()));
+  return SmallVector<Value>{o, lse};
+}
 
 void mlir::attn::populateDecomposeMhaPatterns(RewritePatternSet &patterns) {
   patterns.add<DecomposeMha>(patterns.getContext());

@@ -14,6 +14,12 @@ namespace mlir::attn {
 void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 /// sdpa → scores/scale/mask/softmax/dropout/weighted_sum.
 void populateDecomposeSdpaPatterns(RewritePatternSet &patterns);
+/// The primitive chain of one sdpa / sdpa_partial, built at `b`'s insertion
+/// point: the values that replace the op's results (what attn-decompose
+/// and AggregatedOpInterface::decomposeOperation use); failure when the
+/// head dim is dynamic and no scale is given.
+FailureOr<SmallVector<Value>> decomposeSdpa(OpBuilder &b, SdpaOp op);
+FailureOr<SmallVector<Value>> decomposeSdpaPartial(OpBuilder &b, SdpaPartialOp op);
 /// scores/scale/mask/softmax/dropout/weighted_sum → sdpa.
 void populateFuseSdpaPatterns(RewritePatternSet &patterns);
 /// The vector-Jacobian rules (DifferentiableOpInterface) of sdpa, project,

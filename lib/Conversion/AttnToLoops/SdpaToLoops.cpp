@@ -11,6 +11,7 @@
 #include "FlashKernel.h"
 #include "PopulatePatterns.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -156,7 +157,12 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
                    });
     }
 
-    if (tiling.minWorkItems <= 1) {
+    // An op already inside a parallel loop (a tile of the upstream tiling
+    // drivers, scf.forall) is one work item of that loop: its keys are not
+    // split again (nested parallelism would only add merges).
+    bool insideParallelLoop =
+        op->template getParentOfType<scf::ForallOp>() || op->template getParentOfType<scf::ParallelOp>();
+    if (tiling.minWorkItems <= 1 || insideParallelLoop) {
       parallelLoop(e, upper, /*stackScope=*/true, [&](ValueRange ivs) {
         FlashKernel kernel(e, p, s, tiling, directKeys, packedKeys);
         TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);

@@ -1,0 +1,37 @@
+// The transform schedule of tiled-sdpa.mlir: per function, which dims of
+// the attn op are tiled (tile_using_forall) and how its keys split
+// (tile_reduction_using_forall, attn.sdpa_partial only).
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f1 = transform.structured.match ops{["func.func"]} attributes{sym_name = "split_keys"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p1 = transform.structured.match ops{["attn.sdpa_partial"]} in %f1 : (!transform.any_op) -> !transform.any_op
+    %fill1:2, %split1, %merge1, %blocks1 = transform.structured.tile_reduction_using_forall %p1
+        by num_threads = [0, 0, 0, 3]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %t1, %l1 = transform.structured.tile_using_forall %split1 tile_sizes [1, 2, 16, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+    %f2 = transform.structured.match ops{["func.func"]} attributes{sym_name = "uneven_keys"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p2 = transform.structured.match ops{["attn.sdpa_partial"]} in %f2 : (!transform.any_op) -> !transform.any_op
+    %fill2:2, %split2, %merge2, %blocks2 = transform.structured.tile_reduction_using_forall %p2
+        by num_threads = [0, 0, 0, 3]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %t2, %l2 = transform.structured.tile_using_forall %split2 tile_sizes [1, 1, 16, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+    %f3 = transform.structured.match ops{["func.func"]} attributes{sym_name = "rows"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p3 = transform.structured.match ops{["attn.sdpa"]} in %f3 : (!transform.any_op) -> !transform.any_op
+    %t3, %l3 = transform.structured.tile_using_forall %p3 tile_sizes [1, 1, 16, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+    %f4 = transform.structured.match ops{["func.func"]} attributes{sym_name = "batch_heads"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p4 = transform.structured.match ops{["attn.sdpa"]} in %f4 : (!transform.any_op) -> !transform.any_op
+    %t4, %l4 = transform.structured.tile_using_forall %p4 tile_sizes [1, 1, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}

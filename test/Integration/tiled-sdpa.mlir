@@ -1,0 +1,99 @@
+// attn.sdpa and attn.sdpa_partial tiled by the upstream tiling drivers
+// (transform.structured.tile_using_forall, tile_reduction_using_forall on
+// their TilingInterface / PartialReductionOpInterface; the schedule is
+// Inputs/tiled-sdpa-schedule.mlir) compute what the untiled ops compute:
+// each function's tiled form, through the cpu and the reference pipelines,
+// against the untiled function on the reference pipeline, on seeded random
+// inputs. Tiles of rows and key blocks move the causal diagonal; uneven
+// tiles (40 rows by 16, 100 keys in 3 blocks) take dynamic sizes.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-opt %s --transform-preload-library=transform-library-paths=%S/Inputs/tiled-sdpa-schedule.mlir \
+// RUN:   --transform-interpreter --canonicalize -o %t/tiled.mlir
+// RUN: FileCheck %s --check-prefix=TILED < %t/tiled.mlir
+
+// RUN: attn-run %s --entry=split_keys --pipeline=reference --random-inputs --seed=1 --quiet --output=%t/a0.npy --output=%t/a1.npy
+// RUN: attn-run %t/tiled.mlir --entry=split_keys --pipeline=cpu --random-inputs --seed=1 --quiet --expect=%t/a0.npy --expect=%t/a1.npy | FileCheck %s --check-prefix=OK2
+// RUN: attn-run %t/tiled.mlir --entry=split_keys --pipeline=reference --random-inputs --seed=1 --quiet --expect=%t/a0.npy --expect=%t/a1.npy | FileCheck %s --check-prefix=OK2
+
+// RUN: attn-run %s --entry=uneven_keys --pipeline=reference --random-inputs --seed=2 --quiet --output=%t/b0.npy --output=%t/b1.npy
+// RUN: attn-run %t/tiled.mlir --entry=uneven_keys --pipeline=cpu --random-inputs --seed=2 --quiet --expect=%t/b0.npy --expect=%t/b1.npy | FileCheck %s --check-prefix=OK2
+// RUN: attn-run %t/tiled.mlir --entry=uneven_keys --pipeline=reference --random-inputs --seed=2 --quiet --expect=%t/b0.npy --expect=%t/b1.npy | FileCheck %s --check-prefix=OK2
+
+// RUN: attn-run %s --entry=rows --pipeline=reference --random-inputs --seed=3 --quiet --output=%t/c0.npy
+// RUN: attn-run %t/tiled.mlir --entry=rows --pipeline=cpu --random-inputs --seed=3 --quiet --expect=%t/c0.npy | FileCheck %s --check-prefix=OK1
+// RUN: attn-run %t/tiled.mlir --entry=rows --pipeline=reference --random-inputs --seed=3 --quiet --expect=%t/c0.npy | FileCheck %s --check-prefix=OK1
+
+// (batch_heads's key lengths reach the tiles through slices, which
+// --random-inputs does not follow: its inputs are files.)
+// RUN: %python %S/Inputs/npytool.py make %t/q.npy --shape 2,3,24,32 --fill rand:1
+// RUN: %python %S/Inputs/npytool.py make %t/k.npy --shape 2,3,48,32 --fill rand:2
+// RUN: %python %S/Inputs/npytool.py make %t/v.npy --shape 2,3,48,32 --fill rand:3
+// RUN: %python %S/Inputs/npytool.py make %t/s.npy --shape 2,3 --fill values:0.5,0.25,0.125,0.0625,0.03125,0.015625
+// RUN: %python %S/Inputs/npytool.py make %t/len.npy --dtype i4 --shape 2 --fill values:37,48
+// RUN: %python %S/Inputs/npytool.py make %t/sink.npy --shape 3 --fill values:0.5,-1,2
+// RUN: attn-run %s --entry=batch_heads --pipeline=reference --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/s.npy --input=%t/len.npy --input=%t/sink.npy --quiet --output=%t/d0.npy
+// RUN: attn-run %t/tiled.mlir --entry=batch_heads --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/s.npy --input=%t/len.npy --input=%t/sink.npy --quiet --expect=%t/d0.npy | FileCheck %s --check-prefix=OK1
+// RUN: attn-run %t/tiled.mlir --entry=batch_heads --pipeline=reference --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/s.npy --input=%t/len.npy --input=%t/sink.npy --quiet --expect=%t/d0.npy | FileCheck %s --check-prefix=OK1
+
+// OK1: result #0 vs {{.*}}: {{.*}}, ok
+// OK2: result #0 vs {{.*}}: {{.*}}, ok
+// OK2: result #1 vs {{.*}}: {{.*}}, ok
+
+// Keys in 3 parallel blocks, each block's rows and heads in tiles: the
+// bottom-right diagonal (Tk - Tq = 32) moves to 32 + q0 - k0, query head
+// pairs read one K/V head (GQA 4:2), the blocks merge with merge_partial.
+// TILED-DAG: #[[DIAG:.*]] = affine_map<(d0, d1) -> (d0 * -32 + d1 * 16 + 32)>
+// TILED-LABEL: func.func @split_keys(
+// TILED: scf.forall (%[[BLK:.*]]) in (3) shared_outs({{.*}}) -> (tensor<3x2x4x64x16xf32>, tensor<3x2x4x64xf32>)
+// TILED: scf.forall (%{{.*}}, %{{.*}}, %[[ROW:.*]]) in (2, 2, 4)
+// TILED: %[[D:.*]] = affine.apply #[[DIAG]](%[[BLK]], %[[ROW]])
+// TILED: attn.sdpa_partial {{.*}} diagonal(%[[D]]) {causal = #attn.causal<top_left>
+// TILED-SAME: (tensor<1x2x16x32xf32>, tensor<1x1x32x32xf32>, tensor<1x1x32x16xf32>, index)
+// TILED: scf.for
+// TILED: attn.merge_partial
+func.func @split_keys(%q: tensor<2x4x64x32xf32>, %k: tensor<2x2x96x32xf32>, %v: tensor<2x2x96x16xf32>)
+    -> (tensor<2x4x64x16xf32>, tensor<2x4x64xf32>) {
+  %o, %l = attn.sdpa_partial %q, %k, %v {causal = #attn.causal<bottom_right>, scale = 0.2 : f32}
+      : (tensor<2x4x64x32xf32>, tensor<2x2x96x32xf32>, tensor<2x2x96x16xf32>)
+        -> (tensor<2x4x64x16xf32>, tensor<2x4x64xf32>)
+  return %o, %l : tensor<2x4x64x16xf32>, tensor<2x4x64xf32>
+}
+
+// 100 keys in 3 blocks (34, 34, 32) with a bool mask broadcast over heads.
+// TILED-LABEL: func.func @uneven_keys(
+// TILED: attn.sdpa_partial {{.*}} : (tensor<1x1x16x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x16x?xi1>)
+func.func @uneven_keys(%q: tensor<2x2x32x16xf32>, %k: tensor<2x2x100x16xf32>, %v: tensor<2x2x100x16xf32>,
+                       %m: tensor<2x1x32x100xi1>) -> (tensor<2x2x32x16xf32>, tensor<2x2x32xf32>) {
+  %o, %l = attn.sdpa_partial %q, %k, %v, %m
+      : (tensor<2x2x32x16xf32>, tensor<2x2x100x16xf32>, tensor<2x2x100x16xf32>, tensor<2x1x32x100xi1>)
+        -> (tensor<2x2x32x16xf32>, tensor<2x2x32xf32>)
+  return %o, %l : tensor<2x2x32x16xf32>, tensor<2x2x32xf32>
+}
+
+// Causal f16 rows in tiles of 16 (the last one 8): an attn.sdpa tile off
+// the diagonal is an sdpa_partial with diagonal(q0), its output cast back.
+// TILED-LABEL: func.func @rows(
+// TILED: attn.sdpa_partial {{.*}} diagonal(%{{.*}}) {causal = #attn.causal<top_left>
+// TILED-SAME: -> (tensor<1x1x?x64xf32>, tensor<1x1x?xf32>)
+// TILED: arith.truncf {{.*}} : f32 to f16
+func.func @rows(%q: tensor<1x2x40x64xf16>, %k: tensor<1x2x40x64xf16>, %v: tensor<1x2x40x64xf16>,
+                %m: tensor<40x40xf16>) -> tensor<1x2x40x64xf16> {
+  %o = attn.sdpa %q, %k, %v, %m {causal = #attn.causal<top_left>}
+      : (tensor<1x2x40x64xf16>, tensor<1x2x40x64xf16>, tensor<1x2x40x64xf16>, tensor<40x40xf16>)
+        -> tensor<1x2x40x64xf16>
+  return %o : tensor<1x2x40x64xf16>
+}
+
+// Batch rows and heads only, with what positions do not cut: ALiBi
+// slopes [B,H], key lengths, sinks, softcap, a window, bottom-right causal.
+// TILED-LABEL: func.func @batch_heads(
+// TILED: attn.sdpa {{.*}} alibi(%{{[a-z_0-9]+}}) key_lengths(%{{[a-z_0-9]+}}) sinks(%{{[a-z_0-9]+}})
+// TILED-SAME: (tensor<1x1x24x32xf32>, tensor<1x1x48x32xf32>, tensor<1x1x48x32xf32>, tensor<1x1xf32>, tensor<1xi32>, tensor<1xf32>) -> tensor<1x1x24x32xf32>
+func.func @batch_heads(%q: tensor<2x3x24x32xf32>, %k: tensor<2x3x48x32xf32>, %v: tensor<2x3x48x32xf32>,
+                       %s: tensor<2x3xf32>, %len: tensor<2xi32>, %sink: tensor<3xf32>) -> tensor<2x3x24x32xf32> {
+  %o = attn.sdpa %q, %k, %v alibi(%s) key_lengths(%len) sinks(%sink)
+      {causal = #attn.causal<bottom_right>, softcap = 30.0 : f32, window = #attn.window<left = 20, right = 0>}
+      : (tensor<2x3x24x32xf32>, tensor<2x3x48x32xf32>, tensor<2x3x48x32xf32>, tensor<2x3xf32>, tensor<2xi32>, tensor<3xf32>)
+        -> tensor<2x3x24x32xf32>
+  return %o : tensor<2x3x24x32xf32>
+}

@@ -93,9 +93,6 @@ std::string refusal(OpTy op, const Tile &tile) {
   if (rate && !rate.getValue().isZero())
     return "dropout draws its mask from the flat index of the whole op; a tile "
            "would draw another mask";
-  if (op.hasScoreMod() || op.hasMaskMod())
-    return "score_mod and mask_mod take positions in the whole op, which a tile "
-           "does not shift yet";
   bool rows = tile.cuts(kRow), keys = tile.cuts(kKey);
   WindowAttr window = op.getWindowAttr();
   if ((rows || keys) && window && !window.isUnbounded())
@@ -139,6 +136,12 @@ Value slice(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> offset
 struct TileOperands {
   Value query, key, value, mask, alibiSlopes, keyLengths, sinks, diagonal;
   CausalKindAttr causal;
+  /// The op's captures, plus `origin` when the tile cuts the op and it has
+  /// a score or mask function.
+  SmallVector<Value> captures;
+  /// tensor<4xindex> [b0, h0, q0, k0]: where the tile starts in the whole
+  /// op; the functions add it to their positions.
+  Value origin;
   SmallVector<Operation *> slices;
 };
 
@@ -196,6 +199,17 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
   // Causal: query row i of the tile is row q0 + i of the whole op and key j
   // is key k0 + j, so the tile keeps j <= i + d + q0 - k0 with d the whole
   // op's diagonal (top_left: 0 or diagonal(%d); bottom_right: Tk - Tq).
+  // Score and mask functions take positions in the whole op: the tile
+  // passes its origin as one more capture (copyFunctions adds it).
+  t.captures.assign(op.getCaptures().begin(), op.getCaptures().end());
+  if ((op.hasScoreMod() || op.hasMaskMod()) && tile.cutsAny()) {
+    SmallVector<Value> origin;
+    for (OpFoldResult o : off)
+      origin.push_back(getValueOrCreateConstantIndexOp(b, loc, o));
+    t.origin = tensor::FromElementsOp::create(b, loc, origin);
+    t.captures.push_back(t.origin);
+  }
+
   t.causal = op.getCausalAttr();
   t.diagonal = diagonalOf(op);
   if (t.causal && (tile.cuts(kRow) || tile.cuts(kKey))) {
@@ -216,12 +230,32 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
   return t;
 }
 
-/// The op's score_mod / mask_mod regions copied onto `tiled` (only for
-/// tiles refusal() let through: positions unchanged).
-void copyFunctions(Operation *op, Operation *tiled) {
-  for (auto [from, to] : llvm::zip_equal(op->getRegions(), tiled->getRegions())) {
+/// The op's score_mod / mask_mod regions copied onto `tiled`. With an
+/// origin capture, each copy takes it as a last argument and adds it to
+/// its positions (b, h, q, kv: after the score in a score function), so
+/// that a function sees the positions of the whole op.
+void copyFunctions(Operation *op, Operation *tiled, Value origin) {
+  for (auto [index, from, to] :
+       llvm::enumerate(op->getRegions(), tiled->getRegions())) {
+    if (from.empty())
+      continue;
     IRMapping map;
     from.cloneInto(&to, map);
+    if (!origin)
+      continue;
+    Block &entry = to.front();
+    Location loc = op->getLoc();
+    BlockArgument o = entry.addArgument(origin.getType(), loc);
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    // Region 0 is score_mod (score, b, h, q, kv, ...), 1 is mask_mod.
+    unsigned first = index == 0 ? 1 : 0;
+    for (unsigned d = 0; d < 4; ++d) {
+      BlockArgument pos = entry.getArgument(first + d);
+      Value c = arith::ConstantIndexOp::create(b, loc, d);
+      Value start = tensor::ExtractOp::create(b, loc, o, ValueRange{c});
+      Value shifted = arith::AddIOp::create(b, loc, pos, start);
+      pos.replaceAllUsesExcept(shifted, shifted.getDefiningOp());
+    }
   }
 }
 
@@ -230,11 +264,11 @@ void copyFunctions(Operation *op, Operation *tiled) {
 template <typename OpTy>
 SdpaPartialOp createPartial(OpBuilder &b, OpTy op, const TileOperands &t) {
   auto p = SdpaPartialOp::create(b, op.getLoc(), t.query, t.key, t.value, t.mask,
-                                 t.alibiSlopes, t.keyLengths, t.diagonal, op.getCaptures(),
+                                 t.alibiSlopes, t.keyLengths, t.diagonal, t.captures,
                                  op.getScaleAttr(), t.causal, op.getSoftcapAttr(),
                                  op.getWindowAttr(), op.getDropoutRateAttr(),
                                  op.getDropoutSeedAttr());
-  copyFunctions(op, p);
+  copyFunctions(op, p, t.origin);
   return p;
 }
 
@@ -266,10 +300,10 @@ FailureOr<TilingResult> tiledImplementation(OpBuilder &b, SdpaOp op, const Tile 
   TileOperands t = tileOperands(b, op, tile);
   if (!t.diagonal) {
     auto s = SdpaOp::create(b, op.getLoc(), t.query, t.key, t.value, t.mask, t.alibiSlopes,
-                            t.keyLengths, t.sinks, op.getCaptures(), op.getScaleAttr(),
+                            t.keyLengths, t.sinks, t.captures, op.getScaleAttr(),
                             t.causal, op.getSoftcapAttr(), op.getWindowAttr(),
                             op.getDropoutRateAttr(), op.getDropoutSeedAttr());
-    copyFunctions(op, s);
+    copyFunctions(op, s, t.origin);
     return TilingResult{{s}, SmallVector<Value>(s->getResults()), t.slices};
   }
   // A causal tile off the diagonal: sdpa_partial's output (f32) in the

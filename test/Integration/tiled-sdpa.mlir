@@ -35,6 +35,23 @@
 // RUN: attn-run %t/tiled.mlir --entry=batch_heads --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/s.npy --input=%t/len.npy --input=%t/sink.npy --quiet --expect=%t/d0.npy | FileCheck %s --check-prefix=OK1
 // RUN: attn-run %t/tiled.mlir --entry=batch_heads --pipeline=reference --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/s.npy --input=%t/len.npy --input=%t/sink.npy --quiet --expect=%t/d0.npy | FileCheck %s --check-prefix=OK1
 
+// Score and mask functions see the positions of the whole op: each tile
+// passes its origin [b0, h0, q0, k0] as one more capture and its functions
+// add it to b, h, q, kv. A relative-position bias table per head and a
+// document mask over 40 rows (documents of 12, 15 and 13 rows), in rows of
+// 16; the same functions on an sdpa_partial whose keys split in 3 blocks.
+// RUN: %python %S/Inputs/npytool.py make %t/fq.npy --shape 1,2,40,16 --fill rand:5
+// RUN: %python %S/Inputs/npytool.py make %t/fk.npy --shape 1,2,40,16 --fill rand:6
+// RUN: %python %S/Inputs/npytool.py make %t/fv.npy --shape 1,2,40,16 --fill rand:7
+// RUN: %python %S/Inputs/npytool.py make %t/fbias.npy --shape 2,79 --fill rand:8
+// RUN: %python %S/Inputs/npytool.py make %t/fdoc.npy --dtype i4 --shape 40 --fill values:0,0,0,0,0,0,0,0,0,0,0,0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2,2,2,2,2,2,2,2,2,2,2,2,2
+// RUN: attn-run %s --entry=functions_rows --pipeline=reference --input=%t/fq.npy --input=%t/fk.npy --input=%t/fv.npy --input=%t/fbias.npy --input=%t/fdoc.npy --quiet --output=%t/e0.npy
+// RUN: attn-run %t/tiled.mlir --entry=functions_rows --pipeline=cpu --input=%t/fq.npy --input=%t/fk.npy --input=%t/fv.npy --input=%t/fbias.npy --input=%t/fdoc.npy --quiet --expect=%t/e0.npy | FileCheck %s --check-prefix=OK1
+// RUN: attn-run %t/tiled.mlir --entry=functions_rows --pipeline=reference --input=%t/fq.npy --input=%t/fk.npy --input=%t/fv.npy --input=%t/fbias.npy --input=%t/fdoc.npy --quiet --expect=%t/e0.npy | FileCheck %s --check-prefix=OK1
+// RUN: attn-run %s --entry=functions_keys --pipeline=reference --input=%t/fq.npy --input=%t/fk.npy --input=%t/fv.npy --input=%t/fbias.npy --input=%t/fdoc.npy --quiet --output=%t/g0.npy --output=%t/g1.npy
+// RUN: attn-run %t/tiled.mlir --entry=functions_keys --pipeline=cpu --input=%t/fq.npy --input=%t/fk.npy --input=%t/fv.npy --input=%t/fbias.npy --input=%t/fdoc.npy --quiet --expect=%t/g0.npy --expect=%t/g1.npy | FileCheck %s --check-prefix=OK2
+// RUN: attn-run %t/tiled.mlir --entry=functions_keys --pipeline=reference --input=%t/fq.npy --input=%t/fk.npy --input=%t/fv.npy --input=%t/fbias.npy --input=%t/fdoc.npy --quiet --expect=%t/g0.npy --expect=%t/g1.npy | FileCheck %s --check-prefix=OK2
+
 // OK1: result #0 vs {{.*}}: {{.*}}, ok
 // OK2: result #0 vs {{.*}}: {{.*}}, ok
 // OK2: result #1 vs {{.*}}: {{.*}}, ok
@@ -96,4 +113,59 @@ func.func @batch_heads(%q: tensor<2x3x24x32xf32>, %k: tensor<2x3x48x32xf32>, %v:
       : (tensor<2x3x24x32xf32>, tensor<2x3x48x32xf32>, tensor<2x3x48x32xf32>, tensor<2x3xf32>, tensor<2xi32>, tensor<3xf32>)
         -> tensor<2x3x24x32xf32>
   return %o : tensor<2x3x24x32xf32>
+}
+
+// TILED-LABEL: func.func @functions_rows(
+// TILED: %[[ORIGIN:.*]] = tensor.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xindex>
+// TILED: attn.sdpa_partial {{.*}} captures(%{{.*}}, %{{.*}}, %[[ORIGIN]]) {{.*}} score_mod {
+// TILED: ^bb0(%{{.*}}: f32, %{{.*}}: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index, %{{.*}}: tensor<2x79xf32>, %{{.*}}: tensor<40xi32>, %[[O:.*]]: tensor<4xindex>):
+// TILED-DAG: tensor.extract %[[O]][%c1]
+// TILED-DAG: tensor.extract %[[O]][%c2]
+// TILED-DAG: tensor.extract %[[O]][%c3]
+// TILED: } mask_mod {
+func.func @functions_rows(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>,
+                          %bias: tensor<2x79xf32>, %doc: tensor<40xi32>) -> tensor<1x2x40x16xf32> {
+  %o = attn.sdpa %q, %k, %v captures(%bias, %doc) {causal = #attn.causal<top_left>} score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<2x79xf32>, %d: tensor<40xi32>):
+    %c39 = arith.constant 39 : index
+    %r = arith.subi %i, %j : index
+    %x = arith.addi %r, %c39 : index
+    %e = tensor.extract %t[%h, %x] : tensor<2x79xf32>
+    %n = arith.addf %s, %e : f32
+    attn.yield %n : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<2x79xf32>, %d: tensor<40xi32>):
+    %di = tensor.extract %d[%i] : tensor<40xi32>
+    %dj = tensor.extract %d[%j] : tensor<40xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    attn.yield %same : i1
+  } : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<2x79xf32>, tensor<40xi32>)
+      -> tensor<1x2x40x16xf32>
+  return %o : tensor<1x2x40x16xf32>
+}
+
+// TILED-LABEL: func.func @functions_keys(
+// TILED: scf.forall (%{{.*}}) in (3)
+// TILED: attn.sdpa_partial {{.*}} captures(%{{.*}}, %{{.*}}, %{{.*}}) {{.*}} score_mod {
+// TILED: attn.merge_partial
+func.func @functions_keys(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>,
+                          %bias: tensor<2x79xf32>, %doc: tensor<40xi32>)
+    -> (tensor<1x2x40x16xf32>, tensor<1x2x40xf32>) {
+  %o, %l = attn.sdpa_partial %q, %k, %v captures(%bias, %doc) {causal = #attn.causal<top_left>} score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<2x79xf32>, %d: tensor<40xi32>):
+    %c39 = arith.constant 39 : index
+    %r = arith.subi %i, %j : index
+    %x = arith.addi %r, %c39 : index
+    %e = tensor.extract %t[%h, %x] : tensor<2x79xf32>
+    %n = arith.addf %s, %e : f32
+    attn.yield %n : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<2x79xf32>, %d: tensor<40xi32>):
+    %di = tensor.extract %d[%i] : tensor<40xi32>
+    %dj = tensor.extract %d[%j] : tensor<40xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    attn.yield %same : i1
+  } : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<2x79xf32>, tensor<40xi32>)
+      -> (tensor<1x2x40x16xf32>, tensor<1x2x40xf32>)
+  return %o, %l : tensor<1x2x40x16xf32>, tensor<1x2x40xf32>
 }

@@ -156,31 +156,6 @@ module attributes {transform.with_named_sequence} {
 
 // -----
 
-// A score function takes positions in the whole op.
-func.func @score_mod(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x32x16xf32>, %v: tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
-  // expected-error @below {{score_mod and mask_mod take positions in the whole op}}
-  // expected-error @below {{faild to tile operation}}
-  // expected-note @below {{when applied to this op}}
-  // expected-error @below {{failed to generate tiling loops}}
-  %o = attn.sdpa %q, %k, %v score_mod {
-  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    attn.yield %s : f32
-  }
-      : (tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32>
-  return %o : tensor<1x2x32x16xf32>
-}
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %op = transform.structured.match ops{["attn.sdpa"]} in %root : (!transform.any_op) -> !transform.any_op
-    // expected-error @below {{transform.structured.tile_using_forall failed to apply}}
-    %t, %l = transform.structured.tile_using_forall %op tile_sizes [1, 1, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.yield
-  }
-}
-
-// -----
-
 // Key blocks accumulated in a serial loop: a partial result is not accumulated in place.
 func.func @outer_reduction(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x32x16xf32>, %v: tensor<1x2x32x16xf32>)
     -> (tensor<1x2x32x16xf32>, tensor<1x2x32xf32>) {

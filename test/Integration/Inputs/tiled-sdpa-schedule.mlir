@@ -32,6 +32,21 @@ module attributes {transform.with_named_sequence} {
     %p4 = transform.structured.match ops{["attn.sdpa"]} in %f4 : (!transform.any_op) -> !transform.any_op
     %t4, %l4 = transform.structured.tile_using_forall %p4 tile_sizes [1, 1, 0, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+    %f5 = transform.structured.match ops{["func.func"]} attributes{sym_name = "functions_rows"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p5 = transform.structured.match ops{["attn.sdpa"]} in %f5 : (!transform.any_op) -> !transform.any_op
+    %t5, %l5 = transform.structured.tile_using_forall %p5 tile_sizes [1, 1, 16, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+    %f6 = transform.structured.match ops{["func.func"]} attributes{sym_name = "functions_keys"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p6 = transform.structured.match ops{["attn.sdpa_partial"]} in %f6 : (!transform.any_op) -> !transform.any_op
+    %fill6:2, %split6, %merge6, %blocks6 = transform.structured.tile_reduction_using_forall %p6
+        by num_threads = [0, 0, 0, 3]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %t6, %l6 = transform.structured.tile_using_forall %split6 tile_sizes [1, 1, 16, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.yield
   }
 }

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Transforms/Passes.h"
 
-#include "../Conversion/FlashCore/FlashCore.h"
+#include "Conversion/FlashCore/FlashCore.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

@@ -29,13 +29,23 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
 
-#include "../FlashCore/FlashCore.h"
-#include "../FlashCore/ModFunctions.h"
+#include "Conversion/FlashCore/FlashCore.h"
+#include "Conversion/FlashCore/ModFunctions.h"
 #include "GpuBlock.h"
 #include "TensorCoreKernel.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
+
+// The dialects the pass loads (dependentDialects in Passes.td).
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOGPU

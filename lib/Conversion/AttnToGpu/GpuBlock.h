@@ -9,7 +9,7 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_GPUBLOCK_H
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_GPUBLOCK_H
 
-#include "../FlashCore/FlashCore.h"
+#include "Conversion/FlashCore/FlashCore.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 

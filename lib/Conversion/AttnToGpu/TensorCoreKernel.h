@@ -9,7 +9,7 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_TENSORCOREKERNEL_H
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_TENSORCOREKERNEL_H
 
-#include "../FlashCore/FlashCore.h"
+#include "Conversion/FlashCore/FlashCore.h"
 
 #include <string>
 

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/Passes.h"
 
-#include "../FlashCore/FlashCore.h"
+#include "Conversion/FlashCore/FlashCore.h"
 #include "LinalgBuilders.h"
 #include "ModToLinalg.h"
 #include "PagesToLinalg.h"
@@ -24,6 +24,13 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
+
+// The dialects the pass loads (dependentDialects in Passes.td).
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOLINALG

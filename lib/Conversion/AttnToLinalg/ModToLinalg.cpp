@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ModToLinalg.h"
 
-#include "../FlashCore/ModFunctions.h"
+#include "Conversion/FlashCore/ModFunctions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -13,6 +13,8 @@
 
 #include "LinalgBuilders.h"
 
+#include "attn/Dialect/AttnDialect.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

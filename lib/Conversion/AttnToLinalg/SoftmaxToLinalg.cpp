@@ -8,8 +8,8 @@
 #include "LinalgBuilders.h"
 #include "SoftmaxToLinalg.h"
 
-#include "../FlashCore/Dropout.h"
-#include "../FlashCore/FlashCore.h"
+#include "Conversion/FlashCore/Dropout.h"
+#include "Conversion/FlashCore/FlashCore.h"
 
 #include <cmath>
 

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "FlashKernel.h"
 
-#include "../FlashCore/Dropout.h"
+#include "Conversion/FlashCore/Dropout.h"
 
 #include <cmath>
 

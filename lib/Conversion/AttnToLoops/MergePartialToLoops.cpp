@@ -7,6 +7,7 @@
 #include "Microkernels.h"
 #include "PopulatePatterns.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;

@@ -10,9 +10,9 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTOLOOPS_MICROKERNELS_H
 #define ATTN_LIB_CONVERSION_ATTNTOLOOPS_MICROKERNELS_H
 
-#include "../FlashCore/FlashCore.h"
-#include "../FlashCore/ModBounds.h"
-#include "../FlashCore/ModFunctions.h"
+#include "Conversion/FlashCore/FlashCore.h"
+#include "Conversion/FlashCore/ModBounds.h"
+#include "Conversion/FlashCore/ModFunctions.h"
 
 #include <functional>
 #include <utility>

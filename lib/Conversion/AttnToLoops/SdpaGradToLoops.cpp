@@ -25,7 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "FlashKernel.h"
 
-#include "../FlashCore/Dropout.h"
+#include "Conversion/FlashCore/Dropout.h"
 #include "PopulatePatterns.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -34,6 +34,17 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
 
+// The dialects the pass loads (dependentDialects in Passes.td).
+#include "attn/Dialect/AttnDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNSHARD
 #include "attn/Conversion/Passes.h.inc"

@@ -12,6 +12,11 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 
+// The dialects the pass loads (dependentDialects in Passes.td).
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERMPI
 #include "attn/Conversion/Passes.h.inc"

@@ -29,7 +29,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Transforms/Passes.h"
 
-#include "../../Conversion/AttnToLinalg/LinalgBuilders.h"
+#include "Conversion/AttnToLinalg/LinalgBuilders.h"
 #include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -94,10 +94,6 @@ std::string refusal(OpTy op, const Tile &tile) {
     return "dropout draws its mask from the flat index of the whole op; a tile "
            "would draw another mask";
   bool rows = tile.cuts(kRow), keys = tile.cuts(kKey);
-  WindowAttr window = op.getWindowAttr();
-  if ((rows || keys) && window && !window.isUnbounded())
-    return "a sliding window is measured from the whole op's diagonal; tile "
-           "only batch and heads";
   if ((rows || keys) && op.getAlibiSlopes())
     return "ALiBi distances are measured from the whole op's diagonal; tile "
            "only batch and heads";
@@ -105,12 +101,18 @@ std::string refusal(OpTy op, const Tile &tile) {
     return "key lengths count keys from the whole op's first key; do not split "
            "the keys";
   CausalKindAttr causal = op.getCausalAttr();
-  if (rows && op.getKeyLengths() && causal && causal.getValue() == CausalKind::bottom_right)
+  WindowAttr window = op.getWindowAttr();
+  std::optional<CausalKind> kind;
+  if (causal)
+    kind = causal.getValue();
+  bool usesDiagonal = causal || (window && !window.isUnbounded());
+  if (rows && op.getKeyLengths() && usesDiagonal &&
+      keepRuleDiagonal(kind, window) == CausalKind::bottom_right)
     return "the bottom-right diagonal with key lengths depends on each batch "
            "row's length; do not tile the query rows";
-  if ((rows || keys) && causal && sinksOf(op))
-    return "a causal tile needs a shifted diagonal, which attn.sdpa_partial "
-           "carries but without sinks";
+  if ((rows || keys) && usesDiagonal && sinksOf(op))
+    return "a causal or windowed tile needs a shifted diagonal, which "
+           "attn.sdpa_partial carries but without sinks";
   if (tile.cuts(kHead)) {
     std::optional<int64_t> g = groupSize(op.getQuery(), op.getKey());
     if (!g)
@@ -136,6 +138,7 @@ Value slice(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> offset
 struct TileOperands {
   Value query, key, value, mask, alibiSlopes, keyLengths, sinks, diagonal;
   CausalKindAttr causal;
+  WindowAttr window;
   /// The op's captures, plus `origin` when the tile cuts the op and it has
   /// a score or mask function.
   SmallVector<Value> captures;
@@ -196,9 +199,6 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
   if (Value s = sinksOf(op))
     t.sinks = slice(b, loc, s, {off[kHead]}, {sz[kHead]}, t.slices);
 
-  // Causal: query row i of the tile is row q0 + i of the whole op and key j
-  // is key k0 + j, so the tile keeps j <= i + d + q0 - k0 with d the whole
-  // op's diagonal (top_left: 0 or diagonal(%d); bottom_right: Tk - Tq).
   // Score and mask functions take positions in the whole op: the tile
   // passes its origin as one more capture (copyFunctions adds it).
   t.captures.assign(op.getCaptures().begin(), op.getCaptures().end());
@@ -210,13 +210,22 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
     t.captures.push_back(t.origin);
   }
 
+  // Causal and a sliding window measure from the diagonal d(i). Query row
+  // i of the tile is row q0 + i of the whole op and key j is key k0 + j,
+  // so the tile's diagonal is top-left shifted by d + q0 - k0, with d the
+  // whole op's shift (top_left: 0 or diagonal(%d); bottom_right: Tk - Tq).
   t.causal = op.getCausalAttr();
+  t.window = op.getWindowAttr();
   t.diagonal = diagonalOf(op);
-  if (t.causal && (tile.cuts(kRow) || tile.cuts(kKey))) {
+  bool windowed = t.window && !t.window.isUnbounded();
+  if ((t.causal || windowed) && (tile.cuts(kRow) || tile.cuts(kKey))) {
+    std::optional<CausalKind> kind;
+    if (t.causal)
+      kind = t.causal.getValue();
     AffineExpr d0, q0, k0;
     bindSymbols(b.getContext(), d0, q0, k0);
     OpFoldResult base = t.diagonal ? OpFoldResult(t.diagonal) : zero;
-    if (t.causal.getValue() == CausalKind::bottom_right) {
+    if (keepRuleDiagonal(kind, t.window) == CausalKind::bottom_right) {
       AffineExpr tk, tq;
       bindSymbols(b.getContext(), tk, tq);
       base = affine::makeComposedFoldedAffineApply(b, loc, tk - tq,
@@ -225,7 +234,13 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
     OpFoldResult d = affine::makeComposedFoldedAffineApply(
         b, loc, d0 + q0 - k0, {base, off[kRow], off[kKey]});
     t.diagonal = getValueOrCreateConstantIndexOp(b, loc, d);
-    t.causal = CausalKindAttr::get(b.getContext(), CausalKind::top_left);
+    MLIRContext *ctx = b.getContext();
+    if (t.causal)
+      t.causal = CausalKindAttr::get(ctx, CausalKind::top_left);
+    if (t.window)
+      t.window = WindowAttr::get(ctx, t.window.getLeft(), t.window.getRight(),
+                                 t.causal ? std::nullopt
+                                          : std::optional<CausalKind>(CausalKind::top_left));
   }
   return t;
 }
@@ -266,7 +281,7 @@ SdpaPartialOp createPartial(OpBuilder &b, OpTy op, const TileOperands &t) {
   auto p = SdpaPartialOp::create(b, op.getLoc(), t.query, t.key, t.value, t.mask,
                                  t.alibiSlopes, t.keyLengths, t.diagonal, t.captures,
                                  op.getScaleAttr(), t.causal, op.getSoftcapAttr(),
-                                 op.getWindowAttr(), op.getDropoutRateAttr(),
+                                 t.window, op.getDropoutRateAttr(),
                                  op.getDropoutSeedAttr());
   copyFunctions(op, p, t.origin);
   return p;
@@ -301,7 +316,7 @@ FailureOr<TilingResult> tiledImplementation(OpBuilder &b, SdpaOp op, const Tile 
   if (!t.diagonal) {
     auto s = SdpaOp::create(b, op.getLoc(), t.query, t.key, t.value, t.mask, t.alibiSlopes,
                             t.keyLengths, t.sinks, t.captures, op.getScaleAttr(),
-                            t.causal, op.getSoftcapAttr(), op.getWindowAttr(),
+                            t.causal, op.getSoftcapAttr(), t.window,
                             op.getDropoutRateAttr(), op.getDropoutSeedAttr());
     copyFunctions(op, s, t.origin);
     return TilingResult{{s}, SmallVector<Value>(s->getResults()), t.slices};

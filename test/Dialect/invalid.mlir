@@ -1070,7 +1070,7 @@ func.func @merge_partial_lse_dim(%o: tensor<1x4x32x8xf32>, %l: tensor<1x4x16xf32
 // -----
 
 func.func @diagonal_needs_causal(%s: tensor<1x4x8x16xf32>, %d: index) {
-  // expected-error @+1 {{operand 'diagonal' needs causal = #attn.causal<top_left> (it moves that diagonal to i + diagonal), got no causal}}
+  // expected-error @+1 {{operand 'diagonal' needs a rule that uses the diagonal: causal = #attn.causal<top_left> or a bounded window (it moves that diagonal to i + diagonal), got neither}}
   %m = attn.mask %s diagonal(%d) : tensor<1x4x8x16xf32>
   return
 }
@@ -1078,7 +1078,7 @@ func.func @diagonal_needs_causal(%s: tensor<1x4x8x16xf32>, %d: index) {
 // -----
 
 func.func @diagonal_needs_top_left(%q: tensor<1x4x8x32xf32>, %k: tensor<1x4x16x32xf32>, %d: index) {
-  // expected-error @+1 {{operand 'diagonal' needs causal = #attn.causal<top_left> (it moves that diagonal to i + diagonal), got causal = bottom_right}}
+  // expected-error @+1 {{operand 'diagonal' moves the top-left diagonal, got causal = bottom_right}}
   %o, %l = attn.sdpa_partial %q, %k, %k diagonal(%d) {causal = #attn.causal<bottom_right>}
       : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index)
         -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
@@ -1087,10 +1087,9 @@ func.func @diagonal_needs_top_left(%q: tensor<1x4x8x32xf32>, %k: tensor<1x4x16x3
 
 // -----
 
-func.func @diagonal_no_window(%q: tensor<1x4x8x32xf32>, %k: tensor<1x4x16x32xf32>, %d: index) {
-  // expected-error @+1 {{operand 'diagonal' with a bounded window is not supported (drop the window, or the diagonal)}}
-  %o, %l = attn.sdpa_partial %q, %k, %k diagonal(%d)
-      {causal = #attn.causal<top_left>, window = #attn.window<left = 4>}
+func.func @diagonal_window_bottom_right(%q: tensor<1x4x8x32xf32>, %k: tensor<1x4x16x32xf32>, %d: index) {
+  // expected-error @+1 {{operand 'diagonal' moves the top-left diagonal, got a window aligned bottom_right (write align = top_left)}}
+  %o, %l = attn.sdpa_partial %q, %k, %k diagonal(%d) {window = #attn.window<left = 4>}
       : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index)
         -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
   return

@@ -52,6 +52,17 @@
 // RUN: attn-run %t/tiled.mlir --entry=functions_keys --pipeline=cpu --input=%t/fq.npy --input=%t/fk.npy --input=%t/fv.npy --input=%t/fbias.npy --input=%t/fdoc.npy --quiet --expect=%t/g0.npy --expect=%t/g1.npy | FileCheck %s --check-prefix=OK2
 // RUN: attn-run %t/tiled.mlir --entry=functions_keys --pipeline=reference --input=%t/fq.npy --input=%t/fk.npy --input=%t/fv.npy --input=%t/fbias.npy --input=%t/fdoc.npy --quiet --expect=%t/g0.npy --expect=%t/g1.npy | FileCheck %s --check-prefix=OK2
 
+// Sliding windows move with the diagonal: a causal bottom-right window of
+// 12 keys on 40 rows in tiles of 16 (attn.sdpa: the partial route), and a
+// two-sided window (6 left, 3 right, aligned bottom-right, no causal) on an
+// sdpa_partial with 3 key blocks and rows of 16.
+// RUN: attn-run %s --entry=window_rows --pipeline=reference --random-inputs --seed=9 --quiet --output=%t/w0.npy
+// RUN: attn-run %t/tiled.mlir --entry=window_rows --pipeline=cpu --random-inputs --seed=9 --quiet --expect=%t/w0.npy | FileCheck %s --check-prefix=OK1
+// RUN: attn-run %t/tiled.mlir --entry=window_rows --pipeline=reference --random-inputs --seed=9 --quiet --expect=%t/w0.npy | FileCheck %s --check-prefix=OK1
+// RUN: attn-run %s --entry=window_keys --pipeline=reference --random-inputs --seed=10 --quiet --output=%t/x0.npy --output=%t/x1.npy
+// RUN: attn-run %t/tiled.mlir --entry=window_keys --pipeline=cpu --random-inputs --seed=10 --quiet --expect=%t/x0.npy --expect=%t/x1.npy | FileCheck %s --check-prefix=OK2
+// RUN: attn-run %t/tiled.mlir --entry=window_keys --pipeline=reference --random-inputs --seed=10 --quiet --expect=%t/x0.npy --expect=%t/x1.npy | FileCheck %s --check-prefix=OK2
+
 // OK1: result #0 vs {{.*}}: {{.*}}, ok
 // OK2: result #0 vs {{.*}}: {{.*}}, ok
 // OK2: result #1 vs {{.*}}: {{.*}}, ok
@@ -168,4 +179,23 @@ func.func @functions_keys(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, 
   } : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<2x79xf32>, tensor<40xi32>)
       -> (tensor<1x2x40x16xf32>, tensor<1x2x40xf32>)
   return %o, %l : tensor<1x2x40x16xf32>, tensor<1x2x40xf32>
+}
+
+// TILED-LABEL: func.func @window_rows(
+// TILED: attn.sdpa_partial {{.*}} diagonal(%{{.*}}) {causal = #attn.causal<top_left>, window = #attn.window<left = 12>}
+func.func @window_rows(%q: tensor<1x2x40x32xf32>, %k: tensor<1x2x56x32xf32>, %v: tensor<1x2x56x32xf32>)
+    -> tensor<1x2x40x32xf32> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>, window = #attn.window<left = 12>}
+      : (tensor<1x2x40x32xf32>, tensor<1x2x56x32xf32>, tensor<1x2x56x32xf32>) -> tensor<1x2x40x32xf32>
+  return %o : tensor<1x2x40x32xf32>
+}
+
+// TILED-LABEL: func.func @window_keys(
+// TILED: attn.sdpa_partial {{.*}} diagonal(%{{.*}}) {window = #attn.window<left = 6, right = 3, align = top_left>}
+func.func @window_keys(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x48x16xf32>, %v: tensor<1x2x48x16xf32>)
+    -> (tensor<1x2x32x16xf32>, tensor<1x2x32xf32>) {
+  %o, %l = attn.sdpa_partial %q, %k, %v {window = #attn.window<left = 6, right = 3>}
+      : (tensor<1x2x32x16xf32>, tensor<1x2x48x16xf32>, tensor<1x2x48x16xf32>)
+        -> (tensor<1x2x32x16xf32>, tensor<1x2x32xf32>)
+  return %o, %l : tensor<1x2x32x16xf32>, tensor<1x2x32xf32>
 }

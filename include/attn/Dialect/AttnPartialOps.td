@@ -22,8 +22,8 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
 
     **Meaning.** With `S'` the masked scores of `attn.sdpa` (scale,
     softcap, mask, causal, window, ALiBi, key lengths: the same rules and
-    attributes), and with `diagonal(%d)` (an `index`, only with
-    `causal = top_left`) the causal diagonal moved to `i + %d` as on
+    attributes), and with `diagonal(%d)` (an `index`, with a top-left
+    `causal` or window) the diagonal moved to `i + %d` as on
     `attn.mask` (`torch.tril(diagonal=d)`; the shift of a key block
     against a query block, known at run time):
 
@@ -59,8 +59,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
     `attn.sdpa` (FlexAttention's `return_lse=True` is this op with them).
 
     **Verifier.** Every rule of `attn.sdpa` on the operands and attributes;
-    `diagonal` needs `causal = #attn.causal<top_left>` and no bounded
-    `window`; the results are
+    `diagonal` as on `attn.mask`; the results are
     `[B,H,Tq,Dv]` and `[B,H,Tq]`, both `f32`.
 
     **Example.** The first 64 of 128 keys:

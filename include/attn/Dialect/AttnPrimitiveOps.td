@@ -422,8 +422,9 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
   let description = [{
     **Meaning.** For scores `x` `[B,H,Tq,Tk]`, with `L[b] = len[b]` when
     `key_lengths` is given and `L[b] = Tk` otherwise, and the diagonal
-    `d(i) = i` (top_left), `d(i) = i + %d` (top_left with `diagonal(%d)`)
-    or `d(i) = i + L[b] - Tq` (bottom_right):
+    `d(i) = i` (top_left), `d(i) = i + %d` (top_left with `diagonal(%d)`,
+    for causal and the window alike) or `d(i) = i + L[b] - Tq`
+    (bottom_right):
 
     ```
     z[b,h,i,j] = x[b,h,i,j]
@@ -472,11 +473,11 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
     - `key_lengths(...)`: optional `[B]` `i32`/`i64` valid key counts per
       batch row. A length outside `[0, Tk]` is a run-time error (`attn-run`
       exits 2; the compiled code clamps it, it never reads past `Tk`).
-    - `diagonal(...)`: optional `index`, only with `causal = top_left`: the
-      diagonal moves to `i + %d`, a value known at run time (any `%d`: at
-      or above `Tk - 1` every key is kept, at or below `-Tq` none). Ring
-      attention (`attn-shard`) runs every causal block through one kernel
-      with it.
+    - `diagonal(...)`: optional `index`, with `causal = top_left` or a
+      bounded window aligned top-left: the diagonal moves to `i + %d`, a
+      value known at run time (any `%d`). Ring attention (`attn-shard`)
+      runs every causal block through one kernel with it, and a tile of an
+      sdpa (docs/tiling.md) carries its origin in it.
     - `causal`: optional; absent means no causal masking.
     - `window`: optional `#attn.window` (see `WindowAttr`).
     - The result has the type of `%x`.
@@ -492,8 +493,8 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AttrSizedOperandSegments,
         or equals the scores dim (either side `?` is accepted).
     - `alibi_slopes` has rank 1 `[H]` or 2 `[B,H]` with those dims.
     - `key_lengths` has rank 1 and its dim equals `B`.
-    - `diagonal` needs `causal = #attn.causal<top_left>` and no bounded
-      `window`.
+    - `diagonal` needs a rule that uses the diagonal (`causal` or a
+      bounded `window`), and that diagonal top-left.
     - A `window` with an `align` different from the `causal` kind is an
       error; window bounds are non-negative (checked by the attribute).
 

@@ -303,7 +303,8 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
       if (needRel && !lengthArg)
         offset = arith::SubIOp::create(rewriter, loc, tk, tq);
       if (Value d = a.getDiagonal())
-        shift = flash::clampDiagonalShift(rewriter, loc, d, tq, tk);
+        shift = flash::clampDiagonalShift(rewriter, loc, d, tq, tk,
+                                          causal ? 0 : right.value_or(0), left.value_or(0));
     }
 
     Value y = elementwise(

@@ -453,20 +453,21 @@ KeyVisibility::KeyVisibility(FlashBuilder &fb, const SdpaProblem &p,
   if (p.usesDiagonal())
     diagonalOffset =
         p.diagonal == CausalKind::bottom_right ? bottomRightOffset : fb.idx(0);
-  if (s.diagonalShift)
-    diagonalOffset = clampDiagonalShift(fb.b, fb.loc, s.diagonalShift, s.tq, s.tk);
   if (p.causal)
     rightReach = 0; // causal is the window side right = 0 (any right >= 0)
   else if (p.windowRight)
     rightReach = *p.windowRight;
+  if (s.diagonalShift)
+    diagonalOffset = clampDiagonalShift(fb.b, fb.loc, s.diagonalShift, s.tq, s.tk,
+                                        rightReach.value_or(0), p.windowLeft.value_or(0));
 }
 
 Value mlir::attn::flash::clampDiagonalShift(OpBuilder &b, Location loc, Value shift,
-                                            Value tq, Value tk) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value lo = arith::SubIOp::create(b, loc, zero, tq);
+                                            Value tq, Value tk, int64_t right, int64_t left) {
+  Value lo = arith::SubIOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, -right), tq);
+  Value hi = arith::AddIOp::create(b, loc, tk, arith::ConstantIndexOp::create(b, loc, left));
   Value atLeastLo = arith::MaxSIOp::create(b, loc, shift, lo);
-  return arith::MinSIOp::create(b, loc, atLeastLo, tk);
+  return arith::MinSIOp::create(b, loc, atLeastLo, hi);
 }
 
 Value KeyVisibility::bottomRightDiagonal(Value row) {

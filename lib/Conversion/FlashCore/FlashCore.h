@@ -347,8 +347,8 @@ struct FlashBuilder {
 
 /// Which keys query row i of batch row b sees. With L = len[b] clamped to
 /// [0, Tk] (Tk without key lengths) and the diagonal d(i) = i (top_left),
-/// i + s (top_left with a diagonal operand s, clamped to [-Tq, Tk]: no
-/// row / every row sees every key beyond) or i + L - Tq (bottom_right),
+/// i + s (top_left with a diagonal operand s, clamped as
+/// clampDiagonalShift says) or i + L - Tq (bottom_right),
 /// key j is kept iff
 ///   j < L,  j <= d(i) (causal),  d(i) - left <= j,  j <= d(i) + right
 /// (window sides that are bounded): one interval per row,
@@ -400,10 +400,13 @@ private:
   Value diagonal(Value row) { return fb.add(row, diagonalOffset); }
 };
 
-/// A diagonal operand's shift s (index) clamped to [-Tq, Tk]: beyond it no
-/// row sees a key / every row sees every key, and the clamp keeps d(i) + 1
+/// A diagonal operand's shift s (index) clamped to [-Tq - R, Tk + L], with
+/// R the keys a row sees right of d(i) (0 when causal or unbounded) and L
+/// a bounded window's left side (else 0): beyond it no row sees a key /
+/// every row sees the same keys as at the bound, and the clamp keeps d(i)
 /// far from overflow. The fused kernels and the reference lowering use it.
-Value clampDiagonalShift(OpBuilder &b, Location loc, Value shift, Value tq, Value tk);
+Value clampDiagonalShift(OpBuilder &b, Location loc, Value shift, Value tq, Value tk,
+                         int64_t right = 0, int64_t left = 0);
 
 /// softcap on scores in log2 units (x = log2e·s): log2e·c·tanh(s/c), i.e.
 /// c'·tanh(x/c') with c' = c·log2e. `x` unchanged without a softcap.

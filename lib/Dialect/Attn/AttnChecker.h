@@ -180,18 +180,25 @@ public:
 
   /// A `diagonal` operand shifts the top-left causal diagonal: it needs
   /// that kind, and no bounded window.
+  /// A diagonal operand moves the top-left diagonal that causal and a
+  /// window measure from: some rule must use it, and it must be top-left.
   LogicalResult diagonalShift(Value diagonal, CausalKindAttr causal, WindowAttr window) {
     if (!diagonal)
       return success();
-    if (!causal || causal.getValue() != CausalKind::top_left)
+    bool windowed = window && !window.isUnbounded();
+    std::optional<CausalKind> kind;
+    if (causal)
+      kind = causal.getValue();
+    if (!causal && !windowed)
       return op->emitOpError()
-             << "operand 'diagonal' needs causal = #attn.causal<top_left> (it moves "
-                "that diagonal to i + diagonal), got "
-             << (causal ? "causal = " + stringifyCausalKind(causal.getValue()).str()
-                        : std::string("no causal"));
-    if (window && !window.isUnbounded())
-      return op->emitOpError() << "operand 'diagonal' with a bounded window is not "
-                                  "supported (drop the window, or the diagonal)";
+             << "operand 'diagonal' needs a rule that uses the diagonal: causal = "
+                "#attn.causal<top_left> or a bounded window (it moves that diagonal "
+                "to i + diagonal), got neither";
+    if (keepRuleDiagonal(kind, window) != CausalKind::top_left)
+      return op->emitOpError()
+             << "operand 'diagonal' moves the top-left diagonal, got "
+             << (causal ? "causal = bottom_right"
+                        : "a window aligned bottom_right (write align = top_left)");
     return success();
   }
 

@@ -47,6 +47,21 @@ module attributes {transform.with_named_sequence} {
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     %t6, %l6 = transform.structured.tile_using_forall %split6 tile_sizes [1, 1, 16, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+    %f7 = transform.structured.match ops{["func.func"]} attributes{sym_name = "window_rows"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p7 = transform.structured.match ops{["attn.sdpa"]} in %f7 : (!transform.any_op) -> !transform.any_op
+    %t7, %l7 = transform.structured.tile_using_forall %p7 tile_sizes [1, 1, 16, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+    %f8 = transform.structured.match ops{["func.func"]} attributes{sym_name = "window_keys"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p8 = transform.structured.match ops{["attn.sdpa_partial"]} in %f8 : (!transform.any_op) -> !transform.any_op
+    %fill8:2, %split8, %merge8, %blocks8 = transform.structured.tile_reduction_using_forall %p8
+        by num_threads = [0, 0, 0, 3]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %t8, %l8 = transform.structured.tile_using_forall %split8 tile_sizes [1, 1, 16, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.yield
   }
 }

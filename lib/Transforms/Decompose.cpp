@@ -1,5 +1,6 @@
 //===- Decompose.cpp - attn.mha / attn.sdpa into primitive ops ------------===//
 #include "attn/Transforms/Passes.h"
+#include "Conversion/AttnToLinalg/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -113,25 +114,8 @@ struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
 };
 
 /// `x` (f16/bf16) extended to f32 elementwise; `x` itself when f32.
-static Value extendToF32(OpBuilder &rewriter, Location loc, Value x) {
-  auto t = cast<RankedTensorType>(x.getType());
-  if (t.getElementType().isF32())
-    return x;
-  Type f32 = rewriter.getF32Type();
-  SmallVector<Value> dyn;
-  for (int64_t i = 0; i < t.getRank(); ++i)
-    if (t.isDynamicDim(i))
-      dyn.push_back(tensor::DimOp::create(rewriter, loc, x, i));
-  Value init = tensor::EmptyOp::create(rewriter, loc, t.getShape(), f32, dyn);
-  AffineMap id = rewriter.getMultiDimIdentityMap(t.getRank());
-  SmallVector<utils::IteratorType> par(t.getRank(), utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             rewriter, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-             ArrayRef<AffineMap>{id, id}, par,
-             [&](OpBuilder &b, Location l, ValueRange args) {
-               linalg::YieldOp::create(b, l, Value(arith::ExtFOp::create(b, l, f32, args[0])));
-             })
-      .getResult(0);
+static Value extendToF32(OpBuilder &b, Location loc, Value x) {
+  return linalg_lowering::roundTo(b, loc, x, b.getF32Type(), tensor::getMixedSizes(b, loc, x));
 }
 
 /// sdpa_partial(q, k, v) = (weighted_sum([dropout](softmax(S')), v) in f32,

@@ -13,6 +13,7 @@
 
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Transforms/Passes.h"
+#include "Conversion/AttnToLinalg/LinalgBuilders.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -287,24 +288,6 @@ SdpaPartialOp createPartial(OpBuilder &b, OpTy op, const TileOperands &t) {
   return p;
 }
 
-/// `x` with its elements converted (truncated) to `elt`.
-Value convertElements(OpBuilder &b, Location loc, Value x, Type elt) {
-  auto t = cast<RankedTensorType>(x.getType());
-  if (t.getElementType() == elt)
-    return x;
-  SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, loc, x);
-  Value init = tensor::EmptyOp::create(b, loc, shape, elt);
-  AffineMap id = b.getMultiDimIdentityMap(t.getRank());
-  SmallVector<utils::IteratorType> par(t.getRank(), utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-             ArrayRef<AffineMap>{id, id}, par,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               linalg::YieldOp::create(nb, l, Value(arith::TruncFOp::create(nb, l, elt, args[0])));
-             })
-      .getResult(0);
-}
-
 FailureOr<TilingResult> tiledImplementation(OpBuilder &b, SdpaPartialOp op, const Tile &tile) {
   TileOperands t = tileOperands(b, op, tile);
   SdpaPartialOp p = createPartial(b, op, t);
@@ -325,7 +308,8 @@ FailureOr<TilingResult> tiledImplementation(OpBuilder &b, SdpaOp op, const Tile 
   // op's element type.
   SdpaPartialOp p = createPartial(b, op, t);
   Type elt = cast<RankedTensorType>(op.getType()).getElementType();
-  Value o = convertElements(b, op.getLoc(), p.getResult(), elt);
+  Value o = linalg_lowering::roundTo(b, op.getLoc(), p.getResult(), elt,
+                                    tensor::getMixedSizes(b, op.getLoc(), p.getResult()));
   SmallVector<Operation *> ops{p};
   if (Operation *c = o.getDefiningOp(); c && c != p)
     ops.push_back(c);

@@ -341,7 +341,8 @@ struct SdpaTiling : TilingInterface::ExternalModel<SdpaTiling<OpTy>, OpTy> {
     if (tile.cuts(kKey))
       return op->emitOpError("cannot tile the keys as a full reduction (a tile's "
                              "softmax is its own); split them with "
-                             "tile_reduction_using_forall (attn.sdpa_partial)");
+                             "tile_reduction_using_forall (blocks of attn.sdpa_partial "
+                             "merged by attn.merge_partial)");
     if (std::string why = refusal(sdpa, tile); !why.empty())
       return op->emitOpError("cannot be tiled here: ") << why;
     return tiledImplementation(b, sdpa, tile);
@@ -363,11 +364,13 @@ struct SdpaTiling : TilingInterface::ExternalModel<SdpaTiling<OpTy>, OpTy> {
   }
 };
 
-/// PartialReductionOpInterface for attn.sdpa_partial: the keys split into
-/// blocks, one partial (O, lse) per block, stacked along a leading dim and
-/// merged by attn.merge_partial.
+/// PartialReductionOpInterface for attn.sdpa_partial and attn.sdpa: the
+/// keys split into blocks, one attn.sdpa_partial (O, lse) per block,
+/// stacked along a leading dim and merged by attn.merge_partial (for
+/// attn.sdpa, the merged O in its element type: flash-decoding).
+template <typename OpTy>
 struct SdpaPartialReduction
-    : PartialReductionOpInterface::ExternalModel<SdpaPartialReduction, SdpaPartialOp> {
+    : PartialReductionOpInterface::ExternalModel<SdpaPartialReduction<OpTy>, OpTy> {
   static LogicalResult checkDims(Operation *op, const SetVector<unsigned> &dims) {
     if (dims.size() != 1 || dims[0] != kKey)
       return op->emitOpError("splits only its key dim (") << kKey << ") into partial reductions";
@@ -380,7 +383,7 @@ struct SdpaPartialReduction
                                            const SetVector<unsigned> &reductionDims) const {
     if (failed(checkDims(op, reductionDims)))
       return failure();
-    auto p = cast<SdpaPartialOp>(op);
+    auto p = cast<OpTy>(op);
     SmallVector<OpFoldResult> whole = wholeSizes(b, p);
     // [blocks, B, H, Tq, Dv] outputs (0) and [blocks, B, H, Tq] lse (-inf):
     // merge_partial's identity.
@@ -409,11 +412,16 @@ struct SdpaPartialReduction
       return op->emitOpError("splits its keys only into parallel blocks "
                              "(tile_reduction_using_forall): a block's partial "
                              "result is not accumulated in place");
-    auto p = cast<SdpaPartialOp>(op);
+    auto p = cast<OpTy>(op);
     Tile tile{offsets, sizes, wholeSizes(b, p)};
     if (std::string why = refusal(p, tile); !why.empty())
       return op->emitOpError("cannot be tiled here: ") << why;
-    return tiledImplementation(b, p, tile);
+    if (sinksOf(p))
+      return op->emitOpError("cannot split the keys of an attn.sdpa with sinks "
+                             "(a sink joins the whole row's denominator once)");
+    TileOperands t = tileOperands(b, p, tile);
+    SdpaPartialOp block = createPartial(b, p, t);
+    return TilingResult{{block}, SmallVector<Value>(block->getResults()), t.slices};
   }
 
   LogicalResult getPartialResultTilePosition(
@@ -421,7 +429,7 @@ struct SdpaPartialReduction
       ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
       const SetVector<unsigned> &, ArrayRef<OpFoldResult> splitReductionIvs,
       SmallVector<OpFoldResult> &resultOffsets, SmallVector<OpFoldResult> &resultSizes) const {
-    auto p = cast<SdpaPartialOp>(op);
+    auto p = cast<OpTy>(op);
     resultOffsets.assign({splitReductionIvs[0], offsets[kBatch], offsets[kHead], offsets[kRow]});
     resultSizes.assign({b.getIndexAttr(1), sizes[kBatch], sizes[kHead], sizes[kRow]});
     if (resultNumber == 0) {
@@ -460,6 +468,15 @@ struct SdpaPartialReduction
                                           block(nb, lse, i));
           scf::YieldOp::create(nb, l, m.getResults());
         });
+    if constexpr (std::is_same_v<OpTy, SdpaOp>) {
+      // attn.sdpa: the merged output in its element type.
+      Type elt = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+      Value o = loop.getResult(0);
+      // (The merge op reported is the loop, as for sdpa_partial: one handle
+      // for tile_reduction_using_forall's combining op.)
+      Value cast = linalg_lowering::roundTo(b, loc, o, elt, tensor::getMixedSizes(b, loc, o));
+      return MergeResult{{loop}, {cast}};
+    }
     return MergeResult{{loop}, SmallVector<Value>(loop.getResults())};
   }
 };
@@ -475,7 +492,8 @@ struct SdpaAggregate : linalg::AggregatedOpInterface::ExternalModel<SdpaAggregat
 
 void mlir::attn::registerTilingInterfaceExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, AttnDialect *) {
-    SdpaOp::attachInterface<SdpaTiling<SdpaOp>, SdpaAggregate>(*ctx);
-    SdpaPartialOp::attachInterface<SdpaTiling<SdpaPartialOp>, SdpaPartialReduction>(*ctx);
+    SdpaOp::attachInterface<SdpaTiling<SdpaOp>, SdpaPartialReduction<SdpaOp>, SdpaAggregate>(*ctx);
+    SdpaPartialOp::attachInterface<SdpaTiling<SdpaPartialOp>,
+                                   SdpaPartialReduction<SdpaPartialOp>>(*ctx);
   });
 }

@@ -63,6 +63,13 @@
 // RUN: attn-run %t/tiled.mlir --entry=window_keys --pipeline=cpu --random-inputs --seed=10 --quiet --expect=%t/x0.npy --expect=%t/x1.npy | FileCheck %s --check-prefix=OK2
 // RUN: attn-run %t/tiled.mlir --entry=window_keys --pipeline=reference --random-inputs --seed=10 --quiet --expect=%t/x0.npy --expect=%t/x1.npy | FileCheck %s --check-prefix=OK2
 
+// Flash-decoding on attn.sdpa itself: an f16 GQA decode step (one query
+// row, 200 cached keys, bottom-right causal) split into 4 key blocks of
+// attn.sdpa_partial, merged, and cast back to f16 once.
+// RUN: attn-run %s --entry=decode_split --pipeline=reference --random-inputs --seed=11 --quiet --output=%t/y0.npy
+// RUN: attn-run %t/tiled.mlir --entry=decode_split --pipeline=cpu --random-inputs --seed=11 --quiet --expect=%t/y0.npy | FileCheck %s --check-prefix=OK1
+// RUN: attn-run %t/tiled.mlir --entry=decode_split --pipeline=reference --random-inputs --seed=11 --quiet --expect=%t/y0.npy | FileCheck %s --check-prefix=OK1
+
 // OK1: result #0 vs {{.*}}: {{.*}}, ok
 // OK2: result #0 vs {{.*}}: {{.*}}, ok
 // OK2: result #1 vs {{.*}}: {{.*}}, ok
@@ -198,4 +205,16 @@ func.func @window_keys(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x48x16xf32>, %v:
       : (tensor<1x2x32x16xf32>, tensor<1x2x48x16xf32>, tensor<1x2x48x16xf32>)
         -> (tensor<1x2x32x16xf32>, tensor<1x2x32xf32>)
   return %o, %l : tensor<1x2x32x16xf32>, tensor<1x2x32xf32>
+}
+
+// TILED-LABEL: func.func @decode_split(
+// TILED: scf.forall (%{{.*}}) in (4) shared_outs({{.*}}) -> (tensor<4x2x8x1x64xf32>, tensor<4x2x8x1xf32>)
+// TILED: attn.sdpa_partial {{.*}} diagonal(%{{.*}}) {causal = #attn.causal<top_left>} : (tensor<2x8x1x64xf16>, tensor<2x2x50x64xf16>, tensor<2x2x50x64xf16>, index)
+// TILED: attn.merge_partial
+// TILED: arith.truncf {{.*}} : f32 to f16
+func.func @decode_split(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x200x64xf16>, %v: tensor<2x2x200x64xf16>)
+    -> tensor<2x8x1x64xf16> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
+      : (tensor<2x8x1x64xf16>, tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>) -> tensor<2x8x1x64xf16>
+  return %o : tensor<2x8x1x64xf16>
 }

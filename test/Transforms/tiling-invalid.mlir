@@ -175,3 +175,26 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }
+
+// -----
+
+// Sinks join each row's denominator once: the keys of an attn.sdpa with
+// sinks are not split.
+func.func @sinks_keys(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x32x16xf32>, %v: tensor<1x2x32x16xf32>,
+                      %s: tensor<2xf32>) -> tensor<1x2x32x16xf32> {
+  // expected-error @below {{cannot split the keys of an attn.sdpa with sinks}}
+  // expected-error @below {{faild to tile operation}}
+  // expected-error @below {{failed to generate tiling loops}}
+  %o = attn.sdpa %q, %k, %v sinks(%s)
+      : (tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<2xf32>) -> tensor<1x2x32x16xf32>
+  return %o : tensor<1x2x32x16xf32>
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["attn.sdpa"]} in %root : (!transform.any_op) -> !transform.any_op
+    // expected-error @below {{could not tile reduction}}
+    %fill:2, %split, %merge, %loop = transform.structured.tile_reduction_using_forall %op by num_threads = [0, 0, 0, 2]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}

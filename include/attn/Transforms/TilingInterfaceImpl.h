@@ -6,11 +6,12 @@
 //   iteration space [B, H, Tq, Tk] (parallel, parallel, parallel,
 //   reduction), so `scf::tileUsingSCF` and the transform dialect's
 //   `transform.structured.tile_using_forall` / `tile_using_for` tile them;
-// - attn.sdpa_partial implements `PartialReductionOpInterface`: the key
-//   reduction splits into blocks computed in parallel
+// - both implement `PartialReductionOpInterface`: the key reduction splits
+//   into blocks of attn.sdpa_partial computed in parallel
 //   (`transform.structured.tile_reduction_using_forall`, the
 //   `PartialReductionOuterParallel` strategy) and merged by one rule,
-//   attn.merge_partial;
+//   attn.merge_partial (attn.sdpa's merged output cast to its type:
+//   flash-decoding);
 // - attn.sdpa implements linalg's `AggregatedOpInterface`:
 //   `decomposeOperation` is attn-decompose's expansion
 //   (`transform.structured.decompose_interface`).

@@ -62,6 +62,13 @@ module attributes {transform.with_named_sequence} {
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     %t8, %l8 = transform.structured.tile_using_forall %split8 tile_sizes [1, 1, 16, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+    %f9 = transform.structured.match ops{["func.func"]} attributes{sym_name = "decode_split"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p9 = transform.structured.match ops{["attn.sdpa"]} in %f9 : (!transform.any_op) -> !transform.any_op
+    %fill9:2, %split9, %merge9, %blocks9 = transform.structured.tile_reduction_using_forall %p9
+        by num_threads = [0, 0, 0, 4]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.yield
   }
 }

@@ -239,14 +239,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     def make_part_text(part):
         from . import _attn_mlir
-        return _attn_mlir.sdpa_mlir(part=part,
-            batch=-1, heads=h, kv_heads=hkv, query_len=-1, key_len=-1, head_dim=e,
-            value_dim=ev, type=dtype, causal=causal_kind, scale=scale_v,
-            mask=mask_kind, mask_shape=mask_spec, dropout_rate=dropout_p,
-            dropout_seed=int(dropout_seed or 0), softcap=softcap, window_left=wl,
-            window_right=wr, alibi=alibi_slopes is not None,
-            alibi_per_batch=alibi_slopes is not None and per_batch,
-            key_lengths=key_lengths is not None)
+        spec = _attn_mlir.SdpaSpec()
+        spec.part = part
+        spec.batch, spec.heads, spec.kv_heads = -1, h, hkv
+        spec.query_len, spec.key_len = -1, -1
+        spec.head_dim, spec.value_dim = e, ev
+        spec.type, spec.causal, spec.scale = dtype, causal_kind, scale_v
+        spec.mask, spec.mask_shape = mask_kind, mask_spec
+        spec.dropout_rate, spec.dropout_seed = dropout_p, int(dropout_seed or 0)
+        spec.softcap, spec.window_left, spec.window_right = softcap, wl, wr
+        spec.alibi = alibi_slopes is not None
+        spec.alibi_per_batch = alibi_slopes is not None and per_batch
+        spec.key_lengths = key_lengths is not None
+        return spec.to_mlir()
 
     def make_text():
         return make_part_text("output")

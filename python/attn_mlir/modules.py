@@ -209,12 +209,13 @@ class MultiheadAttention:
         key_ = ("mha", fused, self.dtype, b, self.embed_dim, self.num_heads, self.kdim,
                 self.vdim, bias, causal, mkind, tuple(mspec), self.pipeline)
         if fused:
-            make_text = lambda: _attn_mlir.mha_mlir(  # noqa: E731
-                batch=b, query_len=-1, key_len=-1, embed_dim=self.embed_dim,
-                kv_embed_dim=self.kdim, num_heads=self.num_heads, num_kv_heads=0,
-                head_dim=0, out_dim=0, bias=bias, type=self.dtype, causal=causal,
-                scale=0.0, mask=mkind, mask_shape=mspec, softcap=0.0, window_left=-1,
-                window_right=-1, alibi=False, key_lengths=False)
+            spec = _attn_mlir.MhaSpec()
+            spec.batch, spec.query_len, spec.key_len = b, -1, -1
+            spec.embed_dim, spec.kv_embed_dim = self.embed_dim, self.kdim
+            spec.num_heads, spec.bias = self.num_heads, bias
+            spec.type, spec.causal = self.dtype, causal
+            spec.mask, spec.mask_shape = mkind, mspec
+            make_text = spec.to_mlir
             entry = "mha"
             inputs = [xq, xk]
         else:

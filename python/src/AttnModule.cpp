@@ -4,7 +4,7 @@
 // call many times, attn/Attention.h) over Python buffers. Everything about
 // NumPy/torch conversion, argument defaults and caching lives in the Python
 // files of the package; this file only
-//   - builds SdpaSpec / MhaSpec / CompileOptions from keyword arguments,
+//   - binds SdpaSpec / MhaSpec as classes and builds CompileOptions from keyword arguments,
 //   - compiles (the GIL released) and turns a failed attn::Status into
 //     attn_mlir.AttnError with the runtime's message,
 //   - calls a kernel on objects with the buffer protocol (NumPy arrays),
@@ -245,46 +245,75 @@ std::shared_ptr<PyKernel> compileText(const std::string &text, const std::string
   return std::make_shared<PyKernel>(std::move(k));
 }
 
-/// The options SdpaSpec and MhaSpec share, from the Python-side values.
-template <typename Spec>
-void setSharedOptions(Spec &s, const std::string &type, const std::string &causal,
-                      double scale, const std::string &mask,
-                      const std::vector<int64_t> &maskShape, double softcap, int64_t windowLeft,
-                      int64_t windowRight, bool alibi, bool alibiPerBatch,
-                      bool keyLengths) {
-  s.type = elementType(type);
-  s.causal = causalKind(causal);
-  s.scale = scale;
-  s.mask = maskKind(mask);
-  s.maskShape = maskShape;
-  s.softcap = softcap;
-  s.windowLeft = windowLeft;
-  s.windowRight = windowRight;
-  s.alibi = alibi;
-  s.alibiPerBatch = alibiPerBatch;
-  s.keyLengths = keyLengths;
+const char *causalName(attn::Causal c) {
+  switch (c) {
+  case attn::Causal::None:
+    return "none";
+  case attn::Causal::TopLeft:
+    return "top_left";
+  case attn::Causal::BottomRight:
+    return "bottom_right";
+  }
+  return "none";
 }
 
-attn::SdpaSpec sdpaSpec(int64_t batch, int64_t heads, int64_t kvHeads, int64_t queryLen,
-                        int64_t keyLen, int64_t headDim, int64_t valueDim,
-                        const std::string &type, const std::string &causal, double scale,
-                        const std::string &mask, const std::vector<int64_t> &maskShape,
-                        double dropoutRate, int64_t dropoutSeed, double softcap,
-                        int64_t windowLeft, int64_t windowRight, bool alibi,
-                        bool alibiPerBatch, bool keyLengths) {
-  attn::SdpaSpec s;
-  s.batch = batch;
-  s.heads = heads;
-  s.kvHeads = kvHeads;
-  s.queryLen = queryLen;
-  s.keyLen = keyLen;
-  s.headDim = headDim;
-  s.valueDim = valueDim;
-  setSharedOptions(s, type, causal, scale, mask, maskShape, softcap, windowLeft, windowRight,
-                   alibi, alibiPerBatch, keyLengths);
-  s.dropoutRate = dropoutRate;
-  s.dropoutSeed = dropoutSeed;
-  return s;
+const char *maskName(attn::MaskKind m) {
+  switch (m) {
+  case attn::MaskKind::None:
+    return "none";
+  case attn::MaskKind::Keep:
+    return "keep";
+  case attn::MaskKind::Additive:
+    return "additive";
+  }
+  return "none";
+}
+
+attn::SdpaPart sdpaPart(const std::string &part) {
+  if (part == "output")
+    return attn::SdpaPart::Output;
+  if (part == "output_with_lse")
+    return attn::SdpaPart::OutputWithLse;
+  if (part == "gradients")
+    return attn::SdpaPart::Gradients;
+  throw py::value_error("attn_mlir: part must be 'output', 'output_with_lse' or "
+                        "'gradients', got '" + part + "'");
+}
+
+const char *sdpaPartName(attn::SdpaPart p) {
+  switch (p) {
+  case attn::SdpaPart::Output:
+    return "output";
+  case attn::SdpaPart::OutputWithLse:
+    return "output_with_lse";
+  case attn::SdpaPart::Gradients:
+    return "gradients";
+  }
+  return "output";
+}
+
+/// The fields SdpaSpec and MhaSpec share, as Python attributes: the enums
+/// as the strings the Python package uses.
+template <typename Spec>
+void bindSharedFields(py::class_<Spec> &c) {
+  c.def(py::init<>())
+      .def_property(
+          "type", [](const Spec &s) { return std::string(elementTypeName(s.type)); },
+          [](Spec &s, const std::string &v) { s.type = elementType(v); })
+      .def_property(
+          "causal", [](const Spec &s) { return std::string(causalName(s.causal)); },
+          [](Spec &s, const std::string &v) { s.causal = causalKind(v); })
+      .def_property(
+          "mask", [](const Spec &s) { return std::string(maskName(s.mask)); },
+          [](Spec &s, const std::string &v) { s.mask = maskKind(v); })
+      .def_readwrite("scale", &Spec::scale)
+      .def_readwrite("mask_shape", &Spec::maskShape)
+      .def_readwrite("softcap", &Spec::softcap)
+      .def_readwrite("window_left", &Spec::windowLeft)
+      .def_readwrite("window_right", &Spec::windowRight)
+      .def_readwrite("alibi", &Spec::alibi)
+      .def_readwrite("alibi_per_batch", &Spec::alibiPerBatch)
+      .def_readwrite("key_lengths", &Spec::keyLengths);
 }
 
 } // namespace
@@ -310,67 +339,43 @@ PYBIND11_MODULE(_attn_mlir, m) {
         py::arg("tile_q") = py::none(), py::arg("tile_k") = py::none(),
         py::arg("opt_level") = 3, py::arg("raise_options") = py::none());
 
-  m.def(
-      "sdpa_mlir",
-      [](int64_t batch, int64_t heads, int64_t kvHeads, int64_t queryLen, int64_t keyLen,
-         int64_t headDim, int64_t valueDim, const std::string &type,
-         const std::string &causal, double scale, const std::string &mask,
-         const std::vector<int64_t> &maskShape, double dropoutRate, int64_t dropoutSeed,
-         double softcap, int64_t windowLeft, int64_t windowRight, bool alibi,
-         bool keyLengths, bool alibiPerBatch, const std::string &part) {
-        attn::SdpaSpec s = sdpaSpec(batch, heads, kvHeads, queryLen, keyLen, headDim,
-                                    valueDim, type, causal, scale, mask, maskShape,
-                                    dropoutRate, dropoutSeed, softcap, windowLeft,
-                                    windowRight, alibi, alibiPerBatch, keyLengths);
-        if (part == "output_with_lse")
-          s.part = attn::SdpaPart::OutputWithLse;
-        else if (part == "gradients")
-          s.part = attn::SdpaPart::Gradients;
-        else if (part != "output")
-          throw std::invalid_argument("part must be 'output', 'output_with_lse' or "
-                                      "'gradients', got '" + part + "'");
+  // attn/Attention.h's SdpaSpec and MhaSpec, field by field (snake_case),
+  // and the attn IR each spec compiles.
+  py::class_<attn::SdpaSpec> sdpa(m, "SdpaSpec");
+  bindSharedFields(sdpa);
+  sdpa.def_property(
+          "part", [](const attn::SdpaSpec &s) { return std::string(sdpaPartName(s.part)); },
+          [](attn::SdpaSpec &s, const std::string &v) { s.part = sdpaPart(v); })
+      .def_readwrite("batch", &attn::SdpaSpec::batch)
+      .def_readwrite("heads", &attn::SdpaSpec::heads)
+      .def_readwrite("kv_heads", &attn::SdpaSpec::kvHeads)
+      .def_readwrite("query_len", &attn::SdpaSpec::queryLen)
+      .def_readwrite("key_len", &attn::SdpaSpec::keyLen)
+      .def_readwrite("head_dim", &attn::SdpaSpec::headDim)
+      .def_readwrite("value_dim", &attn::SdpaSpec::valueDim)
+      .def_readwrite("dropout_rate", &attn::SdpaSpec::dropoutRate)
+      .def_readwrite("dropout_seed", &attn::SdpaSpec::dropoutSeed)
+      .def("to_mlir", [](const attn::SdpaSpec &s) {
         std::string text;
         check(attn::sdpaToMlir(s, text));
         return text;
-      },
-      py::kw_only(), py::arg("batch"), py::arg("heads"), py::arg("kv_heads"),
-      py::arg("query_len"), py::arg("key_len"), py::arg("head_dim"),
-      py::arg("value_dim"), py::arg("type"), py::arg("causal"), py::arg("scale"),
-      py::arg("mask"), py::arg("mask_shape"), py::arg("dropout_rate"),
-      py::arg("dropout_seed"), py::arg("softcap"), py::arg("window_left"),
-      py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"),
-      py::arg("alibi_per_batch") = false, py::arg("part") = "output");
+      });
 
-  m.def(
-      "mha_mlir",
-      [](int64_t batch, int64_t queryLen, int64_t keyLen, int64_t embedDim,
-         int64_t kvEmbedDim, int64_t numHeads, int64_t numKvHeads, int64_t headDim,
-         int64_t outDim, bool bias, const std::string &type, const std::string &causal,
-         double scale, const std::string &mask, const std::vector<int64_t> &maskShape,
-         double softcap, int64_t windowLeft, int64_t windowRight, bool alibi,
-         bool keyLengths, bool alibiPerBatch) {
-        attn::MhaSpec s;
-        s.batch = batch;
-        s.queryLen = queryLen;
-        s.keyLen = keyLen;
-        s.embedDim = embedDim;
-        s.kvEmbedDim = kvEmbedDim;
-        s.numHeads = numHeads;
-        s.numKvHeads = numKvHeads;
-        s.headDim = headDim;
-        s.outDim = outDim;
-        s.bias = bias;
-        setSharedOptions(s, type, causal, scale, mask, maskShape, softcap, windowLeft,
-                         windowRight, alibi, alibiPerBatch, keyLengths);
+  py::class_<attn::MhaSpec> mha(m, "MhaSpec");
+  bindSharedFields(mha);
+  mha.def_readwrite("batch", &attn::MhaSpec::batch)
+      .def_readwrite("query_len", &attn::MhaSpec::queryLen)
+      .def_readwrite("key_len", &attn::MhaSpec::keyLen)
+      .def_readwrite("embed_dim", &attn::MhaSpec::embedDim)
+      .def_readwrite("kv_embed_dim", &attn::MhaSpec::kvEmbedDim)
+      .def_readwrite("num_heads", &attn::MhaSpec::numHeads)
+      .def_readwrite("num_kv_heads", &attn::MhaSpec::numKvHeads)
+      .def_readwrite("head_dim", &attn::MhaSpec::headDim)
+      .def_readwrite("out_dim", &attn::MhaSpec::outDim)
+      .def_readwrite("bias", &attn::MhaSpec::bias)
+      .def("to_mlir", [](const attn::MhaSpec &s) {
         std::string text;
         check(attn::mhaToMlir(s, text));
         return text;
-      },
-      py::kw_only(), py::arg("batch"), py::arg("query_len"), py::arg("key_len"),
-      py::arg("embed_dim"), py::arg("kv_embed_dim"), py::arg("num_heads"),
-      py::arg("num_kv_heads"), py::arg("head_dim"), py::arg("out_dim"), py::arg("bias"),
-      py::arg("type"), py::arg("causal"), py::arg("scale"), py::arg("mask"),
-      py::arg("mask_shape"), py::arg("softcap"), py::arg("window_left"),
-      py::arg("window_right"), py::arg("alibi"), py::arg("key_lengths"),
-      py::arg("alibi_per_batch") = false);
+      });
 }

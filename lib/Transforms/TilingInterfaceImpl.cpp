@@ -83,6 +83,11 @@ std::optional<int64_t> groupSize(Value query, Value key) {
   return h / hkv;
 }
 
+/// Whether the op has one query row (Tq = 1, static): decode.
+bool singleRow(Value query) {
+  return cast<RankedTensorType>(query.getType()).getDimSize(2) == 1;
+}
+
 /// Why `op` cannot compute `tile` on its own, or "" when it can. Each rule
 /// names a feature whose meaning depends on positions in the whole op that
 /// a tile of the same op would not see.
@@ -98,15 +103,20 @@ std::string refusal(OpTy op, const Tile &tile) {
   if ((rows || keys) && op.getAlibiSlopes())
     return "ALiBi distances are measured from the whole op's diagonal; tile "
            "only batch and heads";
-  if (keys && op.getKeyLengths())
-    return "key lengths count keys from the whole op's first key; do not split "
-           "the keys";
   CausalKindAttr causal = op.getCausalAttr();
   WindowAttr window = op.getWindowAttr();
   std::optional<CausalKind> kind;
   if (causal)
     kind = causal.getValue();
   bool usesDiagonal = causal || (window && !window.isUnbounded());
+  // A key block's lengths are len - k0 (tileOperands); its diagonal must
+  // not depend on them: top-left, or the bottom-right causal diagonal of a
+  // single query row (j <= len - 1 is then j < len: dropped).
+  if (keys && op.getKeyLengths() && usesDiagonal &&
+      keepRuleDiagonal(kind, window) == CausalKind::bottom_right &&
+      !(causal && !(window && !window.isUnbounded()) && singleRow(op.getQuery())))
+    return "the bottom-right diagonal with key lengths depends on each batch "
+           "row's length; split the keys only of a single query row";
   if (rows && op.getKeyLengths() && usesDiagonal &&
       keepRuleDiagonal(kind, window) == CausalKind::bottom_right)
     return "the bottom-right diagonal with key lengths depends on each batch "
@@ -133,6 +143,24 @@ Value slice(OpBuilder &b, Location loc, Value src, ArrayRef<OpFoldResult> offset
   auto s = tensor::ExtractSliceOp::create(b, loc, src, offsets, sizes, strides);
   slices.push_back(s);
   return s;
+}
+
+/// clamp(len - k0, 0, size) elementwise (i32 or i64 lengths).
+Value blockLengths(OpBuilder &b, Location loc, Value len, OpFoldResult k0,
+                   OpFoldResult size) {
+  auto t = cast<RankedTensorType>(len.getType());
+  Type elt = t.getElementType();
+  auto asElt = [&](OpFoldResult v) -> Value {
+    return arith::IndexCastOp::create(b, loc, elt, getValueOrCreateConstantIndexOp(b, loc, v));
+  };
+  Value start = asElt(k0), count = asElt(size);
+  Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(elt, 0));
+  return linalg_lowering::elementwise(
+      b, loc, len, {}, {}, t, tensor::getMixedSizes(b, loc, len),
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value rest = arith::SubIOp::create(nb, l, args[0], start);
+        return arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, rest, zero), count);
+      });
 }
 
 /// The operands of one tile, and its causal kind and diagonal.
@@ -195,8 +223,13 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
       t.alibiSlopes = slice(b, loc, s, {off[kBatch], off[kHead]},
                             {sz[kBatch], sz[kHead]}, t.slices);
   }
-  if (Value len = op.getKeyLengths())
+  if (Value len = op.getKeyLengths()) {
     t.keyLengths = slice(b, loc, len, {off[kBatch]}, {sz[kBatch]}, t.slices);
+    // A key block starting at k0 holds clamp(len - k0, 0, its size) of the
+    // row's keys (the whole op clamps len to [0, Tk] the same way).
+    if (tile.cuts(kKey))
+      t.keyLengths = blockLengths(b, loc, t.keyLengths, off[kKey], sz[kKey]);
+  }
   if (Value s = sinksOf(op))
     t.sinks = slice(b, loc, s, {off[kHead]}, {sz[kHead]}, t.slices);
 
@@ -219,6 +252,12 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
   t.window = op.getWindowAttr();
   t.diagonal = diagonalOf(op);
   bool windowed = t.window && !t.window.isUnbounded();
+  if (op.getKeyLengths() && tile.cuts(kKey) && t.causal &&
+      t.causal.getValue() == CausalKind::bottom_right) {
+    // One query row (refusal() checked): j <= len - 1 is j < len, which the
+    // block's lengths keep.
+    t.causal = nullptr;
+  }
   if ((t.causal || windowed) && (tile.cuts(kRow) || tile.cuts(kKey))) {
     std::optional<CausalKind> kind;
     if (t.causal)

@@ -70,6 +70,18 @@
 // RUN: attn-run %t/tiled.mlir --entry=decode_split --pipeline=cpu --random-inputs --seed=11 --quiet --expect=%t/y0.npy | FileCheck %s --check-prefix=OK1
 // RUN: attn-run %t/tiled.mlir --entry=decode_split --pipeline=reference --random-inputs --seed=11 --quiet --expect=%t/y0.npy | FileCheck %s --check-prefix=OK1
 
+// Split keys with key lengths (a decode step against a padded cache): a
+// block starting at k0 holds clamp(len - k0, 0, 50) of a row's keys, and
+// the bottom-right causal diagonal of one query row (j <= len - 1) is the
+// lengths' own rule. Lengths 137, 0 (no key: zeros) and 200.
+// RUN: %python %S/Inputs/npytool.py make %t/lq.npy --shape 3,8,1,64 --fill rand:12
+// RUN: %python %S/Inputs/npytool.py make %t/lk.npy --shape 3,2,200,64 --fill rand:13
+// RUN: %python %S/Inputs/npytool.py make %t/lv.npy --shape 3,2,200,64 --fill rand:14
+// RUN: %python %S/Inputs/npytool.py make %t/llen.npy --dtype i4 --shape 3 --fill values:137,0,200
+// RUN: attn-run %s --entry=decode_lengths --pipeline=reference --input=%t/lq.npy --input=%t/lk.npy --input=%t/lv.npy --input=%t/llen.npy --quiet --output=%t/z0.npy
+// RUN: attn-run %t/tiled.mlir --entry=decode_lengths --pipeline=cpu --input=%t/lq.npy --input=%t/lk.npy --input=%t/lv.npy --input=%t/llen.npy --quiet --expect=%t/z0.npy | FileCheck %s --check-prefix=OK1
+// RUN: attn-run %t/tiled.mlir --entry=decode_lengths --pipeline=reference --input=%t/lq.npy --input=%t/lk.npy --input=%t/lv.npy --input=%t/llen.npy --quiet --expect=%t/z0.npy | FileCheck %s --check-prefix=OK1
+
 // OK1: result #0 vs {{.*}}: {{.*}}, ok
 // OK2: result #0 vs {{.*}}: {{.*}}, ok
 // OK2: result #1 vs {{.*}}: {{.*}}, ok
@@ -217,4 +229,17 @@ func.func @decode_split(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x200x64xf16>, %v
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
       : (tensor<2x8x1x64xf16>, tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>) -> tensor<2x8x1x64xf16>
   return %o : tensor<2x8x1x64xf16>
+}
+
+// TILED-LABEL: func.func @decode_lengths(
+// TILED: scf.forall (%[[B:.*]]) in (4)
+// TILED: %[[K0:.*]] = arith.index_cast %{{.*}} : index to i32
+// TILED: linalg.generic
+// TILED: arith.subi %{{.*}}, %[[K0]] : i32
+// TILED: attn.sdpa_partial {{.*}} key_lengths(%{{.*}}) : (tensor<3x8x1x64xf32>, tensor<3x2x50x64xf32>, tensor<3x2x50x64xf32>, tensor<3xi32>)
+func.func @decode_lengths(%q: tensor<3x8x1x64xf32>, %k: tensor<3x2x200x64xf32>, %v: tensor<3x2x200x64xf32>,
+                          %len: tensor<3xi32>) -> tensor<3x8x1x64xf32> {
+  %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
+      : (tensor<3x8x1x64xf32>, tensor<3x2x200x64xf32>, tensor<3x2x200x64xf32>, tensor<3xi32>) -> tensor<3x8x1x64xf32>
+  return %o : tensor<3x8x1x64xf32>
 }

@@ -156,13 +156,14 @@ module attributes {transform.with_named_sequence} {
 
 // -----
 
-// Key lengths count from the whole op's first key.
+// Key lengths with the bottom-right causal diagonal of several rows: each
+// row's diagonal depends on its batch row's length.
 func.func @lengths_keys(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x32x16xf32>, %v: tensor<1x2x32x16xf32>, %len: tensor<1xi32>)
     -> (tensor<1x2x32x16xf32>, tensor<1x2x32xf32>) {
-  // expected-error @below {{key lengths count keys from the whole op's first key}}
+  // expected-error @below {{split the keys only of a single query row}}
   // expected-error @below {{faild to tile operation}}
   // expected-error @below {{failed to generate tiling loops}}
-  %o, %l = attn.sdpa_partial %q, %k, %v key_lengths(%len)
+  %o, %l = attn.sdpa_partial %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
       : (tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1xi32>) -> (tensor<1x2x32x16xf32>, tensor<1x2x32xf32>)
   return %o, %l : tensor<1x2x32x16xf32>, tensor<1x2x32xf32>
 }

@@ -69,6 +69,13 @@ module attributes {transform.with_named_sequence} {
     %fill9:2, %split9, %merge9, %blocks9 = transform.structured.tile_reduction_using_forall %p9
         by num_threads = [0, 0, 0, 4]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    %f10 = transform.structured.match ops{["func.func"]} attributes{sym_name = "decode_lengths"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %p10 = transform.structured.match ops{["attn.sdpa"]} in %f10 : (!transform.any_op) -> !transform.any_op
+    %fill10:2, %split10, %merge10, %blocks10 = transform.structured.tile_reduction_using_forall %p10
+        by num_threads = [0, 0, 0, 4]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.yield
   }
 }

@@ -36,7 +36,9 @@ void registerAttnDialect(DialectRegistry &registry);
 
 /// Adds every dialect, interface implementation and extension that the attn
 /// lowerings and pipelines create or need (linalg, bufferisation models,
-/// scf, vector, memref, OpenMP, LLVM, ...). Without these, a pipeline run
+/// scf, vector, memref, OpenMP, LLVM, ...), and the upstream tiling
+/// interfaces of attn.sdpa / attn.sdpa_partial
+/// (attn/Transforms/TilingInterfaceImpl.h). Without these, a pipeline run
 /// fails with a diagnostic naming the missing dialect or interface.
 void registerAttnLoweringDependencies(DialectRegistry &registry);
 

@@ -108,17 +108,18 @@ std::string refusal(OpTy op, const Tile &tile) {
   std::optional<CausalKind> kind;
   if (causal)
     kind = causal.getValue();
-  bool usesDiagonal = causal || (window && !window.isUnbounded());
-  // A key block's lengths are len - k0 (tileOperands); its diagonal must
-  // not depend on them: top-left, or the bottom-right causal diagonal of a
-  // single query row (j <= len - 1 is then j < len: dropped).
-  if (keys && op.getKeyLengths() && usesDiagonal &&
-      keepRuleDiagonal(kind, window) == CausalKind::bottom_right &&
-      !(causal && !(window && !window.isUnbounded()) && singleRow(op.getQuery())))
+  bool windowed = window && !window.isUnbounded();
+  bool usesDiagonal = causal || windowed;
+  // With key lengths the bottom-right diagonal is i + len[b] - Tq: per
+  // batch row. A key block's lengths are len - k0 (tileOperands), so only
+  // the causal diagonal of a single query row (j <= len - 1, i.e. j < len:
+  // dropped) survives a key split.
+  bool lengthDiagonal = op.getKeyLengths() && usesDiagonal &&
+                        keepRuleDiagonal(kind, window) == CausalKind::bottom_right;
+  if (keys && lengthDiagonal && !(causal && !windowed && singleRow(op.getQuery())))
     return "the bottom-right diagonal with key lengths depends on each batch "
            "row's length; split the keys only of a single query row";
-  if (rows && op.getKeyLengths() && usesDiagonal &&
-      keepRuleDiagonal(kind, window) == CausalKind::bottom_right)
+  if (rows && lengthDiagonal)
     return "the bottom-right diagonal with key lengths depends on each batch "
            "row's length; do not tile the query rows";
   if ((rows || keys) && usesDiagonal && sinksOf(op))
@@ -192,8 +193,8 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
   if (tile.cuts(kHead)) {
     int64_t g = *groupSize(op.getQuery(), op.getKey());
     if (g != 1) {
-      AffineExpr h = b.getAffineDimExpr(0);
-      kvOff = affine::makeComposedFoldedAffineApply(b, loc, h.floorDiv(g), {off[kHead]});
+      kvOff = affine::makeComposedFoldedAffineApply(
+          b, loc, linalg_lowering::kvHead(b.getAffineDimExpr(0), g), {off[kHead]});
       int64_t hs = *getConstantIntValue(sz[kHead]);
       kvSize = b.getIndexAttr(hs == 1 ? 1 : hs / g);
     }

@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,24 +65,51 @@ const char *elementTypeName(attn::ElementType t) {
 
 size_t elementSize(attn::ElementType t) { return attn::runtime::dtypeSize(t); }
 
+/// The Python names of an enum's values: one table serves both ways.
+template <typename E>
+using Names = std::initializer_list<std::pair<E, const char *>>;
+
+constexpr Names<attn::Causal> kCausalNames = {{attn::Causal::None, "none"},
+                                              {attn::Causal::TopLeft, "top_left"},
+                                              {attn::Causal::BottomRight, "bottom_right"}};
+constexpr Names<attn::MaskKind> kMaskNames = {{attn::MaskKind::None, "none"},
+                                              {attn::MaskKind::Keep, "keep"},
+                                              {attn::MaskKind::Additive, "additive"}};
+constexpr Names<attn::SdpaPart> kPartNames = {
+    {attn::SdpaPart::Output, "output"},
+    {attn::SdpaPart::OutputWithLse, "output_with_lse"},
+    {attn::SdpaPart::Gradients, "gradients"}};
+
+template <typename E>
+const char *nameOf(Names<E> names, E value) {
+  for (auto [e, n] : names)
+    if (e == value)
+      return n;
+  return names.begin()->second;
+}
+
+/// The value named `name` ("" also names the first, the default), or
+/// nullopt.
+template <typename E>
+std::optional<E> valueOf(Names<E> names, const std::string &name) {
+  if (name.empty())
+    return names.begin()->first;
+  for (auto [e, n] : names)
+    if (name == n)
+      return e;
+  return std::nullopt;
+}
+
 attn::Causal causalKind(const std::string &name) {
-  if (name.empty() || name == "none")
-    return attn::Causal::None;
-  if (name == "top_left")
-    return attn::Causal::TopLeft;
-  if (name == "bottom_right")
-    return attn::Causal::BottomRight;
+  if (std::optional<attn::Causal> c = valueOf(kCausalNames, name))
+    return *c;
   throw py::value_error("attn_mlir: causal must be None, 'top_left' or "
                         "'bottom_right', got '" + name + "'");
 }
 
 attn::MaskKind maskKind(const std::string &name) {
-  if (name.empty() || name == "none")
-    return attn::MaskKind::None;
-  if (name == "keep")
-    return attn::MaskKind::Keep;
-  if (name == "additive")
-    return attn::MaskKind::Additive;
+  if (std::optional<attn::MaskKind> m = valueOf(kMaskNames, name))
+    return *m;
   throw py::value_error("attn_mlir: mask must be None, 'keep' or 'additive', got '" +
                         name + "'");
 }
@@ -245,51 +273,12 @@ std::shared_ptr<PyKernel> compileText(const std::string &text, const std::string
   return std::make_shared<PyKernel>(std::move(k));
 }
 
-const char *causalName(attn::Causal c) {
-  switch (c) {
-  case attn::Causal::None:
-    return "none";
-  case attn::Causal::TopLeft:
-    return "top_left";
-  case attn::Causal::BottomRight:
-    return "bottom_right";
-  }
-  return "none";
-}
-
-const char *maskName(attn::MaskKind m) {
-  switch (m) {
-  case attn::MaskKind::None:
-    return "none";
-  case attn::MaskKind::Keep:
-    return "keep";
-  case attn::MaskKind::Additive:
-    return "additive";
-  }
-  return "none";
-}
-
 attn::SdpaPart sdpaPart(const std::string &part) {
-  if (part == "output")
-    return attn::SdpaPart::Output;
-  if (part == "output_with_lse")
-    return attn::SdpaPart::OutputWithLse;
-  if (part == "gradients")
-    return attn::SdpaPart::Gradients;
+  std::optional<attn::SdpaPart> p = part.empty() ? std::nullopt : valueOf(kPartNames, part);
+  if (p)
+    return *p;
   throw py::value_error("attn_mlir: part must be 'output', 'output_with_lse' or "
                         "'gradients', got '" + part + "'");
-}
-
-const char *sdpaPartName(attn::SdpaPart p) {
-  switch (p) {
-  case attn::SdpaPart::Output:
-    return "output";
-  case attn::SdpaPart::OutputWithLse:
-    return "output_with_lse";
-  case attn::SdpaPart::Gradients:
-    return "gradients";
-  }
-  return "output";
 }
 
 /// The fields SdpaSpec and MhaSpec share, as Python attributes: the enums
@@ -301,10 +290,10 @@ void bindSharedFields(py::class_<Spec> &c) {
           "type", [](const Spec &s) { return std::string(elementTypeName(s.type)); },
           [](Spec &s, const std::string &v) { s.type = elementType(v); })
       .def_property(
-          "causal", [](const Spec &s) { return std::string(causalName(s.causal)); },
+          "causal", [](const Spec &s) { return std::string(nameOf(kCausalNames, s.causal)); },
           [](Spec &s, const std::string &v) { s.causal = causalKind(v); })
       .def_property(
-          "mask", [](const Spec &s) { return std::string(maskName(s.mask)); },
+          "mask", [](const Spec &s) { return std::string(nameOf(kMaskNames, s.mask)); },
           [](Spec &s, const std::string &v) { s.mask = maskKind(v); })
       .def_readwrite("scale", &Spec::scale)
       .def_readwrite("mask_shape", &Spec::maskShape)
@@ -344,7 +333,7 @@ PYBIND11_MODULE(_attn_mlir, m) {
   py::class_<attn::SdpaSpec> sdpa(m, "SdpaSpec");
   bindSharedFields(sdpa);
   sdpa.def_property(
-          "part", [](const attn::SdpaSpec &s) { return std::string(sdpaPartName(s.part)); },
+          "part", [](const attn::SdpaSpec &s) { return std::string(nameOf(kPartNames, s.part)); },
           [](attn::SdpaSpec &s, const std::string &v) { s.part = sdpaPart(v); })
       .def_readwrite("batch", &attn::SdpaSpec::batch)
       .def_readwrite("heads", &attn::SdpaSpec::heads)

@@ -20,8 +20,10 @@ in a fresh process: the resident set's high-water mark during the call,
 reset through /proc/self/clear_refs, above the resident set before it;
 the new dQ, dK, dV count), and forward +
 backward of the GPT-2 small attention block (T 512, B 1, E 768, 12
-heads, causal, nn.Linear projections) with attn_mlir's attention
-against nn.MultiheadAttention."""
+heads, causal) against nn.MultiheadAttention: attn_mlir.nn
+.MultiheadAttention (projections and attention compiled, forward and
+backward), and torch's nn.Linear projections around attn_mlir's
+attention. `--only gpt2` runs the block alone."""
 
 import argparse
 import json
@@ -34,6 +36,7 @@ import time
 import torch
 
 import attn_mlir
+import attn_mlir.nn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -97,42 +100,70 @@ def memory_child(t):
 
 
 def gpt2_block(rounds):
-    """Forward + backward of nn.MultiheadAttention against the same
-    projections around attn_mlir's attention; median seconds of each."""
+    """Forward + backward of nn.MultiheadAttention against
+    attn_mlir.nn.MultiheadAttention (the same weights) and against torch's
+    projections around attn_mlir's attention; median seconds of each and
+    the largest output difference."""
     e, h, t = 768, 12, 512
     torch.manual_seed(0)
     mha = torch.nn.MultiheadAttention(e, h, batch_first=True)
+    module = attn_mlir.nn.MultiheadAttention(e, h, batch_first=True)
+    module.load_state_dict(mha.state_dict())
     causal = torch.ones(t, t, dtype=torch.bool).triu(1)
 
     def theirs(x):
         return mha(x, x, x, attn_mask=causal, need_weights=False)[0]
 
-    def ours_block(x):
+    def ours_module(x):
+        return module(x, x, x, is_causal=True, need_weights=False)[0]
+
+    def ours_attention(x):
         qkv = torch.nn.functional.linear(x, mha.in_proj_weight, mha.in_proj_bias)
         q, k, v = (y.reshape(1, t, h, e // h).transpose(1, 2) for y in qkv.split(e, dim=-1))
         o = attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=True)
         return mha.out_proj(o.transpose(1, 2).reshape(1, t, e))
 
     x = torch.randn(1, t, e, requires_grad=True)
-    err = (ours_block(x) - theirs(x)).abs().max().item()
-    times = {"attn": [], "torch": []}
+    variants = (("module", ours_module), ("attention", ours_attention), ("torch", theirs))
+    err = max((f(x) - theirs(x)).abs().max().item() for _, f in variants[:2])
+    times = {name: [] for name, _ in variants}
     for _ in range(rounds + 1):
-        for name, f in (("attn", ours_block), ("torch", theirs)):
+        for name, f in variants:
             t0 = time.perf_counter()
             f(x).sum().backward()
             times[name].append(time.perf_counter() - t0)
-    return (statistics.median(times["attn"][1:]), statistics.median(times["torch"][1:]), err)
+    return {name: statistics.median(ts[1:]) for name, ts in times.items()}, err
+
+
+def print_gpt2(rounds):
+    ts, err = gpt2_block(rounds)
+    print("GPT-2 small attention block, T 512, causal, forward + backward (median of %d):"
+          % rounds)
+    print()
+    print("| variant | ms | nn.MultiheadAttention / variant |")
+    print("|---|---|---|")
+    for name, label in (("module", "attn_mlir.nn.MultiheadAttention"),
+                        ("attention", "nn.Linear + attn_mlir attention"),
+                        ("torch", "nn.MultiheadAttention")):
+        print("| %s | %.1f | %.2fx |" % (label, ts[name] * 1e3, ts["torch"] / ts[name]))
+    print()
+    print("max |output difference| %.2g" % err)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--lengths", default="512,1024,2048")
+    ap.add_argument("--only", choices=["gpt2"], help="run one part")
     ap.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     torch.set_num_threads(os.cpu_count())
     if args.memory_child:
         memory_child(args.memory_child)
+        return
+    if args.only == "gpt2":
+        print("torch %s, %d threads" % (torch.__version__, torch.get_num_threads()))
+        print_gpt2(args.rounds)
         return
     # The machine's peak (every core), though the backward's reference
     # route runs on one thread today.
@@ -162,11 +193,8 @@ def main():
                               "--memory-child", str(t)], check=True, capture_output=True,
                              text=True).stdout.split()
         print("| %s | %s | %s |" % tuple(out))
-    a, b, err = gpt2_block(args.rounds)
     print()
-    print("GPT-2 small attention block, T 512, forward + backward: attn_mlir %.1f ms, "
-          "nn.MultiheadAttention %.1f ms (%.2fx); max |output difference| %.2g"
-          % (a * 1e3, b * 1e3, b / a, err))
+    print_gpt2(args.rounds)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,12 @@
   arrays and CPU torch tensors (float32, float16; bfloat16 for torch), plus
   attn's variants (bottom-right causal, sliding windows, softcap, ALiBi,
   key lengths); kernels compiled once per configuration and cached.
+- ``linear``: torch.nn.functional.linear as an attn.project GEMM,
+  differentiable (its backward's GEMMs compiled too).
 - ``MultiheadAttention.from_torch(module)``: an nn.MultiheadAttention's
-  forward, compiled.
+  forward, compiled; ``attn_mlir.nn.MultiheadAttention`` (``import
+  attn_mlir.nn``, needs torch): the trainable module, forward and backward
+  compiled.
 - ``flex_attention`` / ``create_block_mask``: FlexAttention's functions;
   score_mod and mask_mod are traced into the fused kernel.
 - ``flash_attn_with_kvcache``: FlashAttention's decoding call on contiguous
@@ -29,6 +33,7 @@ from .flex import (BlockMask, TraceError, and_masks, create_block_mask, flex_att
                    noop_mask, or_masks)
 from .functional import hf_attention_forward, scaled_dot_product_attention
 from .ir import CompiledFunction, compile
+from .linear import linear
 from .serving import flash_attn_varlen_func, flash_attn_with_kvcache
 from .modules import MultiheadAttention
 
@@ -36,7 +41,7 @@ __all__ = ["AttnError", "BlockMask", "CompiledFunction", "MultiheadAttention",
            "TraceError", "and_masks", "cache_info", "clear_cache", "compile",
            "create_block_mask", "flash_attn_varlen_func", "flash_attn_with_kvcache",
            "flex_attention",
-           "hf_attention_forward", "noop_mask",
+           "hf_attention_forward", "linear", "noop_mask",
            "or_masks", "scaled_dot_product_attention"]
 
 

@@ -15,6 +15,7 @@
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -177,6 +178,12 @@ keyLengthBounds(ModuleOp module, llvm::StringRef entry,
     return bounds;
   Block &body = fn->getBody().front();
   auto record = [&](Operation *op, Value lengths, Value keys, int64_t dim) {
+    // Through slices and casts of the argument (a tiled program slices the
+    // lengths per batch tile): every element the op reads is the
+    // argument's.
+    while (lengths && isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp>(
+                          lengths.getDefiningOp()))
+      lengths = lengths.getDefiningOp()->getOperand(0);
     auto arg = dyn_cast_or_null<BlockArgument>(lengths);
     if (!arg || arg.getOwner() != &body)
       return;
@@ -191,6 +198,10 @@ keyLengthBounds(ModuleOp module, llvm::StringRef entry,
   fn->walk([&](Operation *op) {
     if (auto sdpa = dyn_cast<mlir::attn::SdpaOp>(op))
       record(op, sdpa.getKeyLengths(), sdpa.getKey(), 2);
+    else if (auto partial = dyn_cast<mlir::attn::SdpaPartialOp>(op))
+      record(op, partial.getKeyLengths(), partial.getKey(), 2);
+    else if (auto grad = dyn_cast<mlir::attn::SdpaGradOp>(op))
+      record(op, grad.getKeyLengths(), grad.getKey(), 2);
     else if (auto mask = dyn_cast<mlir::attn::MaskOp>(op))
       record(op, mask.getKeyLengths(), mask.getInput(), 3);
     else if (auto mha = dyn_cast<mlir::attn::MhaOp>(op))

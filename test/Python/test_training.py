@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import attn_mlir
@@ -159,6 +160,14 @@ def test_refusals():
     grad, = torch.autograd.grad(out.sum(), q, create_graph=True)
     with pytest.raises(RuntimeError):
         torch.autograd.grad(grad.sum(), q)
+    # int32 key lengths are checked by the runtime, on the recorded path
+    # (attn.sdpa_partial) as on the plain one: past Tk is an error, not a
+    # read past the keys.
+    lens = np.array([3], np.int32)
+    lens[0] = 9
+    with pytest.raises(attn_mlir.AttnError, match="element 0 is 9, outside \\[0, Tk = 8\\] "
+                       "of 'attn.sdpa_partial'"):
+        sdpa(q, q, q, key_lengths=lens)
 
 
 def test_training_example():

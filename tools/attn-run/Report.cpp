@@ -12,6 +12,8 @@
 
 #include "attn/Dialect/AttnDialect.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -54,6 +56,9 @@ struct Visibility {
   /// Per batch row, when the key lengths are an entry argument; lengths
   /// computed inside the function count as Tk.
   std::optional<std::vector<int64_t>> keyLengths;
+  /// sdpa_partial's `diagonal(%d)` (top-left rule moved to i + d), when %d
+  /// is a constant.
+  std::optional<int64_t> diagonalShift;
 };
 
 /// The key lengths of an op whose key_lengths operand is an entry argument.
@@ -93,7 +98,8 @@ static double visiblePairs(double batch, double tq, double tk, const Visibility 
     if (v.keyLengths && b < static_cast<int64_t>(v.keyLengths->size()))
       len = std::clamp<int64_t>((*v.keyLengths)[b], 0, len);
     for (int64_t i = 0; i < static_cast<int64_t>(tq); ++i) {
-      int64_t d = diagonal == CausalKind::top_left ? i : i + len - static_cast<int64_t>(tq);
+      int64_t d = diagonal == CausalKind::top_left ? i + v.diagonalShift.value_or(0)
+                                                   : i + len - static_cast<int64_t>(tq);
       int64_t lo = left ? std::max<int64_t>(0, d - *left) : 0;
       int64_t hi = right ? std::min<int64_t>(len - 1, d + *right) : len - 1;
       total += static_cast<double>(std::max<int64_t>(0, hi - lo + 1));
@@ -102,11 +108,13 @@ static double visiblePairs(double batch, double tq, double tk, const Visibility 
   return total;
 }
 
-/// FLOPs of one call: 2·B·H·Tq·Tk·(D + Dv) per sdpa/mha attention (4·B·H·
-/// Tq·Tk·D when Dv = D), 2·B·T·In·Out per projection, 2·B·H·Tq·Tk·D per
-/// scores/weighted_sum. The effective count takes, for an sdpa or mha with
-/// a causal mask, a window or key lengths, only the visible pairs. nullopt
-/// when a dim is unknown.
+/// FLOPs of one call: 2·B·H·Tq·Tk·(D + Dv) per sdpa/sdpa_partial/mha
+/// attention (4·B·H·Tq·Tk·D when Dv = D), 2.5 times that per sdpa_grad
+/// (FlashAttention's convention for dQ, dK, dV), 2·B·T·In·Out per
+/// projection, 2·B·H·Tq·Tk·D per scores/weighted_sum. The effective count
+/// takes, for an attention with a causal mask, a window or key lengths,
+/// only the visible pairs (an sdpa_partial whose diagonal is not a
+/// constant counts every pair). nullopt when a dim is unknown.
 std::optional<FlopCount> countFlops(func::FuncOp fn,
                                     llvm::ArrayRef<rt::HostTensor> args) {
   FlopCount total;
@@ -129,8 +137,8 @@ std::optional<FlopCount> countFlops(func::FuncOp fn,
   auto attention = [&](std::optional<double> b, std::optional<double> h,
                        std::optional<double> tq, std::optional<double> tk,
                        std::optional<double> d, std::optional<double> dv,
-                       const Visibility &vis) {
-    double perPair = 2 * prod({h, d}) + 2 * prod({h, dv});
+                       const Visibility &vis, double factor = 1.0) {
+    double perPair = factor * (2 * prod({h, d}) + 2 * prod({h, dv}));
     double pairs = prod({b, tq, tk});
     if (!known)
       return;
@@ -144,6 +152,25 @@ std::optional<FlopCount> countFlops(func::FuncOp fn,
                 dimValue(k, 2, args), dimValue(q, 3, args), dimValue(v, 3, args),
                 Visibility{s.getCausal(), s.getWindowAttr(),
                            keyLengthValues(s.getKeyLengths(), args)});
+    } else if (auto s = dyn_cast<mlir::attn::SdpaPartialOp>(op)) {
+      Value q = s.getQuery(), k = s.getKey(), v = s.getValue();
+      Visibility vis{s.getCausal(), s.getWindowAttr(),
+                     keyLengthValues(s.getKeyLengths(), args)};
+      if (Value d = s.getDiagonal()) {
+        std::optional<int64_t> shift = getConstantIntValue(d);
+        if (!shift) // unknown diagonal: every pair
+          vis = Visibility{};
+        vis.diagonalShift = shift;
+      }
+      attention(dimValue(q, 0, args), dimValue(q, 1, args), dimValue(q, 2, args),
+                dimValue(k, 2, args), dimValue(q, 3, args), dimValue(v, 3, args), vis);
+    } else if (auto g = dyn_cast<mlir::attn::SdpaGradOp>(op)) {
+      Value q = g.getQuery(), k = g.getKey(), v = g.getValue();
+      attention(dimValue(q, 0, args), dimValue(q, 1, args), dimValue(q, 2, args),
+                dimValue(k, 2, args), dimValue(q, 3, args), dimValue(v, 3, args),
+                Visibility{g.getCausal(), g.getWindowAttr(),
+                           keyLengthValues(g.getKeyLengths(), args)},
+                /*factor=*/2.5);
     } else if (auto m = dyn_cast<mlir::attn::MhaOp>(op)) {
       Value xq = m.getQueryInput(), xkv = m.getKvInput();
       bool outIn = m.getLayout() == mlir::attn::WeightLayout::out_in;

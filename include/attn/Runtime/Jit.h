@@ -79,8 +79,10 @@ struct KeyLengthBound {
 };
 
 /// For each argument of `entry`, given the inputs' shapes: when the argument
-/// is the key_lengths operand of an attn op (sdpa, mask, mha) whose Tk is
-/// known for these shapes, that Tk (the smallest when it feeds several ops).
+/// is the key_lengths operand of an attn op (sdpa, sdpa_partial, sdpa_grad,
+/// mask, mha), directly or through tensor.extract_slice / tensor.cast,
+/// whose Tk is known for these shapes, that Tk (the smallest when it feeds
+/// several ops).
 std::vector<std::optional<KeyLengthBound>>
 keyLengthBounds(mlir::ModuleOp module, llvm::StringRef entry,
                 llvm::ArrayRef<std::vector<int64_t>> shapes);

@@ -38,7 +38,8 @@ typedef enum attn_aot_dtype {
   ATTN_AOT_BOOL = 2, /* one byte per element, 0 or 1 */
   ATTN_AOT_I32 = 3,
   ATTN_AOT_I64 = 4,
-  ATTN_AOT_BF16 = 5  /* bfloat16, 2-byte words (the high half of an f32) */
+  ATTN_AOT_BF16 = 5, /* bfloat16, 2-byte words (the high half of an f32) */
+  ATTN_AOT_I8 = 6    /* int8 (quantised K/V caches) */
 } attn_aot_dtype;
 
 typedef enum attn_aot_status {

@@ -50,6 +50,8 @@ StringRef dtypeName(ElementType dtype) {
     return "int64";
   case ElementType::BF16:
     return "bfloat16";
+  case ElementType::I8:
+    return "int8";
   }
   return "unknown";
 }
@@ -68,6 +70,8 @@ size_t dtypeSize(ElementType dtype) {
     return 8;
   case ElementType::BF16:
     return 2;
+  case ElementType::I8:
+    return 1;
   }
   return 0;
 }
@@ -86,6 +90,8 @@ StringRef dtypeDescr(ElementType dtype) {
     return "<i8";
   case ElementType::BF16:
     return "<f4"; // written as float32
+  case ElementType::I8:
+    return "|i1";
   }
   return "";
 }
@@ -193,6 +199,7 @@ float HostTensor::getAsFloat(int64_t flatIndex) const {
     return *p ? 1.0f : 0.0f;
   case ElementType::I32:
   case ElementType::I64:
+  case ElementType::I8:
     return static_cast<float>(getAsInt(flatIndex));
   case ElementType::BF16:
     return bfloat16ToFloat(support::endian::read16le(p));
@@ -207,6 +214,8 @@ int64_t HostTensor::getAsInt(int64_t flatIndex) const {
     return static_cast<int32_t>(support::endian::read32le(p));
   case ElementType::I64:
     return static_cast<int64_t>(support::endian::read64le(p));
+  case ElementType::I8:
+    return static_cast<int8_t>(*p);
   case ElementType::Bool:
     return *p ? 1 : 0;
   case ElementType::F32:
@@ -252,6 +261,11 @@ void HostTensor::setFromFloat(int64_t flatIndex, float v) {
   case ElementType::BF16:
     support::endian::write16le(p, floatToBfloat16(v));
     return;
+  case ElementType::I8: {
+    double r = std::isnan(v) ? 0.0 : std::nearbyint(static_cast<double>(v));
+    *p = static_cast<uint8_t>(static_cast<int8_t>(std::min(std::max(r, -128.0), 127.0)));
+    return;
+  }
   }
 }
 

@@ -58,9 +58,11 @@ llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
     spec.dtype = ElementType::I32;
   else if (e.isSignlessInteger(64))
     spec.dtype = ElementType::I64;
+  else if (e.isSignlessInteger(8))
+    spec.dtype = ElementType::I8;
   else
     return err(what + " has element type " + llvm::Twine(typeStr(e)) +
-               "; .npy exchange supports f32, f16, bf16 (as float32), i1, i32 and i64");
+               "; .npy exchange supports f32, f16, bf16 (as float32), i1, i8, i32 and i64");
   for (int64_t d : rt.getShape())
     spec.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
   return spec;

@@ -355,6 +355,8 @@ std::string NpyArray::dtypeStr() const {
 std::optional<ElementType> NpyArray::exactDType() const {
   if (kind == Kind::Bool)
     return ElementType::Bool;
+  if (kind == Kind::Int && itemSize == 1)
+    return ElementType::I8;
   if (kind == Kind::Int && !bigEndian && (itemSize == 4 || itemSize == 8))
     return itemSize == 4 ? ElementType::I32 : ElementType::I64;
   if (kind != Kind::Float || bigEndian)

@@ -24,7 +24,7 @@ namespace attn::runtime::detail {
 
 /// What readNpy (and toHostTensor without conversions) accepts.
 inline constexpr const char *kSupported =
-    "(supported: float32 '<f4', float16 '<f2', bool '|b1', int32 '<i4', "
+    "(supported: float32 '<f4', float16 '<f2', bool '|b1', int8 '|i1', int32 '<i4', "
     "int64 '<i8')";
 
 /// "<path>: <problem>" as an llvm::Error.

@@ -25,6 +25,7 @@ _NUMPY_TYPES = {
     np.dtype(np.float32): "float32",
     np.dtype(np.float16): "float16",
     np.dtype(np.bool_): "bool",
+    np.dtype(np.int8): "int8",
     np.dtype(np.int32): "int32",
     np.dtype(np.int64): "int64",
 }
@@ -44,7 +45,7 @@ class _TorchTypes(dict):
             torch = _torch()
             self.update({torch.float32: "float32", torch.float16: "float16",
                          torch.bfloat16: "bfloat16", torch.bool: "bool",
-                         torch.int32: "int32", torch.int64: "int64"})
+                         torch.int8: "int8", torch.int32: "int32", torch.int64: "int64"})
         return dict.get(self, dtype)
 
 

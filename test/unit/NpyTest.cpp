@@ -231,6 +231,21 @@ TEST(HostTensorTest, DTypes) {
   EXPECT_EQ(dtypeSize(ElementType::I64), 8u);
   EXPECT_EQ(dtypeDescr(ElementType::I32), "<i4");
   EXPECT_EQ(dtypeDescr(ElementType::I64), "<i8");
+  EXPECT_EQ(dtypeName(ElementType::I8), "int8");
+  EXPECT_EQ(dtypeSize(ElementType::I8), 1u);
+  EXPECT_EQ(dtypeDescr(ElementType::I8), "|i1");
+}
+
+TEST(HostTensorTest, Int8GetSetAndRoundTrip) {
+  HostTensor t = HostTensor::zeros(ElementType::I8, {4});
+  t.setFromFloat(0, -7.4f);  // rounds to nearest
+  t.setFromFloat(1, 300.0f); // saturates
+  t.setFromFloat(2, -300.0f);
+  t.setFromFloat(3, 126.6f);
+  EXPECT_EQ(t.getAsInt(0), -7);
+  EXPECT_EQ(t.getAsInt(1), 127);
+  EXPECT_EQ(t.getAsInt(2), -128);
+  EXPECT_EQ(t.getAsFloat(3), 127.0f);
 }
 
 TEST(HostTensorTest, IntegerGetSet) {
@@ -540,7 +555,7 @@ TEST_F(NpyTest, ErrorUnsupportedDType) {
       "{'descr': '<i2', 'fortran_order': False, 'shape': (1,), }",
       std::string(2, '\0')));
   EXPECT_HAS(msg, ": unsupported dtype '<i2' (supported: float32 '<f4', "
-                  "float16 '<f2', bool '|b1', int32 '<i4', int64 '<i8')");
+                  "float16 '<f2', bool '|b1', int8 '|i1', int32 '<i4', int64 '<i8')");
   EXPECT_HAS(errorFor(npyFile("{'descr': '|f4', 'fortran_order': False, "
                               "'shape': (1,), }",
                               f32le(1))),

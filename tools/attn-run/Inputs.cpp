@@ -36,6 +36,8 @@ std::optional<rt::ElementType> dtypeOf(Type t) {
     return rt::ElementType::I32;
   if (e.isSignlessInteger(64))
     return rt::ElementType::I64;
+  if (e.isSignlessInteger(8))
+    return rt::ElementType::I8;
   return std::nullopt;
 }
 
@@ -244,7 +246,8 @@ std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
     shapes.push_back(spec.shape);
   }
   // Integer arguments are key lengths, uniform in [0, Tk] of their op, or
-  // block tables, uniform in [0, NB) of their cache.
+  // block tables, uniform in [0, NB) of their cache; int8 arguments
+  // (quantised caches) are uniform in [-127, 127].
   std::vector<std::optional<rt::KeyLengthBound>> bounds =
       rt::keyLengthBounds(module, entry, shapes);
   std::vector<int64_t> range(specs.size(), 0);
@@ -264,6 +267,8 @@ std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
     for (int64_t k = 0, n = t.numel(); k < n; ++k) {
       if (integer)
         t.setFromFloat(k, float(gen() % range[i]));
+      else if (spec.dtype == rt::ElementType::I8)
+        t.setFromFloat(k, float(int64_t(gen() % 255) - 127));
       else
         t.setFromFloat(k, spec.dtype == rt::ElementType::Bool ? float(gen() % 4 != 0)
                                                          : uni(gen));

@@ -262,6 +262,7 @@ static std::pair<double, double> defaultTolerances(rt::ElementType d) {
   case rt::ElementType::Bool:
   case rt::ElementType::I32:
   case rt::ElementType::I64:
+  case rt::ElementType::I8:
     return {0, 0};
   }
   return {0, 0};

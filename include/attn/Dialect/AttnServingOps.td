@@ -4,7 +4,8 @@
 // blocks of one shared pool (vLLM's paged attention). attn.gather_pages
 // views such a pool as the [B, Hkv, Tk, D] keys or values attn.sdpa
 // reads: the reference lowering copies the pages out, the fused CPU
-// kernel reads them in place through the block table.
+// kernel reads them in place through the block table. attn.dequantize
+// reads an int8 cache with per-token scales as floats.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_SERVING_OPS_TD
@@ -101,6 +102,65 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
     $cache `,` $table (`lengths` `(` $lengths^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
+}
+
+def Attn_DequantizeOp : Attn_Op<"dequantize", [Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
+  let summary = "int8 keys or values with one scale per token and head, as floats";
+  let description = [{
+    **Meaning.** A quantised KV cache (symmetric int8, one f32 scale per
+    token and K/V head, llama.cpp's and OpenVINO's per-token scheme) read
+    as the floats attention takes:
+
+    ```
+    y[b, h, j, d] = float(x[b, h, j, d]) · scale[b, h, j]
+    ```
+
+    PyTorch: `x.float() * scale[..., None]`.
+
+    **Usage.**
+
+    ```
+    %k = attn.dequantize %x, %scale : (tensor<BxHkvxTxDxi8>, tensor<BxHkvxTxf32>)
+        -> tensor<BxHkvxTxDx(f32|f16|bf16)>
+    ```
+
+    `attn.sdpa` whose K and V both come from `attn.dequantize` is what a
+    decode step on an int8 cache runs: the fused CPU kernel's decode tile
+    reads the int8 rows in place and applies the scales to the scores and
+    to the probabilities (docs/serving.md); elsewhere the reference
+    lowering builds the float tensor.
+
+    **Verifier.**
+    - `x` is `i8` of rank 4 `[B,Hkv,T,D]`; `scale` is `f32` `[B,Hkv,T]`
+      (its dims equal to `x`'s first three).
+    - The result has `x`'s shape, with a float element type.
+
+    **Folds.** None.
+
+    **Example.**
+
+    ```mlir
+    func.func @int8_decode(%q: tensor<1x8x1x64xf32>, %kq: tensor<1x2x128x64xi8>,
+                           %ks: tensor<1x2x128xf32>, %vq: tensor<1x2x128x64xi8>,
+                           %vs: tensor<1x2x128xf32>) -> tensor<1x8x1x64xf32> {
+      %k = attn.dequantize %kq, %ks
+          : (tensor<1x2x128x64xi8>, tensor<1x2x128xf32>) -> tensor<1x2x128x64xf32>
+      %v = attn.dequantize %vq, %vs
+          : (tensor<1x2x128x64xi8>, tensor<1x2x128xf32>) -> tensor<1x2x128x64xf32>
+      %o = attn.sdpa %q, %k, %v
+          : (tensor<1x8x1x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>)
+            -> tensor<1x8x1x64xf32>
+      return %o : tensor<1x8x1x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$input, RankedTensorOf<[F32]>:$scale);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_SERVING_OPS_TD

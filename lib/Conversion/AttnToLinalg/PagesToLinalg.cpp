@@ -1,6 +1,8 @@
-//===- PagesToLinalg.cpp - attn.gather_pages to linalg --------------------===//
+//===- PagesToLinalg.cpp - attn.gather_pages, attn.dequantize to linalg ---===//
 //
-// The reference lowering of attn.gather_pages: one linalg.generic over the
+// The reference lowerings of the KV-cache ops. attn.dequantize: one
+// elementwise linalg.generic, float(x) · scale broadcast over D.
+// attn.gather_pages: one linalg.generic over the
 // [B, Hkv, MB·BS, D] result whose body reads the block table and then the
 // cache with tensor.extract. Block ids are clamped into [0, NB) and a row
 // at or past the sequence's length (or any row of an empty cache) is 0
@@ -88,8 +90,40 @@ struct GatherPagesToLinalg : OpConversionPattern<GatherPagesOp> {
   }
 };
 
+/// y[b,h,j,d] = float(x[b,h,j,d]) · scale[b,h,j]
+struct DequantizeToLinalg : OpConversionPattern<DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(DequantizeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType ty = op.getType();
+    Type elt = ty.getElementType();
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultSizes(rewriter, op), elt);
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = rewriter.getMultiDimIdentityMap(4);
+    AffineMap perRow = AffineMap::get(4, 0,
+                                      {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                                       getAffineDimExpr(2, ctx)},
+                                      ctx);
+    Value y = linalg::GenericOp::create(
+                  rewriter, loc, TypeRange{ty}, ValueRange{a.getInput(), a.getScale()},
+                  ValueRange{init}, ArrayRef<AffineMap>{id, perRow, id},
+                  SmallVector<IteratorType>(4, kPar),
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    Value x = arith::SIToFPOp::create(b, l, b.getF32Type(), args[0]);
+                    Value v = arith::MulFOp::create(b, l, x, args[1]);
+                    if (!elt.isF32())
+                      v = arith::TruncFOp::create(b, l, elt, v);
+                    linalg::YieldOp::create(b, l, v);
+                  })
+                  .getResult(0);
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::attn::populatePagesToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<GatherPagesToLinalg>(patterns.getContext());
+  patterns.add<GatherPagesToLinalg, DequantizeToLinalg>(patterns.getContext());
 }

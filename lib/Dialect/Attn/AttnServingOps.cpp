@@ -1,4 +1,4 @@
-//===- AttnServingOps.cpp - attn.gather_pages -----------------------------===//
+//===- AttnServingOps.cpp - attn.gather_pages, attn.dequantize ------------===//
 //
 // The verifier, result type and shape reification of the serving ops
 // (AttnServingOps.td).
@@ -54,5 +54,33 @@ LogicalResult GatherPagesOp::reifyResultShapes(OpBuilder &b, ReifiedRankedShaped
                  foldMul(b, loc, mixedDim(b, loc, table, 1),
                          mixedDim(b, loc, cache, getBlockSizeDim())),
                  mixedDim(b, loc, cache, 3)});
+  return success();
+}
+
+LogicalResult DequantizeOp::verify() {
+  detail::Checker c(*this);
+  Value x = getInput(), scale = getScale();
+  if (failed(c.rank("input", x, 4, "[B,Hkv,T,D]")) ||
+      failed(c.rank("scale", scale, 3, "[B,Hkv,T]")))
+    return failure();
+  static const char *names[] = {"batch", "heads", "tokens"};
+  for (int64_t i = 0; i < 3; ++i)
+    if (failed(c.dim("scale", scale, i, names[i], dimOf(x, i),
+                     Twine("dim ") + Twine(i) + " of 'input'")))
+      return failure();
+  RankedTensorType rt = getType();
+  for (int64_t i = 0; i < 4; ++i)
+    if (!agree(rt.getDimSize(i), dimOf(x, i)))
+      return emitOpError() << "result dim " << i << " is " << dimStr(rt.getDimSize(i))
+                           << ", expected " << dimStr(dimOf(x, i)) << " (dim " << i
+                           << " of 'input')";
+  return success();
+}
+
+LogicalResult DequantizeOp::reifyResultShapes(OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+  Location loc = getLoc();
+  Value x = getInput();
+  out.push_back({mixedDim(b, loc, x, 0), mixedDim(b, loc, x, 1), mixedDim(b, loc, x, 2),
+                 mixedDim(b, loc, x, 3)});
   return success();
 }

@@ -39,7 +39,9 @@ bool FlashKernel::takesDirectKeys(const SdpaProblem &problem, const ConvertAttnT
 /// row), kept in `keySums`; then each row's w vectors are folded into
 /// one vector of w scores in key order by foldSlotsOfRows (about 2 shuffles
 /// per key and row). Keys past the tile's (the partial last tile) repeat
-/// its last key; the keep rules hide them.
+/// its last key; the keep rules hide them. With int8 K (SdpaProblem::
+/// quantized) the rows are converted to f32 as they are read and each
+/// key's scale (gathered into keyScaleSlots) multiplies the folded scores.
 ///
 /// The read order is a decode's speed: K (and V, accumulateValuesByRows)
 /// stream from memory, and only a front-to-back read of one key row after
@@ -74,7 +76,9 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
         stepKeys.push_back(b.minI(key, lastKey));
       }
       SmallVector<SmallVector<Value, 4>> keyRows;
-      for (Value key : stepKeys) {
+      for (auto [slot, key] : llvm::zip(slots, stepKeys)) {
+        if (keyScaleSlots) // int8 K: the key's scale, applied after the fold
+          b.store(b.load(bufs.keyScales, {bIdx, hkv, key}), keyScaleSlots, {slot});
         keyRows.push_back(bufs.keyRow(b, bIdx, hkv, key));
         prefetchRow(bufs.v, keyRows.back(), problem.dv);
         prefetchRow(bufs.k, bufs.keyRow(b, bIdx, hkv, keyAhead(key)), problem.d, kNonTemporal);
@@ -104,7 +108,11 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
           return b.vload(keySums, {b.idx(slot), b.idx(r * w)});
         },
         [&](Value x, Value y) { return b.fadd(x, y); },
-        [&](int64_t r, Value scores) { storeScores(k0, b.idx(r), {j}, {scores}); });
+        [&](int64_t r, Value scores) {
+          if (keyScaleSlots)
+            scores = b.fmul(scores, b.vload(keyScaleSlots, {b.idx(0)}));
+          storeScores(k0, b.idx(r), {j}, {scores});
+        });
   });
 }
 
@@ -209,7 +217,7 @@ void FlashKernel::accumulateValuesInCache(Value k0, Value kRows) {
     prefetchNextKeyRow(k0, j);
     SmallVector<Value> weights;
     for (int64_t r = 0; r < rowBlock; ++r)
-      weights.push_back(b.bcast(b.load(sp, {b.idx(r), j})));
+      weights.push_back(b.bcast(probabilityWeight(b.idx(r), k0, j)));
     SmallVector<Value, 4> row = bufs.keyRow(b, bIdx, hkv, b.add(k0, j));
     b.loop(b.idx(0), b.idx(dvPadded), w, [&](Value c) {
       Value v = b.vloadF32(bufs.v, withColumn(row, c));

@@ -169,6 +169,8 @@ void FlashKernel::allocateScratch() {
   sp = scratch({opts.tileQ, opts.tileK});
   if (directKeys) // a run's per-key vectors: [slot][row · w + lane]
     keySums = scratch({opts.vectorWidth, opts.tileQ * opts.vectorWidth});
+  if (directKeys && problem.quantized) // a run's int8 key scales, per slot
+    keyScaleSlots = scratch({opts.vectorWidth});
   acc = scratch({opts.tileQ, dvPadded});
   mRow = scratch({opts.tileQ});
   lRow = scratch({opts.tileQ});
@@ -604,6 +606,15 @@ void FlashKernel::accumulateValues(Value k0, Value kRows) {
   });
 }
 
+/// P[row][j], times V's scale for key k0 + j with int8 V
+/// (SdpaProblem::quantized; l was summed from P before).
+Value FlashKernel::probabilityWeight(Value row, Value k0, Value j) {
+  Value p = b.load(sp, {row, j});
+  if (!bufs.valueScales)
+    return p;
+  return b.fmul(p, b.load(bufs.valueScales, {bIdx, hkv, b.add(k0, j)}));
+}
+
 /// One register block of accumulateValues: rows row0 .. row0 + n - 1 ×
 /// the vectors of columns at colIdx, rescaled by α, plus P · V over
 /// `keyCount` keys (V in place, or the packed Vt), stored back to acc.
@@ -630,7 +641,11 @@ void FlashKernel::accumulateBlock(Value k0, Value keyCount, Value row0, int64_t 
           return b.vloadF32(bufs.v, bufs.keyAt(b, bIdx, hkv, b.add(k0, j), colIdx[v]));
         return b.vload(vt, {j, colIdx[v]});
       },
-      [&](int64_t r, Value j) { return b.load(bf16Dot ? pPairs : sp, {b.add(row0, b.idx(r)), j}); },
+      [&](int64_t r, Value j) {
+        if (bf16Dot)
+          return b.load(pPairs, {b.add(row0, b.idx(r)), j});
+        return probabilityWeight(b.add(row0, b.idx(r)), k0, j);
+      },
       perStep, dot ? &*dot : nullptr);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t v = 0; v < cols; ++v)

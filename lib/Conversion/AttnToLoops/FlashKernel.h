@@ -44,10 +44,13 @@ using flash::SdpaProblem;
 using flash::TileState;
 
 /// What the CPU kernel takes: f16/bf16 (computed in f32), score and mask
-/// functions, paged K/V read in place, attention sinks and dropout.
+/// functions, paged K/V read in place, attention sinks, dropout, and int8
+/// K/V read in place by the decode tile (the pattern resets
+/// SdpaProblem::quantized for other tiles).
 inline KernelSupport cpuKernelSupport() {
   return KernelSupport{"CPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true,
-                       /*pagedKeys=*/true, /*sinks=*/true, /*dropout=*/true};
+                       /*pagedKeys=*/true, /*sinks=*/true, /*dropout=*/true,
+                       /*quantizedKeys=*/true};
 }
 
 /// Dv rounded up to whole vectors: the width of the accumulators and of the
@@ -153,6 +156,8 @@ private:
   Value bIdx, hkv;
   Value tileK0; ///< the first key of the K/V tile attend() is on
   Value qs, kt, vt, sp, keySums, acc, mRow, lRow, alphaRow;
+  /// int8 K (SdpaProblem::quantized): the scales of a run's keys, per slot.
+  Value keyScaleSlots;
   Value pPairs; ///< bf16 dots: P rounded to bf16, [tile-q, tile-k/2] pairs as i32
 
   /// The query positions the tile's rows cover, [begin, end): a grouped
@@ -204,6 +209,8 @@ private:
   /// the probabilities P·V weighs; the row sum l keeps the undropped P.
   Value dropProbabilities(Value i, Value j, Value p);
   void accumulateValues(Value k0, Value kRows);
+  /// P[row][j] as P·V weighs V's row k0 + j (times its int8 scale).
+  Value probabilityWeight(Value row, Value k0, Value j);
   void accumulateBlock(Value k0, Value keyCount, Value row0, int64_t n,
                        ArrayRef<Value> colIdx, function_ref<void(Value)> perStep = nullptr);
 

@@ -366,6 +366,8 @@ struct SdpaGradToFlashLoops : OpRewritePattern<SdpaGradOp> {
     std::string reason;
     KernelSupport support = cpuKernelSupport();
     support.pagedKeys = false;
+    support.quantizedKeys = false;
+  support.quantizedKeys = false;
     FailureOr<SdpaProblem> problem = SdpaProblem::analyze(op, support, reason);
     if (failed(problem))
       return rewriter.notifyMatchFailure(op, reason);
@@ -413,6 +415,7 @@ std::string sdpaGradRefusal(SdpaGradOp op, int64_t vectorWidth) {
   std::string reason;
   KernelSupport support = cpuKernelSupport();
   support.pagedKeys = false;
+  support.quantizedKeys = false;
   FailureOr<SdpaProblem> p = SdpaProblem::analyze(op, support, reason);
   if (failed(p))
     return reason;

@@ -94,13 +94,12 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
         SdpaProblem::analyze(op, cpuKernelSupport(), reason);
     if (failed(problem))
       return rewriter.notifyMatchFailure(op, reason);
-    const SdpaProblem &p = *problem;
+    SdpaProblem &p = *problem;
     if (tiling.reportUnfused && p.maskMod && !flash::isBoundable(*p.maskMod, p.captures))
       op.emitRemark() << "the mask function cannot be bounded per tile (it uses floats, "
                          "remainders, scf.if or multi-dim captures): every visited tile "
                          "evaluates it on every score, and no tile is skipped for it";
     FlashBuilder e{rewriter, op.getLoc(), tiling.vectorWidth};
-    SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer);
     // A static Tq below tile-q (decode: Tq = 1) groups the tile's rows over
     // the G query heads of a K/V head: G·Tq rows, rounded up to the
     // microkernel's row block (at most tile-q), instead of tile-q padded
@@ -118,6 +117,11 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
       tiling.tileQ = std::min<int64_t>(
           tiling.tileQ,
           std::max<int64_t>(kRowBlock, llvm::alignTo(p.group * staticTq, kRowBlock)));
+    // int8 K/V are read in place by the decode tile only; other tiles take
+    // the float K/V the attn.dequantize ops build.
+    if (p.quantized && !directKeys)
+      p.quantized.reset();
+    SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer);
     int64_t headsPerItem = grouped ? 1 : p.group;
     Value rowSpace = grouped ? e.idx(p.group * staticTq) : s.tq;
     Value numTiles = e.ceilDiv(rowSpace, tiling.tileQ);

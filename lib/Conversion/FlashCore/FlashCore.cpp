@@ -28,6 +28,16 @@ static std::optional<PagedKeys> pagedKeysOf(Value key, Value value, Value keyLen
   return PagedKeys{k.getCache(), v.getCache(), k.getTable(), k.getLayout()};
 }
 
+/// The int8 tensors and scales K and V are dequantized from, when both
+/// come from attn.dequantize.
+static std::optional<QuantizedKeys> quantizedKeysOf(Value key, Value value) {
+  auto k = key.getDefiningOp<DequantizeOp>();
+  auto v = value.getDefiningOp<DequantizeOp>();
+  if (!k || !v)
+    return std::nullopt;
+  return QuantizedKeys{k.getInput(), v.getInput(), k.getScale(), v.getScale()};
+}
+
 template <typename OpTy>
 static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
                                               std::string &reason) {
@@ -106,6 +116,8 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
     p.paged = pagedKeysOf(p.key, p.value, p.keyLengths);
   if (p.paged && p.dropoutRate)
     return fail("dropout with paged K/V is not supported by the " + support.name);
+  if (support.quantizedKeys && !p.paged)
+    p.quantized = quantizedKeysOf(p.key, p.value);
   if constexpr (std::is_same_v<OpTy, SdpaOp>)
     p.sinks = op.getSinks();
   if (p.sinks && !support.sinks)
@@ -154,6 +166,11 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
     bufs.numBlocks = memref::DimOp::create(b, loc, bufs.k, 0);
     bufs.blockSize =
         memref::DimOp::create(b, loc, bufs.k, bufs.layout == KvLayout::nhd ? 1 : 2);
+  } else if (p.quantized) {
+    bufs.k = toBuffer(p.quantized->keys);
+    bufs.v = toBuffer(p.quantized->values);
+    bufs.keyScales = toBuffer(p.quantized->keyScales);
+    bufs.valueScales = toBuffer(p.quantized->valueScales);
   } else {
     bufs.k = toBuffer(p.key);
     bufs.v = toBuffer(p.value);
@@ -357,6 +374,8 @@ Value FlashBuilder::vloadF32(Value m, ValueRange ivs) {
   if (elt.isF32())
     return vload(m, ivs);
   Value v = vector::LoadOp::create(b, loc, VectorType::get({width}, elt), m, ivs);
+  if (isa<IntegerType>(elt)) // int8 K/V (SdpaProblem::quantized)
+    return arith::SIToFPOp::create(b, loc, vec(), v);
   return arith::ExtFOp::create(b, loc, vec(), v);
 }
 

@@ -62,6 +62,9 @@ struct KernelSupport {
   bool sinks = false;
   /// attn.sdpa's dropout on the probabilities (Dropout.h's generator).
   bool dropout = false;
+  /// int8 K and V read in place (attn.dequantize operands), their scales
+  /// applied to the scores and the probabilities.
+  bool quantizedKeys = false;
 };
 
 /// K and V as blocks of paged caches: the operands of the attn.gather_pages
@@ -71,6 +74,14 @@ struct PagedKeys {
   Value keyCache, valueCache; ///< [NB, BS, Hkv, D] and [NB, BS, Hkv, Dv]
   Value table;                ///< [B, MB] i32/i64 block ids
   KvLayout layout = KvLayout::nhd; ///< [NB, BS, Hkv, D] or [NB, Hkv, BS, D]
+};
+
+/// int8 K and V with one scale per (batch row, K/V head, key): the operands
+/// of the attn.dequantize ops the sdpa's K and V come from, when the kernel
+/// reads the int8 rows in place (SdpaProblem::quantized).
+struct QuantizedKeys {
+  Value keys, values;           ///< [B, Hkv, Tk, D] and [B, Hkv, Tk, Dv] i8
+  Value keyScales, valueScales; ///< [B, Hkv, Tk] f32
 };
 
 struct FlashBuilder;
@@ -113,6 +124,12 @@ struct SdpaProblem {
   /// lengths, if any, are the sdpa's key lengths, so no key past a length
   /// is read. Null when K and V are plain tensors.
   std::optional<PagedKeys> paged;
+  /// K and V dequantized from int8 by attn.dequantize, read in place
+  /// (KernelSupport::quantizedKeys): s_ij = scale_k[j]·(q_i·k_j) and
+  /// P_ij·scale_v[j] weigh V's int8 row j. Null when K and V are floats. A
+  /// kernel that takes it only for some tiles resets it for the others
+  /// (then the attn.dequantize ops build the float tensors).
+  std::optional<QuantizedKeys> quantized;
   Value sinks; ///< attn.sdpa's [H] f32 attention sinks; null without
 
   bool hasAlibi() const { return bool(slopesType); }
@@ -147,6 +164,9 @@ struct SdpaBuffers {
   /// block ids; `blockSize` and `numBlocks` index values. Null otherwise.
   Value table, blockSize, numBlocks;
   KvLayout layout = KvLayout::nhd;
+  /// int8 K/V (SdpaProblem::quantized): k and v are the int8 tensors, these
+  /// their [B, Hkv, Tk] f32 scales. Null otherwise.
+  Value keyScales, valueScales;
 
   /// The indices of row `key` of K/V head `kvHead` of batch row `batch` in
   /// k or v, without the column: {batch, kvHead, key}, or for paged caches
@@ -321,7 +341,8 @@ struct FlashBuilder {
   Value vload(Value m, ValueRange ivs) {
     return vector::LoadOp::create(b, loc, vec(), m, ivs);
   }
-  /// A vector load of `m`'s element type (f32, f16, bf16) extended to f32.
+  /// A vector load of `m`'s element type (f32, f16, bf16; i8 as signed
+  /// integers) converted to f32.
   Value vloadF32(Value m, ValueRange ivs);
   /// Stores f32 `v` (scalar or vector) into `m`, rounded to its element
   /// type (f16/bf16: round to nearest even).

@@ -19,7 +19,12 @@ Program (issue 36): B 1, H 32, Hkv 8, D 128, f32, Tk 32768, Tq 1.
 And a ragged batch (flash_attn_varlen_func) of 16 causal sequences of 64
 to 4096 tokens (H 8, D 64) against 16 separate calls of
 scaled_dot_product_attention, and the same for 16 sequences of 64.
---only decode|ragged runs one part."""
+
+And (--only int8) the same decode on an int8 cache (attn.dequantize, one
+f32 scale per token and head, values quantised from the f32 cache) against
+the f32 and the f16 cache, with each one's error against float64
+attention on the dequantised K/V.
+--only decode|ragged|int8 runs one part."""
 
 import argparse
 import json
@@ -93,14 +98,86 @@ def ragged(rounds):
              t["varlen, 16 sequences of 64"] / t["16 separate calls of 64"]))
 
 
+def int8_decode(rounds, tk, build):
+    """The contiguous decode on f32, f16 and int8 caches, alternating."""
+    B, H, HKV, D = 1, 32, 8, 128
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((B, H, 1, D), dtype=np.float32)
+    k = rng.standard_normal((B, HKV, tk, D), dtype=np.float32)
+    v = rng.standard_normal((B, HKV, tk, D), dtype=np.float32)
+
+    def quantize(x):
+        scale = (np.abs(x).max(axis=-1) / 127).astype(np.float32)
+        return np.round(x / scale[..., None]).astype(np.int8), scale
+
+    kq, ks = quantize(k)
+    vq, vs = quantize(v)
+
+    def text(elt, quant):
+        t = lambda *s, e=elt: "tensor<%sx%s>" % ("x".join(map(str, s)), e)  # noqa: E731
+        tq, tkv, ts = t(B, H, 1, D), t(B, HKV, tk, D), t(B, HKV, tk, e="f32")
+        if not quant:
+            return ("func.func @decode(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+                    "  %%o = attn.sdpa %%q, %%k, %%v : (%s, %s, %s) -> %s\n"
+                    "  return %%o : %s\n}\n" % (tq, tkv, tkv, tq, tq, tkv, tkv, tq, tq))
+        t8, tf = t(B, HKV, tk, D, e="i8"), t(B, HKV, tk, D, e="f32")
+        return ("func.func @decode(%%q: %s, %%kq: %s, %%ks: %s, %%vq: %s, %%vs: %s) -> %s {\n"
+                "  %%k = attn.dequantize %%kq, %%ks : (%s, %s) -> %s\n"
+                "  %%v = attn.dequantize %%vq, %%vs : (%s, %s) -> %s\n"
+                "  %%o = attn.sdpa %%q, %%k, %%v : (%s, %s, %s) -> %s\n"
+                "  return %%o : %s\n}\n"
+                % (tq, t8, ts, t8, ts, tq, t8, ts, tf, t8, ts, tf, tq, tf, tf, tq, tq))
+
+    f32 = attn_mlir.compile(text("f32", False))
+    f16 = attn_mlir.compile(text("f16", False))
+    i8 = attn_mlir.compile(text("f32", True))
+    q16, k16, v16 = (x.astype(np.float16) for x in (q, k, v))
+    progs = {"f32 cache": lambda: f32(q, k, v), "f16 cache": lambda: f16(q16, k16, v16),
+             "int8 cache + f32 scales": lambda: i8(q, kq, ks, vq, vs)}
+    # Each against float64 attention on the K/V it holds (f16 and int8:
+    # the rounded values), so the error is the kernel's, not the format's.
+    def reference(kk, vv, qq):
+        kk, vv, qq = (np.asarray(x, dtype=np.float64) for x in (kk, vv, qq))
+        kk, vv = np.repeat(kk, H // HKV, 1), np.repeat(vv, H // HKV, 1)
+        s = qq @ kk.transpose(0, 1, 3, 2) / np.sqrt(D)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        return (p / p.sum(-1, keepdims=True)) @ vv
+    refs = {"f32 cache": reference(k, v, q), "f16 cache": reference(k16, v16, q16),
+            "int8 cache + f32 scales": reference(kq * ks[..., None].astype(np.float64),
+                                                 vq * vs[..., None].astype(np.float64), q)}
+    errs = {}
+    for name, f in progs.items():
+        out = np.asarray(f(), dtype=np.float64)
+        errs[name] = np.abs(out - refs[name]).max() / np.abs(refs[name]).max()
+    times = alternate(progs, rounds)
+    gbps, cmd = bandwidth(build, 1024, os.cpu_count())
+    nbytes = {"f32 cache": 2 * HKV * tk * D * 4, "f16 cache": 2 * HKV * tk * D * 2,
+              "int8 cache + f32 scales": 2 * HKV * tk * (D + 4)}
+    base = times["f32 cache"]
+    print("int8 decode: B %d, H %d, Hkv %d, D %d, Tk %d, %d rounds alternating; read "
+          "bandwidth %.1f GB/s (attn-fma-peak %s)" % (B, H, HKV, D, tk, rounds, gbps, cmd))
+    print()
+    print("| cache | median (ms) | f32 / this | K/V read (GB/s) | of bandwidth | max rel. error vs float64 |")
+    print("|---|---|---|---|---|---|")
+    for name, m in times.items():
+        print("| %s | %.2f | %.2f× | %.1f | %.0f %% | %.1e |"
+              % (name, 1e3 * m, base / m, nbytes[name] / m / 1e9,
+                 100 * nbytes[name] / m / 1e9 / gbps, errs[name]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--tk", type=int, default=32768)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--only", choices=["decode", "ragged"], default=None)
+    ap.add_argument("--only", choices=["decode", "ragged", "int8"], default=None)
     args = ap.parse_args()
     torch.manual_seed(0)
+    if args.only in (None, "int8"):
+        int8_decode(args.rounds, args.tk, args.build)
+        print()
+        if args.only == "int8":
+            return
     if args.only != "decode":
         ragged(args.rounds)
         print()

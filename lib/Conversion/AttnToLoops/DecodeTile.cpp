@@ -195,6 +195,27 @@ void FlashKernel::accumulateValuesByRows(Value k0, Value kRows) {
                             : function_ref<void(Value)>());
 }
 
+/// accumulateValues for a tile that reads int8 V in place
+/// (SdpaProblem::quantized): passes over slices of columns, each with every
+/// row of the tile, so that each int8 value is converted to f32 once
+/// (passes over rows, as accumulateValuesByRows makes, would convert every
+/// V row once per pass). A slice of 4 vectors of int8 is one 64-byte line
+/// at 16 lanes, so each pass still reads whole lines.
+void FlashKernel::accumulateValuesByColumns(Value k0, Value kRows) {
+  int64_t w = opts.vectorWidth;
+  int64_t cols = std::max<int64_t>(1, accumulatorBudget(w) / rowBlock);
+  while (cols > 1 && dvPadded % (cols * w) != 0)
+    cols /= 2;
+  for (int64_t c0 = 0; c0 < dvPadded; c0 += cols * w) {
+    SmallVector<Value> colIdx;
+    for (int64_t v = 0; v < cols; ++v)
+      colIdx.push_back(b.idx(c0 + v * w));
+    accumulateBlock(k0, kRows, b.idx(0), rowBlock, colIdx,
+                    c0 == 0 ? [&](Value j) { prefetchNextKeyRow(k0, j); }
+                            : function_ref<void(Value)>());
+  }
+}
+
 /// accumulateValues for a tile that reads V in place when a row's Dv
 /// does not fit the accumulator budget (AVX2's 8 lanes at Dv 128: 16
 /// vectors a row, 8 accumulators): acc stays in the stack scratch (L1)

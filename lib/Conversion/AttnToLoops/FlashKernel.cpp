@@ -581,6 +581,8 @@ Value FlashKernel::dropProbabilities(Value i, Value j, Value p) {
 /// see accumulateValuesByRows.
 void FlashKernel::accumulateValues(Value k0, Value kRows) {
   int64_t w = opts.vectorWidth;
+  if (directKeys && problem.quantized)
+    return accumulateValuesByColumns(k0, kRows);
   if (directKeys)
     return dvPadded / w <= accumulatorBudget(w) ? accumulateValuesByRows(k0, kRows)
                                                 : accumulateValuesInCache(k0, kRows);

@@ -225,6 +225,7 @@ private:
   Value keyAhead(Value key);
   void prefetchNextKeyRow(Value k0, Value j);
   void accumulateValuesByRows(Value k0, Value kRows);
+  void accumulateValuesByColumns(Value k0, Value kRows);
   void accumulateValuesInCache(Value k0, Value kRows);
 };
 

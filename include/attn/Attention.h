@@ -128,8 +128,10 @@ enum class MaskKind { None, Keep, Additive };
 ///    outputs O [B,H,Tq,Dv] f32 and each row's log-sum-exp [B,H,Tq] f32.
 ///  - Gradients: attn.sdpa_grad; inputs Q, K, V, then O (f32), dO (the
 ///    spec's type) and the log-sum-exp (f32), then the mask, slopes and key
-///    lengths; outputs dQ, dK, dV of the spec's type.
-/// OutputWithLse and Gradients take no dropout.
+///    lengths; outputs dQ, dK, dV of the spec's type (and, with maskGrad,
+///    the additive mask's gradient).
+/// With dropoutRate, OutputWithLse and Gradients carry the same rate and
+/// seed (the backward regenerates the forward's mask).
 enum class SdpaPart { Output, OutputWithLse, Gradients };
 
 struct SdpaSpec {
@@ -160,6 +162,9 @@ struct SdpaSpec {
   /// An input of key lengths, i32 [B], follows the slopes (if any); each
   /// must lie in [0, keyLen] (call() checks it).
   bool keyLengths = false;
+  /// Gradients with an additive mask: a fourth output, the mask's gradient
+  /// (of the mask's shape and type; attn.sdpa_grad's grad_mask).
+  bool maskGrad = false;
 };
 
 /// attn.mha (nn.MultiheadAttention with PyTorch's weight layout [Out,In]):

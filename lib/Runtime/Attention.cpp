@@ -218,6 +218,8 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   }
   if (Status st = checkFeatures(s, "SdpaSpec"); !st.ok())
     return st;
+  if (s.maskGrad && (s.part != SdpaPart::Gradients || s.mask != MaskKind::Additive))
+    return Status::error("SdpaSpec.maskGrad needs part Gradients and an additive mask");
   addFeatureArgs(s, fb, b, h, args);
   size_t firstExtra = 3;
   if (s.part == SdpaPart::Gradients) {
@@ -259,8 +261,11 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
       return op->getResults();
     }
     if (s.part == SdpaPart::Gradients) {
-      auto op = mlir::attn::SdpaGradOp::create(ob, loc, a[0], a[1], a[2], a[3], a[4], a[5],
-                                               mask, /*alibi_slopes=*/mlir::Value(),
+      // With maskGrad, a fourth result: the additive mask's gradient.
+      mlir::Type maskGradType = s.maskGrad && mask ? mask.getType() : mlir::Type();
+      auto op = mlir::attn::SdpaGradOp::create(ob, loc, a[0].getType(), a[1].getType(),
+                                               a[2].getType(), maskGradType, a[0], a[1], a[2],
+                                               a[3], a[4], a[5], mask, /*alibi_slopes=*/mlir::Value(),
                                                /*key_lengths=*/mlir::Value(), /*scale=*/nullptr,
                                                /*causal=*/nullptr, /*softcap=*/nullptr,
                                                /*window=*/nullptr, /*dropout_rate=*/nullptr,

@@ -201,9 +201,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     k = _arrays.as_buffer(key, "key").reshape(b, hkv, s, e)
     v = _arrays.as_buffer(value, "value").reshape(b, hkv, s, ev)
     inputs = [q, k, v]
-    mask_kind, mask_spec = "none", []
+    mask_kind, mask_spec, mask4 = "none", [], None
     if attn_mask is not None:
         marr, mask_kind, mask_spec = _mask_operand(attn_mask, dtype, lead, h, l, s)
+        mask4 = marr.shape
         inputs.append(marr)
     if alibi_slopes is not None:
         slopes = _arrays.as_buffer(_arrays.cast(alibi_slopes, "float32", "alibi_slopes")
@@ -237,10 +238,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             alibi_slopes is not None, alibi_slopes is not None and per_batch,
             key_lengths is not None, pipeline)
 
-    def make_part_text(part):
+    def make_part_text(part, mask_grad=False):
         from . import _attn_mlir
         spec = _attn_mlir.SdpaSpec()
         spec.part = part
+        spec.mask_grad = mask_grad
         spec.batch, spec.heads, spec.kv_heads = -1, h, hkv
         spec.query_len, spec.key_len = -1, -1
         spec.head_dim, spec.value_dim = e, ev
@@ -260,15 +262,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if _records_grad(query, key, value, attn_mask, alibi_slopes):
         # With dropout the forward (attn.sdpa_partial) and the backward
         # (attn.sdpa_grad) carry the same rate and seed: the backward
-        # regenerates the forward's mask from the seed.
+        # regenerates the forward's mask from the seed. An additive mask
+        # that requires grad gets attn.sdpa_grad's grad_mask (the
+        # reference lowering's: it needs the [B,H,L,S] score gradient).
+        mask_grad = _arrays.is_torch(attn_mask) and attn_mask.requires_grad
         plan = _GradPlan(shapes=(qs, ks, vs), dims=(b, h, l, e, hkv, s, ev), dtype=dtype,
                          extras=inputs[3:], out_shape=out_shape,
+                         mask=(tuple(attn_mask.shape), mask4, tuple(lead), attn_mask.dtype)
+                         if mask_grad else None,
                          forward=lambda: CACHE.get(key_ + ("output_with_lse",),
                                                    lambda: make_part_text("output_with_lse"), "sdpa",
                                                    pipeline),
-                         backward=lambda: CACHE.get(key_ + ("gradients",),
-                                                    lambda: make_part_text("gradients"), "sdpa", pipeline))
-        return _sdpa_function().apply(query, key, value, plan)
+                         backward=lambda: CACHE.get(key_ + ("gradients", mask_grad),
+                                                    lambda: make_part_text("gradients", mask_grad),
+                                                    "sdpa", pipeline))
+        return _sdpa_function().apply(query, key, value, attn_mask if mask_grad else None,
+                                      plan)
 
     kernel = CACHE.get(key_, make_text, "sdpa", pipeline)
     out, view = _arrays.empty_like_kind(query, out_shape, dtype)
@@ -278,17 +287,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def _records_grad(*xs):
     """Whether torch autograd records this call: grad mode on and a query,
-    key or value that requires grad. A mask or slopes that require grad are
-    refused (attn gives no gradient for them)."""
+    key, value or (float) mask that requires grad. Slopes that require grad
+    are refused (attn gives no gradient for them). (A bool mask cannot
+    require grad.)"""
     torch = _arrays._torch()
     if torch is None or not torch.is_grad_enabled():
         return False
     q, k, v, mask, slopes = xs
-    for name, x in (("attn_mask", mask), ("alibi_slopes", slopes)):
-        if _arrays.is_torch(x) and x.requires_grad:
-            _fail(ValueError, "%s requires grad; attn_mlir differentiates with respect "
-                  "to query, key and value only (detach it)" % name)
-    return any(_arrays.is_torch(x) and x.requires_grad for x in (q, k, v))
+    if _arrays.is_torch(slopes) and slopes.requires_grad:
+        _fail(ValueError, "alibi_slopes requires grad; attn_mlir differentiates with "
+              "respect to query, key, value and a float attn_mask only (detach it)")
+    return any(_arrays.is_torch(x) and x.requires_grad for x in (q, k, v, mask))
 
 
 class _GradPlan:
@@ -315,7 +324,7 @@ def _sdpa_function():
 
     class ScaledDotProductAttention(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, query, key, value, plan):
+        def forward(ctx, query, key, value, attn_mask, plan):
             b, h, l, e, hkv, s, ev = plan.dims
             q = _arrays.as_buffer(query, "query").reshape(b, h, l, e)
             k = _arrays.as_buffer(key, "key").reshape(b, hkv, s, e)
@@ -344,9 +353,26 @@ def _sdpa_function():
                 g, view = _arrays.empty_like_kind(query, shape, plan.dtype)
                 grads.append(g)
                 views.append(view.reshape(dims))
+            dmask = None
+            if plan.mask is not None:
+                mask_shape, mask4, lead, mask_dtype = plan.mask
+                g4, view = _arrays.empty_like_kind(query, mask4, plan.dtype)
+                views.append(view)
             plan.backward().call(ins + list(plan.extras), views)
+            if plan.mask is not None and ctx.needs_input_grad[3]:
+                # [B', H', L', S'] back to the mask's own shape: the batch
+                # dims it broadcast over summed (see _mask_operand).
+                n = len(mask_shape)
+                full = (1,) * (len(lead) + 3 - n) + tuple(mask_shape)
+                g = g4.float()
+                if g.shape[0] != 1:
+                    g = g.reshape(tuple(lead) + tuple(g.shape[1:]))
+                    summed = [i for i, m in enumerate(full[:len(lead)]) if m == 1]
+                    if summed:
+                        g = g.sum(dim=summed, keepdim=True)
+                dmask = g.reshape(mask_shape).to(mask_dtype)
             return tuple(g if need else None
-                         for g, need in zip(grads, ctx.needs_input_grad[:3])) + (None,)
+                         for g, need in zip(grads, ctx.needs_input_grad[:3])) + (dmask, None)
 
     _SDPA_FUNCTION.append(ScaledDotProductAttention)
     return ScaledDotProductAttention

@@ -344,6 +344,7 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def_readwrite("key_len", &attn::SdpaSpec::keyLen)
       .def_readwrite("head_dim", &attn::SdpaSpec::headDim)
       .def_readwrite("value_dim", &attn::SdpaSpec::valueDim)
+      .def_readwrite("mask_grad", &attn::SdpaSpec::maskGrad)
       .def_readwrite("dropout_rate", &attn::SdpaSpec::dropoutRate)
       .def_readwrite("dropout_seed", &attn::SdpaSpec::dropoutSeed)
       .def("to_mlir", [](const attn::SdpaSpec &s) {

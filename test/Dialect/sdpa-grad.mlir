@@ -112,3 +112,52 @@ func.func @dropout_seed_alone(%q: tensor<1x2x3x4xf32>) {
         -> (tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @mask_gradient
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[DM:.*]] = attn.sdpa_grad {{.*}} -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<3x3xf32>)
+// CHECK: return %[[DM]]
+func.func @mask_gradient(%q: tensor<1x2x3x4xf32>, %lse: tensor<1x2x3xf32>, %m: tensor<3x3xf32>)
+    -> tensor<3x3xf32> {
+  %dq, %dk, %dv, %dm = attn.sdpa_grad %q, %q, %q, %q, %q, %lse, %m
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+         tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<3x3xf32>)
+        -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<3x3xf32>)
+  return %dm : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @mask_gradient_without_mask(%q: tensor<1x2x3x4xf32>, %lse: tensor<1x2x3xf32>) {
+  // expected-error @+1 {{result 'grad_mask' needs an additive (float) mask operand}}
+  %dq, %dk, %dv, %dm = attn.sdpa_grad %q, %q, %q, %q, %q, %lse
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+         tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
+        -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<3x3xf32>)
+  return
+}
+
+// -----
+
+func.func @mask_gradient_of_bool_mask(%q: tensor<1x2x3x4xf32>, %lse: tensor<1x2x3xf32>,
+                                      %m: tensor<3x3xi1>) {
+  // expected-error @+1 {{result 'grad_mask' needs an additive (float) mask operand}}
+  %dq, %dk, %dv, %dm = attn.sdpa_grad %q, %q, %q, %q, %q, %lse, %m
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+         tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<3x3xi1>)
+        -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<3x3xf32>)
+  return
+}
+
+// -----
+
+func.func @mask_gradient_type(%q: tensor<1x2x3x4xf32>, %lse: tensor<1x2x3xf32>,
+                              %m: tensor<3x3xf32>) {
+  // expected-error @+1 {{result 'grad_mask' has type 'tensor<1x3xf32>', expected the mask's 'tensor<3x3xf32>'}}
+  %dq, %dk, %dv, %dm = attn.sdpa_grad %q, %q, %q, %q, %q, %lse, %m
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+         tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<3x3xf32>)
+        -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x3xf32>)
+  return
+}

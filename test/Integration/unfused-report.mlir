@@ -12,6 +12,9 @@
 // A projection the packed-panel kernel does not take is named too.
 // RUN: attn-run %S/Inputs/unfused.mlir --entry=narrow --pipeline=cpu --random-inputs 2>&1 >/dev/null | FileCheck %s --check-prefix=NARROW
 // NARROW: attn-run: {{.*}}unfused.mlir:{{[0-9]+}}:8: attn.project not tiled: the output width 12 is not a multiple of 2 vectors ({{16|32}}); it takes the reference lowering
+// The mask's gradient needs the score gradient the fused backward never forms.
+// RUN: attn-run %S/Inputs/unfused.mlir --entry=dmask --pipeline=cpu --random-inputs 2>&1 >/dev/null | FileCheck %s --check-prefix=DMASK
+// DMASK: attn.sdpa_grad not fused: the mask's gradient (grad_mask) is the [B,H,Tq,Tk] score gradient, which the fused backward never forms; it takes the unfused reference lowering
 // RUN: attn-run %S/Inputs/unfused.mlir --entry=drop --pipeline=cpu --random-inputs --json 2>/dev/null | FileCheck %s --check-prefix=JSON
 // JSON: "unfused": [
 // JSON-NEXT: "{{.*}}unfused.mlir:5:19: attn.sdpa_grad not fused: the fused backward needs head dims

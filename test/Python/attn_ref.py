@@ -61,7 +61,9 @@ def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
         slopes = slopes[None, :] if slopes.dim() == 1 else slopes   # [B or 1, H]
         sc = sc - slopes[:, :, None, None] * dist
     if add is not None:
-        sc = sc + add.detach().to(torch.float64)
+        # A float64 mask that requires grad stays attached (dMask references).
+        sc = sc + (add if add.dtype == torch.float64 and add.requires_grad
+                   else add.detach().to(torch.float64))
     kept = torch.ones(b, 1, l, s, dtype=torch.bool)
     if causal is not None:
         kept = kept & (j[None, None] <= diag[:, None])

@@ -153,9 +153,9 @@ def test_refusals():
     q = rand(1, 2, 8, E, seed=1).requires_grad_()
     with pytest.raises(ValueError, match="needs dropout_seed"):
         sdpa(q, q, q, dropout_p=0.1)
-    mask = rand(8, 8, seed=2).requires_grad_()
-    with pytest.raises(ValueError, match="attn_mask requires grad"):
-        sdpa(q, q, q, attn_mask=mask)
+    slopes = torch.tensor([0.5, 0.25]).requires_grad_()
+    with pytest.raises(ValueError, match="alibi_slopes requires grad"):
+        sdpa(q, q, q, alibi_slopes=slopes)
     out = sdpa(q, q, q)
     grad, = torch.autograd.grad(out.sum(), q, create_graph=True)
     with pytest.raises(RuntimeError):
@@ -168,6 +168,51 @@ def test_refusals():
     with pytest.raises(attn_mlir.AttnError, match="element 0 is 9, outside \\[0, Tk = 8\\] "
                        "of 'attn.sdpa_partial'"):
         sdpa(q, q, q, key_lengths=lens)
+
+
+@pytest.mark.parametrize("pipeline", ["reference", "cpu"])
+@pytest.mark.parametrize("mask_shape,kw,ref_kw", [
+    ((B, H, L, S), dict(), dict()),                                    # one entry per score
+    ((L, S), dict(is_causal=True), dict(causal="top_left")),           # shared by all
+    ((B, 1, 1, S), dict(causal="bottom_right", enable_gqa=True),       # per key, GQA
+     dict(causal="bottom_right")),
+    ((1, H, 1, 1), dict(dropout_p=0.2, dropout_seed=9), dict(dropout=(0.2, 9))),  # per head
+])
+def test_additive_mask_gradient(mask_shape, kw, ref_kw, pipeline):
+    """dMask of an additive mask that requires grad: the score gradient
+    summed over the dims the mask broadcasts (torch's math path gives it),
+    against torch autograd of the float64 formula."""
+    hkv = HKV if kw.get("enable_gqa") else H
+    q = rand(B, H, L, E, seed=1).requires_grad_()
+    k = rand(B, hkv, S, E, seed=2).requires_grad_()
+    v = rand(B, hkv, S, E, seed=3).requires_grad_()
+    mask = rand(*mask_shape, seed=4).requires_grad_()
+    out = sdpa(q, k, v, attn_mask=mask, pipeline=pipeline, **kw)
+    do = rand(*out.shape, seed=5)
+    got = torch.autograd.grad(out, (q, k, v, mask), do)
+    leaves = [x.detach().double().requires_grad_() for x in (q, k, v, mask)]
+    want_out = attn_ref.sdpa(*leaves[:3], add=leaves[3], **ref_kw)
+    want = torch.autograd.grad(want_out, leaves, do.double())
+    for name, g, w in zip(("dq", "dk", "dv", "dmask"), got, want):
+        assert g.shape == w.shape and g.dtype == torch.float32, name
+        err = attn_ref.max_err(g, w) / max(1.0, w.abs().max().item())
+        assert err < TOL[torch.float32], (name, err)
+
+
+def test_additive_mask_gradient_half_and_leading_dims():
+    """A float16 mask over leading dims [2, 3] that broadcasts over the
+    first: its gradient is summed over it and has the mask's dtype."""
+    q = rand(2, 3, 4, 9, 16, dtype=torch.float16, seed=1).requires_grad_()
+    mask = rand(3, 4, 9, 9, dtype=torch.float16, seed=2).requires_grad_()
+    out = sdpa(q, q, q, attn_mask=mask)
+    do = rand(*out.shape, dtype=torch.float16, seed=3)
+    dq, dmask = torch.autograd.grad(out, (q, mask), do)
+    q64, m64 = (x.detach().double().requires_grad_() for x in (q, mask))
+    s = q64 @ q64.transpose(-1, -2) / 4 + m64
+    want = torch.autograd.grad(torch.softmax(s, -1) @ q64, (q64, m64), do.double())
+    assert dmask.dtype == torch.float16 and dmask.shape == mask.shape
+    for g, w in zip((dq, dmask), want):
+        assert attn_ref.max_err(g, w) / max(1.0, w.abs().max().item()) < TOL[torch.float16]
 
 
 def test_training_example():

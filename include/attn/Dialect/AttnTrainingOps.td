@@ -52,9 +52,18 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
 
     Masked keys (causal, window, key lengths, a false mask entry, an
     additive `-inf`) have `P = 0` and receive no gradient; a row that keeps
-    no key (`lse = -inf`) gives zero gradients, not NaN. The mask, the ALiBi
-    slopes and the key lengths get no gradient (PyTorch's flash and
-    memory-efficient kernels do not give one either).
+    no key (`lse = -inf`) gives zero gradients, not NaN. The ALiBi slopes
+    and the key lengths get no gradient. An additive mask gets one when a
+    fourth result asks for it (PyTorch's math path gives it; its flash and
+    memory-efficient kernels do not): the gradient of the masked scores,
+    summed over the dims the mask broadcasts,
+
+    ```
+    dMask = Σ_broadcast P · (dP - D)       (the mask's own shape and type)
+    ```
+
+    which needs the `[B,H,Tq,Tk]` scores: the fused CPU backward leaves
+    such an op to the reference lowering.
 
     PyTorch: `torch.autograd.grad(sdpa(q, k, v, ...), (q, k, v), dO)`.
 
@@ -75,12 +84,13 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
       of the query's element type or `f32` (`sdpa_partial`'s output).
     - `%lse`: `[B,H,Tq]` `f32`, the forward's log-sum-exp.
     - Results: `dQ`, `dK`, `dV` of the types of `%q`, `%k`, `%v`
-      (computed in `f32`, rounded once).
+      (computed in `f32`, rounded once), and optionally `dMask` of the
+      additive mask's type.
 
     **Verifier.** Every operand and attribute rule of `attn.sdpa`; `%o`
     and `%do` are `[B,H,Tq,Dv]` of the query's element type or `f32`;
     `%lse` is `[B,H,Tq]` `f32`; the results have the types of `%q`, `%k`,
-    `%v`.
+    `%v`; a fourth result needs an additive mask and has its type.
 
     **Example.** The backward of a causal GQA attention:
 
@@ -112,7 +122,7 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<Attn_F32Attr>:$dropout_rate,
                        OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Attn_FloatTensor:$grad_query, Attn_FloatTensor:$grad_key,
-                      Attn_FloatTensor:$grad_value);
+                      Attn_FloatTensor:$grad_value, Optional<Attn_FloatTensor>:$grad_mask);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $grad_out `,` $lse (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?

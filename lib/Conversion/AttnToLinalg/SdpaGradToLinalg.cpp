@@ -9,6 +9,7 @@
 //   dS = P ∘ (dP - D) ∘ softcap'            softcap' = 1 - (capped / c)²
 //   dQ = scale · dS·K
 //   dK = scale · Σ_group dSᵀ·Q,  dV = Σ_group Pᵀ·dO
+//   dMask = Σ_broadcast P ∘ (dP - D)        when grad_mask is asked for
 //
 // Every tensor is f32 (f16/bf16 operands widened once); the gradients are
 // rounded to the operands' types at the end. The group sums read dS, P, Q
@@ -85,6 +86,39 @@ Value scaleAndRound(OpBuilder &b, Location loc, Value x, double scale, Type elt)
   return roundTo(b, loc, x, elt, tensor::getMixedSizes(b, loc, x));
 }
 
+/// `x` [B,H,Tq,Tk] (f32) summed to the shape of `mask` (numpy broadcasting:
+/// a dim the mask lacks or has as a static 1 where x's is not is summed),
+/// rounded to `type` (the mask's).
+Value reduceToMask(OpBuilder &b, Location loc, Value x, Value mask, RankedTensorType type) {
+  MLIRContext *ctx = b.getContext();
+  int64_t r = type.getRank();
+  SmallVector<AffineExpr> out;
+  SmallVector<IteratorType> iters;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t t = 0; t < 4; ++t) {
+    int64_t m = t - (4 - r); // the mask's dim, < 0 when it lacks one
+    bool summed = m < 0 || (type.getDimSize(m) == 1 && tensorType(x).getDimSize(t) != 1);
+    iters.push_back(summed ? kRed : kPar);
+    if (m < 0)
+      continue;
+    out.push_back(summed ? getAffineConstantExpr(0, ctx) : getAffineDimExpr(t, ctx));
+    sizes.push_back(tensor::getMixedSize(b, loc, mask, m));
+  }
+  Value acc = filled(b, loc, sizes, b.getF32Type(), 0.0);
+  Value sum = linalg::GenericOp::create(
+                  b, loc, TypeRange{acc.getType()}, ValueRange{x}, ValueRange{acc},
+                  ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4),
+                                      AffineMap::get(4, 0, out, ctx)},
+                  iters,
+                  [&](OpBuilder &nb, Location nl, ValueRange args) {
+                    linalg::YieldOp::create(nb, nl,
+                                            ValueRange{arith::AddFOp::create(nb, nl, args[0],
+                                                                             args[1])});
+                  })
+                  .getResult(0);
+  return roundTo(b, loc, sum, type.getElementType(), sizes);
+}
+
 struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(SdpaGradOp op, OpAdaptor a,
@@ -156,6 +190,20 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
                              filled(rewriter, loc, rowSizes, f32, 0.0), rowMap,
                              {kPar, kPar, kPar, kRed});
 
+    // The mask's gradient, when asked: P ∘ (dP - D), the gradient of the
+    // masked scores, summed over the dims the mask broadcasts.
+    Value dMask;
+    if (Value gm = op.getGradMask()) {
+      Value dMasked = elementwise(
+          rewriter, loc, p, ValueRange{dp, dRow},
+          {rewriter.getMultiDimIdentityMap(4), rowMap}, scoresType, scoreSizes,
+          [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            return arith::MulFOp::create(nb, nl, args[0],
+                                         arith::SubFOp::create(nb, nl, args[1], args[2]));
+          });
+      dMask = reduceToMask(rewriter, loc, dMasked, a.getMask(), tensorType(gm));
+    }
+
     // dS = P ∘ (dP - D), times softcap's derivative 1 - (capped / c)².
     SmallVector<Value> extras{dp, dRow};
     SmallVector<AffineMap> extraMaps{rewriter.getMultiDimIdentityMap(4), rowMap};
@@ -191,7 +239,10 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
         rewriter, loc, splitGroups(rewriter, loc, pForV, hkv, *g),
         splitGroups(rewriter, loc, dO, hkv, *g), tensor::getMixedSizes(rewriter, loc, v));
     dv = scaleAndRound(rewriter, loc, dv, 1.0, tensorType(op.getGradValue()).getElementType());
-    rewriter.replaceOp(op, {dq, dk, dv});
+    SmallVector<Value> results{dq, dk, dv};
+    if (dMask)
+      results.push_back(dMask);
+    rewriter.replaceOp(op, results);
     return success();
   }
 };

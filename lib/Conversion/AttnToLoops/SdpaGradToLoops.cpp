@@ -351,6 +351,9 @@ private:
 /// Why the fused backward does not take `p` at `w` lanes; empty when it
 /// does.
 std::string gradRefusal(const SdpaProblem &p, int64_t w) {
+  if (auto grad = dyn_cast<SdpaGradOp>(p.op); grad && grad.getGradMask())
+    return "the mask's gradient (grad_mask) is the [B,H,Tq,Tk] score gradient, which the "
+           "fused backward never forms";
   if (p.d % w != 0 || p.dv % w != 0)
     return "the fused backward needs head dims that are multiples of the vector width " +
            std::to_string(w) + ", got D = " + std::to_string(p.d) +
@@ -367,7 +370,6 @@ struct SdpaGradToFlashLoops : OpRewritePattern<SdpaGradOp> {
     KernelSupport support = cpuKernelSupport();
     support.pagedKeys = false;
     support.quantizedKeys = false;
-  support.quantizedKeys = false;
     FailureOr<SdpaProblem> problem = SdpaProblem::analyze(op, support, reason);
     if (failed(problem))
       return rewriter.notifyMatchFailure(op, reason);

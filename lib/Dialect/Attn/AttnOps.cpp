@@ -749,6 +749,14 @@ LogicalResult SdpaGradOp::verify() {
     if (failed(c.dim("lse", lse, i, i == 0 ? "batch" : i == 1 ? "heads" : "length",
                      outShape[i], lseWhy[i])))
       return failure();
+  if (Value dMask = getGradMask()) {
+    Value mask = getMask();
+    if (!mask || tensorType(mask).getElementType().isInteger(1))
+      return emitOpError() << "result 'grad_mask' needs an additive (float) mask operand";
+    if (dMask.getType() != mask.getType())
+      return emitOpError() << "result 'grad_mask' has type " << dMask.getType()
+                           << ", expected the mask's " << mask.getType();
+  }
   return success();
 }
 
@@ -757,5 +765,12 @@ LogicalResult SdpaGradOp::reifyResultShapes(OpBuilder &b, ReifiedRankedShapedTyp
   for (Value x : {getQuery(), getKey(), getValue()})
     out.push_back({mixedDim(b, loc, x, 0), mixedDim(b, loc, x, 1), mixedDim(b, loc, x, 2),
                    mixedDim(b, loc, x, 3)});
+  if (getGradMask()) {
+    Value mask = getMask();
+    SmallVector<OpFoldResult> dims;
+    for (int64_t i = 0, r = tensorType(mask).getRank(); i < r; ++i)
+      dims.push_back(mixedDim(b, loc, mask, i));
+    out.push_back(dims);
+  }
   return success();
 }

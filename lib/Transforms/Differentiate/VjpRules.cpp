@@ -152,7 +152,9 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     if (sdpa.getType() == partial.getResult().getType())
       sdpa.getResult().replaceAllUsesWith(partial.getResult());
     b.restoreInsertionPoint(ip);
-    auto grad = SdpaGradOp::create(b, loc, sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(),
+    auto grad = SdpaGradOp::create(b, loc, sdpa.getQuery().getType(), sdpa.getKey().getType(),
+                                   sdpa.getValue().getType(), /*grad_mask=*/Type(),
+                                   sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(),
                                    partial.getResult(), dO, partial.getLse(), sdpa.getMask(),
                                    sdpa.getAlibiSlopes(), sdpa.getKeyLengths(),
                                    sdpa.getScaleAttr(), sdpa.getCausalAttr(),

@@ -21,3 +21,7 @@ func.func @narrow(%x: tensor<2x5x16xf32>, %w: tensor<12x16xf32>) -> tensor<2x5x1
   %y = attn.project %x, %w : (tensor<2x5x16xf32>, tensor<12x16xf32>) -> tensor<2x5x12xf32>
   return %y : tensor<2x5x12xf32>
 }
+func.func @dmask(%q: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf32>, %m: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %dq, %dk, %dv, %dm = attn.sdpa_grad %q, %q, %q, %o, %o, %lse, %m : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<8x8xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<8x8xf32>)
+  return %dm : tensor<8x8xf32>
+}

@@ -23,6 +23,37 @@ func.func @attention(%q: tensor<2x4x16x8xf32>, %k: tensor<2x2x16x8xf32>, %v: ten
 
 // -----
 
+// An additive mask argument gets its adjoint from attn.sdpa_grad's
+// grad_mask; an additive mask built inside the function (no argument
+// reaches it) asks for none.
+// CHECK-LABEL: func.func @additive_mask_grad(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x4x8xf32>, %[[M:[^:]*]]: tensor<4x4xf32>, %[[DO:[^:]*]]: tensor<1x2x4x8xf32>)
+// CHECK-SAME: -> (tensor<1x2x4x8xf32>, tensor<4x4xf32>)
+// CHECK: %[[O:.*]], %[[LSE:.*]] = attn.sdpa_partial %[[Q]], %[[Q]], %[[Q]], %[[M]]
+// CHECK: %[[DQ:[^,]*]], %[[DK:[^,]*]], %[[DV:[^,]*]], %[[DM:[^ ]*]] = attn.sdpa_grad %[[Q]], %[[Q]], %[[Q]], %[[O]], %[[DO]], %[[LSE]], %[[M]]
+// CHECK: return %{{.*}}, %[[DM]]
+func.func @additive_mask(%q: tensor<1x2x4x8xf32>, %m: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q, %m
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x4xf32>)
+        -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @constant_mask_grad(
+// CHECK: %{{[^,]*}}, %{{[^,]*}}, %{{[^ ]*}} = attn.sdpa_grad
+// CHECK-SAME: -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+func.func @constant_mask(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %m = arith.constant dense<0.5> : tensor<4x4xf32>
+  %o = attn.sdpa %q, %q, %q, %m
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x4xf32>)
+        -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // A projection: dx by the projection with the other layout, dW and db by
 // sums over the rows; an argument used twice adds its adjoints; an unused
 // argument gets zeros.

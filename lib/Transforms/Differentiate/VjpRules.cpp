@@ -124,6 +124,23 @@ Value groupSum(OpBuilder &b, Location loc, Value lhs, Value rhs, int64_t hkv, in
   return roundTo(b, loc, sum, tensorType(like).getElementType(), sizes);
 }
 
+/// Whether `v` is computed from an argument of the function (an adjoint can
+/// reach one), following operands back through their defining ops.
+bool dependsOnArgument(Value v) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (isa<BlockArgument>(x))
+      return true;
+    for (Value operand : x.getDefiningOp()->getOperands())
+      work.push_back(operand);
+  }
+  return false;
+}
+
 struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
   LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
                          SmallVectorImpl<Value> &operandAdjoints) const {
@@ -152,8 +169,15 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     if (sdpa.getType() == partial.getResult().getType())
       sdpa.getResult().replaceAllUsesWith(partial.getResult());
     b.restoreInsertionPoint(ip);
+    // An additive mask computed from the function's arguments gets its
+    // gradient (attn.sdpa_grad's grad_mask, on the reference route: it
+    // needs the score gradient); a constant one, or a keep mask, none.
+    Value mask = sdpa.getMask();
+    bool maskAdjoint = mask && !tensorType(mask).getElementType().isInteger(1) &&
+                       dependsOnArgument(mask);
     auto grad = SdpaGradOp::create(b, loc, sdpa.getQuery().getType(), sdpa.getKey().getType(),
-                                   sdpa.getValue().getType(), /*grad_mask=*/Type(),
+                                   sdpa.getValue().getType(),
+                                   maskAdjoint ? mask.getType() : Type(),
                                    sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(),
                                    partial.getResult(), dO, partial.getLse(), sdpa.getMask(),
                                    sdpa.getAlibiSlopes(), sdpa.getKeyLengths(),
@@ -163,6 +187,8 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     operandAdjoints[0] = grad.getGradQuery();
     operandAdjoints[1] = grad.getGradKey();
     operandAdjoints[2] = grad.getGradValue();
+    if (maskAdjoint)
+      operandAdjoints[sdpa.getMaskMutable()[0].getOperandNumber()] = grad.getGradMask();
     return success();
   }
 };

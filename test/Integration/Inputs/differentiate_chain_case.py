@@ -96,3 +96,19 @@ for n, g in zip(("dq2", "dk2", "dv2"), grads2):
     save(n, g.numpy())
 # The forward too, to pin the generator: the sdpa's own output.
 save("o2", o2.detach().numpy())
+
+# @masked_sdpa: GQA, top-left causal, an additive [T, T] mask argument whose
+# adjoint attn-differentiate asks attn.sdpa_grad for (grad_mask).
+q3, k3, v3 = randn(1, H, T, D), randn(1, HKV, T, D), randn(1, HKV, T, D)
+m3 = randn(T, T, scale=0.5)
+dout3 = randn(1, H, T, D)
+t3 = [torch.tensor(a.astype(np.float64), requires_grad=True) for a in (q3, k3, v3, m3)]
+s3 = t3[0] @ grouped(t3[1]).transpose(-2, -1) * float(np.float32(1.0 / np.sqrt(D))) + t3[3]
+s3 = s3.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+o3 = torch.softmax(s3, dim=-1) @ grouped(t3[2])
+grads3 = torch.autograd.grad(o3, t3, torch.tensor(dout3.astype(np.float64)))
+for n, a in zip(("q3", "k3", "v3", "m3"), (q3, k3, v3, m3)):
+    save(n, a)
+save("dout3", dout3)
+for n, g in zip(("dq3", "dk3", "dv3", "dm3"), grads3):
+    save(n, g.numpy())

@@ -124,17 +124,25 @@ def _attributes(softmax_scale, d, causal, window_size, softcap):
 
 
 def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, sinks,
-                 return_lse):
+                 return_lse, int8=False):
     """The attn IR of one call: K and V gathered from the caches %kc, %vc
     through %table with lengths %len, then attn.sdpa (attn.sdpa_partial
     with the lse); `tq` None is a dynamic query length; `bs` None takes
-    K and V as plain [B, Hkv, Tk, D] tensors %k, %v (no table). Returns
-    the text and the extra inputs (slopes, sinks) that follow (q, kc, vc,
-    table, len; or q, k, v, len)."""
+    K and V as plain [B, Hkv, Tk, D] tensors %k, %v (no table); `int8`
+    (with `bs` None) takes them as int8 %kq, %vq [B, Hkv, Tk, D] with f32
+    scales %ks, %vs [B, Hkv, Tk] through attn.dequantize. Returns the text
+    and the extra inputs (slopes, sinks) that follow (q, kc, vc, table,
+    len; q, k, v, len; or q, kq, ks, vq, vs, len)."""
     t_q = "tensor<?x%dx%sx%dx%s>" % (h, "?" if tq is None else str(tq), d, elt)
     t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
     t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
-    if bs is None:
+    if int8:
+        t_kq = "tensor<?x%dx?x%dxi8>" % (hkv, d)
+        t_vq = "tensor<?x%dx?x%dxi8>" % (hkv, dv)
+        t_s = "tensor<?x%dx?xf32>" % hkv
+        args = ["%%q: %s" % t_q, "%%kq: %s" % t_kq, "%%ks: %s" % t_s, "%%vq: %s" % t_vq,
+                "%%vs: %s" % t_s, "%len: tensor<?xi32>"]
+    elif bs is None:
         args = ["%%q: %s" % t_q, "%%k: %s" % t_k, "%%v: %s" % t_v, "%len: tensor<?xi32>"]
     else:
         mid = (hkv, bs) if hnd else (bs, hkv)
@@ -174,7 +182,13 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
     gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)" +
               (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
               "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
-    body = "" if bs is None else gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v)
+    if int8:
+        dequantize = "  %%%s = attn.dequantize %%%sq, %%%ss : (%s, %s) -> %s\n"
+        body = (dequantize % ("k", "k", "k", t_kq, t_s, t_k) +
+                dequantize % ("v", "v", "v", t_vq, t_s, t_v))
+    else:
+        body = "" if bs is None else (gather % ("k", "kc", t_kc, t_k) +
+                                      gather % ("v", "vc", t_vc, t_v))
     operands = "%%q, %%k, %%v%s key_lengths(%%len)%s {%s}" % (alibi, sink_operand,
                                                               ", ".join(attrs))
     rows = "?" if tq is None else str(tq)
@@ -201,7 +215,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0,
                             return_softmax_lse=False, *, sinks=None, kv_layout="NHD",
-                            threads=0):
+                            k_scale=None, v_scale=None, threads=0):
     """Attention of q [B, Tq, H, D] against the first cache_seqlens[b] (+ the
     new k/v rows) keys of each sequence's K/V cache, as
     ``flash_attn.flash_attn_with_kvcache``. Returns [B, Tq, H, Dv] of q's
@@ -210,7 +224,13 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     no key, whose output is 0).
 
     sinks: attention sinks, float32 [H] (gpt-oss): one logit per query head
-    in every row's softmax denominator that weighs no value."""
+    in every row's softmax denominator that weighs no value.
+
+    k_scale, v_scale: with int8 k_cache and v_cache (a quantised cache,
+    contiguous [B, T, Hkv, D], or [B, Hkv, T, D] with kv_layout='HND'), the
+    float32 scale of each token and head ([B, T, Hkv], or [B, Hkv, T]):
+    key j of head g is k_cache[b, j, g] * k_scale[b, j, g]. The decode
+    kernel reads the int8 rows in place (attn.dequantize)."""
     if rotary_cos is not None or rotary_sin is not None:
         _fail(NotImplementedError, "rotary_cos/rotary_sin are not supported yet: apply the "
               "rotation to q and k before the call")
@@ -219,6 +239,13 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     dt = _arrays.dtype_name(q)
     if dt not in _MLIR_TYPES:
         _fail(TypeError, "q must be float32, float16 or bfloat16, got %s" % dt)
+    if _arrays.dtype_name(k_cache) == "int8" or _arrays.dtype_name(v_cache) == "int8":
+        return _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx,
+                             block_table, softmax_scale, causal, window_size, softcap,
+                             alibi_slopes, return_softmax_lse, sinks, kv_layout, k_scale,
+                             v_scale, threads)
+    if k_scale is not None or v_scale is not None:
+        _fail(ValueError, "k_scale/v_scale go with an int8 k_cache and v_cache")
     for name, x in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
         if x is not None and _arrays.dtype_name(x) != dt:
             _fail(TypeError, "%s has dtype %s, q %s" % (name, _arrays.dtype_name(x), dt))
@@ -295,6 +322,91 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     bufs += [_arrays.as_buffer(x, "an input") for x in inputs[1:]]
     # The output in FlashAttention's [B, Tq, H, Dv], written through a
     # [B, H, Tq, Dv] view.
+    out_dt = "float32" if return_softmax_lse else dt
+    out, view = _arrays.empty_like_kind(q, (b, tq, h, dv), out_dt)
+    views = [view.transpose(0, 2, 1, 3)]
+    if return_softmax_lse:
+        lse, lse_view = _arrays.empty_like_kind(q, (b, h, tq), "float32")
+        views.append(lse_view)
+    kernel.call(bufs, views)
+    if not return_softmax_lse:
+        return out
+    return _arrays.cast(out, dt, "the output"), lse
+
+
+def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table,
+                  softmax_scale, causal, window_size, softcap, alibi_slopes,
+                  return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads):
+    """flash_attn_with_kvcache on a contiguous int8 cache with per-token
+    scales: one attn.sdpa over attn.dequantize of the caches."""
+    dt = _arrays.dtype_name(q)
+    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
+        if _arrays.dtype_name(x) != "int8":
+            _fail(TypeError, "k_cache and v_cache must both be int8, %s is %s"
+                  % (name, _arrays.dtype_name(x)))
+    if k is not None or v is not None:
+        _fail(NotImplementedError, "appending new rows to an int8 cache (quantising them) is "
+              "not supported yet: quantise and write them, then call without k/v")
+    if block_table is not None or cache_batch_idx is not None:
+        _fail(NotImplementedError, "int8 caches are contiguous for now: no block_table or "
+              "cache_batch_idx")
+    if kv_layout not in ("NHD", "HND"):
+        _fail(ValueError, "kv_layout must be 'NHD' or 'HND', got %r" % (kv_layout,))
+    hnd = kv_layout == "HND"
+    qs, ks, vs = (_arrays.shape_of(x) for x in (q, k_cache, v_cache))
+    for name, s in (("q", qs), ("k_cache", ks), ("v_cache", vs)):
+        if len(s) != 4:
+            _fail(ValueError, "%s must have rank 4, got shape %s" % (name, list(s)))
+    b, tq, h, d = qs
+    cb, t, hkv, dk = ks
+    if hnd:
+        t, hkv = hkv, t
+    dv = vs[3]
+    if vs[:3] != ks[:3]:
+        _fail(ValueError, "v_cache shape %s does not match k_cache shape %s in its first "
+              "three dims" % (list(vs), list(ks)))
+    if dk != d:
+        _fail(ValueError, "k_cache head dim is %d, q's %d" % (dk, d))
+    if hkv == 0 or h % hkv:
+        _fail(ValueError, "q has %d heads, the cache %d: heads must be a multiple of the "
+              "cache's (GQA/MQA)" % (h, hkv))
+    if cb < b:
+        _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (cb, b))
+    scales = []
+    for name, sc in (("k_scale", k_scale), ("v_scale", v_scale)):
+        if sc is None:
+            _fail(ValueError, "an int8 cache needs %s (float32, one per token and head)" % name)
+        if _arrays.dtype_name(sc) != "float32":
+            _fail(TypeError, "%s must be float32, got %s" % (name, _arrays.dtype_name(sc)))
+        if _arrays.shape_of(sc) != ks[:3]:
+            _fail(ValueError, "%s must have shape %s (the cache's without the head dim), got "
+                  "%s" % (name, list(ks[:3]), list(_arrays.shape_of(sc))))
+        buf = _arrays.as_buffer(sc, name)[:b]
+        scales.append(buf if hnd else buf.transpose(0, 2, 1))
+    if cache_seqlens is None:
+        lens = np.full(b, t, dtype=np.int32)
+    elif isinstance(cache_seqlens, (int, np.integer)):
+        lens = np.full(b, int(cache_seqlens), dtype=np.int32)
+    else:
+        lens = _int32(cache_seqlens, "cache_seqlens").reshape(-1).copy()
+        if lens.shape != (b,):
+            _fail(ValueError, "cache_seqlens must have %d entries, got %d" % (b, lens.size))
+    if lens.size and (lens.min() < 0 or lens.max() > t):
+        i = int(np.argmax((lens < 0) | (lens > t)))
+        _fail(ValueError, "cache_seqlens[%d] = %d is outside [0, %d] (the cache's capacity)"
+              % (i, int(lens[i]), t))
+    attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
+    text, extra = _kernel_text("kvcache_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
+                               False, attrs, b, alibi_slopes, sinks, return_softmax_lse,
+                               int8=True)
+    kernel = CACHE.get(("kvcache_int8", text, threads), lambda: text, "kvcache_int8", "cpu",
+                       threads)
+    caches = []
+    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
+        buf = _arrays.as_buffer(x, name)[:b]
+        caches.append(buf if hnd else buf.transpose(0, 2, 1, 3))
+    bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3), caches[0], scales[0], caches[1],
+            scales[1], lens] + [_arrays.as_buffer(x, "an input") for x in extra]
     out_dt = "float32" if return_softmax_lse else dt
     out, view = _arrays.empty_like_kind(q, (b, tq, h, dv), out_dt)
     views = [view.transpose(0, 2, 1, 3)]

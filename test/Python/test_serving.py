@@ -318,3 +318,62 @@ def test_varlen_refusals():
     with pytest.raises(NotImplementedError, match="return_attn_probs"):
         attn_mlir.flash_attn_varlen_func(q, k, k, cu([2, 3]), cu([3, 3]), 3, 3,
                                          return_attn_probs=True)
+
+
+def _quantize(x):
+    """Symmetric int8 per (batch, token, head): max |x| -> 127."""
+    scale = (x.abs().amax(-1) / 127).clamp_min(1e-12).float()
+    return torch.round(x / scale[..., None]).to(torch.int8), scale
+
+
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+@pytest.mark.parametrize("tq,causal", [(1, False), (1, True), (3, True)])
+def test_int8_cache(layout, tq, causal):
+    """An int8 cache with per-token scales (k_scale/v_scale) against float64
+    attention on the dequantised values: decode (the tile that reads int8
+    in place) and a 3-row chunk, GQA, lengths 0 / short / full."""
+    g = torch.Generator().manual_seed(21)
+    b, h, hkv, t, d = 3, 8, 2, 70, 64
+    q = torch.randn(b, tq, h, d, generator=g)
+    kq, ks = _quantize(torch.randn(b, t, hkv, d, generator=g))
+    vq, vs = _quantize(torch.randn(b, t, hkv, d, generator=g))
+    lens = torch.tensor([0, 33, t], dtype=torch.int32)
+    kf, vf = kq.double() * ks[..., None], vq.double() * vs[..., None]
+    want, _ = ref(q, kf, vf, torch.arange(b)[:, None], lens, t, causal=causal)
+    args = (kq, vq, ks, vs)
+    if layout == "HND":
+        args = tuple(x.transpose(1, 2).contiguous() for x in args)
+    out = attn_mlir.flash_attn_with_kvcache(q, args[0], args[1], cache_seqlens=lens,
+                                            causal=causal, k_scale=args[2], v_scale=args[3],
+                                            kv_layout=layout)
+    assert out.dtype == torch.float32 and out.shape == (b, tq, h, d)
+    assert (out.double() - want).abs().max().item() < TOL[torch.float32]
+    assert out[0].abs().max().item() == 0.0  # no key: 0
+
+
+def test_int8_cache_lse_and_refusals():
+    g = torch.Generator().manual_seed(22)
+    q = torch.randn(2, 1, 4, 32, generator=g)
+    kq, ks = _quantize(torch.randn(2, 20, 2, 32, generator=g))
+    vq, vs = _quantize(torch.randn(2, 20, 2, 32, generator=g))
+    kvc = attn_mlir.flash_attn_with_kvcache
+    out, lse = kvc(q, kq, vq, k_scale=ks, v_scale=vs, return_softmax_lse=True)
+    want, want_lse = ref(q, kq.double() * ks[..., None], vq.double() * vs[..., None],
+                         torch.arange(2)[:, None], torch.tensor([20, 20]), 20)
+    assert (out.double() - want).abs().max().item() < TOL[torch.float32]
+    assert (lse.double() - want_lse).abs().max().item() < 1e-4
+    with pytest.raises(ValueError, match="needs k_scale"):
+        kvc(q, kq, vq, v_scale=vs)
+    with pytest.raises(ValueError, match=r"k_scale must have shape \[2, 20, 2\]"):
+        kvc(q, kq, vq, k_scale=ks[:, :10], v_scale=vs)
+    with pytest.raises(TypeError, match="k_scale must be float32"):
+        kvc(q, kq, vq, k_scale=ks.double(), v_scale=vs)
+    with pytest.raises(TypeError, match="must both be int8"):
+        kvc(q, kq, vq.float(), k_scale=ks, v_scale=vs)
+    with pytest.raises(NotImplementedError, match="quantising them"):
+        kvc(q, kq, vq, k=torch.randn(2, 1, 2, 32), v=torch.randn(2, 1, 2, 32),
+            k_scale=ks, v_scale=vs)
+    with pytest.raises(NotImplementedError, match="contiguous for now"):
+        kvc(q, kq, vq, k_scale=ks, v_scale=vs, block_table=torch.zeros(2, 1, dtype=torch.int32))
+    with pytest.raises(ValueError, match="go with an int8 k_cache"):
+        kvc(q, kq.float(), vq.float(), k_scale=ks, v_scale=vs)

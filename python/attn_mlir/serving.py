@@ -230,7 +230,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     contiguous [B, T, Hkv, D], or [B, Hkv, T, D] with kv_layout='HND'), the
     float32 scale of each token and head ([B, T, Hkv], or [B, Hkv, T]):
     key j of head g is k_cache[b, j, g] * k_scale[b, j, g]. The decode
-    kernel reads the int8 rows in place (attn.dequantize)."""
+    kernel reads the int8 rows in place (attn.dequantize). New rows k, v
+    (float) are quantised per token and head (max |x| -> 127) and written
+    with their scales, in place, before attending."""
     if rotary_cos is not None or rotary_sin is not None:
         _fail(NotImplementedError, "rotary_cos/rotary_sin are not supported yet: apply the "
               "rotation to q and k before the call")
@@ -334,6 +336,19 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     return _arrays.cast(out, dt, "the output"), lse
 
 
+def _quantize_int8(x, what):
+    """x [B, T, Hkv, D] (float) as int8 with one float32 scale per (b, t,
+    head): scale = max |x| / 127 (1 for an all-zero row), x / scale
+    rounded to nearest. Returns NumPy (int8 [B, T, Hkv, D], f32 [B, T, Hkv])."""
+    if _arrays.dtype_name(x) not in _MLIR_TYPES:
+        _fail(TypeError, "new %s rows must be float, got %s" % (what, _arrays.dtype_name(x)))
+    a = np.asarray(_arrays.as_buffer(_arrays.cast(x, "float32", what), what), dtype=np.float32)
+    scale = np.abs(a).max(axis=-1) / np.float32(127)
+    scale = np.where(scale > 0, scale, np.float32(1)).astype(np.float32)
+    q = np.clip(np.rint(a / scale[..., None]), -127, 127).astype(np.int8)
+    return q, scale
+
+
 def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table,
                   softmax_scale, causal, window_size, softcap, alibi_slopes,
                   return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads):
@@ -344,9 +359,6 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         if _arrays.dtype_name(x) != "int8":
             _fail(TypeError, "k_cache and v_cache must both be int8, %s is %s"
                   % (name, _arrays.dtype_name(x)))
-    if k is not None or v is not None:
-        _fail(NotImplementedError, "appending new rows to an int8 cache (quantising them) is "
-              "not supported yet: quantise and write them, then call without k/v")
     if block_table is not None or cache_batch_idx is not None:
         _fail(NotImplementedError, "int8 caches are contiguous for now: no block_table or "
               "cache_batch_idx")
@@ -395,6 +407,21 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         i = int(np.argmax((lens < 0) | (lens > t)))
         _fail(ValueError, "cache_seqlens[%d] = %d is outside [0, %d] (the cache's capacity)"
               % (i, int(lens[i]), t))
+    if (k is None) != (v is None):
+        _fail(ValueError, "pass both k and v (new rows), or neither")
+    if k is not None:
+        # New rows: quantised per token and head (max |x| -> 127), written
+        # with their scales at each sequence's length, in place.
+        kn, vn = _arrays.shape_of(k), _arrays.shape_of(v)
+        if len(kn) != 4 or kn[0] != b or kn[2:] != (hkv, d) or vn != kn[:3] + (dv,):
+            _fail(ValueError, "k and v must be [batch=%d, seqlen_new, %d, %d] and [.., %d], "
+                  "got %s and %s" % (b, hkv, d, dv, list(kn), list(vn)))
+        table = np.arange(b, dtype=np.int32)[:, None]
+        for name, new, cache, sc in (("k", k, k_cache, k_scale), ("v", v, v_cache, v_scale)):
+            rows, row_scales = _quantize_int8(new, name)
+            _append(cache, rows, table, lens, t, hnd, name)
+            _append(sc, row_scales, table, lens, t, hnd, name + "_scale")
+        lens = lens + kn[1]
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     text, extra = _kernel_text("kvcache_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
                                False, attrs, b, alibi_slopes, sinks, return_softmax_lse,

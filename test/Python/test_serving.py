@@ -370,10 +370,45 @@ def test_int8_cache_lse_and_refusals():
         kvc(q, kq, vq, k_scale=ks.double(), v_scale=vs)
     with pytest.raises(TypeError, match="must both be int8"):
         kvc(q, kq, vq.float(), k_scale=ks, v_scale=vs)
-    with pytest.raises(NotImplementedError, match="quantising them"):
+    with pytest.raises(ValueError, match="pass both k and v"):
+        kvc(q, kq, vq, k=torch.randn(2, 1, 2, 32), k_scale=ks, v_scale=vs)
+    with pytest.raises(ValueError, match="passes the cache's capacity"):
         kvc(q, kq, vq, k=torch.randn(2, 1, 2, 32), v=torch.randn(2, 1, 2, 32),
-            k_scale=ks, v_scale=vs)
+            k_scale=ks, v_scale=vs, cache_seqlens=20)
     with pytest.raises(NotImplementedError, match="contiguous for now"):
         kvc(q, kq, vq, k_scale=ks, v_scale=vs, block_table=torch.zeros(2, 1, dtype=torch.int32))
     with pytest.raises(ValueError, match="go with an int8 k_cache"):
         kvc(q, kq.float(), vq.float(), k_scale=ks, v_scale=vs)
+
+
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+def test_int8_append_quantises_new_rows(layout):
+    """New float rows are quantised per token and head (max |x| -> 127),
+    written with their scales at each sequence's length, in place, and
+    attended: against float64 attention on the quantised cache."""
+    g = torch.Generator().manual_seed(23)
+    b, h, hkv, t, d, n = 2, 4, 2, 16, 32, 3
+    q = torch.randn(b, 1, h, d, generator=g)
+    kq, ks = _quantize(torch.randn(b, t, hkv, d, generator=g))
+    vq, vs = _quantize(torch.randn(b, t, hkv, d, generator=g))
+    k_new, v_new = torch.randn(b, n, hkv, d, generator=g), torch.randn(b, n, hkv, d, generator=g)
+    lens = torch.tensor([5, 13], dtype=torch.int32)
+    caches = [kq.clone(), vq.clone(), ks.clone(), vs.clone()]
+    if layout == "HND":
+        caches = [x.transpose(1, 2).contiguous() for x in caches]
+    out = attn_mlir.flash_attn_with_kvcache(q, caches[0], caches[1], k=k_new, v=v_new,
+                                            cache_seqlens=lens, k_scale=caches[2],
+                                            v_scale=caches[3], kv_layout=layout, causal=True)
+    if layout == "HND":
+        caches = [x.transpose(1, 2) for x in caches]
+    # The expected cache: the new rows quantised the same way, in place.
+    for i, ln in enumerate(lens.tolist()):
+        for new, c, sc in ((k_new, kq, ks), (v_new, vq, vs)):
+            nq, nsc = _quantize(new[i:i + 1])
+            c[i, ln:ln + n], sc[i, ln:ln + n] = nq[0], nsc[0]
+    for got, want in zip(caches, (kq, vq, ks, vs)):
+        assert (got.double() - want.double()).abs().max().item() <= 1e-6 * max(
+            1.0, want.double().abs().max().item())
+    want_out, _ = ref(q, kq.double() * ks[..., None], vq.double() * vs[..., None],
+                      torch.arange(b)[:, None], lens + n, t, causal=True)
+    assert (out.double() - want_out).abs().max().item() < TOL[torch.float32]

@@ -209,6 +209,82 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
     return text, extra
 
 
+def _hnd(kv_layout):
+    if kv_layout not in ("NHD", "HND"):
+        _fail(ValueError, "kv_layout must be 'NHD' or 'HND', got %r" % (kv_layout,))
+    return kv_layout == "HND"
+
+
+def _cache_dims(q, k_cache, v_cache, hnd):
+    """((B, Tq, H, D), (N, T, Hkv, Dv)) of q [B, Tq, H, D] and caches [N, T,
+    Hkv, D] ([N, Hkv, T, D] when `hnd`), checked against each other."""
+    qs, ks, vs = (_arrays.shape_of(x) for x in (q, k_cache, v_cache))
+    for name, s in (("q", qs), ("k_cache", ks), ("v_cache", vs)):
+        if len(s) != 4:
+            _fail(ValueError, "%s must have rank 4, got shape %s" % (name, list(s)))
+    b, tq, h, d = qs
+    n, t, hkv, dk = ks
+    if hnd:
+        t, hkv = hkv, t
+    if vs[:3] != ks[:3]:
+        _fail(ValueError, "v_cache shape %s does not match k_cache shape %s in its first "
+              "three dims" % (list(vs), list(ks)))
+    if dk != d:
+        _fail(ValueError, "k_cache head dim is %d, q's %d" % (dk, d))
+    if hkv == 0 or h % hkv:
+        _fail(ValueError, "q has %d heads, the cache %d: heads must be a multiple of the "
+              "cache's (GQA/MQA)" % (h, hkv))
+    return qs, (n, t, hkv, vs[3])
+
+
+def _cache_lengths(cache_seqlens, b, capacity):
+    """cache_seqlens (None = full, an int, or [B]) as int32 [B] in [0,
+    capacity]."""
+    if cache_seqlens is None:
+        lens = np.full(b, capacity, dtype=np.int32)
+    elif isinstance(cache_seqlens, (int, np.integer)):
+        lens = np.full(b, int(cache_seqlens), dtype=np.int32)
+    else:
+        lens = _int32(cache_seqlens, "cache_seqlens").reshape(-1).copy()
+        if lens.shape != (b,):
+            _fail(ValueError, "cache_seqlens must have %d entries, got %d" % (b, lens.size))
+    if lens.size and (lens.min() < 0 or lens.max() > capacity):
+        i = int(np.argmax((lens < 0) | (lens > capacity)))
+        _fail(ValueError, "cache_seqlens[%d] = %d is outside [0, %d] (the cache's capacity)"
+              % (i, int(lens[i]), capacity))
+    return lens
+
+
+def _new_rows(k, v, b, hkv, d, dv):
+    """Whether new k/v rows are given ([B, Tnew, Hkv, D] and [.., Dv])."""
+    if (k is None) != (v is None):
+        _fail(ValueError, "pass both k and v (new rows), or neither")
+    if k is None:
+        return False
+    kn, vn = _arrays.shape_of(k), _arrays.shape_of(v)
+    if len(kn) != 4 or kn[0] != b or kn[2:] != (hkv, d) or vn != kn[:3] + (dv,):
+        _fail(ValueError, "k and v must be [batch=%d, seqlen_new, %d, %d] and [.., %d], "
+              "got %s and %s" % (b, hkv, d, dv, list(kn), list(vn)))
+    return True
+
+
+def _call(kernel, bufs, q, shape, return_lse):
+    """Runs `kernel` on `bufs`: the output in FlashAttention's [B, Tq, H, Dv]
+    (`shape`, q's kind and dtype), written through a [B, H, Tq, Dv] view,
+    and with `return_lse` the float32 [B, H, Tq] log-sum-exp too."""
+    b, tq, h, _ = shape
+    dt = _arrays.dtype_name(q)
+    out, view = _arrays.empty_like_kind(q, shape, "float32" if return_lse else dt)
+    views = [view.transpose(0, 2, 1, 3)]
+    if return_lse:
+        lse, lse_view = _arrays.empty_like_kind(q, (b, h, tq), "float32")
+        views.append(lse_view)
+    kernel.call(bufs, views)
+    if not return_lse:
+        return out
+    return _arrays.cast(out, dt, "the output"), lse
+
+
 def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None,
                             rotary_sin=None, cache_seqlens=None, cache_batch_idx=None,
                             cache_leftpad=None, block_table=None, softmax_scale=None,
@@ -251,26 +327,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     for name, x in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
         if x is not None and _arrays.dtype_name(x) != dt:
             _fail(TypeError, "%s has dtype %s, q %s" % (name, _arrays.dtype_name(x), dt))
-    qs, ks, vs = (_arrays.shape_of(x) for x in (q, k_cache, v_cache))
-    for name, s in (("q", qs), ("k_cache", ks), ("v_cache", vs)):
-        if len(s) != 4:
-            _fail(ValueError, "%s must have rank 4, got shape %s" % (name, list(s)))
-    if kv_layout not in ("NHD", "HND"):
-        _fail(ValueError, "kv_layout must be 'NHD' or 'HND', got %r" % (kv_layout,))
-    hnd = kv_layout == "HND"
-    b, tq, h, d = qs
-    nb, bs, hkv, dk = ks
-    if hnd:
-        bs, hkv = hkv, bs
-    dv = vs[3]
-    if vs[:3] != ks[:3]:
-        _fail(ValueError, "v_cache shape %s does not match k_cache shape %s in its first "
-              "three dims" % (list(vs), list(ks)))
-    if dk != d:
-        _fail(ValueError, "k_cache head dim is %d, q's %d" % (dk, d))
-    if hkv == 0 or h % hkv:
-        _fail(ValueError, "q has %d heads, the cache %d: heads must be a multiple of the "
-              "cache's (GQA/MQA)" % (h, hkv))
+    hnd = _hnd(kv_layout)
+    (b, tq, h, d), (nb, bs, hkv, dv) = _cache_dims(q, k_cache, v_cache, hnd)
 
     # The block table: a contiguous cache is one block per sequence.
     if block_table is None:
@@ -289,29 +347,12 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                   % (b, list(table.shape)))
     capacity = table.shape[1] * bs
 
-    if cache_seqlens is None:
-        lens = np.full(b, capacity, dtype=np.int32)
-    elif isinstance(cache_seqlens, (int, np.integer)):
-        lens = np.full(b, int(cache_seqlens), dtype=np.int32)
-    else:
-        lens = _int32(cache_seqlens, "cache_seqlens").reshape(-1).copy()
-        if lens.shape != (b,):
-            _fail(ValueError, "cache_seqlens must have %d entries, got %d" % (b, lens.size))
-    if lens.size and (lens.min() < 0 or lens.max() > capacity):
-        i = int(np.argmax((lens < 0) | (lens > capacity)))
-        _fail(ValueError, "cache_seqlens[%d] = %d is outside [0, %d] (the cache's capacity)"
-              % (i, int(lens[i]), capacity))
+    lens = _cache_lengths(cache_seqlens, b, capacity)
 
-    if (k is None) != (v is None):
-        _fail(ValueError, "pass both k and v (new rows), or neither")
-    if k is not None:
-        kn, vn = _arrays.shape_of(k), _arrays.shape_of(v)
-        if len(kn) != 4 or kn[0] != b or kn[2:] != (hkv, d) or vn != kn[:3] + (dv,):
-            _fail(ValueError, "k and v must be [batch=%d, seqlen_new, %d, %d] and [.., %d], "
-                  "got %s and %s" % (b, hkv, d, dv, list(kn), list(vn)))
+    if _new_rows(k, v, b, hkv, d, dv):
         _append(k_cache, k, table, lens, bs, hnd, "k")
         _append(v_cache, v, table, lens, bs, hnd, "v")
-        lens = lens + kn[1]
+        lens = lens + _arrays.shape_of(k)[1]
 
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     elt = _MLIR_TYPES[dt]
@@ -322,18 +363,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     kernel = CACHE.get(("kvcache", text, threads), lambda: text, "kvcache", "cpu", threads)
     bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3)]
     bufs += [_arrays.as_buffer(x, "an input") for x in inputs[1:]]
-    # The output in FlashAttention's [B, Tq, H, Dv], written through a
-    # [B, H, Tq, Dv] view.
-    out_dt = "float32" if return_softmax_lse else dt
-    out, view = _arrays.empty_like_kind(q, (b, tq, h, dv), out_dt)
-    views = [view.transpose(0, 2, 1, 3)]
-    if return_softmax_lse:
-        lse, lse_view = _arrays.empty_like_kind(q, (b, h, tq), "float32")
-        views.append(lse_view)
-    kernel.call(bufs, views)
-    if not return_softmax_lse:
-        return out
-    return _arrays.cast(out, dt, "the output"), lse
+    return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)
 
 
 def _quantize_int8(x, what):
@@ -362,26 +392,9 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
     if block_table is not None or cache_batch_idx is not None:
         _fail(NotImplementedError, "int8 caches are contiguous for now: no block_table or "
               "cache_batch_idx")
-    if kv_layout not in ("NHD", "HND"):
-        _fail(ValueError, "kv_layout must be 'NHD' or 'HND', got %r" % (kv_layout,))
-    hnd = kv_layout == "HND"
-    qs, ks, vs = (_arrays.shape_of(x) for x in (q, k_cache, v_cache))
-    for name, s in (("q", qs), ("k_cache", ks), ("v_cache", vs)):
-        if len(s) != 4:
-            _fail(ValueError, "%s must have rank 4, got shape %s" % (name, list(s)))
-    b, tq, h, d = qs
-    cb, t, hkv, dk = ks
-    if hnd:
-        t, hkv = hkv, t
-    dv = vs[3]
-    if vs[:3] != ks[:3]:
-        _fail(ValueError, "v_cache shape %s does not match k_cache shape %s in its first "
-              "three dims" % (list(vs), list(ks)))
-    if dk != d:
-        _fail(ValueError, "k_cache head dim is %d, q's %d" % (dk, d))
-    if hkv == 0 or h % hkv:
-        _fail(ValueError, "q has %d heads, the cache %d: heads must be a multiple of the "
-              "cache's (GQA/MQA)" % (h, hkv))
+    hnd = _hnd(kv_layout)
+    (b, tq, h, d), (cb, t, hkv, dv) = _cache_dims(q, k_cache, v_cache, hnd)
+    ks = _arrays.shape_of(k_cache)
     if cb < b:
         _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (cb, b))
     scales = []
@@ -395,33 +408,16 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
                   "%s" % (name, list(ks[:3]), list(_arrays.shape_of(sc))))
         buf = _arrays.as_buffer(sc, name)[:b]
         scales.append(buf if hnd else buf.transpose(0, 2, 1))
-    if cache_seqlens is None:
-        lens = np.full(b, t, dtype=np.int32)
-    elif isinstance(cache_seqlens, (int, np.integer)):
-        lens = np.full(b, int(cache_seqlens), dtype=np.int32)
-    else:
-        lens = _int32(cache_seqlens, "cache_seqlens").reshape(-1).copy()
-        if lens.shape != (b,):
-            _fail(ValueError, "cache_seqlens must have %d entries, got %d" % (b, lens.size))
-    if lens.size and (lens.min() < 0 or lens.max() > t):
-        i = int(np.argmax((lens < 0) | (lens > t)))
-        _fail(ValueError, "cache_seqlens[%d] = %d is outside [0, %d] (the cache's capacity)"
-              % (i, int(lens[i]), t))
-    if (k is None) != (v is None):
-        _fail(ValueError, "pass both k and v (new rows), or neither")
-    if k is not None:
+    lens = _cache_lengths(cache_seqlens, b, t)
+    if _new_rows(k, v, b, hkv, d, dv):
         # New rows: quantised per token and head (max |x| -> 127), written
         # with their scales at each sequence's length, in place.
-        kn, vn = _arrays.shape_of(k), _arrays.shape_of(v)
-        if len(kn) != 4 or kn[0] != b or kn[2:] != (hkv, d) or vn != kn[:3] + (dv,):
-            _fail(ValueError, "k and v must be [batch=%d, seqlen_new, %d, %d] and [.., %d], "
-                  "got %s and %s" % (b, hkv, d, dv, list(kn), list(vn)))
         table = np.arange(b, dtype=np.int32)[:, None]
         for name, new, cache, sc in (("k", k, k_cache, k_scale), ("v", v, v_cache, v_scale)):
             rows, row_scales = _quantize_int8(new, name)
             _append(cache, rows, table, lens, t, hnd, name)
             _append(sc, row_scales, table, lens, t, hnd, name + "_scale")
-        lens = lens + kn[1]
+        lens = lens + _arrays.shape_of(k)[1]
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     text, extra = _kernel_text("kvcache_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
                                False, attrs, b, alibi_slopes, sinks, return_softmax_lse,
@@ -434,16 +430,7 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         caches.append(buf if hnd else buf.transpose(0, 2, 1, 3))
     bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3), caches[0], scales[0], caches[1],
             scales[1], lens] + [_arrays.as_buffer(x, "an input") for x in extra]
-    out_dt = "float32" if return_softmax_lse else dt
-    out, view = _arrays.empty_like_kind(q, (b, tq, h, dv), out_dt)
-    views = [view.transpose(0, 2, 1, 3)]
-    if return_softmax_lse:
-        lse, lse_view = _arrays.empty_like_kind(q, (b, h, tq), "float32")
-        views.append(lse_view)
-    kernel.call(bufs, views)
-    if not return_softmax_lse:
-        return out
-    return _arrays.cast(out, dt, "the output"), lse
+    return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)
 
 
 def _cu_seqlens(cu, total, what):

@@ -26,6 +26,7 @@
 #define ATTN_ATTENTION_H
 
 #include "attn/ElementType.h"
+#include "attn/PipelineOptions.h"
 
 #include <cstdint>
 #include <memory>
@@ -80,37 +81,10 @@ enum class Target {
   Gpu,       ///< attn-gpu-pipeline on the first CUDA device
 };
 
-struct CompileOptions {
+/// How Kernel::compile compiles: the target, and the pipeline options every
+/// way of compiling shares (attn/PipelineOptions.h).
+struct CompileOptions : PipelineOptions {
   Target target = Target::Cpu;
-  /// CPU: query rows and keys per tile; unset: convert-attn-to-loops'
-  /// defaults.
-  std::optional<int64_t> tileQ, tileK;
-  /// CPU: f32 lanes per vector; unset: the host's widest (16 with
-  /// AVX-512F, else 8), halved while tileK is not a multiple of two.
-  std::optional<int64_t> vectorWidth;
-  /// CPU: bf16 tiles and projections on AVX512-BF16 dot products; unset:
-  /// where the host has them and they are faster (AMD Zen 4 and later).
-  /// true on a host without AVX512-BF16 is an error status.
-  std::optional<bool> bf16Dot;
-  /// CPU: split each Q tile's keys across threads below this many work
-  /// items (0: never); unset: twice the worker threads.
-  std::optional<int64_t> minWorkItems;
-  int64_t threads = 0;  ///< CPU: worker threads, 0 = one per core
-  unsigned optLevel = 3;
-  /// Gpu: every TensorRef of a call is a CUDA device buffer (a device
-  /// pointer of the current device, dense row-major): no host copies inside
-  /// the call; each output is filled by a device-to-device copy. Without it
-  /// a Gpu kernel takes host buffers and copies them in and out.
-  bool deviceResident = false;
-  /// Gpu: f32 attention with head dims 64/128 runs on tensor cores with
-  /// TF32 operands (10 mantissa bits, about f16's relative error; f32
-  /// accumulation and softmax). Off: f32 keeps full precision.
-  bool tf32 = false;
-  /// Raise attention written as generic linalg to attn.sdpa first
-  /// (attn-raise, docs/raise.md), with these pass options ("" = its
-  /// defaults, e.g. "zero-empty-rows=1"); unset: the IR is taken as it is.
-  /// A bad option is an error status.
-  std::optional<std::string> raise;
 };
 
 enum class Causal { None, TopLeft, BottomRight };

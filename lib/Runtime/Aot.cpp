@@ -216,7 +216,7 @@ static void emitKernelRecord(llvm::Module &m, const AotOptions &options,
       r.int64s(keyLengths),
       r.i(vs.size()),
       variantGlobal,
-      r.i(pipeline == Pipeline::Gpu && options.jit.gpuDeviceResident),
+      r.i(pipeline == Pipeline::Gpu && options.jit.deviceResident),
   };
   llvm::SmallVector<llvm::Type *> types;
   for (llvm::Constant *c : fields)
@@ -243,9 +243,9 @@ static std::string makeHeader(const AotOptions &o, llvm::StringRef entry,
     for (auto &[chip, bin] : art.gpuBinaries)
       os << " " << chip;
   }
-  if (pipeline == Pipeline::Gpu && o.jit.gpuDeviceResident)
+  if (pipeline == Pipeline::Gpu && o.jit.deviceResident)
     os << ", device-resident (inputs and outputs are CUDA device buffers)";
-  if (pipeline == Pipeline::Gpu && o.jit.gpuTf32)
+  if (pipeline == Pipeline::Gpu && o.jit.tf32)
     os << ", f32 attention with head dims 64/128 on tensor cores with TF32 operands";
   if (pipeline == Pipeline::Ring)
     os << ", ring attention over " << o.jit.ranks << " MPI ranks";
@@ -316,9 +316,9 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
   if (pipeline == Pipeline::GpuSchedule)
     return aotError(CompileErrorKind::BadOption,
                     "attn-aot compiles the cpu, reference, gpu and ring pipelines");
-  if (options.jit.gpuDeviceResident && pipeline != Pipeline::Gpu)
+  if (options.jit.deviceResident && pipeline != Pipeline::Gpu)
     return aotError(CompileErrorKind::BadOption, "--device-resident needs the gpu pipeline");
-  if (options.jit.gpuTf32 && pipeline != Pipeline::Gpu)
+  if (options.jit.tf32 && pipeline != Pipeline::Gpu)
     return aotError(CompileErrorKind::BadOption, "--tf32 needs the gpu pipeline");
   if (pipeline == Pipeline::Gpu && options.gpuChips.empty())
     return aotError(CompileErrorKind::BadOption, "the gpu pipeline needs at least one chip");

@@ -441,16 +441,7 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
       return Status::error("the IR does not parse or verify:\n" + diags);
   }
   rt::JitOptions jo;
-  jo.optLevel = options.optLevel;
-  jo.tileQ = options.tileQ;
-  jo.tileK = options.tileK;
-  jo.vectorWidth = options.vectorWidth;
-  jo.bf16Dot = options.bf16Dot;
-  jo.minWorkItems = options.minWorkItems;
-  jo.threads = options.threads;
-  jo.gpuDeviceResident = options.deviceResident;
-  jo.gpuTf32 = options.tf32;
-  jo.raise = options.raise;
+  static_cast<PipelineOptions &>(jo) = options; // one options struct
   im.deviceResident = options.deviceResident;
   auto fn = rt::CompiledFunction::compile(
       *im.module, entry,

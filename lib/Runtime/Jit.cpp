@@ -219,7 +219,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     return asCompileError(CompileErrorKind::JitFailed, engine.takeError());
   cf->engine = std::move(*engine);
   cf->pipeline = pipeline;
-  cf->deviceResident = options.gpuDeviceResident;
+  cf->deviceResident = options.deviceResident;
   // The compiled code allocates through the guarded allocator (a failed
   // allocation becomes an AllocationError), and on the GPU path calls our
   // mgpu* runtime.

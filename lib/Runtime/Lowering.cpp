@@ -367,8 +367,8 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     usedTiling = {int64_t(gpu.tileQ), int64_t(gpu.tileK), std::nullopt};
     gpu.chip = chip.empty() ? "sm_90" : chip;
     gpu.format = options.gpuFormat;
-    gpu.deviceResident = options.gpuDeviceResident;
-    gpu.tf32 = options.gpuTf32;
+    gpu.deviceResident = options.deviceResident;
+    gpu.tf32 = options.tf32;
     // Which sdpa keep the CUDA-core kernel (with the reason), among the
     // remarks the compiled function reports.
     gpu.reportKernel = true;

@@ -1258,10 +1258,10 @@ TEST_P(TensorCoreFeatures, EmulatedKernelMatchesReference) {
     s.window = ref::Window{40, 5, ref::Causal::BottomRight};
   else if (c.feature == "dynamic")
     s.dynamic = true;
-  // f32: TF32 operands (TensorCoreTest.cpp), asked for with gpuTf32.
+  // f32: TF32 operands (TensorCoreTest.cpp), asked for with tf32.
   double tol = c.dtype == ElementType::F16 ? 2e-3 : c.dtype == ElementType::F32 ? 1e-3 : 1.6e-2;
   runtime::JitOptions options;
-  options.gpuTf32 = c.dtype == ElementType::F32;
+  options.tf32 = c.dtype == ElementType::F32;
   std::vector<Shape> shapes = {{2, 97, 150}};
   if (c.feature == "dynamic")
     shapes = {{2, 97, 150}, {1, 1, 33}, {3, 64, 64}};

@@ -92,7 +92,7 @@ TEST_P(TensorCore, EmulatedKernelMatchesReference) {
   ref::Tensor want = ref::sdpa(q, k, v, o);
 
   attn::runtime::JitOptions options;
-  options.gpuTf32 = c.dtype == ElementType::F32;
+  options.tf32 = c.dtype == ElementType::F32;
   Jitted j(src.str(), "f", Pipeline::GpuSchedule, options);
   ASSERT_TRUE(j.ok());
   auto out = j.run(inputs, dtypes);

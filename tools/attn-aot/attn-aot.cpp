@@ -142,8 +142,8 @@ int main(int argc, char **argv) {
   if (bf16Dot.getNumOccurrences())
     options.jit.bf16Dot = bf16Dot.getValue();
   options.jit.threads = numThreads;
-  options.jit.gpuDeviceResident = deviceResident;
-  options.jit.gpuTf32 = tf32Opt;
+  options.jit.deviceResident = deviceResident;
+  options.jit.tf32 = tf32Opt;
   options.jit.ranks = ranks;
   if (ranks < 1)
     fail("--ranks must be >= 1, got " + llvm::Twine(ranks));

@@ -457,7 +457,7 @@ static rt::JitOptions jitOptions() {
     jit.vectorWidth = vectorWidthOpt;
   if (bf16DotOpt.getNumOccurrences())
     jit.bf16Dot = bf16DotOpt;
-  jit.gpuTf32 = tf32Opt;
+  jit.tf32 = tf32Opt;
   jit.threads = numThreads;
   jit.gpuChip = gpuChip;
   jit.gpuFormat = gpuFormat;

@@ -2,6 +2,7 @@
 #ifndef ATTN_RUNTIME_JIT_H
 #define ATTN_RUNTIME_JIT_H
 
+#include "attn/PipelineOptions.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Shard.h"
 
@@ -157,44 +158,17 @@ struct TensorSpec {
   std::string str() const; ///< e.g. "float32[2,?,64]"
 };
 
-struct JitOptions {
-  /// Raise linalg attention chains to attn.sdpa (attn-raise) before the
-  /// pipeline, with these pass options (e.g. "zero-empty-rows=1"; empty:
-  /// the defaults). A bad option is a BadOption error.
-  std::optional<std::string> raise;
-  /// LLVM optimisation level for the JIT'd code (0-3).
-  unsigned optLevel = 3;
+/// How CompiledFunction::compile compiles: the options every way of
+/// compiling shares (attn/PipelineOptions.h: tiles, vector width, bf16 dots,
+/// threads, the optimisation level, attn-raise, GPU device residency and
+/// TF32), and the JIT's own.
+struct JitOptions : attn::PipelineOptions {
   /// Keep the object file so that dumpObject() can write it.
   bool keepObject = false;
-  /// Tile sizes for the pipeline's fused kernel; unset: that pipeline's
-  /// default (convert-attn-to-loops' for cpu, convert-attn-to-gpu's for gpu
-  /// and gpu-schedule). Each pass checks its own rule.
-  std::optional<int64_t> tileQ, tileK;
-  /// cpu: f32 lanes per vector; unset: the host's widest (hostVectorWidth),
-  /// halved while tile-k is not a multiple of two vectors.
-  std::optional<int64_t> vectorWidth;
-  /// cpu: bf16 prefill tiles and projections on AVX512-BF16 dot products
-  /// (convert-attn-to-loops bf16-dot); unset: where the target prefers them
-  /// (CpuTarget::prefersBf16Dot). true on a target without AVX512-BF16 is
-  /// a BadOption error.
-  std::optional<bool> bf16Dot;
-  /// cpu: worker threads (0: one per core or OMP_NUM_THREADS).
-  int64_t threads = 0;
-  /// cpu: split each Q tile's keys across threads when an sdpa has fewer
-  /// work items than this (convert-attn-to-loops' min-work-items); unset:
-  /// twice the worker threads.
-  std::optional<int64_t> minWorkItems;
   /// attn-gpu-pipeline: the target chip (empty: the device's, e.g. sm_90)
   /// and what the gpu.binary holds (isa: PTX, JIT-compiled by the driver).
   std::string gpuChip;
   std::string gpuFormat = "isa";
-  /// gpu: arguments and results are device buffers (attn-gpu-pipeline's
-  /// device-resident): no host copies inside a call. Results are device
-  /// buffers the caller owns.
-  bool gpuDeviceResident = false;
-  /// gpu, gpu-schedule: f32 sdpa with head dims 64/128 take the tensor-core
-  /// kernel with TF32 operands (convert-attn-to-gpu tf32).
-  bool gpuTf32 = false;
   /// ring: the ranks P each attn.ring sdpa is sharded over (attn-shard);
   /// the function's signature becomes one rank's share.
   int64_t ranks = 1;
@@ -311,7 +285,7 @@ public:
   /// The lowest-level call: each input is a contiguous row-major buffer of
   /// the given shape (checked with checkArgs against argSpecs, dtypes taken
   /// as the specs'); each result is handed to `sink`, then freed. With
-  /// JitOptions::gpuDeviceResident the inputs and results are device
+  /// JitOptions::deviceResident the inputs and results are device
   /// buffers.
   llvm::Error callContiguous(
       llvm::ArrayRef<const void *> inputs,

@@ -431,13 +431,9 @@ struct SdpaPartialReduction
     SmallVector<OpFoldResult> outShape(lseShape);
     outShape.push_back(tensor::getMixedSize(b, loc, p.getValue(), 3));
     Type f32 = b.getF32Type();
-    auto filled = [&](ArrayRef<OpFoldResult> shape, double v) -> Value {
-      Value e = tensor::EmptyOp::create(b, loc, shape, f32);
-      Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-      return linalg::FillOp::create(b, loc, c, e).getResult(0);
-    };
-    return SmallVector<Value>{filled(outShape, 0.0),
-                              filled(lseShape, -std::numeric_limits<double>::infinity())};
+    return SmallVector<Value>{
+        linalg_lowering::filled(b, loc, outShape, f32, 0.0),
+        linalg_lowering::filled(b, loc, lseShape, f32, -std::numeric_limits<double>::infinity())};
   }
 
   FailureOr<TilingResult>

@@ -1,5 +1,6 @@
 /* A C program that calls attention kernels compiled ahead of time by
- * attn-aot (gqa_causal.mlir, masked_f16.mlir, mha_gqa.mlir in this folder)
+ * attn-aot (gqa_causal.mlir, masked_f16.mlir, mha_gqa.mlir, int8_decode.mlir in
+ * this folder)
  * and checks them against a plain double-precision attention written here,
  * and that calls whose shapes do not fit are refused before any read. It links
  * the two objects, libattn_aot and libomp: no MLIR, no LLVM.
@@ -8,6 +9,7 @@
  *
  * CMake builds it as aot-sdpa-app; ctest runs it (aot-example). */
 #include "gqa_causal.h"
+#include "int8_decode.h"
 #include "masked_f16.h"
 #include "mha_gqa.h"
 
@@ -433,6 +435,63 @@ static void check_mha_gqa_refusals(void) {
   }
 }
 
+/* --- int8_decode: an int8 cache with per-token scales ------------------- */
+
+static int all_visible(const void *ctx, int64_t b, int64_t i, int64_t j) {
+  (void)ctx, (void)b, (void)i, (void)j;
+  return 1;
+}
+
+/* x [n rows of D] -> int8 rows and one scale per row (max |x| -> 127), and
+ * the dequantised floats the reference reads. */
+static void quantize_rows(const float *x, int64_t rows, int64_t D, int8_t *q, float *scale,
+                          float *dequantized) {
+  for (int64_t r = 0; r < rows; r++) {
+    float m = 0;
+    for (int64_t d = 0; d < D; d++)
+      m = fmaxf(m, fabsf(x[r * D + d]));
+    scale[r] = m > 0 ? m / 127.0f : 1.0f;
+    for (int64_t d = 0; d < D; d++) {
+      q[r * D + d] = (int8_t)lrintf(x[r * D + d] / scale[r]);
+      dequantized[r * D + d] = (float)q[r * D + d] * scale[r];
+    }
+  }
+}
+
+static void check_int8_decode(int64_t B, int64_t Tk) {
+  const int64_t H = 8, Hkv = 2, D = 64, rows = B * Hkv * Tk;
+  float *q = random_floats(B * H * D), *k = random_floats(rows * D),
+        *v = random_floats(rows * D);
+  int8_t *kq = malloc(rows * D + 1), *vq = malloc(rows * D + 1);
+  float *ks = malloc(sizeof(float) * (rows + 1)), *vs = malloc(sizeof(float) * (rows + 1));
+  float *kd = malloc(sizeof(float) * (rows * D + 1)), *vd = malloc(sizeof(float) * (rows * D + 1));
+  quantize_rows(k, rows, D, kq, ks, kd);
+  quantize_rows(v, rows, D, vq, vs, vd);
+  double *want = malloc(sizeof(double) * (B * H * D + 1));
+  reference(q, kd, vd, want, B, H, Hkv, 1, Tk, D, all_visible, NULL, 1 / sqrt((double)D));
+  attn_tensor scale_k = {ks, 3, {B, Hkv, Tk}}, scale_v = {vs, 3, {B, Hkv, Tk}};
+  attn_tensor in[5] = {tensor4(q, B, H, 1, D), tensor4(kq, B, Hkv, Tk, D), scale_k,
+                       tensor4(vq, B, Hkv, Tk, D), scale_v};
+  attn_tensor out[1] = {{NULL, 0, {0}}};
+  int status = int8_decode(in, out);
+  char what[160];
+  snprintf(what, sizeof what, "int8_decode B %lld Tk %lld runs: %s", (long long)B,
+           (long long)Tk, status ? attn_aot_last_error() : "status 0");
+  expect(status == ATTN_AOT_OK, what);
+  if (status == ATTN_AOT_OK) {
+    double err = 0;
+    const float *got = out[0].data;
+    for (int64_t i = 0; i < B * H * D; i++)
+      err = fmax(err, fabs(got[i] - want[i]));
+    snprintf(what, sizeof what,
+             "  max |aot - double reference on the dequantised cache| = %.3g (<= 2e-5)", err);
+    expect(err <= 2e-5, what);
+    attn_aot_free(out[0].data);
+  }
+  free(q), free(k), free(v), free(kq), free(vq), free(ks), free(vs), free(kd), free(vd);
+  free(want);
+}
+
 int main(void) {
   check_gqa(2, 5, 37, 0);  /* decode-like: few queries, more keys */
   check_gqa(1, 70, 70, 1); /* square, T not a multiple of the tile */
@@ -444,6 +503,8 @@ int main(void) {
   check_mha_gqa(1, 5, 24, 4, 20); /* other widths, Eo != E */
   check_mha_gqa(1, 3, 10, 7, 9);  /* an odd head dim */
   check_mha_gqa_refusals();
+  check_int8_decode(2, 77);   /* a tail tile of keys */
+  check_int8_decode(1, 1000); /* the key split (flash-decoding) */
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }

@@ -248,6 +248,8 @@ const char *attn_aot_dtype_name(int64_t dtype) {
     return "int64";
   case ATTN_AOT_BF16:
     return "bfloat16";
+  case ATTN_AOT_I8:
+    return "int8";
   }
   return "?";
 }
@@ -261,6 +263,7 @@ size_t attn_aot_dtype_size(int64_t dtype) {
   case ATTN_AOT_BF16:
     return 2;
   case ATTN_AOT_BOOL:
+  case ATTN_AOT_I8:
     return 1;
   case ATTN_AOT_I64:
     return 8;

@@ -112,6 +112,12 @@ specialise(ModuleOp module, llvm::StringRef entry,
   // Any other op that consumes a retyped value ends the specialisation (its
   // types are not ours to infer).
   for (Operation &op : body.without_terminator()) {
+    // attn.dequantize: its input's shape, its own (float) element type.
+    if (auto dq = dyn_cast<mlir::attn::DequantizeOp>(op)) {
+      auto in = cast<RankedTensorType>(dq.getInput().getType());
+      dq.getResult().setType(RankedTensorType::get(in.getShape(), dq.getType().getElementType()));
+      continue;
+    }
     auto infer = dyn_cast<InferTypeOpInterface>(op);
     SmallVector<Type, 1> inferred;
     if (infer && isa<mlir::attn::AttnDialect>(op.getDialect()) &&

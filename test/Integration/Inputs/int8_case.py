@@ -59,3 +59,7 @@ def case(name, b, h, hkv, tq, tk, d, lens, causal):
 
 case("decode", 2, 8, 2, 1, 77, 64, [77, 30], "bottom_right")
 case("prefill", 1, 2, 2, 20, 20, 32, [20], "top_left")
+
+# A scale array one token short of the cache: refused before the call.
+np.save(os.path.join(out, "decode_ks_short.npy"),
+        np.load(os.path.join(out, "decode_ks.npy"))[:, :, :-1].copy())

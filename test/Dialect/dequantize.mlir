@@ -75,3 +75,11 @@ func.func @result_type(%x: tensor<1x2x8x4xi8>, %s: tensor<1x2x8xf32>) {
   %a = attn.dequantize %x, %s : (tensor<1x2x8x4xi8>, tensor<1x2x8xf32>) -> tensor<1x2x8x4xi8>
   return
 }
+
+// -----
+
+func.func @result_rank(%x: tensor<1x2x8x4xi8>, %s: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{result rank is 3, expected 4 ([B,Hkv,T,D])}}
+  %a = attn.dequantize %x, %s : (tensor<1x2x8x4xi8>, tensor<1x2x8xf32>) -> tensor<2x8x4xf32>
+  return
+}

@@ -98,25 +98,18 @@ struct DequantizeToLinalg : OpConversionPattern<DequantizeOp> {
     Location loc = op.getLoc();
     RankedTensorType ty = op.getType();
     Type elt = ty.getElementType();
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultSizes(rewriter, op), elt);
     MLIRContext *ctx = rewriter.getContext();
-    AffineMap id = rewriter.getMultiDimIdentityMap(4);
     AffineMap perRow = AffineMap::get(4, 0,
                                       {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
                                        getAffineDimExpr(2, ctx)},
                                       ctx);
-    Value y = linalg::GenericOp::create(
-                  rewriter, loc, TypeRange{ty}, ValueRange{a.getInput(), a.getScale()},
-                  ValueRange{init}, ArrayRef<AffineMap>{id, perRow, id},
-                  SmallVector<IteratorType>(4, kPar),
-                  [&](OpBuilder &b, Location l, ValueRange args) {
-                    Value x = arith::SIToFPOp::create(b, l, b.getF32Type(), args[0]);
-                    Value v = arith::MulFOp::create(b, l, x, args[1]);
-                    if (!elt.isF32())
-                      v = arith::TruncFOp::create(b, l, elt, v);
-                    linalg::YieldOp::create(b, l, v);
-                  })
-                  .getResult(0);
+    Value y = elementwise(rewriter, loc, a.getInput(), ValueRange{a.getScale()}, {perRow}, ty,
+                          resultSizes(rewriter, op),
+                          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                            Value x = arith::SIToFPOp::create(b, l, b.getF32Type(), args[0]);
+                            Value v = arith::MulFOp::create(b, l, x, args[1]);
+                            return elt.isF32() ? v : Value(arith::TruncFOp::create(b, l, elt, v));
+                          });
     rewriter.replaceOp(op, y);
     return success();
   }

@@ -102,6 +102,8 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
         for (int64_t r = 0; r < rowsN; ++r)
           b.vstore(sums[i * rowsN + r], keySums, {slots[i], b.idx(r * w)});
     });
+    // int8 K: the run's w key scales, one vector for every row's scores.
+    Value runScales = keyScaleSlots ? b.vload(keyScaleSlots, {b.idx(0)}) : Value();
     foldSlotsOfRows(
         b, rowsN,
         [&](int64_t slot, int64_t r) {
@@ -109,9 +111,7 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
         },
         [&](Value x, Value y) { return b.fadd(x, y); },
         [&](int64_t r, Value scores) {
-          if (keyScaleSlots)
-            scores = b.fmul(scores, b.vload(keyScaleSlots, {b.idx(0)}));
-          storeScores(k0, b.idx(r), {j}, {scores});
+          storeScores(k0, b.idx(r), {j}, {runScales ? b.fmul(scores, runScales) : scores});
         });
   });
 }

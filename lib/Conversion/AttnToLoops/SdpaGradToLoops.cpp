@@ -350,6 +350,15 @@ private:
 
 /// Why the fused backward does not take `p` at `w` lanes; empty when it
 /// does.
+/// What the fused backward takes: the forward kernel's support without
+/// paged or int8 K/V (it reads K and V as plain tensors).
+KernelSupport gradKernelSupport() {
+  KernelSupport support = cpuKernelSupport();
+  support.pagedKeys = false;
+  support.quantizedKeys = false;
+  return support;
+}
+
 std::string gradRefusal(const SdpaProblem &p, int64_t w) {
   if (auto grad = dyn_cast<SdpaGradOp>(p.op); grad && grad.getGradMask())
     return "the mask's gradient (grad_mask) is the [B,H,Tq,Tk] score gradient, which the "
@@ -367,10 +376,7 @@ struct SdpaGradToFlashLoops : OpRewritePattern<SdpaGradOp> {
 
   LogicalResult matchAndRewrite(SdpaGradOp op, PatternRewriter &rewriter) const override {
     std::string reason;
-    KernelSupport support = cpuKernelSupport();
-    support.pagedKeys = false;
-    support.quantizedKeys = false;
-    FailureOr<SdpaProblem> problem = SdpaProblem::analyze(op, support, reason);
+    FailureOr<SdpaProblem> problem = SdpaProblem::analyze(op, gradKernelSupport(), reason);
     if (failed(problem))
       return rewriter.notifyMatchFailure(op, reason);
     const SdpaProblem &p = *problem;
@@ -415,10 +421,7 @@ struct SdpaGradToFlashLoops : OpRewritePattern<SdpaGradOp> {
 
 std::string sdpaGradRefusal(SdpaGradOp op, int64_t vectorWidth) {
   std::string reason;
-  KernelSupport support = cpuKernelSupport();
-  support.pagedKeys = false;
-  support.quantizedKeys = false;
-  FailureOr<SdpaProblem> p = SdpaProblem::analyze(op, support, reason);
+  FailureOr<SdpaProblem> p = SdpaProblem::analyze(op, gradKernelSupport(), reason);
   if (failed(p))
     return reason;
   return gradRefusal(*p, vectorWidth);

@@ -68,7 +68,11 @@ LogicalResult DequantizeOp::verify() {
     if (failed(c.dim("scale", scale, i, names[i], dimOf(x, i),
                      Twine("dim ") + Twine(i) + " of 'input'")))
       return failure();
+  // The input's shape (a dynamic dim agrees with any); the element type is
+  // the result's own (any float).
   RankedTensorType rt = getType();
+  if (rt.getRank() != 4)
+    return emitOpError() << "result rank is " << rt.getRank() << ", expected 4 ([B,Hkv,T,D])";
   for (int64_t i = 0; i < 4; ++i)
     if (!agree(rt.getDimSize(i), dimOf(x, i)))
       return emitOpError() << "result dim " << i << " is " << dimStr(rt.getDimSize(i))

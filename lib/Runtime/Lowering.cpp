@@ -81,6 +81,29 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
   return checkInputShapes(module, entry, shapes, nullptr);
 }
 
+/// Gives the trailing block arguments of `op`'s score/mask function regions
+/// (one per capture) the types of its captures.
+static void retypeCaptureArguments(Operation *op) {
+  OperandRange captures = op->getOperands().take_back(0);
+  if (auto o = dyn_cast<mlir::attn::SdpaOp>(op))
+    captures = o.getCaptures();
+  else if (auto o = dyn_cast<mlir::attn::SdpaPartialOp>(op))
+    captures = o.getCaptures();
+  else if (auto o = dyn_cast<mlir::attn::ScoreModOp>(op))
+    captures = o.getCaptures();
+  else if (auto o = dyn_cast<mlir::attn::MaskModOp>(op))
+    captures = o.getCaptures();
+  if (captures.empty())
+    return;
+  for (Region &region : op->getRegions()) {
+    if (region.empty() || region.getNumArguments() < captures.size())
+      continue;
+    auto args = region.getArguments().take_back(captures.size());
+    for (auto [arg, capture] : llvm::zip(args, captures))
+      arg.setType(capture.getType());
+  }
+}
+
 /// A clone of `entry` with its arguments given `shapes` and every attn
 /// result re-inferred in order (InferTypeOpInterface); null when the
 /// function cannot be specialised that way (no such function, arity or rank
@@ -112,6 +135,9 @@ specialise(ModuleOp module, llvm::StringRef entry,
   // Any other op that consumes a retyped value ends the specialisation (its
   // types are not ours to infer).
   for (Operation &op : body.without_terminator()) {
+    // Score and mask functions take one block argument per capture, of the
+    // capture's type: they follow the captures' new types.
+    retypeCaptureArguments(&op);
     // attn.dequantize: its input's shape, its own (float) element type.
     if (auto dq = dyn_cast<mlir::attn::DequantizeOp>(op)) {
       auto in = cast<RankedTensorType>(dq.getInput().getType());

@@ -13,11 +13,14 @@ query length, block size, variants) and cached: batch, the number of
 blocks and the table's width are dynamic. The fused CPU kernel reads the
 blocks in place (docs/serving.md).
 
-Where it differs from FlashAttention (each refused with a clear error
-rather than computed differently): ``rotary_cos``/``rotary_sin`` and
-``cache_leftpad`` are not supported yet; ``num_splits`` is accepted and
+Where it differs from FlashAttention: ``num_splits`` is accepted and
 ignored (the kernel splits the keys itself). New ``k``/``v`` rows are
-appended into the caches by this module, in place, before the kernel runs.
+appended into the caches by this module, in place, before the kernel runs,
+and ``rotary_cos``/``rotary_sin`` rotate the new k rows and q here too
+(in float32, FlashAttention's positions) rather than inside the kernel.
+``cache_leftpad`` is a mask function of the kernel (keys before
+``cache_leftpad[b]`` are dropped); unlike FlashAttention 2 it also works
+with a ``block_table``.
 
 Beyond FlashAttention: ``kv_layout="HND"`` (FlashInfer's name) takes caches
 with the heads before the tokens, [num_blocks, heads_k, page_block_size,
@@ -124,15 +127,16 @@ def _attributes(softmax_scale, d, causal, window_size, softcap):
 
 
 def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, sinks,
-                 return_lse, int8=False):
+                 return_lse, int8=False, leftpad=None):
     """The attn IR of one call: K and V gathered from the caches %kc, %vc
     through %table with lengths %len, then attn.sdpa (attn.sdpa_partial
     with the lse); `tq` None is a dynamic query length; `bs` None takes
     K and V as plain [B, Hkv, Tk, D] tensors %k, %v (no table); `int8`
     (with `bs` None) takes them as int8 %kq, %vq [B, Hkv, Tk, D] with f32
     scales %ks, %vs [B, Hkv, Tk] through attn.dequantize. Returns the text
-    and the extra inputs (slopes, sinks) that follow (q, kc, vc, table,
-    len; q, k, v, len; or q, kq, ks, vq, vs, len)."""
+    and the extra inputs (slopes, sinks, leftpad) that follow (q, kc, vc,
+    table, len; q, k, v, len; or q, kq, ks, vq, vs, len). `leftpad` (int32
+    [B]) drops sequence b's keys before leftpad[b] by a mask function."""
     t_q = "tensor<?x%dx%sx%dx%s>" % (h, "?" if tq is None else str(tq), d, elt)
     t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
     t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
@@ -179,6 +183,18 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
         operand_types.append("tensor<%dxf32>" % h)
         extra.append(sink_buf)
         sink_operand = " sinks(%sinks)"
+    captures = mask_mod = ""
+    if leftpad is not None:
+        args.append("%pad: tensor<?xi32>")
+        operand_types.append("tensor<?xi32>")
+        extra.append(leftpad)
+        captures = " captures(%pad)"
+        mask_mod = (" mask_mod {\n  ^bb0(%b: index, %h: index, %i: index, %j: index, "
+                    "%p: tensor<?xi32>):\n"
+                    "    %pb = tensor.extract %p[%b] : tensor<?xi32>\n"
+                    "    %first = arith.index_cast %pb : i32 to index\n"
+                    "    %keep = arith.cmpi sge, %j, %first : index\n"
+                    "    attn.yield %keep : i1\n  }")
     gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)" +
               (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
               "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
@@ -189,8 +205,8 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
     else:
         body = "" if bs is None else (gather % ("k", "kc", t_kc, t_k) +
                                       gather % ("v", "vc", t_vc, t_v))
-    operands = "%%q, %%k, %%v%s key_lengths(%%len)%s {%s}" % (alibi, sink_operand,
-                                                              ", ".join(attrs))
+    operands = "%%q, %%k, %%v%s key_lengths(%%len)%s%s {%s}%s" % (
+        alibi, sink_operand, captures, ", ".join(attrs), mask_mod)
     rows = "?" if tq is None else str(tq)
     if return_lse:
         t_o = "tensor<?x%dx%sx%dxf32>" % (h, rows, dv)
@@ -207,6 +223,74 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
                 % (name, ", ".join(args), t_o, body, operands, ", ".join(operand_types), t_o,
                    t_o))
     return text, extra
+
+
+def _rotate(x, cos, sin, pos, interleaved):
+    """FlashAttention's ``apply_rotary_emb``: x [B, T, H, D] with its first
+    2·R dims rotated at positions pos [B, T] by the tables cos, sin [S, R]
+    (interleaved: pairs (2i, 2i+1), GPT-J; else halves (i, i+R), GPT-NeoX),
+    computed in float32 and returned as x's kind and dtype (a new tensor)."""
+    dt = _arrays.dtype_name(x)
+    a = np.array(_arrays.as_buffer(_arrays.cast(x, "float32", "q"), "q"), dtype=np.float32)
+    r = cos.shape[1]
+    c = cos[pos][:, :, None, :]  # [B, T, 1, R]
+    s = sin[pos][:, :, None, :]
+    if interleaved:
+        x0, x1 = a[..., 0:2 * r:2].copy(), a[..., 1:2 * r:2].copy()
+        a[..., 0:2 * r:2] = x0 * c - x1 * s
+        a[..., 1:2 * r:2] = x0 * s + x1 * c
+    else:
+        x0, x1 = a[..., :r].copy(), a[..., r:2 * r].copy()
+        a[..., :r] = x0 * c - x1 * s
+        a[..., r:2 * r] = x0 * s + x1 * c
+    if _arrays.is_torch(x):
+        return _arrays.cast(_arrays._torch().from_numpy(a), dt, "q")
+    return a.astype(_arrays._NUMPY_OF[dt])
+
+
+def _rotary(q, k, rotary_cos, rotary_sin, lens, d, causal, window_size, interleaved):
+    """q and the new k rows rotated as flash_attn_with_kvcache does: new key
+    t of sequence b at position cache_seqlens[b] + t; query row i at the same
+    position when causal or windowed, else every row at cache_seqlens[b]."""
+    if rotary_cos is None or rotary_sin is None:
+        _fail(ValueError, "pass both rotary_cos and rotary_sin, or neither")
+    if k is None:
+        _fail(ValueError, "rotary_cos/rotary_sin rotate the new k rows: pass k and v too")
+    tables = []
+    for name, t in (("rotary_cos", rotary_cos), ("rotary_sin", rotary_sin)):
+        if _arrays.dtype_name(t) not in _MLIR_TYPES:
+            _fail(TypeError, "%s must be float, got %s" % (name, _arrays.dtype_name(t)))
+        tables.append(np.asarray(_arrays.as_buffer(_arrays.cast(t, "float32", name), name),
+                                 dtype=np.float32))
+    cos, sin = tables
+    if cos.ndim != 2 or cos.shape != sin.shape or not 0 < 2 * cos.shape[1] <= d:
+        _fail(ValueError, "rotary_cos and rotary_sin must both be [seqlen_ro, rotary_dim / 2] "
+              "with 0 < rotary_dim <= %d, got %s and %s"
+              % (d, list(cos.shape), list(sin.shape)))
+    b, tq = _arrays.shape_of(q)[:2]
+    tk = _arrays.shape_of(k)[1]
+    pos_k = lens[:, None].astype(np.int64) + np.arange(tk)[None, :]
+    local = causal or tuple(int(w) for w in window_size) != (-1, -1)
+    pos_q = lens[:, None].astype(np.int64) + (np.arange(tq)[None, :] if local else 0)
+    pos_q = np.broadcast_to(pos_q, (b, tq))
+    last = max(int(pos_k.max()) if pos_k.size else -1, int(pos_q.max()) if pos_q.size else -1)
+    if last >= cos.shape[0]:
+        _fail(ValueError, "rotary_cos/rotary_sin have %d positions, position %d is needed"
+              % (cos.shape[0], last))
+    return (_rotate(q, cos, sin, pos_q, interleaved),
+            _rotate(k, cos, sin, pos_k, interleaved))
+
+
+def _leftpad(cache_leftpad, b, capacity):
+    """cache_leftpad [B] as int32 in [0, capacity]."""
+    pad = _int32(cache_leftpad, "cache_leftpad").reshape(-1)
+    if pad.shape != (b,):
+        _fail(ValueError, "cache_leftpad must have %d entries, got %d" % (b, pad.size))
+    if pad.size and (pad.min() < 0 or pad.max() > capacity):
+        i = int(np.argmax((pad < 0) | (pad > capacity)))
+        _fail(ValueError, "cache_leftpad[%d] = %d is outside [0, %d] (the cache's capacity)"
+              % (i, int(pad[i]), capacity))
+    return pad
 
 
 def _hnd(kv_layout):
@@ -302,6 +386,18 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     sinks: attention sinks, float32 [H] (gpt-oss): one logit per query head
     in every row's softmax denominator that weighs no value.
 
+    rotary_cos, rotary_sin [seqlen_ro, rotary_dim / 2] (with new k, v rows):
+    the new k rows are rotated at positions cache_seqlens[b] + t before they
+    are appended, and q at cache_seqlens[b] + i when causal or windowed (at
+    cache_seqlens[b] otherwise), as FlashAttention does; the first
+    rotary_dim dims of each head turn, in pairs (2i, 2i+1) when
+    rotary_interleaved (GPT-J) or halves (i, i + rotary_dim/2) otherwise
+    (GPT-NeoX). Computed in float32 before the kernel runs.
+
+    cache_leftpad [B] int32: sequence b's keys start at cache_leftpad[b]
+    (keys before it are dropped; causal, window and ALiBi positions are
+    those of FlashAttention, which counts them from the padding's end).
+
     k_scale, v_scale: with int8 k_cache and v_cache (a quantised cache,
     contiguous [B, T, Hkv, D], or [B, Hkv, T, D] with kv_layout='HND'), the
     float32 scale of each token and head ([B, T, Hkv], or [B, Hkv, T]):
@@ -309,19 +405,17 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     kernel reads the int8 rows in place (attn.dequantize). New rows k, v
     (float) are quantised per token and head (max |x| -> 127) and written
     with their scales, in place, before attending."""
-    if rotary_cos is not None or rotary_sin is not None:
-        _fail(NotImplementedError, "rotary_cos/rotary_sin are not supported yet: apply the "
-              "rotation to q and k before the call")
-    if cache_leftpad is not None:
-        _fail(NotImplementedError, "cache_leftpad is not supported yet")
     dt = _arrays.dtype_name(q)
     if dt not in _MLIR_TYPES:
         _fail(TypeError, "q must be float32, float16 or bfloat16, got %s" % dt)
+    rotary = None
+    if rotary_cos is not None or rotary_sin is not None:
+        rotary = (rotary_cos, rotary_sin, bool(rotary_interleaved))
     if _arrays.dtype_name(k_cache) == "int8" or _arrays.dtype_name(v_cache) == "int8":
         return _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx,
                              block_table, softmax_scale, causal, window_size, softcap,
                              alibi_slopes, return_softmax_lse, sinks, kv_layout, k_scale,
-                             v_scale, threads)
+                             v_scale, threads, rotary, cache_leftpad)
     if k_scale is not None or v_scale is not None:
         _fail(ValueError, "k_scale/v_scale go with an int8 k_cache and v_cache")
     for name, x in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
@@ -348,16 +442,21 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     capacity = table.shape[1] * bs
 
     lens = _cache_lengths(cache_seqlens, b, capacity)
+    pad = None if cache_leftpad is None else _leftpad(cache_leftpad, b, capacity)
 
     if _new_rows(k, v, b, hkv, d, dv):
+        if rotary:
+            q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
         _append(k_cache, k, table, lens, bs, hnd, "k")
         _append(v_cache, v, table, lens, bs, hnd, "v")
         lens = lens + _arrays.shape_of(k)[1]
+    elif rotary:
+        _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
 
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     elt = _MLIR_TYPES[dt]
     text, extra = _kernel_text("kvcache", elt, h, hkv, d, dv, tq, bs, hnd, attrs, b,
-                               alibi_slopes, sinks, return_softmax_lse)
+                               alibi_slopes, sinks, return_softmax_lse, leftpad=pad)
     inputs = [None, k_cache, v_cache, table, lens] + extra
 
     kernel = CACHE.get(("kvcache", text, threads), lambda: text, "kvcache", "cpu", threads)
@@ -381,7 +480,8 @@ def _quantize_int8(x, what):
 
 def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table,
                   softmax_scale, causal, window_size, softcap, alibi_slopes,
-                  return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads):
+                  return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads,
+                  rotary=None, cache_leftpad=None):
     """flash_attn_with_kvcache on a contiguous int8 cache with per-token
     scales: one attn.sdpa over attn.dequantize of the caches."""
     dt = _arrays.dtype_name(q)
@@ -409,7 +509,10 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         buf = _arrays.as_buffer(sc, name)[:b]
         scales.append(buf if hnd else buf.transpose(0, 2, 1))
     lens = _cache_lengths(cache_seqlens, b, t)
+    pad = None if cache_leftpad is None else _leftpad(cache_leftpad, b, t)
     if _new_rows(k, v, b, hkv, d, dv):
+        if rotary:
+            q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
         # New rows: quantised per token and head (max |x| -> 127), written
         # with their scales at each sequence's length, in place.
         table = np.arange(b, dtype=np.int32)[:, None]
@@ -418,10 +521,12 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
             _append(cache, rows, table, lens, t, hnd, name)
             _append(sc, row_scales, table, lens, t, hnd, name + "_scale")
         lens = lens + _arrays.shape_of(k)[1]
+    elif rotary:
+        _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     text, extra = _kernel_text("kvcache_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
                                False, attrs, b, alibi_slopes, sinks, return_softmax_lse,
-                               int8=True)
+                               int8=True, leftpad=pad)
     kernel = CACHE.get(("kvcache_int8", text, threads), lambda: text, "kvcache_int8", "cpu",
                        threads)
     caches = []

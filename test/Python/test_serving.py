@@ -186,7 +186,7 @@ def test_bad_inputs_are_refused():
     with pytest.raises(ValueError, match=r"cache_seqlens\[1\] = 49 is outside \[0, 48\]"):
         attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t,
                                           cache_seqlens=torch.tensor([1, 49], dtype=torch.int32))
-    with pytest.raises(NotImplementedError, match="rotary_cos"):
+    with pytest.raises(ValueError, match="pass both rotary_cos and rotary_sin"):
         attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t, rotary_cos=torch.ones(1))
     with pytest.raises(TypeError, match="k_cache has dtype float16"):
         attn_mlir.flash_attn_with_kvcache(q, kc.half(), vc, block_table=t)
@@ -232,6 +232,163 @@ def test_sinks():
         assert out[0].abs().max().item() == 0
     with pytest.raises(ValueError, match=r"sinks must be \[8\]"):
         attn_mlir.flash_attn_with_kvcache(q, kc, vc, block_table=t, sinks=torch.zeros(4))
+
+
+# --- cache_leftpad and rotary_cos/rotary_sin --------------------------------
+
+def unpad(kc, vc, lens, pad):
+    """Contiguous caches with sequence b's keys pad[b] .. lens[b] moved to the
+    front, and the new lengths: FlashAttention's reference for
+    cache_leftpad (keys counted from the padding's end)."""
+    k2, v2 = torch.zeros_like(kc), torch.zeros_like(vc)
+    for b in range(kc.shape[0]):
+        n = int(lens[b]) - int(pad[b])
+        k2[b, :n], v2[b, :n] = kc[b, int(pad[b]):int(lens[b])], vc[b, int(pad[b]):int(lens[b])]
+    return k2, v2, torch.clamp(torch.as_tensor(lens) - torch.as_tensor(pad), min=0)
+
+
+@pytest.mark.parametrize("tq,kw", [(1, {"causal": True}), (4, {"causal": True}),
+                                   (3, {"window_size": (6, 2)}),
+                                   (2, {"causal": True, "alibi_slopes": "slopes"}),
+                                   (1, {"sinks": "sinks"})])
+def test_cache_leftpad(tq, kw):
+    """Keys before cache_leftpad[b] are dropped and the causal/window/ALiBi
+    positions count from the padding's end: against the keys moved to the
+    front (pad 0, a middle pad, pad == length: no key, output 0)."""
+    b, h, hkv, t, d = 4, 4, 2, 40, 32
+    kw = dict(kw)
+    if kw.get("alibi_slopes") == "slopes":
+        kw["alibi_slopes"] = torch.tensor([0.5, 0.25, 0.125, 0.0625])
+    if kw.get("sinks") == "sinks":
+        kw["sinks"] = torch.tensor([0.5, 30.0, -1.0, 0.0])
+    q = rand(b, tq, h, d, seed=31)
+    kc, vc = rand(b, t, hkv, d, seed=32), rand(b, t, hkv, d, seed=33)
+    lens = torch.tensor([40, 17, 30, 9], dtype=torch.int32)
+    pad = torch.tensor([0, 5, 29, 9], dtype=torch.int32)
+    out = attn_mlir.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, cache_leftpad=pad,
+                                            **kw)
+    k2, v2, n2 = unpad(kc, vc, lens, pad)
+    want, _ = ref(q, k2, v2, torch.arange(b)[:, None], n2, t, causal=kw.get("causal", False),
+                  window=kw.get("window_size", (-1, -1)), alibi=kw.get("alibi_slopes"),
+                  sinks=kw.get("sinks"))
+    assert (out.double() - want).abs().max().item() <= 2e-5
+    assert out[3].abs().max().item() == 0.0
+
+
+def test_cache_leftpad_paged_int8_and_refusals():
+    # Through a block table (FlashAttention 2 refuses this pairing) and on
+    # an int8 cache; bad pads refused.
+    q, kc, vc, tb, lens = paged(3, 2, 4, 2, 32, 8, 5, [40, 23, 12], stale=False)
+    pad = torch.tensor([3, 16, 0], dtype=torch.int32)
+    out = attn_mlir.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=tb,
+                                            cache_leftpad=pad, causal=True)
+    j = torch.arange(40)
+    dense = [kc[tb[b, j // 8].long(), j % 8] for b in range(3)]
+    dense_v = [vc[tb[b, j // 8].long(), j % 8] for b in range(3)]
+    k2, v2, n2 = unpad(torch.stack(dense), torch.stack(dense_v), lens, pad)
+    want, _ = ref(q, k2, v2, torch.arange(3)[:, None], n2, 40, causal=True)
+    assert (out.double() - want).abs().max().item() <= 2e-5
+
+    g = torch.Generator().manual_seed(34)
+    kq, ks = _quantize(torch.randn(2, 20, 2, 32, generator=g))
+    vq, vs = _quantize(torch.randn(2, 20, 2, 32, generator=g))
+    q8 = torch.randn(2, 1, 4, 32, generator=g)
+    pad8 = torch.tensor([7, 2], dtype=torch.int32)
+    out = attn_mlir.flash_attn_with_kvcache(q8, kq, vq, k_scale=ks, v_scale=vs,
+                                            cache_seqlens=20, cache_leftpad=pad8)
+    k2, v2, n2 = unpad(kq.double() * ks[..., None], vq.double() * vs[..., None],
+                       [20, 20], pad8)
+    want, _ = ref(q8, k2, v2, torch.arange(2)[:, None], n2, 20)
+    assert (out.double() - want).abs().max().item() <= 2e-5
+
+    kvc = attn_mlir.flash_attn_with_kvcache
+    with pytest.raises(ValueError, match=r"cache_leftpad\[1\] = 41 is outside \[0, 40\]"):
+        kvc(q, kc, vc, block_table=tb, cache_leftpad=torch.tensor([0, 41, 0]))
+    with pytest.raises(ValueError, match="cache_leftpad must have 3 entries"):
+        kvc(q, kc, vc, block_table=tb, cache_leftpad=torch.tensor([0, 1]))
+    with pytest.raises(TypeError, match="cache_leftpad must hold integers"):
+        kvc(q, kc, vc, block_table=tb, cache_leftpad=torch.tensor([0.0, 1.0, 2.0]))
+
+
+def rotate_ref(x, cos, sin, pos, interleaved):
+    """flash_attn.layers.rotary.apply_rotary_emb in float64, per row:
+    x [B, T, H, D], positions pos [B, T]."""
+    x = x.double().clone()
+    r = cos.shape[1]
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            c, s = cos[pos[b][t]].double(), sin[pos[b][t]].double()
+            if interleaved:
+                x0, x1 = x[b, t, :, 0:2 * r:2].clone(), x[b, t, :, 1:2 * r:2].clone()
+                x[b, t, :, 0:2 * r:2], x[b, t, :, 1:2 * r:2] = x0 * c - x1 * s, x0 * s + x1 * c
+            else:
+                x0, x1 = x[b, t, :, :r].clone(), x[b, t, :, r:2 * r].clone()
+                x[b, t, :, :r], x[b, t, :, r:2 * r] = x0 * c - x1 * s, x0 * s + x1 * c
+    return x
+
+
+@pytest.mark.parametrize("interleaved", [True, False])
+@pytest.mark.parametrize("causal,rdim", [(True, 32), (False, 16)])
+def test_rotary_in_the_call(interleaved, causal, rdim):
+    """rotary_cos/sin rotate the new k rows at cache_seqlens[b] + t (what is
+    appended is the rotated row) and q at cache_seqlens[b] + i when causal,
+    at cache_seqlens[b] otherwise; rotary_dim 16 of 32 leaves the rest."""
+    b, tq, h, hkv, d, bs, mb, n = 2, 3, 4, 2, 32, 8, 4, 3
+    q, kc, vc, tb, lens = paged(b, tq, h, hkv, d, bs, mb, [5, 20], stale=False)
+    k_new, v_new = rand(b, n, hkv, d, seed=41), rand(b, n, hkv, d, seed=42)
+    g = torch.Generator().manual_seed(43)
+    angle = torch.rand(mb * bs, rdim // 2, generator=g) * 2 * math.pi
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    k0, v0 = kc.clone(), vc.clone()
+    out = attn_mlir.flash_attn_with_kvcache(q, kc, vc, k=k_new, v=v_new, rotary_cos=cos,
+                                            rotary_sin=sin, cache_seqlens=lens, block_table=tb,
+                                            causal=causal, rotary_interleaved=interleaved)
+    pos_k = [[int(lens[i]) + t for t in range(n)] for i in range(b)]
+    pos_q = [[int(lens[i]) + (t if causal else 0) for t in range(tq)] for i in range(b)]
+    k_rot = rotate_ref(k_new, cos, sin, pos_k, interleaved)
+    q_rot = rotate_ref(q, cos, sin, pos_q, interleaved)
+    for i in range(b):
+        for t in range(n):
+            p = pos_k[i][t]
+            k0[tb[i, p // bs].long(), p % bs] = k_rot[i, t].float()
+            v0[tb[i, p // bs].long(), p % bs] = v_new[i, t]
+    assert (kc.double() - k0.double()).abs().max().item() <= 1e-6
+    assert torch.equal(vc, v0)
+    want, _ = ref(q_rot, k0, v0, tb, lens + n, bs, causal=causal)
+    assert (out.double() - want).abs().max().item() <= 2e-5
+
+
+def test_rotary_half_and_refusals():
+    q, kc, vc, tb, lens = paged(2, 1, 4, 2, 32, 8, 4, [5, 20], dtype=torch.bfloat16,
+                                stale=False)
+    k_new, v_new = rand(2, 1, 2, 32, dtype=torch.bfloat16, seed=44), \
+        rand(2, 1, 2, 32, dtype=torch.bfloat16, seed=45)
+    angle = torch.rand(32, 16, generator=torch.Generator().manual_seed(46))
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    k0, v0 = kc.clone(), vc.clone()
+    out = attn_mlir.flash_attn_with_kvcache(q, kc, vc, k=k_new, v=v_new, rotary_cos=cos,
+                                            rotary_sin=sin, cache_seqlens=lens, block_table=tb)
+    assert out.dtype == torch.bfloat16
+    k_rot = rotate_ref(k_new, cos, sin, [[5], [20]], True).to(torch.bfloat16)
+    for i, p in enumerate((5, 20)):
+        k0[tb[i, p // 8].long(), p % 8] = k_rot[i, 0]
+        v0[tb[i, p // 8].long(), p % 8] = v_new[i, 0]
+    assert torch.equal(kc, k0)
+    q_rot = rotate_ref(q, cos, sin, [[5], [20]], True)
+    want, _ = ref(q_rot, k0, v0, tb, lens + 1, 8)
+    assert (out.double() - want).abs().max().item() <= TOL[torch.bfloat16]
+
+    kvc = attn_mlir.flash_attn_with_kvcache
+    with pytest.raises(ValueError, match="pass k and v too"):
+        kvc(q, kc, vc, block_table=tb, rotary_cos=cos, rotary_sin=sin)
+    with pytest.raises(ValueError, match="pass both rotary_cos and rotary_sin"):
+        kvc(q, kc, vc, k=k_new, v=v_new, block_table=tb, rotary_sin=sin)
+    with pytest.raises(ValueError, match=r"rotary_dim / 2\] with 0 < rotary_dim <= 32"):
+        kvc(q, kc, vc, k=k_new, v=v_new, block_table=tb, rotary_cos=torch.ones(32, 17),
+            rotary_sin=torch.ones(32, 17))
+    with pytest.raises(ValueError, match="have 8 positions, position 20 is needed"):
+        kvc(q, kc, vc, k=k_new, v=v_new, block_table=tb, cache_seqlens=lens,
+            rotary_cos=cos[:8], rotary_sin=sin[:8])
 
 
 # --- flash_attn_varlen_func -------------------------------------------------

@@ -139,6 +139,10 @@ struct SdpaSpec {
   /// Gradients with an additive mask: a fourth output, the mask's gradient
   /// (of the mask's shape and type; attn.sdpa_grad's grad_mask).
   bool maskGrad = false;
+  /// With dropoutRate: the seed is an input instead of dropoutSeed, an
+  /// int64 tensor of rank 0 after the key lengths (the ops' `seed(%s)`),
+  /// so one kernel draws a fresh mask per call.
+  bool runtimeSeed = false;
 };
 
 /// attn.mha (nn.MultiheadAttention with PyTorch's weight layout [Out,In]):

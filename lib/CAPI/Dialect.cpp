@@ -279,7 +279,8 @@ static MlirOperation createSdpa(StringRef fn, MlirLocation loc, MlirValue query,
   OperationState state(l, SdpaOp::getOperationName());
   SdpaOp::build(b, state, unwrap(query), unwrap(key), unwrap(value),
                 valueOrNull(mask), valueOrNull(alibiSlopes),
-                valueOrNull(keyLengths), /*sinks=*/Value(), /*captures=*/ValueRange(),
+                valueOrNull(keyLengths), /*sinks=*/Value(), /*runtime_seed=*/Value(),
+                /*captures=*/ValueRange(),
                 /*scale=*/nullptr,
                 /*causal=*/nullptr, /*softcap=*/nullptr, /*window=*/nullptr,
                 /*dropout_rate=*/nullptr, /*dropout_seed=*/nullptr);

@@ -221,6 +221,11 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   if (s.maskGrad && (s.part != SdpaPart::Gradients || s.mask != MaskKind::Additive))
     return Status::error("SdpaSpec.maskGrad needs part Gradients and an additive mask");
   addFeatureArgs(s, fb, b, h, args);
+  if (s.runtimeSeed) {
+    if (s.dropoutRate == 0)
+      return Status::error("SdpaSpec.runtimeSeed needs a dropoutRate");
+    args.push_back(mlir::RankedTensorType::get({}, fb.builder().getI64Type()));
+  }
   size_t firstExtra = 3;
   if (s.part == SdpaPart::Gradients) {
     // O (f32, sdpa_partial's), dO, the log-sum-exp.
@@ -236,6 +241,7 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
     mlir::Value mask = s.mask != MaskKind::None ? a[next++] : mlir::Value();
     mlir::Value slopes = s.alibi ? a[next++] : mlir::Value();
     mlir::Value lengths = s.keyLengths ? a[next++] : mlir::Value();
+    mlir::Value seed = s.runtimeSeed ? a[next++] : mlir::Value();
     auto setCommon = [&](auto op) {
       if (slopes)
         op.getAlibiSlopesMutable().assign(slopes);
@@ -247,14 +253,18 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
       op.setCausalAttr(fb.causal(s.causal));
       if (s.dropoutRate != 0) {
         op.setDropoutRateAttr(fb.f32(s.dropoutRate));
-        op.setDropoutSeedAttr(ob.getI64IntegerAttr(s.dropoutSeed));
+        if (seed)
+          op.getRuntimeSeedMutable().assign(seed);
+        else
+          op.setDropoutSeedAttr(ob.getI64IntegerAttr(s.dropoutSeed));
       }
     };
     if (s.part == SdpaPart::OutputWithLse) {
       auto op = mlir::attn::SdpaPartialOp::create(
           ob, loc, a[0], a[1], a[2], mask, /*alibi_slopes=*/mlir::Value(),
           /*key_lengths=*/mlir::Value(), /*diagonal=*/mlir::Value(),
-          /*captures=*/mlir::ValueRange(), /*scale=*/nullptr, /*causal=*/nullptr,
+          /*runtime_seed=*/mlir::Value(), /*captures=*/mlir::ValueRange(), /*scale=*/nullptr,
+          /*causal=*/nullptr,
           /*softcap=*/nullptr, /*window=*/nullptr, /*dropout_rate=*/nullptr,
           /*dropout_seed=*/nullptr);
       setCommon(op);
@@ -266,7 +276,8 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
       auto op = mlir::attn::SdpaGradOp::create(ob, loc, a[0].getType(), a[1].getType(),
                                                a[2].getType(), maskGradType, a[0], a[1], a[2],
                                                a[3], a[4], a[5], mask, /*alibi_slopes=*/mlir::Value(),
-                                               /*key_lengths=*/mlir::Value(), /*scale=*/nullptr,
+                                               /*key_lengths=*/mlir::Value(),
+                                               /*runtime_seed=*/mlir::Value(), /*scale=*/nullptr,
                                                /*causal=*/nullptr, /*softcap=*/nullptr,
                                                /*window=*/nullptr, /*dropout_rate=*/nullptr,
                                                /*dropout_seed=*/nullptr);

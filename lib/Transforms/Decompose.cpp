@@ -166,7 +166,8 @@ FailureOr<SmallVector<Value>> mlir::attn::decomposeSdpa(OpBuilder &b, SdpaOp op)
   FloatAttr rate = op.getDropoutRateAttr();
   if (rate && !rate.getValue().isZero()) {
     IntegerAttr seed = op.getDropoutSeedAttr();
-    p = DropoutOp::create(b, loc, p, rate, seed ? seed : b.getI64IntegerAttr(0));
+    p = DropoutOp::create(b, loc, p, op.getRuntimeSeed(), rate,
+                          seed ? seed : b.getI64IntegerAttr(0));
   }
   return SmallVector<Value>{WeightedSumOp::create(b, loc, p, op.getValue())};
 }
@@ -186,7 +187,8 @@ FailureOr<SmallVector<Value>> mlir::attn::decomposeSdpaPartial(OpBuilder &b,
   // undropped softmax's.
   if (FloatAttr rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {
     IntegerAttr seed = op.getDropoutSeedAttr();
-    p = DropoutOp::create(b, loc, p, rate, seed ? seed : b.getI64IntegerAttr(0));
+    p = DropoutOp::create(b, loc, p, op.getRuntimeSeed(), rate,
+                          seed ? seed : b.getI64IntegerAttr(0));
   }
   Value o = WeightedSumOp::create(b, loc, p, extendToF32(b, loc, op.getValue()));
   return SmallVector<Value>{o, lse};

@@ -97,7 +97,8 @@ struct FuseChainIntoSdpa : OpRewritePattern<WeightedSumOp> {
     auto sdpa = rewriter.replaceOpWithNewOp<SdpaOp>(
         op, op.getType(), chain.query, key, value,
         mask ? mask.getMask() : Value(), mask ? mask.getAlibiSlopes() : Value(),
-        mask ? mask.getKeyLengths() : Value(), chain.sinks, captures,
+        mask ? mask.getKeyLengths() : Value(), chain.sinks,
+        dropout ? dropout.getRuntimeSeed() : Value(), captures,
         rewriter.getF32FloatAttr(scale),
         mask ? mask.getCausalAttr() : nullptr, softcap,
         mask ? mask.getWindowAttr() : nullptr,

@@ -320,7 +320,8 @@ void copyFunctions(Operation *op, Operation *tiled, Value origin) {
 template <typename OpTy>
 SdpaPartialOp createPartial(OpBuilder &b, OpTy op, const TileOperands &t) {
   auto p = SdpaPartialOp::create(b, op.getLoc(), t.query, t.key, t.value, t.mask,
-                                 t.alibiSlopes, t.keyLengths, t.diagonal, t.captures,
+                                 t.alibiSlopes, t.keyLengths, t.diagonal,
+                                 op.getRuntimeSeed(), t.captures,
                                  op.getScaleAttr(), t.causal, op.getSoftcapAttr(),
                                  t.window, op.getDropoutRateAttr(),
                                  op.getDropoutSeedAttr());
@@ -338,7 +339,8 @@ FailureOr<TilingResult> tiledImplementation(OpBuilder &b, SdpaOp op, const Tile 
   TileOperands t = tileOperands(b, op, tile);
   if (!t.diagonal) {
     auto s = SdpaOp::create(b, op.getLoc(), t.query, t.key, t.value, t.mask, t.alibiSlopes,
-                            t.keyLengths, t.sinks, t.captures, op.getScaleAttr(),
+                            t.keyLengths, t.sinks, op.getRuntimeSeed(), t.captures,
+                            op.getScaleAttr(),
                             t.causal, op.getSoftcapAttr(), t.window,
                             op.getDropoutRateAttr(), op.getDropoutSeedAttr());
     copyFunctions(op, s, t.origin);

@@ -135,9 +135,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     (c * tanh(s / c) on the scaled scores); alibi_slopes [H] or [B, H]
     (float32; [B, H] as FlashAttention, B the product of the leading dims);
     key_lengths [B] (ints: keys at or past key_lengths[b] take no part);
-    dropout_seed (required with dropout_p > 0: attn's counter-based dropout,
-    a different random stream from torch's); pipeline='cpu' (fused) or
-    'reference' (unfused).
+    dropout_seed (with dropout_p > 0: the seed of attn's counter-based
+    dropout, compiled into the kernel, so the same mask every call; None,
+    the default, draws a fresh seed per call from torch's default generator
+    (NumPy's global one without torch), passed to one compiled kernel as an
+    input, as torch draws a fresh mask per call: torch.manual_seed makes
+    it reproducible; the stream differs from torch's); pipeline='cpu'
+    (fused) or 'reference' (unfused).
 
     A row whose keys are all masked gives 0 (torch 1.13's math gives NaN).
     """
@@ -175,10 +179,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p is None or not 0.0 <= float(dropout_p) < 1.0:
         _fail(ValueError, "dropout_p must be in [0, 1), got %r" % (dropout_p,))
     dropout_p = float(dropout_p)
-    if dropout_p > 0 and dropout_seed is None:
-        _fail(ValueError, "dropout_p=%g needs dropout_seed=N: attn compiles the seed of "
-              "its counter-based dropout into the kernel (a different random stream "
-              "from torch's). For inference pass dropout_p=0.0" % dropout_p)
+    # Without a dropout_seed, a fresh seed per call: an input of the kernel.
+    runtime_seed = dropout_p > 0 and dropout_seed is None
     if scale is None:
         scale_v = 0.0
     else:
@@ -232,6 +234,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                       % (bad, int(lens.reshape(-1)[bad]), s))
             lens = lens.astype(np.int32)
         inputs.append(lens.reshape(b))
+    if runtime_seed:
+        inputs.append(_draw_seed())
 
     key_ = ("sdpa", dtype, h, hkv, e, ev, causal_kind, scale_v, mask_kind,
             tuple(mask_spec), dropout_p, dropout_seed, softcap, wl, wr,
@@ -249,6 +253,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         spec.type, spec.causal, spec.scale = dtype, causal_kind, scale_v
         spec.mask, spec.mask_shape = mask_kind, mask_spec
         spec.dropout_rate, spec.dropout_seed = dropout_p, int(dropout_seed or 0)
+        spec.runtime_seed = runtime_seed
         spec.softcap, spec.window_left, spec.window_right = softcap, wl, wr
         spec.alibi = alibi_slopes is not None
         spec.alibi_per_batch = alibi_slopes is not None and per_batch
@@ -283,6 +288,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     out, view = _arrays.empty_like_kind(query, out_shape, dtype)
     kernel.call(inputs, [view.reshape(b, h, l, ev)])
     return out
+
+
+def _draw_seed():
+    """A dropout seed, int64 of rank 0: from torch's default generator when
+    torch is loaded (torch.manual_seed reproduces it), else NumPy's."""
+    torch = _arrays._torch()
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    if torch is not None:
+        return np.array(torch.randint(lo, hi, (), dtype=torch.int64).item(), dtype=np.int64)
+    return np.array(np.random.randint(lo, hi, dtype=np.int64), dtype=np.int64)
 
 
 def _records_grad(*xs):

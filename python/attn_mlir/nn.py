@@ -12,9 +12,10 @@ training differentiates through compiled code end to end. Unlike
 one ``attn.mha``), its weights are live ``nn.Parameter`` s.
 
 Where it differs from torch (docs/training.md): ``need_weights`` must be
-False (the kernels never form the weights); dropout in training mode is
-refused (attn compiles the dropout seed into the kernel, so a new mask per
-step would mean a new kernel per step); ``add_bias_kv`` and
+False (the kernels never form the weights); dropout in training mode
+draws its mask from attn's counter-based generator (a fresh seed per call
+from torch's generator, so ``torch.manual_seed`` reproduces it; not
+torch's stream); ``add_bias_kv`` and
 ``add_zero_attn`` are refused; a row whose keys are all masked gives 0
 where torch gives NaN.
 """
@@ -56,10 +57,6 @@ class MultiheadAttention(torch.nn.MultiheadAttention):
         if need_weights:
             _fail(ValueError, "pass need_weights=False: the compiled kernels never form "
                   "the attention weights (torch's default need_weights=True returns them)")
-        if self.training and self.dropout > 0:
-            _fail(ValueError, "dropout=%g in training mode: attn compiles the dropout seed "
-                  "into the kernel, so a fresh mask each step would compile a kernel each "
-                  "step; construct with dropout=0.0 (or call eval())" % self.dropout)
         dtype = self.out_proj.weight.dtype
         for name, x in (("query", query), ("key", key), ("value", value)):
             if not isinstance(x, torch.Tensor):
@@ -93,8 +90,12 @@ class MultiheadAttention(torch.nn.MultiheadAttention):
         h, d = self.num_heads, self.head_dim
         q, k, v = (x.reshape(b, x.shape[1], h, d).transpose(1, 2) for x in (q, k, v))
         mask = self._mask(key_padding_mask, attn_mask, b, l, s, unbatched, dtype)
+        # Dropout on the attention weights in training mode, as torch's: a
+        # fresh mask per call (a seed drawn from torch's generator, an input
+        # of one compiled kernel; attn's stream, not torch's).
+        p = self.dropout if self.training else 0.0
         o = scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=bool(is_causal),
-                                         pipeline=self.pipeline)
+                                         dropout_p=p, pipeline=self.pipeline)
         o = o.transpose(1, 2).reshape(b, l, e)
         y = linear(o, self.out_proj.weight, self.out_proj.bias, pipeline=self.pipeline)
         if unbatched:

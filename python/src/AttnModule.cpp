@@ -347,6 +347,7 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def_readwrite("mask_grad", &attn::SdpaSpec::maskGrad)
       .def_readwrite("dropout_rate", &attn::SdpaSpec::dropoutRate)
       .def_readwrite("dropout_seed", &attn::SdpaSpec::dropoutSeed)
+      .def_readwrite("runtime_seed", &attn::SdpaSpec::runtimeSeed)
       .def("to_mlir", [](const attn::SdpaSpec &s) {
         std::string text;
         check(attn::sdpaToMlir(s, text));

@@ -1017,7 +1017,7 @@ func.func @sdpa_partial_lse_shape(%q: tensor<1x4x32x64xf32>, %k: tensor<1x4x64x6
 
 func.func @sdpa_partial_result_f16(%q: tensor<1x4x32x64xf16>, %k: tensor<1x4x64x64xf16>) {
   // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float values, but got 'tensor<1x4x32x64xf16>'}}
-  %o, %l = "attn.sdpa_partial"(%q, %k, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}> ({}, {})
+  %o, %l = "attn.sdpa_partial"(%q, %k, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x4x32x64xf16>, tensor<1x4x64x64xf16>, tensor<1x4x64x64xf16>)
         -> (tensor<1x4x32x64xf16>, tensor<1x4x32xf32>)
   return

@@ -52,7 +52,7 @@ func.func @chain(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>, %v: t
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>} : (tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32>
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.250000e-01 : f32} : (tensor<2x4x31x64xf32>, tensor<2x4x129x64xf32>, tensor<2x4x129x64xf32>, tensor<2x1x1x129xi1>) -> tensor<2x4x31x64xf32>
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<bottom_right>, dropout_rate = 2.500000e-01 : f32, dropout_seed = 3 : i64} : (tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x32xf16>) -> tensor<?x8x?x32xf16>
-// GENERIC: "attn.sdpa"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
+// GENERIC: "attn.sdpa"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
 func.func @sdpa(%q: tensor<1x12x1024x64xf32>, %q2: tensor<2x4x31x64xf32>, %k2: tensor<2x4x129x64xf32>,
                 %keep: tensor<2x1x1x129xi1>, %qd: tensor<?x8x?x64xf16>, %kd: tensor<?x2x?x64xf16>,
                 %vd: tensor<?x2x?x32xf16>) -> (tensor<1x12x1024x64xf32>, tensor<2x4x31x64xf32>, tensor<?x8x?x32xf16>) {
@@ -107,7 +107,7 @@ func.func @prefixed_attribute(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} key_lengths(%{{.*}}) {window = #attn.window<right = 2>} : (tensor<2x8x4x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32>, tensor<2x1x1x256xi1>, tensor<2xi32>) -> tensor<2x8x4x64xf32>
 // CHECK: attn.rope %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8x4x64xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 // CHECK: attn.rope %{{.*}}, %{{.*}}, %{{.*}} {style = #attn.rope<interleaved>} : tensor<2x8x4x64xf32>, tensor<2x4x32xf32>, tensor<2x4x32xf32>
-// GENERIC: "attn.sdpa"({{.*}}) <{causal = #attn.causal<bottom_right>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0>, softcap = 3.000000e+01 : f32, window = #attn.window<left = 127>}>
+// GENERIC: "attn.sdpa"({{.*}}) <{causal = #attn.causal<bottom_right>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 0>, softcap = 3.000000e+01 : f32, window = #attn.window<left = 127>}>
 func.func @features(%q: tensor<2x8x4x64xf32>, %k: tensor<2x2x256x64xf32>, %v: tensor<2x2x256x64xf32>,
                     %slopes: tensor<8xf32>, %slopes2: tensor<2x8xf32>, %len: tensor<2xi32>,
                     %len64: tensor<2xi64>, %keep: tensor<2x1x1x256xi1>, %s: tensor<2x8x4x256xf32>,
@@ -182,7 +182,7 @@ func.func @ring_attribute(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // CHECK: attn.mask %{{.*}} diagonal(%[[D:.*]]) {causal = #attn.causal<top_left>} : tensor<1x4x8x16xf32>
 // CHECK: attn.sdpa_partial %{{.*}}, %{{.*}}, %{{.*}} diagonal(%[[D]]) {causal = #attn.causal<top_left>} : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index) -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
 // GENERIC: "attn.mask"(%{{.*}}, %{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0, 1>}>
-// GENERIC: "attn.sdpa_partial"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>}>
+// GENERIC: "attn.sdpa_partial"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0>}>
 func.func @diagonal_shift(%s: tensor<1x4x8x16xf32>, %q: tensor<1x4x8x32xf32>,
                           %k: tensor<1x4x16x32xf32>, %d: index) {
   %m = attn.mask %s diagonal(%d) {causal = #attn.causal<top_left>} : tensor<1x4x8x16xf32>

@@ -374,8 +374,6 @@ def test_bad_dtypes_and_shapes():
 
 def test_dropout():
     q, k, v = qkv(l=16, s=64)
-    with pytest.raises(ValueError, match="dropout_seed"):
-        sdpa(q, k, v, dropout_p=0.1)
     with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\)"):
         sdpa(q, k, v, dropout_p=1.0, dropout_seed=1)
     a = sdpa(q, k, v, dropout_p=0.25, dropout_seed=7)
@@ -388,6 +386,29 @@ def test_dropout():
     o = sdpa(q, k, ones, dropout_p=0.25, dropout_seed=3)[..., 0]
     assert abs(o.mean().item() - 1.0) < 0.05
     assert (o != 1).float().mean() > 0.9
+
+
+def test_dropout_without_a_seed_draws_one_per_call():
+    """dropout_seed=None: a seed per call from torch's generator, an input of
+    one kernel: calls differ, torch.manual_seed repeats them, and each equals
+    the compiled-seed kernel with the seed drawn (the same elements
+    dropped); on both pipelines."""
+    q, k, v = qkv(l=16, s=64)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    for pipeline in ("cpu", "reference"):
+        attn_mlir.clear_cache()
+        a = sdpa(q, k, v, dropout_p=0.25, is_causal=True, pipeline=pipeline)
+        b = sdpa(q, k, v, dropout_p=0.25, is_causal=True, pipeline=pipeline)
+        assert not torch.equal(a, b)
+        assert attn_mlir.cache_info()["kernels"] == 1
+        torch.manual_seed(11)
+        c = sdpa(q, k, v, dropout_p=0.25, is_causal=True, pipeline=pipeline)
+        torch.manual_seed(11)
+        seed = torch.randint(lo, hi, (), dtype=torch.int64).item()
+        d = sdpa(q, k, v, dropout_p=0.25, is_causal=True, dropout_seed=seed,
+                 pipeline=pipeline)
+        assert torch.equal(c, d)
+        check(c, attn_ref.sdpa(q, k, v, causal="top_left", dropout=(0.25, seed)))
 
 
 # --- one kernel, many shapes and threads ------------------------------------

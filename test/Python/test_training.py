@@ -149,10 +149,30 @@ def test_gradients_are_deterministic():
         assert torch.equal(a, b)
 
 
+@pytest.mark.parametrize("pipeline", ["reference", "cpu"])
+def test_dropout_fresh_seed_per_call(pipeline):
+    """Without dropout_seed the forward and the backward take one seed drawn
+    per call from torch's generator (a kernel input): O, dQ, dK, dV against
+    float64 autograd of the plain formula with attn's generator at that
+    seed; the next call drops other elements."""
+    q, k, v = rand(B, H, L, E, seed=1), rand(B, HKV, S, E, seed=2), rand(B, HKV, S, 24, seed=3)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    torch.manual_seed(123)
+    seed = torch.randint(lo, hi, (), dtype=torch.int64).item()
+    torch.manual_seed(123)
+    err = grads_vs_reference(q, k, v, pipeline, dict(dropout=(0.3, seed), causal="top_left"),
+                             dropout_p=0.3, is_causal=True, enable_gqa=True)
+    assert err <= TOL[torch.float32]
+    qa = q.clone().requires_grad_()
+    g1, = torch.autograd.grad(sdpa(qa, k, v, dropout_p=0.3, enable_gqa=True,
+                                   pipeline=pipeline).sum(), qa)
+    g2, = torch.autograd.grad(sdpa(qa, k, v, dropout_p=0.3, enable_gqa=True,
+                                   pipeline=pipeline).sum(), qa)
+    assert not torch.equal(g1, g2)
+
+
 def test_refusals():
     q = rand(1, 2, 8, E, seed=1).requires_grad_()
-    with pytest.raises(ValueError, match="needs dropout_seed"):
-        sdpa(q, q, q, dropout_p=0.1)
     slopes = torch.tensor([0.5, 0.25]).requires_grad_()
     with pytest.raises(ValueError, match="alibi_slopes requires grad"):
         sdpa(q, q, q, alibi_slopes=slopes)

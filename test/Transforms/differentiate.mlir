@@ -104,6 +104,30 @@ func.func @dropout(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
 
 // -----
 
+// With a run-time seed (an integer argument: no adjoint of its own), both
+// take the same seed operand; a primitive attn.dropout's rule drops dy
+// with it.
+// CHECK-LABEL: func.func @runtime_seed_grad(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x4x8xf32>, %[[S:[^:]*]]: tensor<i64>, %[[D:[^:]*]]: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK: %[[O:.*]], %[[LSE:.*]] = attn.sdpa_partial %[[Q]], %[[Q]], %[[Q]] seed(%[[S]]) {dropout_rate = 1.000000e-01 : f32}
+// CHECK: attn.sdpa_grad %[[Q]], %[[Q]], %[[Q]], %[[O]], %[[D]], %[[LSE]] seed(%[[S]]) {dropout_rate = 1.000000e-01 : f32}
+// CHECK-LABEL: func.func @runtime_seed_dropout_grad(
+// CHECK-SAME: %{{[^:]*}}: tensor<1x2x4x4xf32>, %[[S2:[^:]*]]: tensor<i64>, %[[DY:[^:]*]]: tensor<1x2x4x4xf32>)
+// CHECK: attn.dropout %[[DY]] seed(%[[S2]]) {rate = 2.500000e-01 : f32}
+func.func @runtime_seed(%q: tensor<1x2x4x8xf32>, %s: tensor<i64>) -> tensor<1x2x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q seed(%s) {dropout_rate = 0.1 : f32}
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<i64>)
+        -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+func.func @runtime_seed_dropout(%p: tensor<1x2x4x4xf32>, %s: tensor<i64>) -> tensor<1x2x4x4xf32> {
+  %d = attn.dropout %p seed(%s) {rate = 0.25 : f32} : tensor<1x2x4x4xf32>
+  return %d : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // The primitives' rules (values: Integration/differentiate-chain.mlir):
 // weighted_sum → scores(dO, V) and a group sum for dV; softmax →
 // P·(dP − rowdot); mask → dy where the result is not −inf, the additive

@@ -38,6 +38,25 @@ func.func @full_chain(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: te
 
 // -----
 
+// A dropout with a run-time seed: the sdpa takes the seed operand, and
+// decompose gives it back to the dropout.
+// CHECK-LABEL: func.func @runtime_seed_chain
+// CHECK-SAME: (%[[Q:[^:]*]]: {{.*}}, %[[S:[^:]*]]: tensor<i64>)
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]] seed(%[[S]]) {dropout_rate = 5.000000e-01 : f32, scale = 1.000000e+00 : f32}
+// CHECK-NOT: attn.dropout
+// ROUND-LABEL: func.func @runtime_seed_chain
+// ROUND-SAME: (%{{[^:]*}}: {{.*}}, %[[S:[^:]*]]: tensor<i64>)
+// ROUND: attn.dropout %{{.*}} seed(%[[S]]) {rate = 5.000000e-01 : f32} : tensor<1x2x4x4xf32>
+func.func @runtime_seed_chain(%q: tensor<1x2x4x8xf32>, %seed: tensor<i64>) -> tensor<1x2x4x8xf32> {
+  %s = attn.scores %q, %q : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %p = attn.softmax %s : tensor<1x2x4x4xf32>
+  %d = attn.dropout %p seed(%seed) {rate = 0.5 : f32} : tensor<1x2x4x4xf32>
+  %o = attn.weighted_sum %d, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // scores(scale(Q, a), K) = a·scores(Q, K): the scale on Q moves into sdpa.
 // CHECK-LABEL: func.func @scaled_query
 // CHECK-SAME: (%[[Q:[^:]*]]: {{.*}}, %[[K:[^:]*]]: {{.*}}, %[[V:[^:]*]]: {{.*}})

@@ -119,7 +119,7 @@ TEST_F(AttnOpsTest, ElementwiseOpsKeepTheirInputType) {
   auto mk = MaskOp::create(b, loc, sc, a[1],
                            CausalKindAttr::get(&ctx, CausalKind::bottom_right));
   auto sm = SoftmaxOp::create(b, loc, mk, Value());
-  auto dr = DropoutOp::create(b, loc, sm, b.getF32FloatAttr(0.1f),
+  auto dr = DropoutOp::create(b, loc, sm, Value(), b.getF32FloatAttr(0.1f),
                               b.getI64IntegerAttr(7));
   for (Operation *op : {sc.getOperation(), mk.getOperation(), sm.getOperation(),
                         dr.getOperation()}) {
@@ -129,10 +129,22 @@ TEST_F(AttnOpsTest, ElementwiseOpsKeepTheirInputType) {
   auto badScale = ScaleOp::create(b, loc, a[0], b.getF32FloatAttr(0.0f));
   EXPECT_NE(verifyError(badScale).find("'scale' must be a positive finite"),
             std::string::npos);
-  auto badRate = DropoutOp::create(b, loc, a[0], b.getF32FloatAttr(1.0f),
+  auto badRate = DropoutOp::create(b, loc, a[0], Value(), b.getF32FloatAttr(1.0f),
                                    b.getI64IntegerAttr(0));
   EXPECT_NE(verifyError(badRate).find("'rate' must be in [0, 1), got 1"),
             std::string::npos);
+  // A run-time seed (tensor<i64>) replaces the seed attribute: both is an
+  // error, a zero (default) attribute is no attribute.
+  Value seed = args({RankedTensorType::get({}, b.getI64Type())})[0];
+  auto runtime = DropoutOp::create(b, loc, sm, seed, b.getF32FloatAttr(0.1f),
+                                   b.getI64IntegerAttr(0));
+  EXPECT_EQ(verifyError(runtime), "");
+  auto both = DropoutOp::create(b, loc, sm, seed, b.getF32FloatAttr(0.1f),
+                                b.getI64IntegerAttr(7));
+  EXPECT_NE(verifyError(both).find("takes its seed either as 'seed(...)' or as attribute "
+                                   "'seed', not both"),
+            std::string::npos)
+      << verifyError(both);
 }
 
 TEST_F(AttnOpsTest, SdpaInfersShapeAndDefaultScale) {
@@ -155,7 +167,7 @@ TEST_F(AttnOpsTest, SdpaInfersShapeAndDefaultScale) {
 
 TEST_F(AttnOpsTest, SdpaRejectsWrongResultType) {
   auto a = args({t({1, 2, 8, 16}), t({1, 2, 8, 16})});
-  auto o = SdpaOp::create(b, loc, t({1, 2, 8, 8}), a[0], a[1], a[1], Value(), Value(), Value(), Value(), ValueRange(),
+  auto o = SdpaOp::create(b, loc, t({1, 2, 8, 8}), a[0], a[1], a[1], Value(), Value(), Value(), Value(), Value(), ValueRange(),
                           nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   EXPECT_NE(verifyError(o).find("result dim 3 is 8, expected 16"),
             std::string::npos)

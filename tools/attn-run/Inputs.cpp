@@ -8,6 +8,9 @@
 
 #include "Diagnostics.h"
 
+#include "attn/Dialect/AttnDialect.h"
+#include "llvm/ADT/DenseSet.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -232,6 +235,30 @@ std::vector<rt::HostTensor> randomTensors(const rt::CompiledFunction &fn,
   return randomTensors(fn.argSpecs(), module, entry, seed);
 }
 
+/// The entry's arguments that are some attn op's run-time dropout seed
+/// (`seed(%s)`).
+static llvm::SmallDenseSet<unsigned> seedArguments(ModuleOp module, llvm::StringRef entry) {
+  llvm::SmallDenseSet<unsigned> args;
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return args;
+  fn.walk([&](Operation *op) {
+    Value seed;
+    if (auto o = dyn_cast<mlir::attn::SdpaOp>(op))
+      seed = o.getRuntimeSeed();
+    else if (auto o = dyn_cast<mlir::attn::SdpaPartialOp>(op))
+      seed = o.getRuntimeSeed();
+    else if (auto o = dyn_cast<mlir::attn::SdpaGradOp>(op))
+      seed = o.getRuntimeSeed();
+    else if (auto o = dyn_cast<mlir::attn::DropoutOp>(op))
+      seed = o.getRuntimeSeed();
+    if (auto ba = dyn_cast_or_null<BlockArgument>(seed);
+        ba && ba.getOwner() == &fn.getBody().front())
+      args.insert(ba.getArgNumber());
+  });
+  return args;
+}
+
 std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
                                           ModuleOp module, llvm::StringRef entry,
                                           unsigned seed) {
@@ -245,9 +272,10 @@ std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
                     " has dynamic dims; pass --input files instead");
     shapes.push_back(spec.shape);
   }
-  // Integer arguments are key lengths, uniform in [0, Tk] of their op, or
-  // block tables, uniform in [0, NB) of their cache; int8 arguments
-  // (quantised caches) are uniform in [-127, 127].
+  // Integer arguments are key lengths, uniform in [0, Tk] of their op,
+  // block tables, uniform in [0, NB) of their cache, or dropout seeds,
+  // uniform in [0, 2^24); int8 arguments (quantised caches) are uniform in
+  // [-127, 127].
   std::vector<std::optional<rt::KeyLengthBound>> bounds =
       rt::keyLengthBounds(module, entry, shapes);
   std::vector<int64_t> range(specs.size(), 0);
@@ -256,14 +284,19 @@ std::vector<rt::HostTensor> randomTensors(llvm::ArrayRef<rt::TensorSpec> specs,
       range[i] = b->keyLen + 1;
   for (const rt::BlockTableCheck &c : rt::blockTableChecks(module, entry, shapes))
     range[c.tableArg] = c.numBlocks;
+  for (unsigned a : seedArguments(module, entry))
+    if (a < range.size())
+      range[a] = int64_t(1) << 24; // exact as the float setFromFloat takes
+
   std::vector<rt::HostTensor> out;
   for (auto [i, spec] : llvm::enumerate(specs)) {
     rt::HostTensor t = rt::HostTensor::zeros(spec.dtype, spec.shape);
     bool integer = spec.dtype == rt::ElementType::I32 || spec.dtype == rt::ElementType::I64;
     if (integer && range[i] <= 0)
       fail(2, "--random-inputs: argument #" + llvm::Twine(i) + " " + spec.str() +
-                  " is an integer tensor but not the key lengths of an attn op nor a "
-                  "block table of a non-empty cache; pass --input files instead");
+                  " is an integer tensor but not the key lengths of an attn op, a "
+                  "block table of a non-empty cache nor a dropout seed; pass --input files "
+                  "instead");
     for (int64_t k = 0, n = t.numel(); k < n; ++k) {
       if (integer)
         t.setFromFloat(k, float(gen() % range[i]));

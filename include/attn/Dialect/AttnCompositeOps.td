@@ -95,6 +95,9 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
     - `dropout_rate`: optional `f32`; absent means no dropout.
     - `dropout_seed`: optional `i64`; **defaults to 0**; only allowed together
       with `dropout_rate` (the verifier rejects a seed without a rate).
+    - `seed(%s)`: the dropout seed as a run-time `tensor<i64>` operand
+      instead of `dropout_seed` (one kernel, a fresh mask per call); needs
+      `dropout_rate`.
 
     **Verifier.**
     - `query` has rank 4 `[B,H,Tq,D]`; `key` has rank 4 `[B,Hkv,Tk,D]`.
@@ -148,6 +151,7 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
                        Optional<Attn_SinksTensor>:$sinks,
+                       Optional<Attn_SeedTensor>:$runtime_seed,
                        Variadic<AnyRankedTensor>:$captures,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
@@ -160,7 +164,8 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    (`sinks` `(` $sinks^ `)`)? (`captures` `(` $captures^ `)`)?
+    (`sinks` `(` $sinks^ `)`)? (`seed` `(` $runtime_seed^ `)`)?
+    (`captures` `(` $captures^ `)`)?
     attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` functional-type(operands, results)
   }];

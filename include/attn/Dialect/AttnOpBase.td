@@ -19,6 +19,9 @@ def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
 def Attn_SlopesTensor : RankedTensorOf<[F32], [], "ALiBi slopes: a ranked tensor">;
 def Attn_SinksTensor : RankedTensorOf<[F32], [], "attention sinks: a ranked tensor">;
 def Attn_LengthsTensor : RankedTensorOf<[I32, I64], [], "key lengths: a ranked tensor">;
+// A run-time dropout seed: tensor<i64> (buildable, so `seed(%s)` needs no type).
+def Attn_SeedTensor : 0DTensorOf<[I64]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getIntegerType(64))">;
 
 // Ops whose result shape follows from their operands: InferTypeOpInterface
 // gives the result type (builders without a result type use it), the

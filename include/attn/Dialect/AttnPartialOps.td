@@ -33,7 +33,8 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
                                                       (0 when no key is kept)
     ```
 
-    With `dropout_rate` (and `dropout_seed`), `O` weighs `V` by the
+    With `dropout_rate` (and `dropout_seed`, or a run-time `seed(%s)`
+    operand, as on `attn.sdpa`), `O` weighs `V` by the
     probabilities after `attn.dropout` (the same generator, over the flat
     index of `[B,H,Tq,Tk]`, as `attn.sdpa`'s dropout) while `lse` is the
     undropped softmax's: the forward a backward with dropout
@@ -96,6 +97,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
                        Optional<Index>:$diagonal,
+                       Optional<Attn_SeedTensor>:$runtime_seed,
                        Variadic<AnyRankedTensor>:$captures,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
@@ -108,7 +110,8 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    (`diagonal` `(` $diagonal^ `)`)? (`captures` `(` $captures^ `)`)?
+    (`diagonal` `(` $diagonal^ `)`)? (`seed` `(` $runtime_seed^ `)`)?
+    (`captures` `(` $captures^ `)`)?
     attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` functional-type(operands, results)
   }];

@@ -601,7 +601,7 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]
   let hasVerifier = 1;
 }
 
-def Attn_DropoutOp : Attn_Op<"dropout", [Pure, SameOperandsAndResultType]> {
+def Attn_DropoutOp : Attn_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "dropout on attention weights, counter-based RNG";
   let description = [{
     Dropout on attention weights with a counter-based RNG, so the CPU and GPU
@@ -649,6 +649,9 @@ def Attn_DropoutOp : Attn_Op<"dropout", [Pure, SameOperandsAndResultType]> {
 
     - `rate`: required `f32`, the drop probability.
     - `seed`: optional `i64`, **defaults to 0** (and is not printed when 0).
+    - `seed(%s)`: the seed as a run-time value instead, a `tensor<i64>`
+      operand (a fresh mask per call without a kernel per seed: training
+      steps); then the `seed` attribute must be absent.
 
     **Verifier.**
     - Operand and result types are identical.
@@ -675,10 +678,12 @@ def Attn_DropoutOp : Attn_Op<"dropout", [Pure, SameOperandsAndResultType]> {
     }
     ```
   }];
-  let arguments = (ins Attn_FloatTensor:$input, Attn_F32Attr:$rate,
-                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let arguments = (ins Attn_FloatTensor:$input, Optional<Attn_SeedTensor>:$runtime_seed,
+                       Attn_F32Attr:$rate, DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`seed` `(` $runtime_seed^ `)`)? attr-dict `:` type($input)
+  }];
   let hasVerifier = 1;
   let hasFolder = 1;
 }

@@ -37,7 +37,8 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     dV[b,g,j,e] =         Σ_{h: h/G = g} Σ_i P[b,h,i,j]  · dO[b,h,i,e]
     ```
 
-    With `dropout_rate` (and `dropout_seed`), the forward weighed V by
+    With `dropout_rate` (and `dropout_seed`, or a run-time `seed(%s)` operand
+    as on `attn.sdpa`), the forward weighed V by
     `Z ∘ P` where `Z[n] = keep(seed, n) / (1 - rate)` is attn.dropout's
     mask over the flat index `n` of `[B,H,Tq,Tk]` (the forward is an
     `attn.sdpa_partial` with the same rate and seed, whose `O` is the
@@ -115,6 +116,7 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
                        Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
+                       Optional<Attn_SeedTensor>:$runtime_seed,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_F32Attr>:$softcap,
@@ -126,7 +128,7 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $grad_out `,` $lse (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    attr-dict `:` functional-type(operands, results)
+    (`seed` `(` $runtime_seed^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -179,8 +179,9 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
       IntegerAttr seed = op.getDropoutSeedAttr();
       if (!seed)
         seed = rewriter.getI64IntegerAttr(0);
-      dp = DropoutOp::create(rewriter, loc, dp, rate, seed);
-      pForV = DropoutOp::create(rewriter, loc, p, rate, seed);
+      Value runtimeSeed = a.getRuntimeSeed();
+      dp = DropoutOp::create(rewriter, loc, dp, runtimeSeed, rate, seed);
+      pForV = DropoutOp::create(rewriter, loc, p, runtimeSeed, rate, seed);
     }
     SmallVector<OpFoldResult> rowSizes = leadingSizes(rewriter, loc, o);
     AffineExpr e;

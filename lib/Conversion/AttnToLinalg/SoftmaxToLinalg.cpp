@@ -151,7 +151,7 @@ struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
     SmallVector<Value> dimValues;
     for (OpFoldResult s : sizes)
       dimValues.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, s));
-    int64_t seed = op.getSeed();
+    Value seed = flash::dropoutSeedValue(rewriter, loc, a.getRuntimeSeed(), op.getSeed());
     Value y = elementwise(
         rewriter, loc, x, {}, {}, ty, sizes,
         [&](OpBuilder &b, Location l, ValueRange args) {

@@ -571,7 +571,7 @@ Value FlashKernel::dropProbabilities(Value i, Value j, Value p) {
   Value r = rowAt(i);
   Value first = flash::probabilityIndex(b, bIdx, problem.heads, headOf(r), bufs.tq, queryOf(r),
                                         bufs.tk, b.add(tileK0, j));
-  return b.fmul(p, flash::dropoutFactors(b, first, problem.dropoutSeed, *problem.dropoutRate));
+  return b.fmul(p, flash::dropoutFactors(b, first, bufs.dropoutSeed, *problem.dropoutRate));
 }
 
 /// acc[i][c] = α_i · acc[i][c] + Σ_j P[i][j] · Vt[j][c]: rowBlock rows ×

@@ -202,7 +202,7 @@ private:
         if (p.dropoutRate) {
           Value first = probabilityIndex(b, bIdx, p.heads, head, s.tq, queryRow(r), s.tk,
                                          b.add(k0, c));
-          Value z = dropoutFactors(b, first, p.dropoutSeed, *p.dropoutRate);
+          Value z = dropoutFactors(b, first, s.dropoutSeed, *p.dropoutRate);
           dp = b.fmul(dp, z);
           b.vstore(b.fmul(pv, z), sp, {r, c});
         }

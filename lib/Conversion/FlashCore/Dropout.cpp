@@ -2,13 +2,15 @@
 #include "Dropout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
 
 namespace mlir::attn::flash {
 
-Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, int64_t seed, float rate) {
+Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, Value seed, float rate) {
   Type type = flat.getType();
   auto c = [&](uint64_t v) -> Value {
     auto attr = b.getI64IntegerAttr(static_cast<int64_t>(v));
@@ -22,7 +24,9 @@ Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, int64_t seed, float r
     return mul ? arith::MulIOp::create(b, loc, x, c(mul)).getResult() : x;
   };
   Value counter = arith::AddIOp::create(b, loc, flat, c(1));
-  Value z = arith::AddIOp::create(b, loc, c(static_cast<uint64_t>(seed)),
+  if (auto vt = dyn_cast<VectorType>(type))
+    seed = vector::BroadcastOp::create(b, loc, vt, seed);
+  Value z = arith::AddIOp::create(b, loc, seed,
                                   arith::MulIOp::create(b, loc, counter, c(0x9E3779B97F4A7C15ULL)));
   z = mix(z, 30, 0xBF58476D1CE4E5B9ULL);
   z = mix(z, 27, 0x94D049BB133111EBULL);
@@ -32,9 +36,17 @@ Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, int64_t seed, float r
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, bits, c(threshold));
 }
 
+Value dropoutSeedValue(OpBuilder &b, Location loc, Value runtimeSeed, int64_t seed) {
+  if (!runtimeSeed)
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(seed));
+  if (isa<MemRefType>(runtimeSeed.getType()))
+    return memref::LoadOp::create(b, loc, runtimeSeed, ValueRange());
+  return tensor::ExtractOp::create(b, loc, runtimeSeed, ValueRange());
+}
+
 double dropoutScale(float rate) { return 1.0 / (1.0 - static_cast<double>(rate)); }
 
-Value dropoutFactors(FlashBuilder &e, Value first, int64_t seed, float rate) {
+Value dropoutFactors(FlashBuilder &e, Value first, Value seed, float rate) {
   int64_t w = e.width;
   auto lanes = VectorType::get({w}, e.b.getI64Type());
   Value base = vector::BroadcastOp::create(

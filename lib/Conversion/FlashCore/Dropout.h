@@ -23,8 +23,14 @@
 namespace mlir::attn::flash {
 
 /// Whether the elements at the flat indices `flat` (i64, or a vector of
-/// i64: one lane per element) are kept; i1 of the same shape.
-Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, int64_t seed, float rate);
+/// i64: one lane per element) are kept; i1 of the same shape. `seed` is an
+/// i64 value (a constant, or the run-time seed operand's element).
+Value dropoutKeeps(OpBuilder &b, Location loc, Value flat, Value seed, float rate);
+
+/// The seed of an op with dropout as an i64 value: the element of its
+/// run-time seed operand `runtimeSeed` (a tensor<i64> or memref<i64>) if
+/// given, else the constant `seed`.
+Value dropoutSeedValue(OpBuilder &b, Location loc, Value runtimeSeed, int64_t seed);
 
 /// The factor a kept element is multiplied by: 1 / (1 - rate), in double
 /// (rounded to the compute type by the caller).
@@ -33,7 +39,7 @@ double dropoutScale(float rate);
 /// The dropout factors of the w = e.width elements at flat indices first,
 /// first + 1, ... (`first` an index): 1 / (1 - rate) where the element is
 /// kept, 0 where it is dropped, as an f32 vector.
-Value dropoutFactors(FlashBuilder &e, Value first, int64_t seed, float rate);
+Value dropoutFactors(FlashBuilder &e, Value first, Value seed, float rate);
 
 /// The row-major flat index of element (b, h, q, key) of the [B, H, Tq, Tk]
 /// probabilities, as an index.

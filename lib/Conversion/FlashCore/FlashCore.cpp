@@ -1,5 +1,6 @@
 //===- FlashCore.cpp - what every fused attention kernel shares -----------===//
 #include "FlashCore.h"
+#include "Dropout.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 
@@ -73,6 +74,7 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
     p.dropoutRate = rate.getValue().convertToFloat();
     if (IntegerAttr seed = op.getDropoutSeedAttr())
       p.dropoutSeed = seed.getInt();
+    p.runtimeSeed = op.getRuntimeSeed();
   }
   if (p.queryType.isDynamicDim(1) || p.keyType.isDynamicDim(1) ||
       p.queryType.isDynamicDim(3) || p.valueType.isDynamicDim(3))
@@ -183,6 +185,9 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
     bufs.keyLengths = toBuffer(p.keyLengths);
   if (p.sinks)
     bufs.sinks = toBuffer(p.sinks);
+  if (p.dropoutRate)
+    bufs.dropoutSeed = dropoutSeedValue(b, loc, p.runtimeSeed ? toBuffer(p.runtimeSeed) : Value(),
+                                        p.dropoutSeed);
   for (Value c : p.captures)
     bufs.captures.push_back(toBuffer(c));
   bufs.diagonalShift = p.diagonalShift;

@@ -112,6 +112,7 @@ struct SdpaProblem {
   /// attn.sdpa's dropout (rate > 0; Dropout.h), else nullopt.
   std::optional<float> dropoutRate;
   int64_t dropoutSeed = 0;
+  Value runtimeSeed; ///< the tensor<i64> seed operand; null: dropoutSeed
   MaskKind maskKind = MaskKind::None;
   RankedTensorType slopesType;     ///< ALiBi slopes [H] or [B,H]; null without
   RankedTensorType keyLengthsType; ///< key lengths [B] i32/i64; null without
@@ -157,6 +158,7 @@ struct SdpaBuffers {
   Value lse; ///< attn.sdpa_partial's [B, H, Tq] log-sum-exp; null for sdpa
   Value slopes, keyLengths; ///< null without ALiBi / key lengths
   Value sinks;              ///< [H] f32; null without attention sinks
+  Value dropoutSeed;        ///< i64, the generator's seed; null without dropout
   SmallVector<Value> captures; ///< the score/mask functions' captures
   Value diagonalShift;      ///< index; null without a diagonal operand
   Value batch, tq, tk;      ///< index values

@@ -95,6 +95,20 @@ public:
            << "attribute 'dropout_seed' is given without 'dropout_rate'";
   }
 
+  /// A run-time seed operand (`seed(%s)`) replaces the seed attribute
+  /// `seedAttrName` and, like it, needs a dropout rate.
+  LogicalResult runtimeSeed(Value seed, Attribute seedAttr, StringRef seedAttrName,
+                            Attribute rate, bool needsRate = true) {
+    if (!seed)
+      return success();
+    if (seedAttr)
+      return op->emitOpError() << "takes its seed either as 'seed(...)' or as attribute '"
+                               << seedAttrName << "', not both";
+    if (needsRate && !rate)
+      return op->emitOpError() << "'seed(...)' is given without 'dropout_rate'";
+    return success();
+  }
+
   LogicalResult dropoutRate(StringRef attr, std::optional<APFloat> v) {
     if (!v)
       return success();

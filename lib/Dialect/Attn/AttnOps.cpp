@@ -320,7 +320,15 @@ LogicalResult SoftmaxOp::verify() {
 }
 
 LogicalResult DropoutOp::verify() {
-  return Checker(*this).dropoutRate("rate", getRateAttr().getValue());
+  Checker c(*this);
+  // The seed attribute is default-valued: only a stored non-zero one
+  // conflicts with a run-time seed.
+  IntegerAttr seed = getSeedAttr();
+  if (seed && seed.getInt() == 0)
+    seed = nullptr;
+  if (failed(c.runtimeSeed(getRuntimeSeed(), seed, "seed", getRateAttr(), false)))
+    return failure();
+  return c.dropoutRate("rate", getRateAttr().getValue());
 }
 
 //===----------------------------------------------------------------------===//
@@ -330,7 +338,8 @@ LogicalResult DropoutOp::verify() {
 void SdpaOp::build(OpBuilder &b, OperationState &state, Value query, Value key,
                    Value value, Value mask) {
   build(b, state, query, key, value, mask, /*alibi_slopes=*/Value(),
-        /*key_lengths=*/Value(), /*sinks=*/Value(), /*captures=*/ValueRange(),
+        /*key_lengths=*/Value(), /*sinks=*/Value(), /*runtime_seed=*/Value(),
+        /*captures=*/ValueRange(),
         /*scale=*/FloatAttr(),
         /*causal=*/CausalKindAttr(), /*softcap=*/FloatAttr(),
         /*window=*/WindowAttr(), /*dropout_rate=*/FloatAttr(),
@@ -397,6 +406,8 @@ LogicalResult SdpaOp::verify() {
       (getSinks() && failed(c.sinks(getSinks(), dimOf(getQuery(), 1)))) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
       failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
+      failed(c.runtimeSeed(getRuntimeSeed(), getDropoutSeedAttr(), "dropout_seed",
+                           getDropoutRateAttr())) ||
       failed(verifyFunctions(*this)))
     return failure();
   return c.result(sdpaShape(getQuery(), getValue()), tensorType(getQuery()).getElementType());
@@ -654,7 +665,9 @@ LogicalResult SdpaPartialOp::verify() {
       failed(c.diagonalShift(getDiagonal(), getCausalAttr(), getWindowAttr())) ||
       failed(verifyFunctions(*this)) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
-      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
+      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
+      failed(c.runtimeSeed(getRuntimeSeed(), getDropoutSeedAttr(), "dropout_seed",
+                           getDropoutRateAttr())))
     return failure();
   Type f32 = Float32Type::get(getContext());
   if (failed(c.result(sdpaShape(getQuery(), getValue()), f32, 0)) ||
@@ -720,7 +733,9 @@ LogicalResult SdpaGradOp::verify() {
   Checker c(*this);
   if (failed(verifySdpaOperands(*this, c)) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
-      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
+      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
+      failed(c.runtimeSeed(getRuntimeSeed(), getDropoutSeedAttr(), "dropout_seed",
+                           getDropoutRateAttr())))
     return failure();
   Value q = getQuery(), v = getValue();
   Type elt = tensorType(q).getElementType();

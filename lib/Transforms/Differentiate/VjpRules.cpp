@@ -163,7 +163,8 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     auto partial = SdpaPartialOp::create(
         b, loc, sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(), sdpa.getMask(),
         sdpa.getAlibiSlopes(), sdpa.getKeyLengths(), /*diagonal=*/Value(),
-        /*captures=*/ValueRange(), sdpa.getScaleAttr(), sdpa.getCausalAttr(),
+        sdpa.getRuntimeSeed(), /*captures=*/ValueRange(), sdpa.getScaleAttr(),
+        sdpa.getCausalAttr(),
         sdpa.getSoftcapAttr(), sdpa.getWindowAttr(), sdpa.getDropoutRateAttr(),
         sdpa.getDropoutSeedAttr());
     if (sdpa.getType() == partial.getResult().getType())
@@ -181,7 +182,8 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
                                    sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(),
                                    partial.getResult(), dO, partial.getLse(), sdpa.getMask(),
                                    sdpa.getAlibiSlopes(), sdpa.getKeyLengths(),
-                                   sdpa.getScaleAttr(), sdpa.getCausalAttr(),
+                                   sdpa.getRuntimeSeed(), sdpa.getScaleAttr(),
+                                   sdpa.getCausalAttr(),
                                    sdpa.getSoftcapAttr(), sdpa.getWindowAttr(),
                                    sdpa.getDropoutRateAttr(), sdpa.getDropoutSeedAttr());
     operandAdjoints[0] = grad.getGradQuery();
@@ -445,8 +447,9 @@ struct DropoutVjp : DifferentiableOpInterface::ExternalModel<DropoutVjp, Dropout
     auto dropout = cast<DropoutOp>(op);
     operandAdjoints.assign(op->getNumOperands(), Value());
     if (Value dy = resultAdjoints[0])
-      operandAdjoints[0] = DropoutOp::create(b, op->getLoc(), dy, dropout.getRateAttr(),
-                                             dropout.getSeedAttr());
+      operandAdjoints[0] =
+          DropoutOp::create(b, op->getLoc(), dy, dropout.getRuntimeSeed(),
+                            dropout.getRateAttr(), dropout.getSeedAttr());
     return success();
   }
 };

@@ -665,7 +665,7 @@ FailureOr<Value> AttentionRaiser::run() {
   }
   auto sdpaOp = SdpaOp::create(
       rewriter, op.getLoc(), resultType, q4, k4, v4, maskValue, Value(), Value(), Value(),
-      functions ? ValueRange(functions->getCaptures()) : ValueRange(),
+      /*runtime_seed=*/Value(), functions ? ValueRange(functions->getCaptures()) : ValueRange(),
       rewriter.getF32FloatAttr(scale), causal, FloatAttr(), window, FloatAttr(), IntegerAttr());
   if (functions) {
     std::string why;

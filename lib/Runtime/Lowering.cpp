@@ -38,6 +38,24 @@ static std::string typeStr(Type t) {
   return s;
 }
 
+std::optional<ElementType> elementTypeOf(Type e) {
+  if (e.isF32())
+    return ElementType::F32;
+  if (e.isF16())
+    return ElementType::F16;
+  if (e.isInteger(1))
+    return ElementType::Bool;
+  if (e.isBF16())
+    return ElementType::BF16;
+  if (e.isSignlessInteger(32))
+    return ElementType::I32;
+  if (e.isSignlessInteger(64))
+    return ElementType::I64;
+  if (e.isSignlessInteger(8))
+    return ElementType::I8;
+  return std::nullopt;
+}
+
 /// The runner's view of a function argument or result type.
 llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
   auto rt = dyn_cast<RankedTensorType>(t);
@@ -46,23 +64,11 @@ llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
                "; only ranked tensors can be passed");
   TensorSpec spec;
   Type e = rt.getElementType();
-  if (e.isF32())
-    spec.dtype = ElementType::F32;
-  else if (e.isF16())
-    spec.dtype = ElementType::F16;
-  else if (e.isInteger(1))
-    spec.dtype = ElementType::Bool;
-  else if (e.isBF16())
-    spec.dtype = ElementType::BF16;
-  else if (e.isSignlessInteger(32))
-    spec.dtype = ElementType::I32;
-  else if (e.isSignlessInteger(64))
-    spec.dtype = ElementType::I64;
-  else if (e.isSignlessInteger(8))
-    spec.dtype = ElementType::I8;
-  else
+  std::optional<ElementType> dtype = elementTypeOf(e);
+  if (!dtype)
     return err(what + " has element type " + llvm::Twine(typeStr(e)) +
                "; .npy exchange supports f32, f16, bf16 (as float32), i1, i8, i32 and i64");
+  spec.dtype = *dtype;
   for (int64_t d : rt.getShape())
     spec.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
   return spec;

@@ -409,19 +409,18 @@ def hf_attention_forward(module, query, key, value, attention_mask, dropout=0.0,
     L > 1, there is no mask and ``module.is_causal`` is not False;
     ``softcap`` (Gemma 2's attn_logit_softcapping) is applied; other keyword
     arguments (sliding_window, already in the mask) are ignored. Returns
-    (output [B, L, H, Dv], None), as transformers' functions do. dropout must
-    be 0 (inference)."""
-    if dropout:
-        _fail(ValueError, "hf_attention_forward is for inference: dropout=%r (put the "
-              "model in eval mode)" % (dropout,))
+    (output [B, L, H, Dv], None), as transformers' functions do. dropout
+    (what a model in training mode passes) is attn's dropout with a seed
+    drawn per call from torch's generator, as scaled_dot_product_attention
+    without dropout_seed; differentiable like it."""
     if attention_mask is not None and len(_arrays.shape_of(attention_mask)) == 4:
         attention_mask = attention_mask[:, :, :, : _arrays.shape_of(key)[-2]]
     if is_causal is None:
         is_causal = (_arrays.shape_of(query)[-2] > 1 and attention_mask is None
                      and getattr(module, "is_causal", True))
     out = scaled_dot_product_attention(
-        query, key, value, attn_mask=attention_mask, is_causal=bool(is_causal),
-        scale=scaling, enable_gqa=True, softcap=softcap)
+        query, key, value, attn_mask=attention_mask, dropout_p=float(dropout or 0.0),
+        is_causal=bool(is_causal), scale=scaling, enable_gqa=True, softcap=softcap)
     if _arrays.is_torch(out):
         return out.transpose(1, 2).contiguous(), None
     return np.ascontiguousarray(np.swapaxes(out, 1, 2)), None

@@ -496,8 +496,13 @@ def test_hf_attention_forward():
     check(out2.transpose(1, 2), attn_ref.sdpa(q, k, v, add=add))
     out3, _ = attn_mlir.hf_attention_forward(SimpleNamespace(is_causal=False), q, k, v, None)
     check(out3.transpose(1, 2), attn_ref.sdpa(q, k, v))
-    with pytest.raises(ValueError, match="inference"):
-        attn_mlir.hf_attention_forward(module, q, k, v, None, dropout=0.1)
+    # Training mode's dropout: attn's generator at a seed drawn from torch's.
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    torch.manual_seed(21)
+    seed = torch.randint(lo, hi, (), dtype=torch.int64).item()
+    torch.manual_seed(21)
+    out4, _ = attn_mlir.hf_attention_forward(module, q, k, v, None, dropout=0.1)
+    check(out4.transpose(1, 2), attn_ref.sdpa(q, k, v, causal="top_left", dropout=(0.1, seed)))
 
 
 def test_reference_pipeline():

@@ -3,7 +3,11 @@
 checks that each run either succeeds or fails with a diagnostic (exit 1):
 never a crash (a signal or LLVM's crash banner) and never a hang (timeout).
 
-  every_pass.py ATTN_OPT [--generate N --seed S --dir D] FILE_OR_DIR...
+  every_pass.py ATTN_OPT [--generate N --seed S --dir D] [--shard K/N] FILE_OR_DIR...
+
+--shard K/N checks only the files whose index in the sorted list is K mod
+N: the suite runs the test files in shards, so that lit spreads them over
+its workers instead of one worker running them all at the end.
 
 With --generate it first writes N random programs into D (random shapes:
 static, dynamic, 1, primes; random scale/causal/mask/dropout/layout/bias
@@ -320,12 +324,16 @@ def main():
     ap.add_argument("--generate", type=int, default=0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dir", default="generated")
-    args = ap.parse_args()
+    ap.add_argument("--shard", default="0/1")
+    args = ap.parse_intermixed_args()
+    shard, shards = (int(x) for x in args.shard.split("/"))
     paths = list(args.paths)
     if args.generate:
         paths += generate(args.generate, args.seed, args.dir)
     failures, runs = [], 0
-    for f in files(paths):
+    for i, f in enumerate(sorted(files(paths))):
+        if i % shards != shard:
+            continue
         for p in PASSES:
             cmd = [args.opt, f, "-split-input-file", "-verify-each", "-o", os.devnull]
             # "--a --b" is two passes; "--a=x y" is one pass with options.

@@ -26,22 +26,7 @@ std::optional<rt::ElementType> dtypeOf(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
   if (!rt)
     return std::nullopt;
-  Type e = rt.getElementType();
-  if (e.isF32())
-    return rt::ElementType::F32;
-  if (e.isF16())
-    return rt::ElementType::F16;
-  if (e.isInteger(1))
-    return rt::ElementType::Bool;
-  if (e.isBF16())
-    return rt::ElementType::BF16;
-  if (e.isSignlessInteger(32))
-    return rt::ElementType::I32;
-  if (e.isSignlessInteger(64))
-    return rt::ElementType::I64;
-  if (e.isSignlessInteger(8))
-    return rt::ElementType::I8;
-  return std::nullopt;
+  return rt::elementTypeOf(rt.getElementType());
 }
 
 /// The source names of the entry's arguments (`%q` -> "q"), from the

@@ -151,6 +151,10 @@ int64_t workerThreads(int64_t requested);
 /// the mark), in MiB; -1 where /proc is unavailable.
 double peakRssMiB();
 
+/// The runtime's element type of an MLIR element type (f32, f16, bf16, i1,
+/// i8, i32, i64); nullopt for any other.
+std::optional<ElementType> elementTypeOf(mlir::Type elementType);
+
 /// The dtype and shape of one argument or result; dynamic dims are -1.
 struct TensorSpec {
   ElementType dtype;

@@ -281,16 +281,16 @@ def _rotary(q, k, rotary_cos, rotary_sin, lens, d, causal, window_size, interlea
             _rotate(k, cos, sin, pos_k, interleaved))
 
 
-def _leftpad(cache_leftpad, b, capacity):
-    """cache_leftpad [B] as int32 in [0, capacity]."""
-    pad = _int32(cache_leftpad, "cache_leftpad").reshape(-1)
-    if pad.shape != (b,):
-        _fail(ValueError, "cache_leftpad must have %d entries, got %d" % (b, pad.size))
-    if pad.size and (pad.min() < 0 or pad.max() > capacity):
-        i = int(np.argmax((pad < 0) | (pad > capacity)))
-        _fail(ValueError, "cache_leftpad[%d] = %d is outside [0, %d] (the cache's capacity)"
-              % (i, int(pad[i]), capacity))
-    return pad
+def _per_sequence(x, what, b, capacity):
+    """`x` ([B] integers) as a fresh int32 array, each in [0, capacity]."""
+    arr = _int32(x, what).reshape(-1).copy()
+    if arr.shape != (b,):
+        _fail(ValueError, "%s must have %d entries, got %d" % (what, b, arr.size))
+    if arr.size and (arr.min() < 0 or arr.max() > capacity):
+        i = int(np.argmax((arr < 0) | (arr > capacity)))
+        _fail(ValueError, "%s[%d] = %d is outside [0, %d] (the cache's capacity)"
+              % (what, i, int(arr[i]), capacity))
+    return arr
 
 
 def _hnd(kv_layout):
@@ -325,18 +325,10 @@ def _cache_lengths(cache_seqlens, b, capacity):
     """cache_seqlens (None = full, an int, or [B]) as int32 [B] in [0,
     capacity]."""
     if cache_seqlens is None:
-        lens = np.full(b, capacity, dtype=np.int32)
-    elif isinstance(cache_seqlens, (int, np.integer)):
-        lens = np.full(b, int(cache_seqlens), dtype=np.int32)
-    else:
-        lens = _int32(cache_seqlens, "cache_seqlens").reshape(-1).copy()
-        if lens.shape != (b,):
-            _fail(ValueError, "cache_seqlens must have %d entries, got %d" % (b, lens.size))
-    if lens.size and (lens.min() < 0 or lens.max() > capacity):
-        i = int(np.argmax((lens < 0) | (lens > capacity)))
-        _fail(ValueError, "cache_seqlens[%d] = %d is outside [0, %d] (the cache's capacity)"
-              % (i, int(lens[i]), capacity))
-    return lens
+        return np.full(b, capacity, dtype=np.int32)
+    if isinstance(cache_seqlens, (int, np.integer)):
+        cache_seqlens = np.full(b, int(cache_seqlens), dtype=np.int64)
+    return _per_sequence(cache_seqlens, "cache_seqlens", b, capacity)
 
 
 def _new_rows(k, v, b, hkv, d, dv):
@@ -442,16 +434,15 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     capacity = table.shape[1] * bs
 
     lens = _cache_lengths(cache_seqlens, b, capacity)
-    pad = None if cache_leftpad is None else _leftpad(cache_leftpad, b, capacity)
+    pad = None if cache_leftpad is None else _per_sequence(cache_leftpad, "cache_leftpad", b, capacity)
 
-    if _new_rows(k, v, b, hkv, d, dv):
-        if rotary:
-            q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
+    new_rows = _new_rows(k, v, b, hkv, d, dv)
+    if rotary:
+        q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
+    if new_rows:
         _append(k_cache, k, table, lens, bs, hnd, "k")
         _append(v_cache, v, table, lens, bs, hnd, "v")
         lens = lens + _arrays.shape_of(k)[1]
-    elif rotary:
-        _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
 
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     elt = _MLIR_TYPES[dt]
@@ -509,10 +500,11 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         buf = _arrays.as_buffer(sc, name)[:b]
         scales.append(buf if hnd else buf.transpose(0, 2, 1))
     lens = _cache_lengths(cache_seqlens, b, t)
-    pad = None if cache_leftpad is None else _leftpad(cache_leftpad, b, t)
-    if _new_rows(k, v, b, hkv, d, dv):
-        if rotary:
-            q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
+    pad = None if cache_leftpad is None else _per_sequence(cache_leftpad, "cache_leftpad", b, t)
+    new_rows = _new_rows(k, v, b, hkv, d, dv)
+    if rotary:
+        q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
+    if new_rows:
         # New rows: quantised per token and head (max |x| -> 127), written
         # with their scales at each sequence's length, in place.
         table = np.arange(b, dtype=np.int32)[:, None]
@@ -521,8 +513,6 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
             _append(cache, rows, table, lens, t, hnd, name)
             _append(sc, row_scales, table, lens, t, hnd, name + "_scale")
         lens = lens + _arrays.shape_of(k)[1]
-    elif rotary:
-        _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     text, extra = _kernel_text("kvcache_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
                                False, attrs, b, alibi_slopes, sinks, return_softmax_lse,

@@ -182,6 +182,15 @@ MLIR_CAPI_EXPORTED MlirOperation attnMhaOpCreateWithFeatures(
     MlirValue keyLengths, MlirValue ropeCos, MlirValue ropeSin,
     AttnMhaOptions options);
 
+/* Gives an op that draws a dropout mask (attn.dropout, attn.sdpa, attn.mha,
+ * attn.sdpa_partial, attn.sdpa_grad) its seed as the run-time `seed`, a
+ * tensor<i64> value (the IR's seed(%s)), in place of a seed attribute, which
+ * it removes; a null `seed` takes the seed operand away again. One compiled
+ * function then draws a fresh mask per call. Returns false, after a
+ * diagnostic, and leaves the op as it was, for another op or when the op
+ * would not verify (no dropout rate, a seed that is not tensor<i64>). */
+MLIR_CAPI_EXPORTED bool attnOpSetRuntimeSeed(MlirOperation op, MlirValue seed);
+
 #ifdef __cplusplus
 }
 #endif

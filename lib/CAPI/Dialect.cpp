@@ -370,6 +370,7 @@ static MlirOperation createMha(StringRef fn, MlirLocation loc, MlirValue queryIn
                valueOrNull(bk), valueOrNull(bv), valueOrNull(bo),
                valueOrNull(mask), valueOrNull(alibiSlopes),
                valueOrNull(keyLengths), valueOrNull(ropeCos), valueOrNull(ropeSin),
+               /*runtime_seed=*/Value(),
                b.getI64IntegerAttr(options.numHeads),
                options.numKvHeads > 0 ? b.getI64IntegerAttr(options.numKvHeads)
                                       : IntegerAttr(),
@@ -399,4 +400,29 @@ MlirOperation attnMhaOpCreateWithFeatures(
   return createMha("attnMhaOpCreateWithFeatures", loc, queryInput, kvInput, wq,
                    wk, wv, wo, bq, bk, bv, bo, mask, alibiSlopes, keyLengths,
                    ropeCos, ropeSin, options);
+}
+
+bool attnOpSetRuntimeSeed(MlirOperation op, MlirValue seed) {
+  Operation *o = unwrap(op);
+  auto seeded = dyn_cast<RuntimeSeedOpInterface>(o);
+  if (!seeded) {
+    o->emitError() << "attnOpSetRuntimeSeed: '" << o->getName()
+                   << "' draws no dropout mask (attn.dropout, attn.sdpa, attn.mha, "
+                      "attn.sdpa_partial or attn.sdpa_grad)";
+    return false;
+  }
+  // The seed attribute is `seed` on attn.dropout, `dropout_seed` elsewhere.
+  StringRef attrName = isa<DropoutOp>(o) ? "seed" : "dropout_seed";
+  Value old = seeded.getRuntimeSeed();
+  Attribute oldAttr = o->getAttr(attrName);
+  seeded.getRuntimeSeedMutable().assign(mlirValueIsNull(seed) ? ValueRange()
+                                                              : ValueRange(unwrap(seed)));
+  if (!mlirValueIsNull(seed))
+    o->removeAttr(attrName);
+  if (succeeded(verify(o)))
+    return true;
+  seeded.getRuntimeSeedMutable().assign(old ? ValueRange(old) : ValueRange());
+  if (oldAttr)
+    o->setAttr(attrName, oldAttr);
+  return false;
 }

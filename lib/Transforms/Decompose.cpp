@@ -50,6 +50,8 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
                                                             : ValueRange());
     sdpa.getKeyLengthsMutable().assign(op.getKeyLengths() ? ValueRange(op.getKeyLengths())
                                                           : ValueRange());
+    sdpa.getRuntimeSeedMutable().assign(op.getRuntimeSeed() ? ValueRange(op.getRuntimeSeed())
+                                                            : ValueRange());
     sdpa.setScaleAttr(op.getScaleAttr());
     sdpa.setCausalAttr(op.getCausalAttr());
     sdpa.setSoftcapAttr(op.getSoftcapAttr());

@@ -569,6 +569,58 @@ static void testMhaFeatures(MlirContext ctx) {
 // CHECK: diagnostic: attnMhaOpCreateWithFeatures: the inputs and the four weights must not be null
 // CHECK: null wo: null
 
+/* attnOpSetRuntimeSeed: the dropout seed as a run-time tensor<i64> operand
+ * on an sdpa and an mha (the seed attribute goes), taken away again with a
+ * null seed; refused, with the op left as it was, without a dropout rate,
+ * for a seed that is not tensor<i64>, and on an op that draws no mask. */
+static void testRuntimeSeed(MlirContext ctx) {
+  printf("== runtime seed\n");
+  MlirModule m = parse(ctx,
+      "func.func @f(%q: tensor<1x2x5x8xf32>, %x: tensor<1x5x16xf32>,\n"
+      "             %w: tensor<16x16xf32>, %s: tensor<i64>, %s32: tensor<i32>) { return }");
+  MlirBlock b = firstFunctionBody(m);
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirValue q = arg(b, 0), x = arg(b, 1), w = arg(b, 2), s = arg(b, 3);
+  AttnSdpaOptions o = attnSdpaOptionsGetDefault();
+  o.dropoutRate = 0.25f;
+  o.dropoutSeed = 9;
+  MlirOperation sdpa = attnSdpaOpCreate(loc, q, q, q, kNone, o);
+  printf("sdpa set: %d\n", attnOpSetRuntimeSeed(sdpa, s));
+  printOp("sdpa", b, sdpa);
+  printf("sdpa i32 seed: %d\n", attnOpSetRuntimeSeed(sdpa, arg(b, 4)));
+  mlirOperationPrint(sdpa, print, stdout);
+  printf("\n");
+  AttnMhaOptions mo = attnMhaOptionsGetDefault(2);
+  mo.dropoutRate = 0.1f;
+  MlirOperation mha = attnMhaOpCreate(loc, x, x, w, w, w, w, kNone, kNone, kNone, kNone,
+                                      kNone, mo);
+  printf("mha set: %d\n", attnOpSetRuntimeSeed(mha, s));
+  printOp("mha", b, mha);
+  printf("mha unset: %d\n", attnOpSetRuntimeSeed(mha, kNone));
+  mlirOperationPrint(mha, print, stdout);
+  printf("\n");
+  MlirOperation plain = attnSdpaOpCreate(loc, q, q, q, kNone, attnSdpaOptionsGetDefault());
+  printf("no rate: %d\n", attnOpSetRuntimeSeed(plain, s));
+  printOp("no rate kept", b, plain);
+  printf("return: %d\n", attnOpSetRuntimeSeed(mlirBlockGetTerminator(b), s));
+  mlirModuleDestroy(m);
+}
+// CHECK-LABEL: == runtime seed
+// CHECK: sdpa set: 1
+// CHECK: sdpa: %0 = attn.sdpa %arg0, %arg0, %arg0 seed(%arg3) {dropout_rate = 2.500000e-01 : f32} : (tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<i64>) -> tensor<1x2x5x8xf32>
+// CHECK: diagnostic: 'attn.sdpa' op operand #3 must be 0D tensor of 64-bit signless integer values, but got 'tensor<i32>'
+// CHECK: sdpa i32 seed: 0
+// CHECK-NEXT: %0 = attn.sdpa %arg0, %arg0, %arg0 seed(%arg3) {dropout_rate = 2.500000e-01 : f32}
+// CHECK: mha set: 1
+// CHECK: mha: %1 = attn.mha %arg1, %arg1, %arg2, %arg2, %arg2, %arg2 seed(%arg3) {dropout_rate = 1.000000e-01 : f32, num_heads = 2 : i64} : (tensor<1x5x16xf32>, tensor<1x5x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<i64>) -> tensor<1x5x16xf32>
+// CHECK: mha unset: 1
+// CHECK-NEXT: %1 = attn.mha %arg1, %arg1, %arg2, %arg2, %arg2, %arg2 {dropout_rate = 1.000000e-01 : f32, num_heads = 2 : i64} : (tensor<1x5x16xf32>, tensor<1x5x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x5x16xf32>
+// CHECK: diagnostic: 'attn.sdpa' op 'seed(...)' is given without 'dropout_rate'
+// CHECK: no rate: 0
+// CHECK: no rate kept: %2 = attn.sdpa %arg0, %arg0, %arg0 : (tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) -> tensor<1x2x5x8xf32>
+// CHECK: diagnostic: attnOpSetRuntimeSeed: 'func.return' draws no dropout mask (attn.dropout, attn.sdpa, attn.mha, attn.sdpa_partial or attn.sdpa_grad)
+// CHECK: return: 0
+
 static const char *kSdpaModule =
     "func.func @f(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>,\n"
     "             %v: tensor<1x2x7x8xf32>) -> tensor<1x2x5x8xf32> {\n"
@@ -881,6 +933,7 @@ int main(void) {
   testMha(ctx);
   testSdpaFeatures(ctx);
   testMhaFeatures(ctx);
+  testRuntimeSeed(ctx);
   testPasses(ctx);
   testPipelines(ctx);
   mlirContextDestroy(ctx);

@@ -1,5 +1,5 @@
 // The run-time dropout seed `seed(%s)` (a tensor<i64> operand) on
-// attn.dropout, attn.sdpa, attn.sdpa_partial and attn.sdpa_grad: it parses
+// attn.dropout, attn.sdpa, attn.mha, attn.sdpa_partial and attn.sdpa_grad: it parses
 // and prints back, and replaces the seed attribute (both, or a seed
 // without a dropout rate, is an error).
 // RUN: attn-opt %s -split-input-file -verify-diagnostics | FileCheck %s
@@ -67,4 +67,40 @@ func.func @grad_seed_not_i64(%q: tensor<1x2x4x8xf32>, %lse: tensor<1x2x4xf32>, %
          tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<i32>)
         -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
   return %dq : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mha_roundtrip
+// CHECK: attn.mha %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} key_lengths(%{{.*}}) seed(%{{.*}}) {dropout_rate = 1.000000e-01 : f32, num_heads = 2 : i64}
+func.func @mha_roundtrip(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %len: tensor<1xi32>,
+                         %s: tensor<i64>) -> tensor<1x4x8xf32> {
+  %y = attn.mha %x, %x, %w, %w, %w, %w key_lengths(%len) seed(%s)
+      {num_heads = 2 : i64, dropout_rate = 0.1 : f32}
+      : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<1xi32>, tensor<i64>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}
+
+// -----
+
+func.func @mha_seed_without_rate(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %s: tensor<i64>)
+    -> tensor<1x4x8xf32> {
+  // expected-error @+1 {{'attn.mha' op 'seed(...)' is given without 'dropout_rate'}}
+  %y = attn.mha %x, %x, %w, %w, %w, %w seed(%s) {num_heads = 2 : i64}
+      : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<i64>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}
+
+// -----
+
+func.func @mha_both_seeds(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %s: tensor<i64>)
+    -> tensor<1x4x8xf32> {
+  // expected-error @+1 {{'attn.mha' op takes its seed either as 'seed(...)' or as attribute 'dropout_seed', not both}}
+  %y = attn.mha %x, %x, %w, %w, %w, %w seed(%s)
+      {num_heads = 2 : i64, dropout_rate = 0.1 : f32, dropout_seed = 4 : i64}
+      : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<i64>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
 }

@@ -107,3 +107,20 @@ func.func @untouched(%x: tensor<4xf32>, %a: f32) -> (tensor<4xf32>, f32) {
   %b = arith.addf %a, %a : f32
   return %p, %b : tensor<4xf32>, f32
 }
+
+// -----
+
+// A run-time seed goes to the sdpa, then to the attn.dropout of the chain.
+// CHECK-LABEL: func.func @mha_runtime_seed
+// CHECK-SAME: %[[S:[^:]*]]: tensor<i64>
+// CHECK: attn.dropout %{{.*}} seed(%[[S]]) {rate = 2.000000e-01 : f32}
+// KEEP-LABEL: func.func @mha_runtime_seed
+// KEEP-SAME: %[[S:[^:]*]]: tensor<i64>
+// KEEP: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} seed(%[[S]]) {dropout_rate = 2.000000e-01 : f32}
+func.func @mha_runtime_seed(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %s: tensor<i64>)
+    -> tensor<1x4x8xf32> {
+  %y = attn.mha %x, %x, %w, %w, %w, %w seed(%s) {num_heads = 2 : i64, dropout_rate = 0.2 : f32}
+      : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<i64>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}

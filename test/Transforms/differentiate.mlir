@@ -128,6 +128,22 @@ func.func @runtime_seed_dropout(%p: tensor<1x2x4x4xf32>, %s: tensor<i64>) -> ten
 
 // -----
 
+// attn.mha with a run-time seed: decomposed, its sdpa takes the seed, so
+// the forward partial and the backward both draw the same mask from it.
+// CHECK-LABEL: func.func @runtime_seed_mha_grad(
+// CHECK-SAME: %{{[^:]*}}: tensor<1x4x8xf32>, %{{[^:]*}}: tensor<8x8xf32>, %[[S:[^:]*]]: tensor<i64>, %{{[^:]*}}: tensor<1x4x8xf32>)
+// CHECK: attn.sdpa_partial {{.*}} seed(%[[S]]) {dropout_rate = 1.000000e-01 : f32
+// CHECK: attn.sdpa_grad {{.*}} seed(%[[S]]) {dropout_rate = 1.000000e-01 : f32
+func.func @runtime_seed_mha(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %s: tensor<i64>)
+    -> tensor<1x4x8xf32> {
+  %y = attn.mha %x, %x, %w, %w, %w, %w seed(%s) {num_heads = 2 : i64, dropout_rate = 0.1 : f32}
+      : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<i64>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}
+
+// -----
+
 // The primitives' rules (values: Integration/differentiate-chain.mlir):
 // weighted_sum → scores(dO, V) and a group sum for dV; softmax →
 // P·(dP − rowdot); mask → dy where the result is not −inf, the additive

@@ -229,13 +229,7 @@ static llvm::SmallDenseSet<unsigned> seedArguments(ModuleOp module, llvm::String
     return args;
   fn.walk([&](Operation *op) {
     Value seed;
-    if (auto o = dyn_cast<mlir::attn::SdpaOp>(op))
-      seed = o.getRuntimeSeed();
-    else if (auto o = dyn_cast<mlir::attn::SdpaPartialOp>(op))
-      seed = o.getRuntimeSeed();
-    else if (auto o = dyn_cast<mlir::attn::SdpaGradOp>(op))
-      seed = o.getRuntimeSeed();
-    else if (auto o = dyn_cast<mlir::attn::DropoutOp>(op))
+    if (auto o = dyn_cast<mlir::attn::RuntimeSeedOpInterface>(op))
       seed = o.getRuntimeSeed();
     if (auto ba = dyn_cast_or_null<BlockArgument>(seed);
         ba && ba.getOwner() == &fn.getBody().front())

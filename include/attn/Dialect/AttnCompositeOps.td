@@ -8,7 +8,8 @@ include "AttnOpBase.td"
 // Composite ops
 //===----------------------------------------------------------------------===//
 
-def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromAbove]> {
+def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromAbove,
+                                         Attn_RuntimeSeedOpInterface]> {
   let summary = "scaled dot-product attention softmax(mask(scale·Q·Kᵀ))·V";
   let description = [{
     Scaled dot-product attention in one op; the form the fused lowerings take.
@@ -183,7 +184,7 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
   }];
 }
 
-def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
+def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSeedOpInterface]> {
   let summary = "multi-head attention: project, split, sdpa, merge, project";
   let description = [{
     Multi-head attention: input projections, head split, `sdpa`, head merge,
@@ -199,8 +200,9 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     V   = xkv · Wvᵀ (+ bv)                          Wv [Hkv·Dv,Ekv]  → [B,Tk,Hkv·Dv]
     Qh  = split_heads(Q, H),  Kh = split_heads(K, Hkv)             (then, with rope:
     Qh  = rope(Qh, cos, sin), Kh = rope(Kh, cos, sin)               attn.rope, style rope_style)
-    O   = sdpa(Qh, Kh, split_heads(V, Hkv), mask, alibi_slopes, key_lengths;
-               scale, causal, softcap, window, dropout_rate, dropout_seed) → [B,H,Tq,Dv]
+    O   = sdpa(Qh, Kh, split_heads(V, Hkv), mask, alibi_slopes, key_lengths,
+               seed; scale, causal, softcap, window, dropout_rate, dropout_seed)
+                                                                  → [B,H,Tq,Dv]
     out = merge_heads(O) · Woᵀ (+ bo)               Wo [Eo,   H·Dv]  → [B,Tq,Eo]
     ```
 
@@ -222,7 +224,7 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     ```
     %out = attn.mha %xq, %xkv, %wq, %wk, %wv, %wo
              [qkv_bias(%bq, %bk, %bv)] [out_bias(%bo)] [mask(%mask)]
-             [alibi(%slopes)] [key_lengths(%len)] [rope(%cos, %sin)]
+             [alibi(%slopes)] [key_lengths(%len)] [rope(%cos, %sin)] [seed(%s)]
              {num_heads = H : i64
               [, num_kv_heads = Hkv : i64] [, scale = s : f32]
               [, causal = #attn.causal<top_left|bottom_right>]
@@ -247,6 +249,10 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     - `scale`: optional, **defaults to `1/sqrt(D)`**.
     - `causal`, `dropout_rate`: optional, as in `sdpa`; `dropout_seed`
       optional, **defaults to 0**, only allowed together with `dropout_rate`.
+    - `seed(%s)`: optional, the dropout seed as a run-time `tensor<i64>`
+      instead of `dropout_seed` (as in `sdpa`: one compiled block serves
+      every training step, each with a fresh mask); needs `dropout_rate`,
+      excludes `dropout_seed`.
     - `layout`: optional, **defaults to `#attn.layout<out_in>`** (nn.Linear);
       applies to all four weights.
 
@@ -272,8 +278,8 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
       rank ≤ 4; each dim a static 1 or equal to the matching dim of
       `[B, num_heads, Tq, Tk]` (right-aligned).
     - `scale` and `softcap`, if given, are positive finite numbers;
-      `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` needs
-      `dropout_rate`.
+      `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` and
+      `seed(...)` need `dropout_rate`, and at most one of them is given.
     - `alibi_slopes` is `[H]` or `[B,H]` `f32`; `key_lengths` is `[B]`; a
       `window`'s `align` matches `causal`.
     - `cos`, `sin` follow `attn.rope`'s rules against `[B, H, Tq, D]` and
@@ -336,6 +342,7 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
                        Optional<Attn_LengthsTensor>:$key_lengths,
                        Optional<Attn_FloatTensor>:$rope_cos,
                        Optional<Attn_FloatTensor>:$rope_sin,
+                       Optional<Attn_SeedTensor>:$runtime_seed,
                        I64Attr:$num_heads,
                        OptionalAttr<I64Attr>:$num_kv_heads,
                        OptionalAttr<Attn_F32Attr>:$scale,
@@ -354,7 +361,7 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments]> {
     (`out_bias` `(` $bo^ `)`)?
     (`mask` `(` $mask^ `)`)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    (`rope` `(` $rope_cos^ `,` $rope_sin `)`)?
+    (`rope` `(` $rope_cos^ `,` $rope_sin `)`)? (`seed` `(` $runtime_seed^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [

@@ -30,4 +30,26 @@ def Attn_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def Attn_RuntimeSeedOpInterface : OpInterface<"RuntimeSeedOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    An op that draws a dropout mask and may take the generator's seed as a
+    run-time `tensor<i64>` operand (`seed(%s)`) instead of a seed
+    attribute: attn.dropout, attn.sdpa, attn.mha, attn.sdpa_partial and
+    attn.sdpa_grad. Tools that treat seed inputs specially (`attn-run
+    --random-inputs` draws them in [0, 2^24)) ask this interface instead
+    of listing the ops. The ops implement it with their ODS accessor.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The run-time seed operand, or null when the seed (if any) is an
+        attribute.
+      }], "::mlir::Value", "getRuntimeSeed">,
+    InterfaceMethod<[{
+        The run-time seed operand as a mutable range (empty or one value),
+        to give the op a seed operand or take it away.
+      }], "::mlir::MutableOperandRange", "getRuntimeSeedMutable">
+  ];
+}
+
 #endif // ATTN_INTERFACES_TD

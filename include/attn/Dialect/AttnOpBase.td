@@ -10,6 +10,7 @@
 
 include "AttnDialect.td"
 include "AttnAttrs.td"
+include "AttnInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"

@@ -10,7 +10,7 @@ include "AttnOpBase.td"
 //===----------------------------------------------------------------------===//
 
 def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments, IsolatedFromAbove,
-    InferTypeOpAdaptor,
+    InferTypeOpAdaptor, Attn_RuntimeSeedOpInterface,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "attn.sdpa over one block of keys: its output and log-sum-exp";
   let description = [{

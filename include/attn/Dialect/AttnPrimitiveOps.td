@@ -601,7 +601,8 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]
   let hasVerifier = 1;
 }
 
-def Attn_DropoutOp : Attn_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Attn_DropoutOp : Attn_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>,
+                                         Attn_RuntimeSeedOpInterface]> {
   let summary = "dropout on attention weights, counter-based RNG";
   let description = [{
     Dropout on attention weights with a counter-based RNG, so the CPU and GPU

@@ -9,6 +9,7 @@ include "AttnOpBase.td"
 //===----------------------------------------------------------------------===//
 
 def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
+    Attn_RuntimeSeedOpInterface,
     AllTypesMatch<["query", "grad_query"]>, AllTypesMatch<["key", "grad_key"]>,
     AllTypesMatch<["value", "grad_value"]>,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {

@@ -430,7 +430,7 @@ void MhaOp::build(OpBuilder &b, OperationState &state, Value queryInput,
   build(b, state, queryInput, kvInput, wq, wk, wv, wo, /*bq=*/nullptr, /*bk=*/nullptr,
         /*bv=*/nullptr, /*bo=*/nullptr, /*mask=*/nullptr,
         /*alibi_slopes=*/nullptr, /*key_lengths=*/nullptr, /*rope_cos=*/nullptr,
-        /*rope_sin=*/nullptr, b.getI64IntegerAttr(numHeads),
+        /*rope_sin=*/nullptr, /*runtime_seed=*/nullptr, b.getI64IntegerAttr(numHeads),
         numKvHeads ? b.getI64IntegerAttr(*numKvHeads) : IntegerAttr(),
         /*scale=*/nullptr, /*causal=*/nullptr, /*softcap=*/nullptr,
         /*window=*/nullptr, /*rope_style=*/nullptr, /*dropout_rate=*/nullptr,
@@ -548,7 +548,9 @@ LogicalResult MhaOp::verify() {
       failed(c.positiveFinite("softcap", optF(getSoftcapAttr()))) ||
       failed(c.windowAlign(getWindowAttr(), getCausalAttr())) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
-      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())))
+      failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
+      failed(c.runtimeSeed(getRuntimeSeed(), getDropoutSeedAttr(), "dropout_seed",
+                           getDropoutRateAttr())))
     return failure();
   return c.result(mhaShape(xq, wo, layout), elt);
 }

@@ -87,29 +87,6 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
   return checkInputShapes(module, entry, shapes, nullptr);
 }
 
-/// Gives the trailing block arguments of `op`'s score/mask function regions
-/// (one per capture) the types of its captures.
-static void retypeCaptureArguments(Operation *op) {
-  OperandRange captures = op->getOperands().take_back(0);
-  if (auto o = dyn_cast<mlir::attn::SdpaOp>(op))
-    captures = o.getCaptures();
-  else if (auto o = dyn_cast<mlir::attn::SdpaPartialOp>(op))
-    captures = o.getCaptures();
-  else if (auto o = dyn_cast<mlir::attn::ScoreModOp>(op))
-    captures = o.getCaptures();
-  else if (auto o = dyn_cast<mlir::attn::MaskModOp>(op))
-    captures = o.getCaptures();
-  if (captures.empty())
-    return;
-  for (Region &region : op->getRegions()) {
-    if (region.empty() || region.getNumArguments() < captures.size())
-      continue;
-    auto args = region.getArguments().take_back(captures.size());
-    for (auto [arg, capture] : llvm::zip(args, captures))
-      arg.setType(capture.getType());
-  }
-}
-
 /// A clone of `entry` with its arguments given `shapes` and every attn
 /// result re-inferred in order (InferTypeOpInterface); null when the
 /// function cannot be specialised that way (no such function, arity or rank
@@ -143,22 +120,33 @@ specialise(ModuleOp module, llvm::StringRef entry,
   for (Operation &op : body.without_terminator()) {
     // Score and mask functions take one block argument per capture, of the
     // capture's type: they follow the captures' new types.
-    retypeCaptureArguments(&op);
-    // attn.dequantize: its input's shape, its own (float) element type.
-    if (auto dq = dyn_cast<mlir::attn::DequantizeOp>(op)) {
-      auto in = cast<RankedTensorType>(dq.getInput().getType());
-      dq.getResult().setType(RankedTensorType::get(in.getShape(), dq.getType().getElementType()));
-      continue;
-    }
-    auto infer = dyn_cast<InferTypeOpInterface>(op);
+    if (auto capturing = dyn_cast<mlir::attn::CapturingOpInterface>(op))
+      capturing.syncCaptureArgumentTypes();
+    bool ours = isa<mlir::attn::AttnDialect>(op.getDialect());
     SmallVector<Type, 1> inferred;
-    if (infer && isa<mlir::attn::AttnDialect>(op.getDialect()) &&
+    if (auto infer = dyn_cast<InferTypeOpInterface>(op);
+        ours && infer &&
         succeeded(infer.inferReturnTypes(op.getContext(), op.getLoc(), op.getOperands(),
                                          op.getRawDictionaryAttrs(),
                                          op.getPropertiesStorage(), op.getRegions(),
                                          inferred))) {
       for (auto [result, type] : llvm::zip(op.getResults(), inferred))
         result.setType(type);
+      continue;
+    }
+    // Ops that infer only their results' shapes (attn.dequantize: its
+    // element type is its own) keep their element types.
+    SmallVector<ShapedTypeComponents, 1> shapes;
+    if (auto infer = dyn_cast<InferShapedTypeOpInterface>(op);
+        ours && infer &&
+        succeeded(infer.inferReturnTypeComponents(
+            op.getContext(), op.getLoc(), ValueShapeRange(op.getOperands()),
+            op.getRawDictionaryAttrs(), op.getPropertiesStorage(), op.getRegions(), shapes)) &&
+        shapes.size() == op.getNumResults() &&
+        llvm::all_of(shapes, [](const ShapedTypeComponents &c) { return c.hasRank(); })) {
+      for (auto [result, c] : llvm::zip(op.getResults(), shapes))
+        result.setType(RankedTensorType::get(
+            c.getDims(), cast<ShapedType>(result.getType()).getElementType()));
       continue;
     }
     bool dependsOnArgs = llvm::any_of(op.getOperands(), [&](Value v) {

@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
 #include <gtest/gtest.h>
@@ -269,5 +270,72 @@ TEST_F(AttnOpsTest, InferenceRefusesUnrankedOperands) {
                                               RegionRange(), types)));
   EXPECT_EQ(msg, "'attn.sdpa' op operand 'query' must be a ranked tensor, got "
                  "'tensor<*xf32>'");
+}
+
+// attn.dequantize infers its result's shape (InferShapedTypeOpInterface:
+// the input's) but not its element type (its own, any float): the
+// runtime's shape specialiser keeps the element type and takes the shape.
+TEST_F(AttnOpsTest, DequantizeInfersOnlyTheShape) {
+  auto a = args({t({kDyn, 2, kDyn, 64}, b.getI8Type()), t({kDyn, 2, kDyn})});
+  auto dq = DequantizeOp::create(b, loc, t({kDyn, 2, kDyn, 64}, b.getBF16Type()), a[0], a[1]);
+  EXPECT_EQ(verifyError(dq), "");
+  EXPECT_FALSE(isa<InferTypeOpInterface>(dq.getOperation()));
+  a[0].setType(t({3, 2, 17, 64}, b.getI8Type()));
+  a[1].setType(t({3, 2, 17}));
+  SmallVector<ShapedTypeComponents> shapes;
+  Operation *op = dq.getOperation();
+  ASSERT_TRUE(succeeded(cast<InferShapedTypeOpInterface>(op).inferReturnTypeComponents(
+      &ctx, loc, ValueShapeRange(op->getOperands()), op->getRawDictionaryAttrs(),
+      op->getPropertiesStorage(), op->getRegions(), shapes)));
+  ASSERT_EQ(shapes.size(), 1u);
+  ASSERT_TRUE(shapes[0].hasRank());
+  EXPECT_EQ(SmallVector<int64_t>(shapes[0].getDims()), (SmallVector<int64_t>{3, 2, 17, 64}));
+  EXPECT_FALSE(shapes[0].getElementType());
+}
+
+// The ops with score/mask functions (CapturingOpInterface) give their
+// regions' capture arguments the captures' types again after the captures
+// were retyped (what the runtime's shape specialiser does): the function
+// then verifies with the new shapes.
+TEST_F(AttnOpsTest, CaptureArgumentsFollowTheCaptures) {
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%q: tensor<1x2x8x4xf32>, %bias: tensor<?xf32>) -> tensor<1x2x8x4xf32> {
+      %o = attn.sdpa %q, %q, %q captures(%bias) score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<?xf32>):
+        %v = tensor.extract %t[%j] : tensor<?xf32>
+        %n = arith.addf %s, %v : f32
+        attn.yield %n : f32
+      } : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<?xf32>)
+          -> tensor<1x2x8x4xf32>
+      return %o : tensor<1x2x8x4xf32>
+    })mlir", &ctx);
+  ASSERT_TRUE(m);
+  auto fn = cast<func::FuncOp>(m->getBody()->front());
+  SdpaOp sdpa = *fn.getOps<SdpaOp>().begin();
+  fn.getArgument(1).setType(t({8}));
+  EXPECT_NE(verifyError(sdpa), "");
+  auto capturing = dyn_cast<CapturingOpInterface>(sdpa.getOperation());
+  ASSERT_TRUE(capturing);
+  EXPECT_EQ(capturing.getCaptures().size(), 1u);
+  capturing.syncCaptureArgumentTypes();
+  EXPECT_EQ(sdpa.getScoreMod().getArguments().back().getType(), t({8}));
+  EXPECT_EQ(sdpa.getScoreMod().getNumArguments(), 6u);
+  EXPECT_EQ(verifyError(sdpa), "");
+}
+
+// The ops that draw a dropout mask answer RuntimeSeedOpInterface with their
+// seed operand (null without one); others do not implement it.
+TEST_F(AttnOpsTest, RuntimeSeedInterface) {
+  auto a = args({t({1, 2, 4, 8}), RankedTensorType::get({}, b.getI64Type())});
+  auto sd = SdpaOp::create(b, loc, a[0], a[0], a[0]);
+  auto seeded = dyn_cast<RuntimeSeedOpInterface>(sd.getOperation());
+  ASSERT_TRUE(seeded);
+  EXPECT_FALSE(seeded.getRuntimeSeed());
+  sd.setDropoutRateAttr(b.getF32FloatAttr(0.5f));
+  seeded.getRuntimeSeedMutable().assign(a[1]);
+  EXPECT_EQ(seeded.getRuntimeSeed(), a[1]);
+  EXPECT_EQ(verifyError(sd), "");
+  auto s = ScoresOp::create(b, loc, a[0], a[0]);
+  EXPECT_FALSE(isa<RuntimeSeedOpInterface>(s.getOperation()));
 }
 } // namespace

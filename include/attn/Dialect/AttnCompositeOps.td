@@ -9,7 +9,7 @@ include "AttnOpBase.td"
 //===----------------------------------------------------------------------===//
 
 def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromAbove,
-                                         Attn_RuntimeSeedOpInterface]> {
+                                         Attn_RuntimeSeedOpInterface, Attn_CapturingOpInterface]> {
   let summary = "scaled dot-product attention softmax(mask(scale·Q·Kᵀ))·V";
   let description = [{
     Scaled dot-product attention in one op; the form the fused lowerings take.

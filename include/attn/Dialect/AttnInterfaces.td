@@ -52,4 +52,39 @@ def Attn_RuntimeSeedOpInterface : OpInterface<"RuntimeSeedOpInterface"> {
   ];
 }
 
+def Attn_CapturingOpInterface : OpInterface<"CapturingOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    An op whose score/mask function regions read run-time tensors, its
+    `captures(...)`: attn.sdpa, attn.sdpa_partial, attn.score_mod and
+    attn.mask_mod. Each region takes one trailing block argument per
+    capture, of the capture's type (the verifier's rule). Code that changes
+    the captures' types (the runtime's shape specialiser gives dynamic
+    inputs their call's shapes) calls `syncCaptureArgumentTypes` to keep
+    that rule.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The captured tensors, in the order of the regions' trailing block
+        arguments.
+      }], "::mlir::OperandRange", "getCaptures">,
+    InterfaceMethod<[{
+        Gives the trailing block arguments of each non-empty region (one
+        per capture) the types of the captures.
+      }], "void", "syncCaptureArgumentTypes", (ins), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{
+        ::mlir::OperandRange captures = $_op.getCaptures();
+        if (captures.empty())
+          return;
+        for (::mlir::Region &region : $_op->getRegions()) {
+          if (region.empty() || region.getNumArguments() < captures.size())
+            continue;
+          auto args = region.getArguments().take_back(captures.size());
+          for (auto [arg, capture] : ::llvm::zip(args, captures))
+            arg.setType(capture.getType());
+        }
+      }]>
+  ];
+}
+
 #endif // ATTN_INTERFACES_TD

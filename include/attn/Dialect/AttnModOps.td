@@ -13,7 +13,8 @@ include "AttnOpBase.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 def Attn_ScoreModOp : Attn_Op<"score_mod", [Pure, IsolatedFromAbove,
-                                            AllTypesMatch<["input", "result"]>]> {
+                                            AllTypesMatch<["input", "result"]>,
+                                            Attn_CapturingOpInterface]> {
   let summary = "a score function applied to every score: FlexAttention's score_mod";
   let description = [{
     **Meaning.** For scores `x` `[B,H,Tq,Tk]` and captured tensors `c…`:
@@ -75,7 +76,8 @@ def Attn_ScoreModOp : Attn_Op<"score_mod", [Pure, IsolatedFromAbove,
 }
 
 def Attn_MaskModOp : Attn_Op<"mask_mod", [Pure, IsolatedFromAbove,
-                                          AllTypesMatch<["input", "result"]>]> {
+                                          AllTypesMatch<["input", "result"]>,
+                                          Attn_CapturingOpInterface]> {
   let summary = "a keep function on positions: FlexAttention's mask_mod";
   let description = [{
     **Meaning.** For scores `x` `[B,H,Tq,Tk]` and captured tensors `c…`:

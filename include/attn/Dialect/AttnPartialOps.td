@@ -10,7 +10,7 @@ include "AttnOpBase.td"
 //===----------------------------------------------------------------------===//
 
 def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments, IsolatedFromAbove,
-    InferTypeOpAdaptor, Attn_RuntimeSeedOpInterface,
+    InferTypeOpAdaptor, Attn_RuntimeSeedOpInterface, Attn_CapturingOpInterface,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "attn.sdpa over one block of keys: its output and log-sum-exp";
   let description = [{

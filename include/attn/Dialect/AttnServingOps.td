@@ -104,7 +104,7 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
   }];
 }
 
-def Attn_DequantizeOp : Attn_Op<"dequantize", [Pure,
+def Attn_DequantizeOp : Attn_Op<"dequantize", [Pure, InferShapedTypeOpAdaptor,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "int8 keys or values with one scale per token and head, as floats";
   let description = [{

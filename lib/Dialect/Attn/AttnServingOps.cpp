@@ -88,3 +88,16 @@ LogicalResult DequantizeOp::reifyResultShapes(OpBuilder &b, ReifiedRankedShapedT
                  mixedDim(b, loc, x, 3)});
   return success();
 }
+
+/// The result's shape is the input's; its element type is the op's own
+/// (any float), so only the shape is inferred (InferShapedTypeOpInterface,
+/// not InferTypeOpInterface).
+LogicalResult DequantizeOp::inferReturnTypeComponents(
+    MLIRContext *, std::optional<Location>, Adaptor adaptor,
+    SmallVectorImpl<ShapedTypeComponents> &inferred) {
+  auto in = dyn_cast<RankedTensorType>(adaptor.getInput().getType());
+  if (!in)
+    return failure();
+  inferred.emplace_back(in.getShape());
+  return success();
+}

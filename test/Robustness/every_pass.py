@@ -4,11 +4,20 @@ checks that each run either succeeds or fails with a diagnostic (exit 1):
 never a crash (a signal or LLVM's crash banner) and never a hang (timeout).
 
   every_pass.py ATTN_OPT [--generate N --seed S --dir D] [--shard K/N]
-                [--sample M] FILE_OR_DIR...
+                [--sample M] [--batch ATTN_EVERY_PASS] FILE_OR_DIR...
 
 --shard K/N checks only the files whose index in the sorted list is K mod
 N: the suite runs the test files in shards, so that lit spreads them over
 its workers instead of one worker running them all at the end.
+
+--batch DRIVER runs each file's passes in one attn-every-pass process
+(test/lib/EveryPass: a fresh MLIRContext per run, so each run sees what a
+fresh attn-opt process would; outcomes per file as attn-opt's exit status
+and stderr gave them). A file whose driver process crashes, hangs or
+answers otherwise runs again one attn-opt process per pass, which names
+the pass. One process per file instead of one per pair: a shard of the
+suite's files took 38.8 s instead of 133.2 s (bench/NOTES.md, "Test suite
+time").
 
 --sample M runs one (file, pass) pair in M: file i with pass j when
 (i + j) mod M is 0, so every pass still meets every M-th file and every
@@ -326,6 +335,51 @@ def files(paths):
             yield p
 
 
+def pipeline_text(p):
+    """A PASSES entry as a textual pass pipeline: "--a --b" -> "a,b",
+    "--a=x y" -> "a{x y}"."""
+    if "=" in p:
+        name, opts = p[2:].split("=", 1)
+        return "%s{%s}" % (name, opts)
+    return ",".join(x[2:] for x in p.split(" "))
+
+
+def run_pair(opt, f, p):
+    """One attn-opt process: (outcome, detail), outcome one of "ok", "diag",
+    "silent", "crash", "hang"."""
+    cmd = [opt, f, "-split-input-file", "-verify-each", "-o", os.devnull]
+    # "--a --b" is two passes; "--a=x y" is one pass with options.
+    cmd += [p] if "=" in p else p.split(" ")
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           timeout=120)
+    except subprocess.TimeoutExpired:
+        return "hang", "timed out"
+    err = r.stderr.decode(errors="replace")
+    if r.returncode not in (0, 1) or "PLEASE submit a bug report" in err \
+            or "Stack dump" in err:
+        return "crash", "exit %d\n%s" % (r.returncode, err[-2000:])
+    if r.returncode == 1:
+        return ("diag", "") if "error" in err else ("silent", "")
+    return "ok", ""
+
+
+def run_batch(driver, f, passes):
+    """All of `passes` on `f` in one attn-every-pass process: a list of
+    outcomes ("ok", "diag", "silent"), or None when the process crashed,
+    hung or answered otherwise (then each pair runs on its own)."""
+    cmd = [driver, f] + [pipeline_text(p) for p in passes]
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=120 + 30 * len(passes))
+    except subprocess.TimeoutExpired:
+        return None
+    lines = r.stdout.decode(errors="replace").split()
+    if r.returncode != 0 or len(lines) != 2 * len(passes):
+        return None
+    return lines[1::2]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("opt")
@@ -335,37 +389,41 @@ def main():
     ap.add_argument("--dir", default="generated")
     ap.add_argument("--shard", default="0/1")
     ap.add_argument("--sample", type=int, default=1)
+    ap.add_argument("--batch", default="",
+                    help="attn-every-pass: run each file's passes in one process "
+                         "(fresh context per run); a crash or hang falls back to "
+                         "one attn-opt process per pass")
     args = ap.parse_intermixed_args()
     shard, shards = (int(x) for x in args.shard.split("/"))
     paths = list(args.paths)
     if args.generate:
         paths += generate(args.generate, args.seed, args.dir)
-    failures, runs, pairs = [], 0, 0
+    failures, runs, pairs, fallbacks = [], 0, 0, 0
     for i, f in enumerate(sorted(files(paths))):
         if i % shards != shard:
             continue
+        chosen = []
         for j, p in enumerate(PASSES):
             pairs += 1
-            if (i + j) % args.sample:
-                continue
-            cmd = [args.opt, f, "-split-input-file", "-verify-each", "-o", os.devnull]
-            # "--a --b" is two passes; "--a=x y" is one pass with options.
-            cmd += [p] if "=" in p else p.split(" ")
-            runs += 1
-            try:
-                r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   timeout=120)
-            except subprocess.TimeoutExpired:
-                failures.append("%s %s: timed out" % (f, p))
-                continue
-            err = r.stderr.decode(errors="replace")
-            if r.returncode not in (0, 1) or "PLEASE submit a bug report" in err \
-                    or "Stack dump" in err:
-                failures.append("%s %s: exit %d\n%s" % (f, p, r.returncode, err[-2000:]))
-            elif r.returncode == 1 and "error" not in err:
+            if (i + j) % args.sample == 0:
+                chosen.append(p)
+        runs += len(chosen)
+        outcomes = run_batch(args.batch, f, chosen) if args.batch and chosen else None
+        if outcomes is None:
+            if args.batch and chosen:
+                fallbacks += 1
+            results = [run_pair(args.opt, f, p) for p in chosen]
+        else:
+            results = [(o, "") for o in outcomes]
+        for p, (outcome, detail) in zip(chosen, results):
+            if outcome in ("crash", "hang"):
+                failures.append("%s %s: %s" % (f, p, detail))
+            elif outcome == "silent":
                 failures.append("%s %s: failed without a diagnostic" % (f, p))
     for m in failures:
         print("FAIL:", m)
+    if fallbacks:
+        print("%d files ran pass by pass after attn-every-pass failed" % fallbacks)
     print("%d runs of %d pairs, %d crashes or hangs" % (runs, pairs, len(failures)))
     sys.exit(1 if failures else 0)
 

@@ -88,7 +88,8 @@ llvm::Error checkInputShapes(ModuleOp module, llvm::StringRef entry,
 }
 
 /// A clone of `entry` with its arguments given `shapes` and every attn
-/// result re-inferred in order (InferTypeOpInterface); null when the
+/// result re-inferred in order (InferTypeOpInterface, else the shape from
+/// InferShapedTypeOpInterface with the result's element type); null when the
 /// function cannot be specialised that way (no such function, arity or rank
 /// mismatch, or another op whose types depend on the arguments).
 static OwningOpRef<func::FuncOp>

@@ -228,10 +228,10 @@ static llvm::SmallDenseSet<unsigned> seedArguments(ModuleOp module, llvm::String
   if (!fn || fn.isExternal())
     return args;
   fn.walk([&](Operation *op) {
-    Value seed;
-    if (auto o = dyn_cast<mlir::attn::RuntimeSeedOpInterface>(op))
-      seed = o.getRuntimeSeed();
-    if (auto ba = dyn_cast_or_null<BlockArgument>(seed);
+    auto seeded = dyn_cast<mlir::attn::RuntimeSeedOpInterface>(op);
+    if (!seeded)
+      return;
+    if (auto ba = dyn_cast_or_null<BlockArgument>(seeded.getRuntimeSeed());
         ba && ba.getOwner() == &fn.getBody().front())
       args.insert(ba.getArgNumber());
   });

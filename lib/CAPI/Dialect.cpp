@@ -411,8 +411,7 @@ bool attnOpSetRuntimeSeed(MlirOperation op, MlirValue seed) {
                       "attn.sdpa_partial or attn.sdpa_grad)";
     return false;
   }
-  // The seed attribute is `seed` on attn.dropout, `dropout_seed` elsewhere.
-  StringRef attrName = isa<DropoutOp>(o) ? "seed" : "dropout_seed";
+  StringRef attrName = seeded.getSeedAttributeName();
   Value old = seeded.getRuntimeSeed();
   Attribute oldAttr = o->getAttr(attrName);
   seeded.getRuntimeSeedMutable().assign(mlirValueIsNull(seed) ? ValueRange()

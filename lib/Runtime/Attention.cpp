@@ -262,7 +262,7 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
     if (s.part == SdpaPart::OutputWithLse) {
       auto op = mlir::attn::SdpaPartialOp::create(
           ob, loc, a[0], a[1], a[2], mask, /*alibi_slopes=*/mlir::Value(),
-          /*key_lengths=*/mlir::Value(), /*diagonal=*/mlir::Value(),
+          /*key_lengths=*/mlir::Value(), /*sinks=*/mlir::Value(), /*diagonal=*/mlir::Value(),
           /*runtime_seed=*/mlir::Value(), /*captures=*/mlir::ValueRange(), /*scale=*/nullptr,
           /*causal=*/nullptr,
           /*softcap=*/nullptr, /*window=*/nullptr, /*dropout_rate=*/nullptr,

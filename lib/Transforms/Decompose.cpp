@@ -181,10 +181,10 @@ FailureOr<SmallVector<Value>> mlir::attn::decomposeSdpaPartial(OpBuilder &b,
     return failure();
   Location loc = op.getLoc();
   Value s = maskedScores(op, *scale, b);
-  Value lse = LogSumExpOp::create(b, loc, op.getLse().getType(), s);
+  Value lse = LogSumExpOp::create(b, loc, op.getLse().getType(), s, op.getSinks());
   // The weighted sum in f32 (probabilities and V widened): the partial
   // output is not rounded to f16/bf16 before it is merged.
-  Value p = extendToF32(b, loc, SoftmaxOp::create(b, loc, s));
+  Value p = extendToF32(b, loc, SoftmaxOp::create(b, loc, s, op.getSinks()));
   // Dropout weighs V by the dropped probabilities; lse stays the
   // undropped softmax's.
   if (FloatAttr rate = op.getDropoutRateAttr(); rate && !rate.getValue().isZero()) {

@@ -70,7 +70,7 @@ SmallVector<OpFoldResult> wholeSizes(OpBuilder &b, OpTy op) {
 }
 
 Value sinksOf(SdpaOp op) { return op.getSinks(); }
-Value sinksOf(SdpaPartialOp) { return {}; }
+Value sinksOf(SdpaPartialOp op) { return op.getSinks(); }
 Value diagonalOf(SdpaOp) { return {}; }
 Value diagonalOf(SdpaPartialOp op) { return op.getDiagonal(); }
 
@@ -122,9 +122,9 @@ std::string refusal(OpTy op, const Tile &tile) {
   if (rows && lengthDiagonal)
     return "the bottom-right diagonal with key lengths depends on each batch "
            "row's length; do not tile the query rows";
-  if ((rows || keys) && usesDiagonal && sinksOf(op))
-    return "a causal or windowed tile needs a shifted diagonal, which "
-           "attn.sdpa_partial carries but without sinks";
+  if (keys && sinksOf(op))
+    return "a sink joins each row's denominator once; a key tile would count "
+           "it again";
   if (tile.cuts(kHead)) {
     std::optional<int64_t> g = groupSize(op.getQuery(), op.getKey());
     if (!g)
@@ -320,7 +320,7 @@ void copyFunctions(Operation *op, Operation *tiled, Value origin) {
 template <typename OpTy>
 SdpaPartialOp createPartial(OpBuilder &b, OpTy op, const TileOperands &t) {
   auto p = SdpaPartialOp::create(b, op.getLoc(), t.query, t.key, t.value, t.mask,
-                                 t.alibiSlopes, t.keyLengths, t.diagonal,
+                                 t.alibiSlopes, t.keyLengths, t.sinks, t.diagonal,
                                  op.getRuntimeSeed(), t.captures,
                                  op.getScaleAttr(), t.causal, op.getSoftcapAttr(),
                                  t.window, op.getDropoutRateAttr(),
@@ -454,9 +454,6 @@ struct SdpaPartialReduction
     Tile tile{offsets, sizes, wholeSizes(b, p)};
     if (std::string why = refusal(p, tile); !why.empty())
       return op->emitOpError("cannot be tiled here: ") << why;
-    if (sinksOf(p))
-      return op->emitOpError("cannot split the keys of an attn.sdpa with sinks "
-                             "(a sink joins the whole row's denominator once)");
     TileOperands t = tileOperands(b, p, tile);
     SdpaPartialOp block = createPartial(b, p, t);
     return TilingResult{{block}, SmallVector<Value>(block->getResults()), t.slices};

@@ -173,8 +173,6 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
         alibi = " alibi(%slopes)"
     operand_types.append("tensor<?xi32>")
     if sinks is not None:
-        if return_lse:
-            _fail(ValueError, "sinks with return_softmax_lse is not supported yet")
         sink_buf = _arrays.as_buffer(_arrays.cast(sinks, "float32", "sinks"), "sinks")
         if sink_buf.shape != (h,):
             _fail(ValueError, "sinks must be [%d] (one per query head), got %s"

@@ -1017,7 +1017,7 @@ func.func @sdpa_partial_lse_shape(%q: tensor<1x4x32x64xf32>, %k: tensor<1x4x64x6
 
 func.func @sdpa_partial_result_f16(%q: tensor<1x4x32x64xf16>, %k: tensor<1x4x64x64xf16>) {
   // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float values, but got 'tensor<1x4x32x64xf16>'}}
-  %o, %l = "attn.sdpa_partial"(%q, %k, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>}> ({}, {})
+  %o, %l = "attn.sdpa_partial"(%q, %k, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x4x32x64xf16>, tensor<1x4x64x64xf16>, tensor<1x4x64x64xf16>)
         -> (tensor<1x4x32x64xf16>, tensor<1x4x32xf32>)
   return
@@ -1048,6 +1048,32 @@ func.func @sdpa_partial_dropout_rate(%q: tensor<1x4x32x64xf32>) {
 func.func @logsumexp_shape(%s: tensor<2x8xf32>) {
   // expected-error @+1 {{result dim 0 is 8, expected 2}}
   %r = attn.logsumexp %s : tensor<2x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_partial_sinks_heads(%q: tensor<1x4x8x16xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{operand 'sinks' heads (dim 0) is 2, expected 4 (query heads H)}}
+  %o, %l = attn.sdpa_partial %q, %q, %q sinks(%s)
+      : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<2xf32>)
+        -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @logsumexp_sinks_rank(%x: tensor<4x8x16xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{operand 'input' must have rank 4 [B,H,Tq,Tk] (with sinks), got rank 3}}
+  %r = attn.logsumexp %x sinks(%s : tensor<4xf32>) : tensor<4x8x16xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @logsumexp_sinks_heads(%x: tensor<1x4x8x16xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{operand 'sinks' heads (dim 0) is 3, expected 4 (query heads H)}}
+  %r = attn.logsumexp %x sinks(%s : tensor<3xf32>) : tensor<1x4x8x16xf32> -> tensor<1x4x8xf32>
   return
 }
 

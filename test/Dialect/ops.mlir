@@ -162,6 +162,23 @@ func.func @sdpa_partial(%q: tensor<1x4x32x64xf16>, %k: tensor<1x2x64x64xf16>,
   return %o2, %l2, %r : tensor<1x4x32x32xf32>, tensor<1x4x32xf32>, tensor<1x4x32xf32>
 }
 
+// Attention sinks on sdpa_partial and logsumexp (the log of softmax's
+// denominator with the same sinks).
+// CHECK-LABEL: func.func @partial_sinks
+// CHECK: attn.sdpa_partial %{{.*}}, %{{.*}}, %{{.*}} sinks(%[[S:.*]]) diagonal(%{{.*}}) {causal = #attn.causal<top_left>} : (tensor<1x4x8x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<4xf32>, index)
+// CHECK: attn.logsumexp %{{.*}} sinks(%[[S]] : tensor<4xf32>) : tensor<1x4x8x16xf32> -> tensor<1x4x8xf32>
+// GENERIC: "attn.sdpa_partial"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0>}>
+// GENERIC: "attn.logsumexp"(%{{.*}}, %{{.*}}) : (tensor<1x4x8x16xf32>, tensor<4xf32>) -> tensor<1x4x8xf32>
+func.func @partial_sinks(%q: tensor<1x4x8x32xf32>, %k: tensor<1x2x16x32xf32>, %s: tensor<4xf32>,
+                         %x: tensor<1x4x8x16xf32>, %d: index)
+    -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %o, %l = attn.sdpa_partial %q, %k, %k sinks(%s) diagonal(%d) {causal = #attn.causal<top_left>}
+      : (tensor<1x4x8x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<4xf32>, index)
+        -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
+  %r = attn.logsumexp %x sinks(%s : tensor<4xf32>) : tensor<1x4x8x16xf32> -> tensor<1x4x8xf32>
+  return %o, %l, %r : tensor<1x4x8x32xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+
 // CHECK-LABEL: func.func @ring_attribute
 // CHECK: attn.ring = #attn.ring<striped>
 // CHECK: attn.ring = #attn.ring<zigzag>
@@ -182,7 +199,7 @@ func.func @ring_attribute(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 // CHECK: attn.mask %{{.*}} diagonal(%[[D:.*]]) {causal = #attn.causal<top_left>} : tensor<1x4x8x16xf32>
 // CHECK: attn.sdpa_partial %{{.*}}, %{{.*}}, %{{.*}} diagonal(%[[D]]) {causal = #attn.causal<top_left>} : (tensor<1x4x8x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, index) -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
 // GENERIC: "attn.mask"(%{{.*}}, %{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 0, 0, 0, 1>}>
-// GENERIC: "attn.sdpa_partial"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0>}>
+// GENERIC: "attn.sdpa_partial"(%{{.*}}) <{causal = #attn.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1, 0, 0>}>
 func.func @diagonal_shift(%s: tensor<1x4x8x16xf32>, %q: tensor<1x4x8x32xf32>,
                           %k: tensor<1x4x16x32xf32>, %d: index) {
   %m = attn.mask %s diagonal(%d) {causal = #attn.causal<top_left>} : tensor<1x4x8x16xf32>

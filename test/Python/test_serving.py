@@ -55,6 +55,7 @@ def ref(q, kc, vc, table, lens, bs, causal=False, window=(-1, -1), softcap=0.0, 
                 # the sink's column dropped.
                 col = torch.full((tq, 1), float(sinks[hh]), dtype=torch.float64)
                 p = torch.softmax(torch.cat([s, col], -1), -1)[:, :n]
+                lse[b, hh] = torch.logsumexp(torch.cat([s, col], -1), -1)
             else:
                 p = torch.softmax(s, -1).nan_to_num(0.0) if n else s
             out[b, :, hh] = p @ v[:, hh // g] if n else 0
@@ -167,6 +168,24 @@ def test_return_softmax_lse():
     assert (out.to(torch.float64) - want).abs().max().item() <= 2e-5
     assert torch.isneginf(lse[0]).all()
     assert (lse[1:].to(torch.float64) - want_lse[1:]).abs().max().item() <= 2e-5
+
+
+def test_sinks_with_return_softmax_lse():
+    # The lse counts the sink once: log(exp(sink_h) + sum_j exp(s_ij));
+    # sequence 0 has no key (output 0, lse = the sink); head 1's sink is
+    # larger than every score; decode and a chunked prefill.
+    sinks = torch.tensor([0.5, 40.0, -2.0, 1.0])
+    for tq in (1, 3):
+        q, kc, vc, t, lens = paged(3, tq, 4, 2, 32, 16, 3, [0, 20, 48])
+        out, lse = attn_mlir.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens,
+                                                     block_table=t, causal=True, sinks=sinks,
+                                                     return_softmax_lse=True)
+        want, want_lse = ref(q, kc, vc, t, lens, 16, causal=True, sinks=sinks)
+        assert lse.shape == (3, 4, tq)
+        assert (out.to(torch.float64) - want).abs().max().item() <= 2e-5
+        assert (lse.to(torch.float64) - want_lse).abs().max().item() <= 2e-5
+        assert out[0].abs().max().item() == 0
+        assert torch.equal(lse[0], sinks[:, None].expand(4, tq))
 
 
 def test_one_kernel_for_every_batch_and_pool_size():

@@ -192,15 +192,6 @@ func.func @no_rule(%s: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
-func.func @sinks(%q: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>) -> tensor<1x2x4x8xf32> {
-  // expected-error @+1 {{'attn.softmax' op is not differentiable with attention sinks (attn-differentiate)}}
-  %o = attn.sdpa %q, %q, %q sinks(%sinks)
-      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<2xf32>) -> tensor<1x2x4x8xf32>
-  return %o : tensor<1x2x4x8xf32>
-}
-
-// -----
-
 func.func @dynamic_mask(%s: tensor<1x2x4x4xf32>, %m: tensor<?x4xf32>) -> tensor<1x2x4x4xf32> {
   // expected-error @+1 {{'attn.mask' op cannot differentiate an additive mask with dynamic dims}}
   %x = attn.mask %s, %m : tensor<1x2x4x4xf32>, tensor<?x4xf32>

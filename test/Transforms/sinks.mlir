@@ -30,3 +30,24 @@ func.func @sdpa_sinks(%q: tensor<2x8x4x64xf16>, %k: tensor<2x2x64x64xf16>, %v: t
         -> tensor<2x8x4x64xf16>
   return %o : tensor<2x8x4x64xf16>
 }
+
+// attn.sdpa_partial with sinks: both the log-sum-exp and the softmax
+// count the sink once.
+// DEC-LABEL: func.func @partial_sinks
+// DEC-SAME: %[[S:[a-z0-9]+]]: tensor<4xf32>)
+// DEC: %[[M:.*]] = attn.mask
+// DEC: %[[L:.*]] = attn.logsumexp %[[M]] sinks(%[[S]] : tensor<4xf32>) : tensor<1x4x8x16xf32> -> tensor<1x4x8xf32>
+// DEC: %[[P:.*]] = attn.softmax %[[M]] sinks(%[[S]] : tensor<4xf32>) : tensor<1x4x8x16xf32>
+// DEC: %[[O:.*]] = attn.weighted_sum %[[P]]
+// DEC: return %[[O]], %[[L]]
+// ROUND-LABEL: func.func @partial_sinks
+// LINALG-LABEL: func.func @partial_sinks
+// LINALG-NOT: attn.
+// LINALG: return
+func.func @partial_sinks(%q: tensor<1x4x8x32xf32>, %k: tensor<1x2x16x32xf32>, %d: index,
+                         %s: tensor<4xf32>) -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>) {
+  %o, %l = attn.sdpa_partial %q, %k, %k sinks(%s) diagonal(%d) {causal = #attn.causal<top_left>}
+      : (tensor<1x4x8x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<4xf32>, index)
+        -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
+  return %o, %l : tensor<1x4x8x32xf32>, tensor<1x4x8xf32>
+}

@@ -335,6 +335,15 @@ TEST_F(AttnOpsTest, RuntimeSeedInterface) {
   seeded.getRuntimeSeedMutable().assign(a[1]);
   EXPECT_EQ(seeded.getRuntimeSeed(), a[1]);
   EXPECT_EQ(verifyError(sd), "");
+  // The seed attribute the run-time seed replaces, by name: the ODS
+  // attribute each op has.
+  EXPECT_EQ(seeded.getSeedAttributeName(), "dropout_seed");
+  EXPECT_EQ(sd.getDropoutSeedAttrName().getValue(), seeded.getSeedAttributeName());
+  auto dropout = DropoutOp::create(b, loc, a[0], Value(), b.getF32FloatAttr(0.5f),
+                                   b.getI64IntegerAttr(7));
+  auto droppedSeed = cast<RuntimeSeedOpInterface>(dropout.getOperation());
+  EXPECT_EQ(droppedSeed.getSeedAttributeName(), "seed");
+  EXPECT_TRUE(dropout->getAttr(droppedSeed.getSeedAttributeName()));
   auto s = ScoresOp::create(b, loc, a[0], a[0]);
   EXPECT_FALSE(isa<RuntimeSeedOpInterface>(s.getOperation()));
 }

@@ -48,7 +48,13 @@ def Attn_RuntimeSeedOpInterface : OpInterface<"RuntimeSeedOpInterface"> {
     InterfaceMethod<[{
         The run-time seed operand as a mutable range (empty or one value),
         to give the op a seed operand or take it away.
-      }], "::mlir::MutableOperandRange", "getRuntimeSeedMutable">
+      }], "::mlir::MutableOperandRange", "getRuntimeSeedMutable">,
+    InterfaceMethod<[{
+        The name of the seed attribute a run-time seed replaces (the two
+        exclude each other): `dropout_seed`, `seed` on attn.dropout.
+      }], "::llvm::StringRef", "getSeedAttributeName", (ins), [{}], [{
+        return $_op.getDropoutSeedAttrName().getValue();
+      }]>
   ];
 }
 

@@ -33,6 +33,15 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
                                                       (0 when no key is kept)
     ```
 
+    With `sinks(%s)` (`f32` `[H]`, attention sinks as on `attn.sdpa`) the
+    sink joins each row's denominator once:
+    `lse[b,h,i] = log(exp(s[h]) + Σ_j exp(S'[b,h,i,j]))` (`s[h]` for a
+    row that keeps no key, whose `O` is 0), and `O` is normalised by it,
+    so that `O` equals `attn.sdpa`'s with the same sinks and `lse` is
+    FlashAttention's `softmax_lse` with sinks. A block with sinks merges
+    exactly with blocks without them (`attn.merge_partial`); two blocks
+    that both carry the sinks would count them twice.
+
     With `dropout_rate` (and `dropout_seed`, or a run-time `seed(%s)`
     operand, as on `attn.sdpa`), `O` weighs `V` by the
     probabilities after `attn.dropout` (the same generator, over the flat
@@ -50,7 +59,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
 
     ```
     %o, %lse = attn.sdpa_partial %q, %k, %v [, %mask] [alibi(%s)] [key_lengths(%len)]
-               [diagonal(%d)] [captures(%c…)]
+               [sinks(%sinks)] [diagonal(%d)] [seed(%seed)] [captures(%c…)]
                [ATTRS: scale, causal, softcap, window as on attn.sdpa]
                [score_mod REGION] [mask_mod REGION]
         : (type(%q), type(%k), type(%v) [, ...]) -> (tensor<BxHxTqxDvxf32>, tensor<BxHxTqxf32>)
@@ -60,7 +69,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
     `attn.sdpa` (FlexAttention's `return_lse=True` is this op with them).
 
     **Verifier.** Every rule of `attn.sdpa` on the operands and attributes;
-    `diagonal` as on `attn.mask`; the results are
+    `diagonal` as on `attn.mask`; `sinks` has rank 1 `[H]`; the results are
     `[B,H,Tq,Dv]` and `[B,H,Tq]`, both `f32`.
 
     **Example.** The first 64 of 128 keys:
@@ -96,6 +105,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
                        Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
+                       Optional<Attn_SinksTensor>:$sinks,
                        Optional<Index>:$diagonal,
                        Optional<Attn_SeedTensor>:$runtime_seed,
                        Variadic<AnyRankedTensor>:$captures,
@@ -110,7 +120,8 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    (`diagonal` `(` $diagonal^ `)`)? (`seed` `(` $runtime_seed^ `)`)?
+    (`sinks` `(` $sinks^ `)`)? (`diagonal` `(` $diagonal^ `)`)?
+    (`seed` `(` $runtime_seed^ `)`)?
     (`captures` `(` $captures^ `)`)?
     attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` functional-type(operands, results)
@@ -134,10 +145,18 @@ def Attn_LogSumExpOp : Attn_Op<"logsumexp", [Pure]> {
     is `+inf`, NaN if any is NaN. PyTorch: `torch.logsumexp(x, dim=-1)`.
     The result is `f32` whatever the input's element type.
 
-    **Usage.** `%r = attn.logsumexp %x : type(%x) -> type(%r)`
+    With `sinks(%s)` (`x` `[B,H,Tq,Tk]`, `%s` `f32` `[H]`: attention sinks,
+    as on `attn.softmax`) each row's sum has one more term:
+    `r[b,h,i] = log(exp(s[h]) + Σ_k exp(x[b,h,i,k]))`, computed from
+    `m = max(s[h], max_k x[b,h,i,k])`; a row that is all `-inf` gives
+    `s[h]`. This is the log of `attn.softmax`'s denominator with the same
+    sinks.
 
-    **Verifier.** `input` has rank ≥ 1; the result is `f32` with the
-    input's shape minus its last dim.
+    **Usage.** `%r = attn.logsumexp %x [sinks(%s : type(%s))] : type(%x) -> type(%r)`
+
+    **Verifier.** `input` has rank ≥ 1; with `sinks`, rank 4
+    `[B,H,Tq,Tk]`, and `sinks` is `f32` of rank 1 `[H]`; the result is
+    `f32` with the input's shape minus its last dim.
 
     **Example.**
 
@@ -148,9 +167,11 @@ def Attn_LogSumExpOp : Attn_Op<"logsumexp", [Pure]> {
     }
     ```
   }];
-  let arguments = (ins Attn_FloatTensor:$input);
+  let arguments = (ins Attn_FloatTensor:$input, Optional<Attn_SinksTensor>:$sinks);
   let results = (outs RankedTensorOf<[F32]>:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`sinks` `(` $sinks^ `:` type($sinks) `)`)? attr-dict `:` type($input) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

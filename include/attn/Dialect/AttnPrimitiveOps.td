@@ -602,7 +602,7 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]
 }
 
 def Attn_DropoutOp : Attn_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>,
-                                         Attn_RuntimeSeedOpInterface]> {
+    DeclareOpInterfaceMethods<Attn_RuntimeSeedOpInterface, ["getSeedAttributeName"]>]> {
   let summary = "dropout on attention weights, counter-based RNG";
   let description = [{
     Dropout on attention weights with a counter-based RNG, so the CPU and GPU

@@ -15,7 +15,7 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "the backward of attn.sdpa: dQ, dK, dV from dO, O and the log-sum-exp";
   let description = [{
-    The gradients of `attn.sdpa` (without sinks or function regions) with
+    The gradients of `attn.sdpa` (without function regions) with
     respect to its query, key and value, given the gradient
     of its output. The forward's saved state is its output `O` and each
     row's log-sum-exp `lse`, which `attn.sdpa_partial` returns: the
@@ -51,6 +51,13 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     ```
 
     and the rest as above (`D = rowsum(P ∘ dP)` still holds).
+
+    With attention sinks, the forward is an `attn.sdpa_partial` with the
+    same `sinks`, whose `lse` includes them: `P` above is then the
+    forward's, so `dQ`, `dK`, `dV` need nothing more (the sinks are not an
+    operand). The sinks' own gradient,
+    `dsinks[h] = -Σ_{b,i} exp(sinks[h] - lse[b,h,i]) · D[b,h,i]`, needs
+    only `O`, `dO` and `lse`; `attn-differentiate` computes it beside this op.
 
     Masked keys (causal, window, key lengths, a false mask entry, an
     additive `-inf`) have `P = 0` and receive no gradient; a row that keeps

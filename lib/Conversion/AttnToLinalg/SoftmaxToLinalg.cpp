@@ -175,6 +175,7 @@ struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
 };
 
 /// r[..] = m == -inf ? -inf : m + log Σ_k exp(x[.., k] - m), m = max_k x[.., k]
+/// (with sinks: m = max(that, sink), exp(sink - m) added to the sum)
 struct LogSumExpToLinalg : OpConversionPattern<LogSumExpOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(LogSumExpOp op, OpAdaptor a,
@@ -187,7 +188,7 @@ struct LogSumExpToLinalg : OpConversionPattern<LogSumExpOp> {
     auto isNegInf = [&](OpBuilder &b, Location l, Value m) {
       return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l, f32));
     };
-    auto [m, sum] = rowMaxAndSumExp(rewriter, loc, x, f32);
+    auto [m, sum] = rowMaxAndSumExp(rewriter, loc, x, f32, a.getSinks());
     SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, m);
     Value lse = elementwise(rewriter, loc, m, {sum}, {rewriter.getMultiDimIdentityMap(r - 1)},
                             rowTy, rowSizes, [&](OpBuilder &b, Location l, ValueRange args) {

@@ -454,7 +454,8 @@ private:
     Value first = args[next], accO = args[next + 1], accL = args[next + 2];
     auto part = SdpaPartialOp::create(
         b, loc, TypeRange(partTypes), q, k, v, m, /*alibi_slopes=*/Value(),
-        /*key_lengths=*/Value(), shift, /*runtime_seed=*/Value(), /*captures=*/ValueRange(),
+        /*key_lengths=*/Value(), /*sinks=*/Value(), shift, /*runtime_seed=*/Value(),
+        /*captures=*/ValueRange(),
         scale,
         plan.causal ? CausalKindAttr::get(ctx, CausalKind::top_left) : CausalKindAttr(),
         op.getSoftcapAttr(), /*window=*/WindowAttr(), /*dropout_rate=*/FloatAttr(),

@@ -120,7 +120,7 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
     return fail("dropout with paged K/V is not supported by the " + support.name);
   if (support.quantizedKeys && !p.paged)
     p.quantized = quantizedKeysOf(p.key, p.value);
-  if constexpr (std::is_same_v<OpTy, SdpaOp>)
+  if constexpr (!isGrad)
     p.sinks = op.getSinks();
   if (p.sinks && !support.sinks)
     return fail("attention sinks are not supported by the " + support.name);

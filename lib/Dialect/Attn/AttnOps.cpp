@@ -319,6 +319,8 @@ LogicalResult SoftmaxOp::verify() {
   return c.sinks(s, dimOf(getInput(), 1));
 }
 
+StringRef DropoutOp::getSeedAttributeName() { return getSeedAttrName().getValue(); }
+
 LogicalResult DropoutOp::verify() {
   Checker c(*this);
   // The seed attribute is default-valued: only a stored non-zero one
@@ -665,6 +667,7 @@ LogicalResult SdpaPartialOp::verify() {
   Checker c(*this);
   if (failed(verifySdpaOperands(*this, c)) ||
       failed(c.diagonalShift(getDiagonal(), getCausalAttr(), getWindowAttr())) ||
+      (getSinks() && failed(c.sinks(getSinks(), dimOf(getQuery(), 1)))) ||
       failed(verifyFunctions(*this)) ||
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
       failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
@@ -704,6 +707,10 @@ LogicalResult LogSumExpOp::verify() {
   if (in.getRank() < 1)
     return emitOpError() << "operand 'input' must have rank >= 1, got rank 0";
   Checker c(*this);
+  if (Value s = getSinks())
+    if (failed(c.rank("input", getInput(), 4, "[B,H,Tq,Tk] (with sinks)")) ||
+        failed(c.sinks(s, dimOf(getInput(), 1))))
+      return failure();
   return c.result(in.getShape().drop_back(), Float32Type::get(getContext()));
 }
 

@@ -131,10 +131,10 @@ struct AttnDifferentiatePass
     if (failed(applyPatternsGreedily(grad, std::move(patterns), config)))
       return grad.emitOpError("attn-differentiate: decomposing attn.mha failed");
     // An sdpa attn.sdpa_grad does not take (a mask function, a score
-    // function, sinks) → its primitive chain, whose ops have rules of
-    // their own (or name what has none).
+    // function) → its primitive chain, whose ops have rules of their own
+    // (or name what has none).
     auto needsChain = [](SdpaOp op) {
-      return op.getSinks() || !op.getScoreMod().empty() || !op.getMaskMod().empty();
+      return !op.getScoreMod().empty() || !op.getMaskMod().empty();
     };
     SmallVector<Operation *> chains;
     grad.walk([&](SdpaOp op) {

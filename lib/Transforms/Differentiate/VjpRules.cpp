@@ -6,13 +6,15 @@
 //
 //   sdpa          (dQ, dK, dV) = sdpa_grad(Q, K, V, O, dO, lse), with (O, lse)
 //                 from an sdpa_partial recomputed next to the forward op
-//                 (both with the sdpa's dropout rate and seed)
+//                 (both with the sdpa's dropout rate and seed; with sinks
+//                 lse counts them, and dsinks is the softmax's rule from O, dO)
 //   project       y = x·Wᵀ + b:  dx = dy·W, dW = Σ_rows dyᵀ·x, db = Σ_rows dy
 //   split_heads   dx = merge_heads(dy);   merge_heads  dx = split_heads(dy)
 //   scale         dx = c·dy
 //   scores        S = Q·Kᵀ:  dQ = weighted_sum(dS, K), dK = Σ_group dSᵀ·Q
 //   weighted_sum  O = P·V:   dP = scores(dO, V),     dV = Σ_group Pᵀ·dO
-//   softmax       dx = P ⊙ (dP − Σ_j dP ⊙ P)
+//   softmax       dx = P ⊙ (dP − Σ_j dP ⊙ P); with sinks also
+//                 dsinks[h] = −Σ_{b,i} exp(sink_h − lse) · Σ_j dP ⊙ P
 //   softcap       dx = dy ⊙ (1 − tanh²(x / cap))
 //   mask          dx = dy where y is not −inf, else 0; an additive mask
 //                 operand gets the same, summed over its broadcast dims
@@ -105,6 +107,33 @@ Value keptAdjoint(OpBuilder &b, Location loc, Value dy, Value y) {
   });
 }
 
+/// The gradient of attention sinks ([H] f32) whose rows ([B, H, T, n] `y`
+/// and its adjoint `dy`: the output O and dO, or the probabilities P and
+/// dP) have the log-sum-exp `lse` ([B, H, T], sinks included):
+///   dsinks[h] = −Σ_{b,i} exp(sinks[h] − lse[b,h,i]) · Σ_n dy[b,h,i,n]·y[b,h,i,n]
+/// (the sink's probability times D = rowsum(dy ⊙ y); 0 for a row whose
+/// lse is −inf, a −inf sink's).
+Value sinksAdjoint(OpBuilder &b, Location loc, Value dy, Value y, Value lse, Value sinks) {
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = b.getMultiDimIdentityMap(4);
+  AffineMap rows = AffineMap::get(4, 0, id.getResults().drop_back(), ctx);
+  AffineMap head = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  SmallVector<IteratorType> iters{kRed, kPar, kRed, kRed};
+  SmallVector<OpFoldResult> sizes{tensor::getMixedSize(b, loc, sinks, 0)};
+  return reduceTerms(b, loc, {dy, y, lse, sinks}, {id, id, rows, head}, head, iters, sizes,
+                     b.getF32Type(), [](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
+                       Type f32 = x[0].getType();
+                       Value ninf = floatConst(nb, nl, f32, -std::numeric_limits<double>::infinity());
+                       Value none = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x[2], ninf);
+                       Value pSink = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, x[3], x[2]));
+                       Value t = arith::MulFOp::create(
+                           nb, nl, arith::NegFOp::create(nb, nl, pSink),
+                           arith::MulFOp::create(nb, nl, x[0], x[1]));
+                       return Value(arith::SelectOp::create(nb, nl, none,
+                                                            floatConst(nb, nl, f32, 0.0), t));
+                     });
+}
+
 /// The query and key/value head counts of an op whose rule needs them
 /// static (the GQA group sums), and the group size.
 FailureOr<std::pair<int64_t, int64_t>> kvHeadsAndGroup(Operation *op, Value q, Value kv) {
@@ -146,9 +175,6 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
                          SmallVectorImpl<Value> &operandAdjoints) const {
     auto sdpa = cast<SdpaOp>(op);
     operandAdjoints.assign(op->getNumOperands(), Value());
-    if (sdpa.getSinks())
-      return sdpa.emitOpError("with attention sinks has no fused backward: attn-differentiate "
-                              "decomposes it into its primitive chain first");
     if (!sdpa.getScoreMod().empty() || !sdpa.getMaskMod().empty())
       return sdpa.emitOpError("with score or mask functions has no fused backward: "
                               "attn-differentiate decomposes it into its primitive chain first");
@@ -162,7 +188,7 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     b.setInsertionPointAfter(op);
     auto partial = SdpaPartialOp::create(
         b, loc, sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(), sdpa.getMask(),
-        sdpa.getAlibiSlopes(), sdpa.getKeyLengths(), /*diagonal=*/Value(),
+        sdpa.getAlibiSlopes(), sdpa.getKeyLengths(), sdpa.getSinks(), /*diagonal=*/Value(),
         sdpa.getRuntimeSeed(), /*captures=*/ValueRange(), sdpa.getScaleAttr(),
         sdpa.getCausalAttr(),
         sdpa.getSoftcapAttr(), sdpa.getWindowAttr(), sdpa.getDropoutRateAttr(),
@@ -191,6 +217,11 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     operandAdjoints[2] = grad.getGradValue();
     if (maskAdjoint)
       operandAdjoints[sdpa.getMaskMutable()[0].getOperandNumber()] = grad.getGradMask();
+    // The forward's lse counts the sinks, so sdpa_grad's P is the forward's
+    // and only the sinks' own gradient is left (from O, dO and lse).
+    if (Value sinks = sdpa.getSinks(); sinks && dependsOnArgument(sinks))
+      operandAdjoints[sdpa.getSinksMutable()[0].getOperandNumber()] =
+          sinksAdjoint(b, loc, dO, partial.getResult(), partial.getLse(), sinks);
     return success();
   }
 };
@@ -330,8 +361,6 @@ struct SoftmaxVjp : DifferentiableOpInterface::ExternalModel<SoftmaxVjp, Softmax
                          SmallVectorImpl<Value> &operandAdjoints) const {
     auto softmax = cast<SoftmaxOp>(op);
     operandAdjoints.assign(op->getNumOperands(), Value());
-    if (softmax.getSinks())
-      return op->emitOpError("is not differentiable with attention sinks (attn-differentiate)");
     Value dP = resultAdjoints[0];
     if (!dP)
       return success();
@@ -351,6 +380,13 @@ struct SoftmaxVjp : DifferentiableOpInterface::ExternalModel<SoftmaxVjp, Softmax
           Value centred = arith::SubFOp::create(nb, nl, x[0], x[2]);
           return Value(arith::MulFOp::create(nb, nl, x[1], centred));
         });
+    // The sinks: −Σ_{b,i} p_sink·rowdot, p_sink = exp(sink − lse(x, sinks)).
+    if (Value sinks = softmax.getSinks(); sinks && dependsOnArgument(sinks)) {
+      Value lse = LogSumExpOp::create(b, loc, RankedTensorType::get(tensorType(p).getShape().drop_back(),
+                                                                   b.getF32Type()),
+                                      softmax.getInput(), sinks);
+      operandAdjoints[1] = sinksAdjoint(b, loc, dP, p, lse, sinks);
+    }
     return success();
   }
 };

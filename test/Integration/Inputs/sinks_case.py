@@ -4,7 +4,8 @@ attention sinks (one logit per query head in every row's softmax
 denominator, weighing no value), with m = max(max_j s_ij, sink_h),
 o_i = sum_j exp(s_ij - m) v_j / (exp(sink_h - m) + sum_j exp(s_ij - m)),
 a row that sees no key giving 0. Head 1's sink is larger than every score;
-batch row 1 has key length 0 (no key at all)."""
+batch row 1 has key length 0 (no key at all). expect_lse.npy is the
+log of each row's denominator, sink included (sinks-lse.mlir)."""
 import os
 import sys
 
@@ -19,6 +20,9 @@ v = rng.standard_normal((B, HKV, TK, D), dtype=np.float32)
 sinks = np.array([0.5, 40.0, -3.0, 2.0], dtype=np.float32)
 lens = np.array([TK - 17, 0], dtype=np.int32)
 expect = np.zeros((B, H, TQ, D))
+# The log of each row's denominator, sink included: log(exp(sink_h) +
+# sum_j exp(s_ij)) (sink_h for a row with no key): sdpa_partial's lse.
+expect_lse = np.zeros((B, H, TQ))
 for b in range(B):
     n = lens[b]
     for h in range(H):
@@ -32,6 +36,8 @@ for b in range(B):
         p = np.exp(s - m)
         den = np.exp(sinks[h] - m) + p.sum(axis=1, keepdims=True)
         expect[b, h] = (p / den) @ vv
+        expect_lse[b, h] = (m + np.log(den))[:, 0]
 for name, a in dict(q=q, k=k, v=v, sinks=sinks, lens=lens,
-                    expect=expect.astype(np.float32)).items():
+                    expect=expect.astype(np.float32),
+                    expect_lse=expect_lse.astype(np.float32)).items():
     np.save(os.path.join(out, name + ".npy"), a)

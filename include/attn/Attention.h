@@ -139,9 +139,13 @@ struct SdpaSpec {
   /// Gradients with an additive mask: a fourth output, the mask's gradient
   /// (of the mask's shape and type; attn.sdpa_grad's grad_mask).
   bool maskGrad = false;
+  /// An input of attention sinks, f32 [H], follows the key lengths (if
+  /// any): attn.sdpa's `sinks`. OutputWithLse's lse then counts them, and
+  /// Gradients has one more output after the others, dsinks f32 [H].
+  bool sinks = false;
   /// With dropoutRate: the seed is an input instead of dropoutSeed, an
-  /// int64 tensor of rank 0 after the key lengths (the ops' `seed(%s)`),
-  /// so one kernel draws a fresh mask per call.
+  /// int64 tensor of rank 0 after the key lengths and sinks (the ops'
+  /// `seed(%s)`), so one kernel draws a fresh mask per call.
   bool runtimeSeed = false;
 };
 

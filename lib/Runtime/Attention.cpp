@@ -2,10 +2,15 @@
 #include "attn/Attention.h"
 
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/Transforms/Passes.h"
 #include "attn/Runtime/CudaRuntime.h"
 #include "attn/Runtime/Jit.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -69,7 +74,11 @@ class FunctionBuilder {
 public:
   explicit FunctionBuilder(ElementType type)
       : ctx(mlir::MLIRContext::Threading::DISABLED), b(&ctx), loc(b.getUnknownLoc()) {
-    ctx.loadDialect<mlir::attn::AttnDialect, mlir::func::FuncDialect>();
+    // linalg, tensor, arith and math for the sinks' gradient
+    // (buildSinksAdjoint: a reduction beside attn.sdpa_grad).
+    ctx.loadDialect<mlir::attn::AttnDialect, mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+                    mlir::tensor::TensorDialect, mlir::arith::ArithDialect,
+                    mlir::math::MathDialect>();
     module = mlir::ModuleOp::create(loc);
     elt = type == ElementType::F16    ? mlir::Type(b.getF16Type())
           : type == ElementType::BF16 ? mlir::Type(b.getBF16Type())
@@ -221,6 +230,9 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   if (s.maskGrad && (s.part != SdpaPart::Gradients || s.mask != MaskKind::Additive))
     return Status::error("SdpaSpec.maskGrad needs part Gradients and an additive mask");
   addFeatureArgs(s, fb, b, h, args);
+  mlir::Type f32 = fb.builder().getF32Type();
+  if (s.sinks)
+    args.push_back(mlir::RankedTensorType::get({h}, f32));
   if (s.runtimeSeed) {
     if (s.dropoutRate == 0)
       return Status::error("SdpaSpec.runtimeSeed needs a dropoutRate");
@@ -229,19 +241,25 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   size_t firstExtra = 3;
   if (s.part == SdpaPart::Gradients) {
     // O (f32, sdpa_partial's), dO, the log-sum-exp.
-    mlir::Type f32 = fb.builder().getF32Type();
     args.insert(args.begin() + 3, {mlir::RankedTensorType::get({b, h, tq, dv}, f32),
                                    fb.tensor({b, h, tq, dv}),
                                    mlir::RankedTensorType::get({b, h, tq}, f32)});
     firstExtra = 6;
   }
+  llvm::SmallVector<mlir::Value> results;
   mlir = fb.build("sdpa", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
                                     mlir::ValueRange a) -> mlir::ValueRange {
     size_t next = firstExtra;
     mlir::Value mask = s.mask != MaskKind::None ? a[next++] : mlir::Value();
     mlir::Value slopes = s.alibi ? a[next++] : mlir::Value();
     mlir::Value lengths = s.keyLengths ? a[next++] : mlir::Value();
+    mlir::Value sinks = s.sinks ? a[next++] : mlir::Value();
     mlir::Value seed = s.runtimeSeed ? a[next++] : mlir::Value();
+    // attn.sdpa_grad takes no sinks: the lse it is given counts them.
+    auto setSinks = [&](auto op) {
+      if (sinks)
+        op.getSinksMutable().assign(sinks);
+    };
     auto setCommon = [&](auto op) {
       if (slopes)
         op.getAlibiSlopesMutable().assign(slopes);
@@ -268,6 +286,7 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
           /*softcap=*/nullptr, /*window=*/nullptr, /*dropout_rate=*/nullptr,
           /*dropout_seed=*/nullptr);
       setCommon(op);
+      setSinks(op);
       return op->getResults();
     }
     if (s.part == SdpaPart::Gradients) {
@@ -282,10 +301,16 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
                                                /*window=*/nullptr, /*dropout_rate=*/nullptr,
                                                /*dropout_seed=*/nullptr);
       setCommon(op);
-      return op->getResults();
+      if (!sinks)
+        return op->getResults();
+      // dsinks from O, dO and the lse (attn-differentiate's rule).
+      results.assign(op->result_begin(), op->result_end());
+      results.push_back(mlir::attn::buildSinksAdjoint(ob, loc, a[4], a[3], a[5], sinks));
+      return results;
     }
     auto op = mlir::attn::SdpaOp::create(ob, loc, a[0], a[1], a[2], mask);
     setCommon(op);
+    setSinks(op);
     return op->getResults();
   });
   return Status();

@@ -115,7 +115,7 @@ def _mask_operand(mask, dtype, lead, h, l, s):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False, *,
                                  causal=None, window=None, softcap=None,
-                                 alibi_slopes=None, key_lengths=None,
+                                 alibi_slopes=None, key_lengths=None, sinks=None,
                                  dropout_seed=None, pipeline="cpu"):
     """softmax(mask(scale * query @ key^T)) @ value, as
     ``torch.nn.functional.scaled_dot_product_attention``.
@@ -135,6 +135,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     (c * tanh(s / c) on the scaled scores); alibi_slopes [H] or [B, H]
     (float32; [B, H] as FlashAttention, B the product of the leading dims);
     key_lengths [B] (ints: keys at or past key_lengths[b] take no part);
+    sinks [H] (attention sinks, gpt-oss: one logit per query head in every
+    row's softmax denominator, weighing no value; float32, differentiable:
+    a sinks tensor that requires grad gets its gradient);
     dropout_seed (with dropout_p > 0: the seed of attn's counter-based
     dropout, compiled into the kernel, so the same mask every call; None,
     the default, draws a fresh seed per call from torch's default generator
@@ -234,13 +237,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                       % (bad, int(lens.reshape(-1)[bad]), s))
             lens = lens.astype(np.int32)
         inputs.append(lens.reshape(b))
+    if sinks is not None:
+        sink_buf = _arrays.as_buffer(_arrays.cast(sinks, "float32", "sinks")
+                                     if _arrays.dtype_name(sinks) != "float32" else sinks,
+                                     "sinks")
+        if sink_buf.shape != (h,):
+            _fail(ValueError, "sinks must have shape [%d] (one per query head), got %s"
+                  % (h, list(sink_buf.shape)))
+        inputs.append(sink_buf)
     if runtime_seed:
         inputs.append(_draw_seed())
 
     key_ = ("sdpa", dtype, h, hkv, e, ev, causal_kind, scale_v, mask_kind,
             tuple(mask_spec), dropout_p, dropout_seed, softcap, wl, wr,
             alibi_slopes is not None, alibi_slopes is not None and per_batch,
-            key_lengths is not None, pipeline)
+            key_lengths is not None, sinks is not None, pipeline)
 
     def make_part_text(part, mask_grad=False):
         from . import _attn_mlir
@@ -258,23 +269,27 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         spec.alibi = alibi_slopes is not None
         spec.alibi_per_batch = alibi_slopes is not None and per_batch
         spec.key_lengths = key_lengths is not None
+        spec.sinks = sinks is not None
         return spec.to_mlir()
 
     def make_text():
         return make_part_text("output")
 
     out_shape = tuple(lead) + (h, l, ev) if len(qs) > 2 else (l, ev)
-    if _records_grad(query, key, value, attn_mask, alibi_slopes):
+    if _records_grad(query, key, value, attn_mask, alibi_slopes, sinks):
         # With dropout the forward (attn.sdpa_partial) and the backward
         # (attn.sdpa_grad) carry the same rate and seed: the backward
         # regenerates the forward's mask from the seed. An additive mask
         # that requires grad gets attn.sdpa_grad's grad_mask (the
         # reference lowering's: it needs the [B,H,L,S] score gradient).
         mask_grad = _arrays.is_torch(attn_mask) and attn_mask.requires_grad
+        sinks_grad = _arrays.is_torch(sinks) and sinks.requires_grad
         plan = _GradPlan(shapes=(qs, ks, vs), dims=(b, h, l, e, hkv, s, ev), dtype=dtype,
                          extras=inputs[3:], out_shape=out_shape,
                          mask=(tuple(attn_mask.shape), mask4, tuple(lead), attn_mask.dtype)
                          if mask_grad else None,
+                         sinks=(tuple(_arrays.shape_of(sinks)), getattr(sinks, "dtype", None))
+                         if sinks is not None else None,
                          forward=lambda: CACHE.get(key_ + ("output_with_lse",),
                                                    lambda: make_part_text("output_with_lse"), "sdpa",
                                                    pipeline),
@@ -282,7 +297,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                                     lambda: make_part_text("gradients", mask_grad),
                                                     "sdpa", pipeline))
         return _sdpa_function().apply(query, key, value, attn_mask if mask_grad else None,
-                                      plan)
+                                      sinks if sinks_grad else None, plan)
 
     kernel = CACHE.get(key_, make_text, "sdpa", pipeline)
     out, view = _arrays.empty_like_kind(query, out_shape, dtype)
@@ -302,17 +317,17 @@ def _draw_seed():
 
 def _records_grad(*xs):
     """Whether torch autograd records this call: grad mode on and a query,
-    key, value or (float) mask that requires grad. Slopes that require grad
-    are refused (attn gives no gradient for them). (A bool mask cannot
-    require grad.)"""
+    key, value, (float) mask or sinks that requires grad. Slopes that
+    require grad are refused (attn gives no gradient for them). (A bool
+    mask cannot require grad.)"""
     torch = _arrays._torch()
     if torch is None or not torch.is_grad_enabled():
         return False
-    q, k, v, mask, slopes = xs
+    q, k, v, mask, slopes, sinks = xs
     if _arrays.is_torch(slopes) and slopes.requires_grad:
         _fail(ValueError, "alibi_slopes requires grad; attn_mlir differentiates with "
               "respect to query, key, value and a float attn_mask only (detach it)")
-    return any(_arrays.is_torch(x) and x.requires_grad for x in (q, k, v, mask))
+    return any(_arrays.is_torch(x) and x.requires_grad for x in (q, k, v, mask, sinks))
 
 
 class _GradPlan:
@@ -339,7 +354,7 @@ def _sdpa_function():
 
     class ScaledDotProductAttention(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, query, key, value, attn_mask, plan):
+        def forward(ctx, query, key, value, attn_mask, sinks, plan):
             b, h, l, e, hkv, s, ev = plan.dims
             q = _arrays.as_buffer(query, "query").reshape(b, h, l, e)
             k = _arrays.as_buffer(key, "key").reshape(b, hkv, s, e)
@@ -373,6 +388,11 @@ def _sdpa_function():
                 mask_shape, mask4, lead, mask_dtype = plan.mask
                 g4, view = _arrays.empty_like_kind(query, mask4, plan.dtype)
                 views.append(view)
+            if plan.sinks is not None:
+                # The gradients kernel of a spec with sinks returns dsinks
+                # [H] f32 last.
+                dsinks = torch.empty((h,), dtype=torch.float32)
+                views.append(dsinks.numpy())
             plan.backward().call(ins + list(plan.extras), views)
             if plan.mask is not None and ctx.needs_input_grad[3]:
                 # [B', H', L', S'] back to the mask's own shape: the batch
@@ -386,8 +406,12 @@ def _sdpa_function():
                     if summed:
                         g = g.sum(dim=summed, keepdim=True)
                 dmask = g.reshape(mask_shape).to(mask_dtype)
+            dsink = None
+            if plan.sinks is not None and ctx.needs_input_grad[4]:
+                dsink = dsinks.reshape(plan.sinks[0]).to(plan.sinks[1])
             return tuple(g if need else None
-                         for g, need in zip(grads, ctx.needs_input_grad[:3])) + (dmask, None)
+                         for g, need in zip(grads, ctx.needs_input_grad[:3])) + (dmask, dsink,
+                                                                                 None)
 
     _SDPA_FUNCTION.append(ScaledDotProductAttention)
     return ScaledDotProductAttention

@@ -348,6 +348,7 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def_readwrite("dropout_rate", &attn::SdpaSpec::dropoutRate)
       .def_readwrite("dropout_seed", &attn::SdpaSpec::dropoutSeed)
       .def_readwrite("runtime_seed", &attn::SdpaSpec::runtimeSeed)
+      .def_readwrite("sinks", &attn::SdpaSpec::sinks)
       .def("to_mlir", [](const attn::SdpaSpec &s) {
         std::string text;
         check(attn::sdpaToMlir(s, text));

@@ -28,13 +28,16 @@ def dropout_keep(shape, rate, seed):
 
 
 def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
-         window=None, alibi=None, key_lengths=None, zero_empty_rows=True, dropout=None):
+         window=None, alibi=None, key_lengths=None, zero_empty_rows=True, dropout=None,
+         sinks=None):
     """q [B,H,L,E], k/v [B,Hkv,S,*]; keep: bool broadcastable to [B,H,L,S]
     (True = take part); add: float added to the scaled scores; causal:
     'top_left' | 'bottom_right'; window (left, right) with None = unbounded,
     on the causal diagonal (bottom-right without causal); alibi [H] or [B,H];
     key_lengths [B]; dropout (rate, seed): attn's counter-based dropout on
-    the probabilities (dropout_keep), kept ones scaled by 1/(1 - rate).
+    the probabilities (dropout_keep), kept ones scaled by 1/(1 - rate);
+    sinks [H]: one more logit per head in every row's softmax, weighing no
+    value (a float64 leaf that requires grad stays attached).
     Returns float64 [B,H,L,Ev]."""
     # float64 leaves that require grad stay attached (gradient references).
     q, k, v = (t if t.dtype == torch.float64 and t.requires_grad
@@ -78,7 +81,13 @@ def sdpa(q, k, v, keep=None, add=None, causal=None, scale=None, softcap=None,
     if keep is not None:
         kept = kept & keep
     sc = sc.masked_fill(~kept, float("-inf"))
-    if zero_empty_rows:
+    if sinks is not None:
+        # The sink as one more column of the softmax, dropped after it.
+        sk = (sinks if sinks.dtype == torch.float64 and sinks.requires_grad
+              else torch.as_tensor(sinks).detach().to(torch.float64))
+        col = sk[None, :, None, None].expand(b, h, l, 1)
+        p = torch.softmax(torch.cat([sc, col], -1), -1)[..., :-1]
+    elif zero_empty_rows:
         # softmax as exp(s - lse) with lse = 0 on a row that keeps no key:
         # zeros there, and a gradient of 0 (not NaN) through it.
         lse = torch.logsumexp(sc, dim=-1, keepdim=True)

@@ -118,6 +118,39 @@ def test_half_precision(dtype):
                               is_causal=True) <= TOL[dtype]
 
 
+@pytest.mark.parametrize("pipeline", ["reference", "cpu"])
+def test_sinks_gradient(pipeline):
+    # Learned attention sinks (gpt-oss): dQ, dK, dV and dsinks against
+    # torch.autograd in float64; GQA, bottom-right causal, key lengths with
+    # an empty batch row (output 0, no gradient from it), head 1's sink
+    # above every score.
+    q, k, v = rand(B, H, L, E, seed=1), rand(B, HKV, S, E, seed=2), rand(B, HKV, S, 24, seed=3)
+    sinks = torch.tensor([0.5, 30.0, -2.0, 1.0])
+    lens = torch.tensor([40, 0], dtype=torch.int32)
+    qa, ka, va, sa = (x.clone().requires_grad_() for x in (q, k, v, sinks))
+    out = sdpa(qa, ka, va, causal="bottom_right", enable_gqa=True, key_lengths=lens, sinks=sa,
+               pipeline=pipeline)
+    do = rand(*out.shape, seed=9)
+    got = torch.autograd.grad(out, (qa, ka, va, sa), do)
+    q64, k64, v64, s64 = (x.double().requires_grad_() for x in (q, k, v, sinks))
+    want_out = attn_ref.sdpa(q64, k64, v64, causal="bottom_right", key_lengths=[40, 0],
+                             sinks=s64)
+    want = torch.autograd.grad(want_out, (q64, k64, v64, s64), do.double())
+    assert out[1].abs().max().item() == 0
+    for g, w in zip((out,) + got, (want_out,) + want):
+        assert g.dtype == torch.float32 and g.shape == w.shape
+        assert attn_ref.max_err(g, w) / max(1.0, w.abs().max().item()) <= TOL[torch.float32]
+    assert want[3].abs().min().item() > 0  # every head's sink has a gradient
+    # Sinks that do not require grad: the same dQ, and no dsinks.
+    qb = q.clone().requires_grad_()
+    out = sdpa(qb, k, v, causal="bottom_right", enable_gqa=True, key_lengths=lens,
+               sinks=sinks.numpy(), pipeline=pipeline)
+    (dq,) = torch.autograd.grad(out, (qb,), do)
+    assert attn_ref.max_err(dq, want[0]) <= TOL[torch.float32] * max(1.0, want[0].abs().max())
+    with pytest.raises(ValueError, match=r"sinks must have shape \[4\]"):
+        sdpa(q, k, v, enable_gqa=True, sinks=torch.zeros(2))
+
+
 def test_only_some_inputs_require_grad():
     q, k, v = rand(1, 2, 8, E, seed=1), rand(1, 2, 8, E, seed=2), rand(1, 2, 8, E, seed=3)
     qa = q.clone().requires_grad_()

@@ -861,4 +861,37 @@ TEST(AttentionApi, SpecToMlirText) {
       << text;
 }
 
+// Sinks: an [H] f32 input after the key lengths, on sdpa and sdpa_partial;
+// the gradients part returns dsinks [H] f32 after dQ, dK, dV (values:
+// test/Python/test_training.py's test_sinks_gradient).
+TEST(AttentionApi, SpecWithSinks) {
+  SdpaSpec s;
+  s.batch = 1;
+  s.heads = 4;
+  s.kvHeads = 2;
+  s.queryLen = 3;
+  s.keyLen = 5;
+  s.headDim = 8;
+  s.keyLengths = true;
+  s.sinks = true;
+  std::string text;
+  ASSERT_TRUE(sdpaToMlir(s, text).ok());
+  EXPECT_NE(text.find("%arg3: tensor<1xi32>, %arg4: tensor<4xf32>) -> tensor<1x4x3x8xf32>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("key_lengths(%arg3) sinks(%arg4)"), std::string::npos) << text;
+  s.part = SdpaPart::OutputWithLse;
+  ASSERT_TRUE(sdpaToMlir(s, text).ok());
+  EXPECT_NE(text.find("attn.sdpa_partial %arg0, %arg1, %arg2 key_lengths(%arg3) sinks(%arg4)"),
+            std::string::npos)
+      << text;
+  s.part = SdpaPart::Gradients;
+  ASSERT_TRUE(sdpaToMlir(s, text).ok());
+  EXPECT_NE(text.find("-> (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, "
+                      "tensor<4xf32>)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("linalg.generic"), std::string::npos) << text;
+}
+
 } // namespace

@@ -27,6 +27,12 @@ void populateFuseSdpaPatterns(RewritePatternSet &patterns);
 /// (lib/Transforms/Differentiate/VjpRules.cpp). attn-differentiate adds
 /// them itself.
 void registerDifferentiableOpModels(DialectRegistry &registry);
+/// The gradient of attention sinks ([H] f32) whose rows `y` ([B,H,T,n]: the
+/// output O, or the probabilities P) and their adjoint `dy` have the row
+/// log-sum-exp `lse` ([B,H,T] f32, sinks included):
+/// dsinks[h] = −Σ_{b,i} exp(sinks[h] − lse[b,h,i]) · Σ_n dy·y, in f32 (the
+/// rule attn-differentiate uses beside attn.sdpa_grad and for attn.softmax).
+Value buildSinksAdjoint(OpBuilder &b, Location loc, Value dy, Value y, Value lse, Value sinks);
 
 /// f32 math.exp2 / math.tanh (scalar or vector) → the polynomials of
 /// FlashBuilder::exp2Polynomial / tanhFromExp2 (attn-expand-math).

@@ -107,33 +107,6 @@ Value keptAdjoint(OpBuilder &b, Location loc, Value dy, Value y) {
   });
 }
 
-/// The gradient of attention sinks ([H] f32) whose rows ([B, H, T, n] `y`
-/// and its adjoint `dy`: the output O and dO, or the probabilities P and
-/// dP) have the log-sum-exp `lse` ([B, H, T], sinks included):
-///   dsinks[h] = −Σ_{b,i} exp(sinks[h] − lse[b,h,i]) · Σ_n dy[b,h,i,n]·y[b,h,i,n]
-/// (the sink's probability times D = rowsum(dy ⊙ y); 0 for a row whose
-/// lse is −inf, a −inf sink's).
-Value sinksAdjoint(OpBuilder &b, Location loc, Value dy, Value y, Value lse, Value sinks) {
-  MLIRContext *ctx = b.getContext();
-  AffineMap id = b.getMultiDimIdentityMap(4);
-  AffineMap rows = AffineMap::get(4, 0, id.getResults().drop_back(), ctx);
-  AffineMap head = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
-  SmallVector<IteratorType> iters{kRed, kPar, kRed, kRed};
-  SmallVector<OpFoldResult> sizes{tensor::getMixedSize(b, loc, sinks, 0)};
-  return reduceTerms(b, loc, {dy, y, lse, sinks}, {id, id, rows, head}, head, iters, sizes,
-                     b.getF32Type(), [](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
-                       Type f32 = x[0].getType();
-                       Value ninf = floatConst(nb, nl, f32, -std::numeric_limits<double>::infinity());
-                       Value none = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x[2], ninf);
-                       Value pSink = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, x[3], x[2]));
-                       Value t = arith::MulFOp::create(
-                           nb, nl, arith::NegFOp::create(nb, nl, pSink),
-                           arith::MulFOp::create(nb, nl, x[0], x[1]));
-                       return Value(arith::SelectOp::create(nb, nl, none,
-                                                            floatConst(nb, nl, f32, 0.0), t));
-                     });
-}
-
 /// The query and key/value head counts of an op whose rule needs them
 /// static (the GQA group sums), and the group size.
 FailureOr<std::pair<int64_t, int64_t>> kvHeadsAndGroup(Operation *op, Value q, Value kv) {
@@ -221,7 +194,7 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     // and only the sinks' own gradient is left (from O, dO and lse).
     if (Value sinks = sdpa.getSinks(); sinks && dependsOnArgument(sinks))
       operandAdjoints[sdpa.getSinksMutable()[0].getOperandNumber()] =
-          sinksAdjoint(b, loc, dO, partial.getResult(), partial.getLse(), sinks);
+          buildSinksAdjoint(b, loc, dO, partial.getResult(), partial.getLse(), sinks);
     return success();
   }
 };
@@ -382,10 +355,9 @@ struct SoftmaxVjp : DifferentiableOpInterface::ExternalModel<SoftmaxVjp, Softmax
         });
     // The sinks: −Σ_{b,i} p_sink·rowdot, p_sink = exp(sink − lse(x, sinks)).
     if (Value sinks = softmax.getSinks(); sinks && dependsOnArgument(sinks)) {
-      Value lse = LogSumExpOp::create(b, loc, RankedTensorType::get(tensorType(p).getShape().drop_back(),
-                                                                   b.getF32Type()),
-                                      softmax.getInput(), sinks);
-      operandAdjoints[1] = sinksAdjoint(b, loc, dP, p, lse, sinks);
+      auto rowType = RankedTensorType::get(tensorType(p).getShape().drop_back(), b.getF32Type());
+      Value lse = LogSumExpOp::create(b, loc, rowType, softmax.getInput(), sinks);
+      operandAdjoints[1] = buildSinksAdjoint(b, loc, dP, p, lse, sinks);
     }
     return success();
   }
@@ -565,4 +537,29 @@ void mlir::attn::registerDifferentiableOpModels(DialectRegistry &registry) {
     DropoutOp::attachInterface<DropoutVjp>(*ctx);
     RopeOp::attachInterface<RopeVjp>(*ctx);
   });
+}
+
+/// dsinks[h] = −Σ_{b,i} exp(sinks[h] − lse[b,h,i]) · Σ_n dy[b,h,i,n]·y[b,h,i,n]:
+/// the sink's probability times D = rowsum(dy ⊙ y); 0 for a row whose lse
+/// is −inf (a −inf sink's).
+Value mlir::attn::buildSinksAdjoint(OpBuilder &b, Location loc, Value dy, Value y, Value lse,
+                                    Value sinks) {
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = b.getMultiDimIdentityMap(4);
+  AffineMap rows = AffineMap::get(4, 0, id.getResults().drop_back(), ctx);
+  AffineMap head = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  SmallVector<IteratorType> iters{kRed, kPar, kRed, kRed};
+  SmallVector<OpFoldResult> sizes{tensor::getMixedSize(b, loc, sinks, 0)};
+  // x = (dy, y, lse, sink), widened to f32.
+  auto term = [](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
+    Type f32 = x[0].getType();
+    Value ninf = floatConst(nb, nl, f32, -std::numeric_limits<double>::infinity());
+    Value none = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, x[2], ninf);
+    Value pSink = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, x[3], x[2]));
+    Value t = arith::MulFOp::create(nb, nl, arith::NegFOp::create(nb, nl, pSink),
+                                    arith::MulFOp::create(nb, nl, x[0], x[1]));
+    return Value(arith::SelectOp::create(nb, nl, none, floatConst(nb, nl, f32, 0.0), t));
+  };
+  return reduceTerms(b, loc, {dy, y, lse, sinks}, {id, id, rows, head}, head, iters, sizes,
+                     b.getF32Type(), term);
 }

@@ -446,7 +446,9 @@ def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {
       against the block it holds, merges the result into its running
       `(O, lse)` with `attn.merge_partial`, waits, and swaps the buffers;
       a last step computes against the final block. O is rounded to the
-      input type at the end.
+      input type at the end; with `sinks` (replicated: every rank gets the
+      whole `[H]`), each row is first merged with its head's sink, a block
+      that weighs no value, once: `O · 1/(1 + exp(sink − lse))`.
     - Per step and block the causal rule follows the layout, as a
       diagonal shift passed at run time (`attn.sdpa_partial ...
       diagonal(%s)`: query i of the block sees key j iff j <= i + s): for
@@ -483,7 +485,8 @@ def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::cf::ControlFlowDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def AttnLowerMpi : Pass<"attn-lower-mpi", "::mlir::ModuleOp"> {

@@ -42,6 +42,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 
@@ -97,8 +98,6 @@ LogicalResult planRing(SdpaOp op, int64_t ranks, RingPlan &plan) {
     return op.emitOpError("attn-shard: dropout is not supported in ring attention");
   if (op.getAlibiSlopes())
     return op.emitOpError("attn-shard: ALiBi is not supported in ring attention");
-  if (op.getSinks())
-    return op.emitOpError("attn-shard: attention sinks are not supported in ring attention");
   if (op.hasScoreMod() || op.hasMaskMod())
     return op.emitOpError("attn-shard: score and mask functions are not supported in ring "
                           "attention (their positions are global, the ring's blocks local)");
@@ -257,12 +256,15 @@ public:
 
     // O rounded to the input type, the query blocks in local order. Each
     // block is written into its slice of the output (which bufferises in
-    // place), not inserted (a strided copy).
+    // place), not inserted (a strided copy). Sinks join each row's
+    // denominator once, here, after every key block is merged.
     Value out = tensor::EmptyOp::create(b, loc, outT.getShape(), elt);
     for (int64_t qi = 0; qi < qb; ++qi) {
       Value dst = slice(out, 2, b.getIndexAttr(qi * plan.cq), plan.cq);
       Value slab = asTensor(leading(acc.o, idx(qi)));
-      Value rows = roundInto(slab, dst);
+      Value rows = op.getSinks() ? withSinksInto(slab, asTensor(leading(acc.l, idx(qi))),
+                                                 op.getSinks(), dst)
+                                 : roundInto(slab, dst);
       out = tensor::InsertSliceOp::create(b, loc, rows, out, offsets(2, qi * plan.cq),
                                           sizes4(plan.cq, dv), ones(4));
     }
@@ -596,6 +598,38 @@ private:
   }
 
   /// f32 `t` written into `dst` (same shape), rounded to dst's type.
+  /// The merged rows `o` ([B, H, cq, Dv], lse `l`) with the attention
+  /// sinks ([H] f32) merged in as one more block that weighs no value (the
+  /// attn.merge_partial rule with O2 = 0, lse2 = sink):
+  ///   o · exp(l − logaddexp(l, sink)) = o / (1 + exp(sink − l)),
+  /// 0 for a row with no key (l = −inf), rounded into `dst`.
+  Value withSinksInto(Value o, Value l, Value sinks, Value dst) {
+    MLIRContext *c = b.getContext();
+    AffineMap id = b.getMultiDimIdentityMap(4);
+    AffineMap rows = AffineMap::get(4, 0, id.getResults().drop_back(), c);
+    AffineMap head = AffineMap::get(4, 0, {getAffineDimExpr(1, c)}, c);
+    SmallVector<utils::IteratorType> par(4, utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{dst.getType()}, ValueRange{o, l, sinks}, ValueRange{dst},
+               ArrayRef<AffineMap>{id, rows, head, id}, par,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 Value lse = args[1];
+                 Value ninf = arith::ConstantOp::create(
+                     nb, nl, nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+                 Value one = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0f));
+                 Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0f));
+                 Value e = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, args[2], lse));
+                 Value w = arith::DivFOp::create(nb, nl, one, arith::AddFOp::create(nb, nl, one, e));
+                 Value none = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, lse, ninf);
+                 w = arith::SelectOp::create(nb, nl, none, zero, w);
+                 Value v = arith::MulFOp::create(nb, nl, args[0], w);
+                 if (!elt.isF32())
+                   v = arith::TruncFOp::create(nb, nl, elt, v);
+                 linalg::YieldOp::create(nb, nl, v);
+               })
+        .getResult(0);
+  }
+
   Value roundInto(Value t, Value dst) {
     // (An identity linalg.generic would be folded away, leaving a strided
     // memref.copy, which lowers to a call of the memrefCopy runtime.)

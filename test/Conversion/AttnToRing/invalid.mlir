@@ -55,15 +55,6 @@ func.func @alibi(%q: tensor<1x2x30x16xf32>, %s: tensor<2xf32>) -> tensor<1x2x30x
 
 // -----
 
-func.func @sinks(%q: tensor<1x2x30x16xf32>, %s: tensor<2xf32>) -> tensor<1x2x30x16xf32> {
-  // expected-error @+1 {{attn-shard: attention sinks are not supported in ring attention}}
-  %o = attn.sdpa %q, %q, %q sinks(%s) {attn.ring}
-      : (tensor<1x2x30x16xf32>, tensor<1x2x30x16xf32>, tensor<1x2x30x16xf32>, tensor<2xf32>) -> tensor<1x2x30x16xf32>
-  return %o : tensor<1x2x30x16xf32>
-}
-
-// -----
-
 func.func @dynamic(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
   // expected-error @+1 {{attn-shard: ring attention needs static shapes, got 'tensor<1x2x?x16xf32>'}}
   %o = attn.sdpa %q, %q, %q {attn.ring}

@@ -5,7 +5,8 @@ gathered output against the single-node reference pipeline run on the whole
 inputs (attn-run --compare-with=reference, on rank 0). Prints one line per
 case and "ring matrix: N cases passed"; exits 1 on the first failure.
 
-Each case: T, ranks, causal kind, layout, H, Hkv, D, Dv, dtype, mask.
+Each case: T, ranks, causal kind, layout, H, Hkv, D, Dv, dtype, mask
+("sinks": no mask, attention sinks [H], replicated on every rank).
 """
 import json
 import os
@@ -34,6 +35,9 @@ CASES = [
     (512, 4, "top_left", "zigzag", 2, 1, 64, 64, "f32", "add"),
     (512, 2, "none", "zigzag", 2, 2, 64, 64, "f32", "keypad"),
     (384, 3, "top_left", "striped", 2, 2, 64, 64, "f32", "keep"),
+    # attention sinks, merged once per row after the last block
+    (384, 3, "top_left", "zigzag", 4, 2, 64, 64, "f32", "sinks"),
+    (256, 2, "none", "contiguous", 2, 2, 64, 64, "f16", "sinks"),
 ]
 
 
@@ -47,9 +51,9 @@ def mlir(T, causal, layout, H, Hkv, D, Dv, dt, mask):
         attrs.append(f"causal = #attn.causal<{causal}>")
     attrs.append("attn.ring" if layout == "unit" else f"attn.ring = #attn.ring<{layout}>")
     mt = {"none": "", "keep": f"tensor<1x1x{T}x{T}xi1>", "add": f"tensor<{T}x{T}x{dt}>",
-          "keypad": f"tensor<1x1x1x{T}xi1>"}[mask]
+          "keypad": f"tensor<1x1x1x{T}xi1>", "sinks": f"tensor<{H}xf32>"}[mask]
     margs = f", %m: {mt}" if mt else ""
-    mop = ", %m" if mt else ""
+    mop = (" sinks(%m)" if mask == "sinks" else ", %m") if mt else ""
     mtype = f", {mt}" if mt else ""
     return (f"func.func @f(%q: {q}, %k: {k}, %v: {v}{margs}) -> {o} {{\n"
             f"  %o = attn.sdpa %q, %k, %v{mop} {{{', '.join(attrs)}}}\n"

@@ -197,3 +197,54 @@ func.func @dynamic_mask(%s: tensor<1x2x4x4xf32>, %m: tensor<?x4xf32>) -> tensor<
   %x = attn.mask %s, %m : tensor<1x2x4x4xf32>, tensor<?x4xf32>
   return %x : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A score function's derivative is a score function: the body cloned, the
+// tangents beside it (tanh: t·(1 − y²)), yielding the tangent; the
+// adjoint is dY times it.
+// CHECK-LABEL: func.func @score_mod_grad(
+// CHECK-SAME: %[[S:[^:]*]]: tensor<1x2x4x4xf32>, %[[DY:[^:]*]]: tensor<1x2x4x4xf32>)
+// CHECK: %[[SLOPE:.*]] = attn.score_mod %[[S]] {
+// CHECK: ^bb0(%[[X:[^:]*]]: f32,
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[Y:.*]] = math.tanh %[[X]] : f32
+// CHECK: %[[YY:.*]] = arith.mulf %[[Y]], %[[Y]] : f32
+// CHECK: %[[D:.*]] = arith.subf %{{.*}}, %[[YY]] : f32
+// CHECK: %[[T:.*]] = arith.mulf %[[ONE]], %[[D]] : f32
+// CHECK: attn.yield %[[T]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[DY]], %[[SLOPE]] :
+// CHECK: arith.mulf
+func.func @score_mod(%s: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %y = attn.score_mod %s {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = math.tanh %x : f32
+    attn.yield %t : f32
+  } : tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @score_mod_no_rule(%s: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %y = attn.score_mod %s {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'math.atan' op in a score function has no derivative rule}}
+    %t = math.atan %x : f32
+    attn.yield %t : f32
+  } : tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @score_mod_learned_table(%s: tensor<1x2x4x4xf32>, %t: tensor<7xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{'attn.score_mod' op captures a float tensor computed from the function's arguments}}
+  %y = attn.score_mod %s captures(%t : tensor<7xf32>) {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %tab: tensor<7xf32>):
+    %e = tensor.extract %tab[%i] : tensor<7xf32>
+    %r = arith.addf %x, %e : f32
+    attn.yield %r : f32
+  } : tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}

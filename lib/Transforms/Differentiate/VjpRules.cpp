@@ -19,6 +19,8 @@
 //   mask          dx = dy where y is not −inf, else 0; an additive mask
 //                 operand gets the same, summed over its broadcast dims
 //   mask_mod      dx = dy where y is not −inf, else 0
+//   score_mod     dx = dy · f'(x): f' a score function built from f's body
+//                 by forward-mode rules (ScoreDerivative); captures get none
 //   dropout       dx = dropout(dy) with the same rate and seed: the
 //                 generator depends only on (seed, index), so the backward
 //                 drops exactly the forward's elements
@@ -36,9 +38,12 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -449,6 +454,215 @@ struct MaskModVjp : DifferentiableOpInterface::ExternalModel<MaskModVjp, MaskMod
   }
 };
 
+/// The derivative of a score function with respect to its score, as a
+/// score function of its own: its body is the original's, cloned, with the
+/// tangent of each float value computed beside it (forward mode, the
+/// score's tangent 1; positions, captures and constants have none), and
+/// yields the tangent of the original's result. scf.if gets one more
+/// result per float result, its tangent.
+class ScoreDerivative {
+public:
+  ScoreDerivative(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  /// Fills `dst` (an empty block with `src`'s arguments) with the body of
+  /// d f / d score; `src` is the function's entry block.
+  LogicalResult build(Block &src, Block &dst) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&dst);
+    IRMapping map;
+    map.map(src.getArguments(), dst.getArguments());
+    tangent[src.getArgument(0)] = constant(b.getF32Type(), 1.0);
+    SmallVector<Value> values, tangents;
+    if (failed(cloneBlock(src, map, values, tangents)))
+      return failure();
+    YieldOp::create(b, loc, tangents.front() ? tangents.front()
+                                             : constant(values.front().getType(), 0.0));
+    return success();
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  DenseMap<Value, Value> tangent; ///< original value → its tangent (none: 0)
+
+  Value constant(Type t, double v) {
+    return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
+  }
+  Value orZero(Value t, Type type) { return t ? t : constant(type, 0.0); }
+  Value add(Value x, Value y) { return !x ? y : !y ? x : arith::AddFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value neg(Value x) { return x ? arith::NegFOp::create(b, loc, x) : x; }
+  Value scaled(Value t, Value by) { return t ? mul(t, by) : t; }
+
+  /// Clones `src`'s ops but its terminator at the builder's point; returns
+  /// the terminator's operands, mapped, and their tangents (null: 0).
+  LogicalResult cloneBlock(Block &src, IRMapping &map, SmallVectorImpl<Value> &values,
+                           SmallVectorImpl<Value> &tangents) {
+    for (Operation &op : src.without_terminator()) {
+      if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+        if (failed(cloneIf(ifOp, map)))
+          return failure();
+        continue;
+      }
+      Operation *copy = b.clone(op, map);
+      if (failed(differentiate(&op, copy)))
+        return failure();
+    }
+    for (Value v : src.getTerminator()->getOperands()) {
+      values.push_back(map.lookupOrDefault(v));
+      tangents.push_back(tangent.lookup(v));
+    }
+    return success();
+  }
+
+  /// scf.if → an scf.if that also yields the tangent of each float result.
+  LogicalResult cloneIf(scf::IfOp op, IRMapping &map) {
+    SmallVector<Type> types(op.getResultTypes());
+    SmallVector<unsigned> floats;
+    for (auto [i, t] : llvm::enumerate(op.getResultTypes()))
+      if (isa<FloatType>(t)) {
+        floats.push_back(i);
+        types.push_back(t);
+      }
+    auto copy = scf::IfOp::create(b, loc, types, map.lookup(op.getCondition()),
+                                  /*withElse=*/true);
+    for (auto [from, to] : {std::pair{&op.getThenRegion(), &copy.getThenRegion()},
+                            std::pair{&op.getElseRegion(), &copy.getElseRegion()}}) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&to->front());
+      SmallVector<Value> values, tangents;
+      if (!from->empty() && failed(cloneBlock(from->front(), map, values, tangents)))
+        return failure();
+      for (unsigned i : floats)
+        values.push_back(orZero(tangents[i], types[i]));
+      scf::YieldOp::create(b, loc, values);
+    }
+    for (auto [i, r] : llvm::enumerate(op.getResults()))
+      map.map(r, copy.getResult(i));
+    for (auto [k, i] : llvm::enumerate(floats))
+      tangent[op.getResult(i)] = copy.getResult(op.getNumResults() + k);
+    return success();
+  }
+
+  /// The tangent of `op`'s result, computed after `copy` (its clone).
+  LogicalResult differentiate(Operation *op, Operation *copy) {
+    if (op->getNumResults() != 1 || !isa<FloatType>(op->getResult(0).getType()))
+      return success();
+    SmallVector<Value> t;
+    bool any = false;
+    for (Value v : op->getOperands()) {
+      t.push_back(tangent.lookup(v));
+      any |= bool(t.back());
+    }
+    if (!any || isa<arith::ConstantOp, tensor::ExtractOp, arith::SIToFPOp, arith::UIToFPOp>(op))
+      return success();
+    Value y = copy->getResult(0);
+    Type type = y.getType();
+    auto x = [&](unsigned i) { return copy->getOperand(i); };
+    Value d;
+    if (isa<arith::AddFOp>(op))
+      d = add(t[0], t[1]);
+    else if (isa<arith::SubFOp>(op))
+      d = add(t[0], neg(t[1]));
+    else if (isa<arith::MulFOp>(op))
+      d = add(scaled(t[0], x(1)), scaled(t[1], x(0)));
+    else if (isa<arith::DivFOp>(op)) // (ta − y·tb) / b
+      d = div(add(t[0], neg(scaled(t[1], y))), x(1));
+    else if (isa<arith::NegFOp>(op))
+      d = neg(t[0]);
+    else if (isa<arith::ExtFOp>(op))
+      d = arith::ExtFOp::create(b, loc, type, t[0]);
+    else if (isa<arith::TruncFOp>(op))
+      d = arith::TruncFOp::create(b, loc, type, t[0]);
+    else if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp, arith::MinNumFOp>(op)) {
+      bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+      Value first = arith::CmpFOp::create(
+          b, loc, max ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE, x(0), x(1));
+      d = arith::SelectOp::create(b, loc, first, orZero(t[0], type), orZero(t[1], type));
+    } else if (isa<arith::SelectOp>(op))
+      d = arith::SelectOp::create(b, loc, x(0), orZero(t[1], type), orZero(t[2], type));
+    else if (isa<math::TanhOp>(op))
+      d = scaled(t[0], arith::SubFOp::create(b, loc, constant(type, 1.0), mul(y, y)));
+    else if (isa<math::ExpOp>(op))
+      d = scaled(t[0], y);
+    else if (isa<math::Exp2Op>(op))
+      d = scaled(t[0], mul(y, constant(type, M_LN2)));
+    else if (isa<math::ExpM1Op>(op))
+      d = scaled(t[0], arith::AddFOp::create(b, loc, y, constant(type, 1.0)));
+    else if (isa<math::LogOp>(op))
+      d = div(t[0], x(0));
+    else if (isa<math::Log2Op>(op))
+      d = div(t[0], mul(x(0), constant(type, M_LN2)));
+    else if (isa<math::Log1pOp>(op))
+      d = div(t[0], arith::AddFOp::create(b, loc, x(0), constant(type, 1.0)));
+    else if (isa<math::SqrtOp>(op))
+      d = div(t[0], mul(y, constant(type, 2.0)));
+    else if (isa<math::RsqrtOp>(op)) // −y³/2
+      d = scaled(t[0], mul(mul(y, mul(y, y)), constant(type, -0.5)));
+    else if (isa<math::AbsFOp>(op)) {
+      Value negative =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x(0), constant(type, 0.0));
+      d = arith::SelectOp::create(b, loc, negative, neg(t[0]), t[0]);
+    } else if (isa<math::SinOp>(op))
+      d = scaled(t[0], math::CosOp::create(b, loc, x(0)));
+    else if (isa<math::CosOp>(op))
+      d = neg(scaled(t[0], math::SinOp::create(b, loc, x(0))));
+    else if (isa<math::FmaOp>(op))
+      d = add(add(scaled(t[0], x(1)), scaled(t[1], x(0))), t[2]);
+    else if (isa<math::PowFOp>(op)) // y·(ta·b/a + tb·log a)
+      d = mul(y, add(t[0] ? div(mul(t[0], x(1)), x(0)) : Value(),
+                     scaled(t[1], math::LogOp::create(b, loc, x(0)))));
+    else if (isa<math::ErfOp>(op)) // 2/√π · exp(−a²)
+      d = scaled(t[0], mul(constant(type, M_2_SQRTPI),
+                           math::ExpOp::create(b, loc, neg(mul(x(0), x(0))))));
+    else
+      return op->emitOpError("in a score function has no derivative rule "
+                             "(attn-differentiate: arith add/sub/mul/div/neg/max/min/select/"
+                             "extf/truncf, math tanh/exp/exp2/expm1/log/log2/log1p/sqrt/"
+                             "rsqrt/absf/sin/cos/fma/powf/erf, scf.if)");
+    tangent[op->getResult(0)] = d;
+    return success();
+  }
+};
+
+/// y = f(x, b, h, q, kv, captures): dx = dy · f'(x), f' a score function
+/// built from f's body (ScoreDerivative) and run as an attn.score_mod, so
+/// every pipeline lowers it as it lowers f. Captures get no adjoint (a
+/// float one computed from the arguments is refused).
+struct ScoreModVjp : DifferentiableOpInterface::ExternalModel<ScoreModVjp, ScoreModOp> {
+  LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
+                         SmallVectorImpl<Value> &operandAdjoints) const {
+    auto mod = cast<ScoreModOp>(op);
+    operandAdjoints.assign(op->getNumOperands(), Value());
+    Value dy = resultAdjoints[0];
+    if (!dy)
+      return success();
+    // A float table computed from the arguments would need its gradient (a
+    // scatter of dS into it); refused rather than left silently 0.
+    for (Value c : mod.getCaptures())
+      if (!tensorType(c).getElementType().isIntOrIndex() && dependsOnArgument(c))
+        return op->emitOpError("captures a float tensor computed from the function's "
+                               "arguments: attn-differentiate gives captures no gradient "
+                               "(pass a constant table, or an integer one)");
+    Location loc = op->getLoc();
+    auto slope = ScoreModOp::create(b, loc, mod.getInput(), mod.getCaptures());
+    Block &src = mod.getBody().front();
+    Block *dst = new Block();
+    slope.getBody().push_back(dst);
+    for (BlockArgument a : src.getArguments())
+      dst->addArgument(a.getType(), a.getLoc());
+    if (failed(ScoreDerivative(b, loc).build(src, *dst)))
+      return failure();
+    AffineMap id = b.getMultiDimIdentityMap(tensorType(dy).getRank());
+    operandAdjoints[0] = pointwise(b, loc, dy, {slope.getResult()}, {id},
+                                   [](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
+                                     return Value(arith::MulFOp::create(nb, nl, x[0], x[1]));
+                                   });
+    return success();
+  }
+};
+
 struct DropoutVjp : DifferentiableOpInterface::ExternalModel<DropoutVjp, DropoutOp> {
   LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
                          SmallVectorImpl<Value> &operandAdjoints) const {
@@ -534,6 +748,7 @@ void mlir::attn::registerDifferentiableOpModels(DialectRegistry &registry) {
     SoftcapOp::attachInterface<SoftcapVjp>(*ctx);
     MaskOp::attachInterface<MaskVjp>(*ctx);
     MaskModOp::attachInterface<MaskModVjp>(*ctx);
+    ScoreModOp::attachInterface<ScoreModVjp>(*ctx);
     DropoutOp::attachInterface<DropoutVjp>(*ctx);
     RopeOp::attachInterface<RopeVjp>(*ctx);
   });

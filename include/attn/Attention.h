@@ -189,6 +189,15 @@ struct MhaSpec {
 Status sdpaToMlir(const SdpaSpec &spec, std::string &mlir);
 Status mhaToMlir(const MhaSpec &spec, std::string &mlir);
 
+/// attn-differentiate on attn IR text: adds @f_grad for each function
+/// named in `functions` (comma-separated; empty: every function that holds
+/// an attn op) and returns the module as text in `out`, ready for
+/// Kernel::compile(out, "f_grad", ...). An argument with the unit attribute
+/// `attn.no_grad` is a constant: @f_grad returns no gradient for it
+/// (docs/training.md). Errors (a parse error, an op without a rule) name
+/// the op and its location.
+Status differentiate(const std::string &mlir, const std::string &functions, std::string &out);
+
 /// A compiled function. call() is const and thread-safe.
 class Kernel {
 public:

@@ -18,6 +18,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <algorithm>
 #include <cmath>
@@ -493,6 +494,37 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
   for (const rt::TensorSpec &s : im.fn->resultSpecs())
     im.outputs.push_back({s.dtype, s.shape});
   out = std::move(k);
+  return Status();
+}
+
+Status differentiate(const std::string &mlirText, const std::string &functions,
+                     std::string &out) {
+  mlir::DialectRegistry registry;
+  rt::registerJitDialects(registry);
+  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
+  std::string diags;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
+      std::string loc;
+      llvm::raw_string_ostream os(loc);
+      d.getLocation().print(os);
+      diags += (diags.empty() ? "" : "\n") + loc + ": " + d.str();
+    }
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(mlirText, mlir::ParserConfig(&ctx), "input");
+  if (!module)
+    return Status::error("the IR does not parse or verify:\n" + diags);
+  mlir::PassManager pm(&ctx);
+  mlir::attn::AttnDifferentiateOptions opts;
+  opts.functions = functions;
+  pm.addPass(mlir::attn::createAttnDifferentiate(opts));
+  if (mlir::failed(pm.run(*module)))
+    return Status::error("attn-differentiate failed:\n" + diags);
+  out.clear();
+  llvm::raw_string_ostream os(out);
+  module->print(os);
   return Status();
 }
 

@@ -19,6 +19,13 @@ out-of-bounds error); ``return_lse=True`` returns the float32 log-sum-exp
 [B, H, L] in natural log (-inf for a row that keeps no key); a BlockMask's
 block lists are not read (the kernel bounds the mask function per tile
 itself, docs/recipes.md).
+
+Differentiable: with a query, key or value that requires grad, torch
+autograd gets dQ, dK, dV from attn-differentiate's backward of the same
+IR (the score function's derivative is built from its traced body;
+docs/training.md). That backward forms the [B, H, L, S] scores (the
+reference route), captured tensors get no gradient (one that requires
+grad is refused) and return_lse=True is refused with grad.
 """
 
 import math
@@ -603,6 +610,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     ctypes = [_tensor_type(t, ce) for t, ce in captures]
     args = ["%%q: %s" % tq, "%%k: %s" % tk, "%%v: %s" % tv] + \
            ["%%c%d: %s" % (i, t) for i, t in enumerate(ctypes)]
+    # For the backward: the captures are constants (attn.no_grad).
+    grad_args = args[:3] + ["%%c%d: %s {attn.no_grad}" % (i, t) for i, t in enumerate(ctypes)]
     caps = " captures(%s)" % ", ".join("%%c%d" % i for i in range(len(captures))) \
         if captures else ""
     body = " ".join(_region(kind, traced, captures) for kind, traced in regions)
@@ -618,14 +627,74 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
                 % (", ".join(args), to32, tl, caps, _float_literal(np.float32(scale)), body,
                    operand_types, to32, tl, to32, tl))
     else:
-        text = ("func.func @flex(%s) -> %s {\n  %%o = attn.sdpa %%q, %%k, %%v%s {scale = %s : f32} %s\n"
-                "    : (%s) -> %s\n  return %%o : %s\n}\n"
-                % (", ".join(args), to, caps, _float_literal(np.float32(scale)), body,
-                   operand_types, to, to))
+        def sdpa_text(decls):
+            return ("func.func @flex(%s) -> %s {\n  %%o = attn.sdpa %%q, %%k, %%v%s "
+                    "{scale = %s : f32} %s\n    : (%s) -> %s\n  return %%o : %s\n}\n"
+                    % (", ".join(decls), to, caps, _float_literal(np.float32(scale)), body,
+                       operand_types, to, to))
+        text = sdpa_text(args)
     kernel = CACHE.get(("flex", text, threads), lambda: text, "flex", "cpu", threads)
     fn = CompiledFunction(kernel, "flex")
     cap_bufs = [c for c, _ in captures]
+    if _records_grad(query, key, value):
+        # The backward: attn-differentiate's @flex_grad (the score
+        # function's derivative from its traced body; the reference
+        # route: it forms the [B, H, L, S] scores, docs/training.md).
+        if return_lse:
+            _fail(ValueError, "return_lse=True with a query, key or value that requires "
+                  "grad is not supported yet (detach them, or drop return_lse)")
+        for i, (c, _) in enumerate(captures):
+            if _arrays.is_torch(c) and c.requires_grad:
+                _fail(ValueError, "captured tensor #%d requires grad: attn_mlir gives "
+                      "captured tensors no gradient (detach it)" % i)
+
+        def grad_text():
+            from . import _attn_mlir
+            return _attn_mlir.differentiate(sdpa_text(grad_args), "flex")
+        grad = CACHE.get(("flex_grad", text, threads), grad_text, "flex_grad", "cpu", threads)
+        return _flex_function().apply(query, key, value,
+                                      (fn, CompiledFunction(grad, "flex_grad"), cap_bufs))
     if not return_lse:
         return fn(query, key, value, *cap_bufs)
     out, lse = fn(query, key, value, *cap_bufs)
     return _arrays.cast(out, dt, "the output"), lse
+
+
+def _records_grad(*xs):
+    """Whether torch autograd records this call: grad mode on and a torch
+    tensor among `xs` that requires grad."""
+    torch = _arrays._torch()
+    return (torch is not None and torch.is_grad_enabled() and
+            any(_arrays.is_torch(x) and x.requires_grad for x in xs))
+
+
+_FLEX_FUNCTION = []
+
+
+def _flex_function():
+    """torch.autograd.Function for flex_attention, defined on first use:
+    the forward runs the fused @flex kernel, the backward @flex_grad
+    (which recomputes the forward's probabilities)."""
+    if _FLEX_FUNCTION:
+        return _FLEX_FUNCTION[0]
+    torch = _arrays._torch()
+
+    class FlexAttentionFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, query, key, value, plan):
+            forward_fn, _, caps = plan
+            ctx.plan = plan
+            ctx.save_for_backward(query, key, value)
+            return forward_fn(query.detach(), key.detach(), value.detach(), *caps)
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, grad_out):
+            _, grad_fn, caps = ctx.plan
+            q, k, v = (t.detach() for t in ctx.saved_tensors)
+            grads = grad_fn(q, k, v, *caps, grad_out.detach().to(q.dtype).contiguous())
+            return tuple(g if need else None
+                         for g, need in zip(grads, ctx.needs_input_grad[:3])) + (None,)
+
+    _FLEX_FUNCTION.append(FlexAttentionFunction)
+    return FlexAttentionFunction

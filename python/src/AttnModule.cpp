@@ -325,6 +325,19 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def("time_calls", &PyKernel::timeCalls, py::arg("inputs"), py::arg("outputs"),
            py::arg("repeat"));
 
+  m.def(
+      "differentiate",
+      [](const std::string &text, const std::string &functions) {
+        std::string out;
+        attn::Status s;
+        {
+          py::gil_scoped_release release;
+          s = attn::differentiate(text, functions, out);
+        }
+        check(s);
+        return out;
+      },
+      py::arg("text"), py::arg("functions") = "");
   m.def("compile", &compileText, py::arg("text"), py::arg("entry"),
         py::arg("target") = "cpu", py::arg("threads") = 0,
         py::arg("tile_q") = py::none(), py::arg("tile_k") = py::none(),

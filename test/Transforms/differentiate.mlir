@@ -248,3 +248,21 @@ func.func @score_mod_learned_table(%s: tensor<1x2x4x4xf32>, %t: tensor<7xf32>) -
   } : tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// An argument marked attn.no_grad is a constant: no gradient result, and
+// a score function may capture it.
+// CHECK-LABEL: func.func @no_grad_table_grad(
+// CHECK-SAME: %{{[^:]*}}: tensor<1x2x4x4xf32>, %{{[^:]*}}: tensor<7xf32> {attn.no_grad}, %{{[^:]*}}: tensor<1x2x4x4xf32>)
+// CHECK-SAME: -> tensor<1x2x4x4xf32>
+// CHECK: attn.score_mod
+func.func @no_grad_table(%s: tensor<1x2x4x4xf32>, %t: tensor<7xf32> {attn.no_grad}) -> tensor<1x2x4x4xf32> {
+  %y = attn.score_mod %s captures(%t : tensor<7xf32>) {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %tab: tensor<7xf32>):
+    %e = tensor.extract %tab[%i] : tensor<7xf32>
+    %r = arith.addf %x, %e : f32
+    attn.yield %r : f32
+  } : tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}

@@ -894,4 +894,33 @@ TEST(AttentionApi, SpecWithSinks) {
   EXPECT_NE(text.find("linalg.generic"), std::string::npos) << text;
 }
 
+// attn::differentiate: attn-differentiate on text; the gradient function
+// compiles like any other (its values: test/Integration/differentiate-*.mlir
+// and test_flex.py's gradient test); errors name what failed.
+TEST(AttentionApi, DifferentiateText) {
+  const char *text = R"(
+    func.func @f(%q: tensor<1x2x4x8xf32>, %bias: tensor<4x4xf32> {attn.no_grad})
+        -> tensor<1x2x4x8xf32> {
+      %o = attn.sdpa %q, %q, %q, %bias
+          : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x4xf32>)
+            -> tensor<1x2x4x8xf32>
+      return %o : tensor<1x2x4x8xf32>
+    })";
+  std::string grad;
+  ASSERT_TRUE(differentiate(text, "f", grad).ok());
+  // The no_grad mask gets no gradient: one result, dQ.
+  EXPECT_NE(grad.find("func.func @f_grad("), std::string::npos) << grad;
+  EXPECT_NE(grad.find("-> tensor<1x2x4x8xf32> {"), std::string::npos) << grad;
+  std::unique_ptr<Kernel> k;
+  ASSERT_TRUE(Kernel::compile(grad, "f_grad", CompileOptions{}, k).ok());
+  EXPECT_EQ(k->inputs().size(), 3u);
+  EXPECT_EQ(k->outputs().size(), 1u);
+  Status bad = differentiate("func.func @g(", "", grad);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("does not parse"), std::string::npos) << bad.message();
+  bad = differentiate(text, "nope", grad);
+  EXPECT_NE(bad.message().find("no function with a body named 'nope'"), std::string::npos)
+      << bad.message();
+}
+
 } // namespace

@@ -27,6 +27,11 @@ void populateFuseSdpaPatterns(RewritePatternSet &patterns);
 /// (lib/Transforms/Differentiate/VjpRules.cpp). attn-differentiate adds
 /// them itself.
 void registerDifferentiableOpModels(DialectRegistry &registry);
+/// The unit argument attribute that makes a function argument a constant
+/// for attn-differentiate (no gradient result; values computed only from
+/// such arguments need no gradient), and whether `arg` carries it.
+inline constexpr llvm::StringLiteral kNoGradAttr = "attn.no_grad";
+bool isNoGradArgument(BlockArgument arg);
 /// The gradient of attention sinks ([H] f32) whose rows `y` ([B,H,T,n]: the
 /// output O, or the probabilities P) and their adjoint `dy` have the row
 /// log-sum-exp `lse` ([B,H,T] f32, sinks included):

@@ -397,7 +397,8 @@ def AttnDifferentiate : Pass<"attn-differentiate", "::mlir::ModuleOp"> {
 
     the gradients of `Σⱼ ⟨yⱼ, dyⱼ⟩` with respect to the floating-point
     tensor arguments, in argument order (a mask or key lengths gets none; an
-    argument that does not reach a result gets zeros). The body is the
+    argument that does not reach a result gets zeros; an argument with the
+    unit attribute `attn.no_grad` is a constant and gets none). The body is the
     forward, cloned, `attn.mha` decomposed into projections around an
     `attn.sdpa`, then each op's vector-Jacobian product from its
     `DifferentiableOpInterface` rule, last op first, adjoints of values used
@@ -410,10 +411,13 @@ def AttnDifferentiate : Pass<"attn-differentiate", "::mlir::ModuleOp"> {
     `attn.dropout` (the same elements dropped, from the seed) and
     `attn.weighted_sum`; `attn.mha` through them (an `attn.sdpa` with
     dropout keeps its rate and seed on `attn.sdpa_partial` and
-    `attn.sdpa_grad`), and an `attn.sdpa` with a mask or score function or
-    sinks through its primitive chain. Any other op on the path from an argument to a result is an
-    error naming it (`attn.score_mod`, a softmax with sinks, non-attn
-    ops). docs/training.md.
+    `attn.sdpa_grad`; with sinks, the sinks' gradient beside it), and an
+    `attn.sdpa` with a mask or score function through its primitive chain,
+    whose `attn.score_mod` is differentiated by forward-mode rules on its
+    body into a derivative score function. Any other op on the path from an
+    argument to a result is an error naming it (non-attn ops, a float op in
+    a score function without a rule, a score function's float capture
+    computed from non-`attn.no_grad` arguments). docs/training.md.
 
     **Example.** `attn-opt --attn-differentiate` on
 

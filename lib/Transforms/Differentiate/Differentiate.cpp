@@ -116,6 +116,12 @@ struct AttnDifferentiatePass
     b.setInsertionPointAfter(fn);
     Location loc = fn.getLoc();
     auto grad = func::FuncOp::create(b, loc, gradName, type);
+    // Arguments marked attn.no_grad stay constants: no gradient result,
+    // and the rules treat values computed from them as constants
+    // (isNoGradArgument). (Set again on the final signature below.)
+    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+      if (fn.getArgAttr(i, kNoGradAttr))
+        grad.setArgAttr(i, kNoGradAttr, b.getUnitAttr());
     IRMapping map;
     fn.getBody().cloneInto(&grad.getBody(), map);
     Block &body = grad.getBody().front();
@@ -187,8 +193,8 @@ struct AttnDifferentiatePass
                << "cannot be differentiated by attn-differentiate: it has no "
                   "vector-Jacobian rule (rules: attn.sdpa, attn.mha, attn.project, "
                   "attn.split_heads, attn.merge_heads, attn.rope, attn.scores, attn.scale, "
-                  "attn.softcap, attn.mask, attn.mask_mod, attn.softmax, attn.dropout, "
-                  "attn.weighted_sum)";
+                  "attn.softcap, attn.mask, attn.mask_mod, attn.score_mod, attn.softmax, "
+                  "attn.dropout, attn.weighted_sum)";
       SmallVector<Value> operandAdjoints;
       if (failed(rule.buildVjp(b, resultAdjoints, operandAdjoints)))
         return failure();
@@ -200,7 +206,7 @@ struct AttnDifferentiatePass
     SmallVector<Value> results;
     SmallVector<Type> resultTypes;
     for (BlockArgument arg : body.getArguments().take_front(type.getNumInputs())) {
-      if (!isFloatTensor(arg.getType()))
+      if (!isFloatTensor(arg.getType()) || isNoGradArgument(arg))
         continue;
       Value a = adjoint.lookup(arg);
       results.push_back(a ? a : zerosLike(b, loc, arg));
@@ -219,6 +225,16 @@ struct AttnDifferentiatePass
     SmallVector<Type> inputs(type.getInputs());
     inputs.append(type.getResults().begin(), type.getResults().end());
     grad.setFunctionType(FunctionType::get(fn.getContext(), inputs, resultTypes));
+    // One attribute dictionary per argument: attn.no_grad kept, the
+    // adjoints' empty.
+    SmallVector<DictionaryAttr> argAttrs;
+    for (unsigned i = 0; i < inputs.size(); ++i) {
+      SmallVector<NamedAttribute> attrs;
+      if (i < type.getNumInputs() && fn.getArgAttr(i, kNoGradAttr))
+        attrs.push_back(b.getNamedAttr(kNoGradAttr, b.getUnitAttr()));
+      argAttrs.push_back(DictionaryAttr::get(fn.getContext(), attrs));
+    }
+    grad.setAllArgAttrs(argAttrs);
     grad.setVisibility(fn.getVisibility());
     return success();
   }

@@ -42,6 +42,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <cmath>
 #include <limits>
@@ -132,7 +133,8 @@ Value groupSum(OpBuilder &b, Location loc, Value lhs, Value rhs, int64_t hkv, in
 }
 
 /// Whether `v` is computed from an argument of the function (an adjoint can
-/// reach one), following operands back through their defining ops.
+/// reach one; attn.no_grad arguments are constants), following operands
+/// back through their defining ops.
 bool dependsOnArgument(Value v) {
   SmallVector<Value> work{v};
   DenseSet<Value> seen;
@@ -140,8 +142,11 @@ bool dependsOnArgument(Value v) {
     Value x = work.pop_back_val();
     if (!seen.insert(x).second)
       continue;
-    if (isa<BlockArgument>(x))
-      return true;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (!isNoGradArgument(arg))
+        return true;
+      continue;
+    }
     for (Value operand : x.getDefiningOp()->getOperands())
       work.push_back(operand);
   }
@@ -644,7 +649,8 @@ struct ScoreModVjp : DifferentiableOpInterface::ExternalModel<ScoreModVjp, Score
       if (!tensorType(c).getElementType().isIntOrIndex() && dependsOnArgument(c))
         return op->emitOpError("captures a float tensor computed from the function's "
                                "arguments: attn-differentiate gives captures no gradient "
-                               "(pass a constant table, or an integer one)");
+                               "(mark the argument attn.no_grad, or pass a constant or "
+                               "an integer table)");
     Location loc = op->getLoc();
     auto slope = ScoreModOp::create(b, loc, mod.getInput(), mod.getCaptures());
     Block &src = mod.getBody().front();
@@ -752,6 +758,11 @@ void mlir::attn::registerDifferentiableOpModels(DialectRegistry &registry) {
     DropoutOp::attachInterface<DropoutVjp>(*ctx);
     RopeOp::attachInterface<RopeVjp>(*ctx);
   });
+}
+
+bool mlir::attn::isNoGradArgument(BlockArgument arg) {
+  auto fn = dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return fn && arg.getOwner()->isEntryBlock() && fn.getArgAttr(arg.getArgNumber(), kNoGradAttr);
 }
 
 /// dsinks[h] = −Σ_{b,i} exp(sinks[h] − lse[b,h,i]) · Σ_n dy[b,h,i,n]·y[b,h,i,n]:

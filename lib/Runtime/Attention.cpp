@@ -438,6 +438,18 @@ const std::vector<TensorInfo> &Kernel::inputs() const { return impl->inputs; }
 const std::vector<TensorInfo> &Kernel::outputs() const { return impl->outputs; }
 const std::string &Kernel::mlir() const { return impl->source; }
 
+/// Appends an error diagnostic to `diags` as "location: message", one per
+/// line (the text a Status carries); other severities are dropped.
+static mlir::LogicalResult collectError(mlir::Diagnostic &d, std::string &diags) {
+  if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    d.getLocation().print(os);
+    diags += (diags.empty() ? "" : "\n") + loc + ": " + d.str();
+  }
+  return mlir::success();
+}
+
 Status Kernel::compile(const std::string &mlirText, const std::string &entry,
                        const CompileOptions &options,
                        std::unique_ptr<Kernel> &out) {
@@ -462,16 +474,8 @@ Status Kernel::compile(const std::string &mlirText, const std::string &entry,
       registry, mlir::MLIRContext::Threading::DISABLED);
   std::string diags;
   {
-    mlir::ScopedDiagnosticHandler handler(im.context.get(),
-                                          [&](mlir::Diagnostic &d) {
-      if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
-        std::string loc;
-        llvm::raw_string_ostream os(loc);
-        d.getLocation().print(os);
-        diags += (diags.empty() ? "" : "\n") + loc + ": " + d.str();
-      }
-      return mlir::success();
-    });
+    mlir::ScopedDiagnosticHandler handler(
+        im.context.get(), [&](mlir::Diagnostic &d) { return collectError(d, diags); });
     im.module = mlir::parseSourceString<mlir::ModuleOp>(
         mlirText, mlir::ParserConfig(im.context.get()), "input");
     if (!im.module)
@@ -503,15 +507,8 @@ Status differentiate(const std::string &mlirText, const std::string &functions,
   rt::registerJitDialects(registry);
   mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
   std::string diags;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
-      std::string loc;
-      llvm::raw_string_ostream os(loc);
-      d.getLocation().print(os);
-      diags += (diags.empty() ? "" : "\n") + loc + ": " + d.str();
-    }
-    return mlir::success();
-  });
+  mlir::ScopedDiagnosticHandler handler(
+      &ctx, [&](mlir::Diagnostic &d) { return collectError(d, diags); });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(mlirText, mlir::ParserConfig(&ctx), "input");
   if (!module)

@@ -69,8 +69,6 @@ SmallVector<OpFoldResult> wholeSizes(OpBuilder &b, OpTy op) {
           tensor::getMixedSize(b, loc, op.getKey(), 2)};
 }
 
-Value sinksOf(SdpaOp op) { return op.getSinks(); }
-Value sinksOf(SdpaPartialOp op) { return op.getSinks(); }
 Value diagonalOf(SdpaOp) { return {}; }
 Value diagonalOf(SdpaPartialOp op) { return op.getDiagonal(); }
 
@@ -122,7 +120,7 @@ std::string refusal(OpTy op, const Tile &tile) {
   if (rows && lengthDiagonal)
     return "the bottom-right diagonal with key lengths depends on each batch "
            "row's length; do not tile the query rows";
-  if (keys && sinksOf(op))
+  if (keys && op.getSinks())
     return "a sink joins each row's denominator once; a key tile would count "
            "it again";
   if (tile.cuts(kHead)) {
@@ -231,7 +229,7 @@ TileOperands tileOperands(OpBuilder &b, OpTy op, const Tile &tile) {
     if (tile.cuts(kKey))
       t.keyLengths = blockLengths(b, loc, t.keyLengths, off[kKey], sz[kKey]);
   }
-  if (Value s = sinksOf(op))
+  if (Value s = op.getSinks())
     t.sinks = slice(b, loc, s, {off[kHead]}, {sz[kHead]}, t.slices);
 
   // Score and mask functions take positions in the whole op: the tile

@@ -57,6 +57,18 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def requires_grad(x):
+    """Whether `x` is a torch tensor that requires grad."""
+    return is_torch(x) and x.requires_grad
+
+
+def records_grad(*xs):
+    """Whether torch autograd records a call on `xs`: grad mode on and a
+    torch tensor among them that requires grad (None entries allowed)."""
+    torch = _torch()
+    return torch is not None and torch.is_grad_enabled() and any(map(requires_grad, xs))
+
+
 def dtype_name(x):
     """'float32', 'float16', 'bfloat16', 'bool', 'int32', 'int64', or the
     array's own dtype name for anything else (which the callers refuse)."""

@@ -636,7 +636,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     kernel = CACHE.get(("flex", text, threads), lambda: text, "flex", "cpu", threads)
     fn = CompiledFunction(kernel, "flex")
     cap_bufs = [c for c, _ in captures]
-    if _records_grad(query, key, value):
+    if _arrays.records_grad(query, key, value):
         # The backward: attn-differentiate's @flex_grad (the score
         # function's derivative from its traced body; the reference
         # route: it forms the [B, H, L, S] scores, docs/training.md).
@@ -644,7 +644,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
             _fail(ValueError, "return_lse=True with a query, key or value that requires "
                   "grad is not supported yet (detach them, or drop return_lse)")
         for i, (c, _) in enumerate(captures):
-            if _arrays.is_torch(c) and c.requires_grad:
+            if _arrays.requires_grad(c):
                 _fail(ValueError, "captured tensor #%d requires grad: attn_mlir gives "
                       "captured tensors no gradient (detach it)" % i)
 
@@ -658,14 +658,6 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         return fn(query, key, value, *cap_bufs)
     out, lse = fn(query, key, value, *cap_bufs)
     return _arrays.cast(out, dt, "the output"), lse
-
-
-def _records_grad(*xs):
-    """Whether torch autograd records this call: grad mode on and a torch
-    tensor among `xs` that requires grad."""
-    torch = _arrays._torch()
-    return (torch is not None and torch.is_grad_enabled() and
-            any(_arrays.is_torch(x) and x.requires_grad for x in xs))
 
 
 _FLEX_FUNCTION = []

@@ -282,8 +282,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         # regenerates the forward's mask from the seed. An additive mask
         # that requires grad gets attn.sdpa_grad's grad_mask (the
         # reference lowering's: it needs the [B,H,L,S] score gradient).
-        mask_grad = _arrays.is_torch(attn_mask) and attn_mask.requires_grad
-        sinks_grad = _arrays.is_torch(sinks) and sinks.requires_grad
+        mask_grad = _arrays.requires_grad(attn_mask)
+        sinks_grad = _arrays.requires_grad(sinks)
         plan = _GradPlan(shapes=(qs, ks, vs), dims=(b, h, l, e, hkv, s, ev), dtype=dtype,
                          extras=inputs[3:], out_shape=out_shape,
                          mask=(tuple(attn_mask.shape), mask4, tuple(lead), attn_mask.dtype)
@@ -324,10 +324,10 @@ def _records_grad(*xs):
     if torch is None or not torch.is_grad_enabled():
         return False
     q, k, v, mask, slopes, sinks = xs
-    if _arrays.is_torch(slopes) and slopes.requires_grad:
+    if _arrays.requires_grad(slopes):
         _fail(ValueError, "alibi_slopes requires grad; attn_mlir differentiates with "
-              "respect to query, key, value and a float attn_mask only (detach it)")
-    return any(_arrays.is_torch(x) and x.requires_grad for x in (q, k, v, mask, sinks))
+              "respect to query, key, value, a float attn_mask and sinks only (detach it)")
+    return _arrays.records_grad(q, k, v, mask, sinks)
 
 
 class _GradPlan:

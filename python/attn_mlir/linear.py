@@ -102,9 +102,7 @@ def linear(input, weight, bias=None, *, pipeline="cpu"):
     mode on, differentiable with respect to input, weight and bias (the
     backward's GEMMs compiled too; see the module docstring)."""
     dtype, xs, ws = _check(input, weight, bias)
-    torch = _arrays._torch()
-    if torch is not None and torch.is_grad_enabled() and any(
-            _arrays.is_torch(x) and x.requires_grad for x in (input, weight, bias)):
+    if _arrays.records_grad(input, weight, bias):
         return _linear_function().apply(input, weight, bias, pipeline)
     return _forward(input, weight, bias, dtype, xs, ws, pipeline)
 

@@ -597,7 +597,6 @@ private:
     run();
   }
 
-  /// f32 `t` written into `dst` (same shape), rounded to dst's type.
   /// The merged rows `o` ([B, H, cq, Dv], lse `l`) with the attention
   /// sinks ([H] f32) merged in as one more block that weighs no value (the
   /// attn.merge_partial rule with O2 = 0, lse2 = sink):
@@ -630,6 +629,7 @@ private:
         .getResult(0);
   }
 
+  /// f32 `t` written into `dst` (same shape), rounded to dst's type.
   Value roundInto(Value t, Value dst) {
     // (An identity linalg.generic would be folded away, leaving a strided
     // memref.copy, which lowers to a call of the memrefCopy runtime.)

@@ -118,16 +118,22 @@ struct AttnDifferentiatePass
     auto grad = func::FuncOp::create(b, loc, gradName, type);
     // Arguments marked attn.no_grad stay constants: no gradient result,
     // and the rules treat values computed from them as constants
-    // (isNoGradArgument). (Set again on the final signature below.)
+    // (isNoGradArgument).
     for (unsigned i = 0; i < type.getNumInputs(); ++i)
       if (fn.getArgAttr(i, kNoGradAttr))
         grad.setArgAttr(i, kNoGradAttr, b.getUnitAttr());
     IRMapping map;
     fn.getBody().cloneInto(&grad.getBody(), map);
     Block &body = grad.getBody().front();
-    SmallVector<Value> resultAdjointArgs;
-    for (Type t : type.getResults())
-      resultAdjointArgs.push_back(body.addArgument(t, loc));
+    // The results' adjoints: more arguments (signature, block and argument
+    // attributes kept in step).
+    unsigned numInputs = type.getNumInputs(), numResults = type.getNumResults();
+    if (failed(grad.insertArguments(
+            SmallVector<unsigned>(numResults, numInputs), type.getResults(),
+            SmallVector<DictionaryAttr>(numResults, b.getDictionaryAttr({})),
+            SmallVector<Location>(numResults, loc))))
+      return grad.emitOpError("attn-differentiate: cannot add the adjoint arguments");
+    SmallVector<Value> resultAdjointArgs(body.getArguments().drop_front(numInputs));
 
     // attn.mha → projections, heads, sdpa: each has a rule.
     RewritePatternSet patterns(fn.getContext());
@@ -222,19 +228,8 @@ struct AttnDifferentiatePass
     for (Operation *op : llvm::reverse(ops))
       if (isOpTriviallyDead(op))
         op->erase();
-    SmallVector<Type> inputs(type.getInputs());
-    inputs.append(type.getResults().begin(), type.getResults().end());
-    grad.setFunctionType(FunctionType::get(fn.getContext(), inputs, resultTypes));
-    // One attribute dictionary per argument: attn.no_grad kept, the
-    // adjoints' empty.
-    SmallVector<DictionaryAttr> argAttrs;
-    for (unsigned i = 0; i < inputs.size(); ++i) {
-      SmallVector<NamedAttribute> attrs;
-      if (i < type.getNumInputs() && fn.getArgAttr(i, kNoGradAttr))
-        attrs.push_back(b.getNamedAttr(kNoGradAttr, b.getUnitAttr()));
-      argAttrs.push_back(DictionaryAttr::get(fn.getContext(), attrs));
-    }
-    grad.setAllArgAttrs(argAttrs);
+    grad.setFunctionType(
+        FunctionType::get(fn.getContext(), grad.getArgumentTypes(), resultTypes));
     grad.setVisibility(fn.getVisibility());
     return success();
   }

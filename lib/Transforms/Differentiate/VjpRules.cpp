@@ -560,7 +560,9 @@ private:
       t.push_back(tangent.lookup(v));
       any |= bool(t.back());
     }
-    if (!any || isa<arith::ConstantOp, tensor::ExtractOp, arith::SIToFPOp, arith::UIToFPOp>(op))
+    // No float operand has a tangent (constants, capture reads, int→float
+    // casts among them): the result has none either.
+    if (!any)
       return success();
     Value y = copy->getResult(0);
     Type type = y.getType();

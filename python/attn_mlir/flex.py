@@ -23,9 +23,11 @@ itself, docs/recipes.md).
 Differentiable: with a query, key or value that requires grad, torch
 autograd gets dQ, dK, dV from attn-differentiate's backward of the same
 IR (the score function's derivative is built from its traced body;
-docs/training.md). That backward forms the [B, H, L, S] scores (the
-reference route), captured tensors get no gradient (one that requires
-grad is refused) and return_lse=True is refused with grad.
+docs/training.md), and a captured float tensor that requires grad (a
+learned bias table) gets its gradient: the scores' adjoints times the
+function's derivative by each read, summed at the element read. That
+backward forms the [B, H, L, S] scores (the reference route), and
+return_lse=True is refused with grad.
 """
 
 import math
@@ -610,8 +612,12 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     ctypes = [_tensor_type(t, ce) for t, ce in captures]
     args = ["%%q: %s" % tq, "%%k: %s" % tk, "%%v: %s" % tv] + \
            ["%%c%d: %s" % (i, t) for i, t in enumerate(ctypes)]
-    # For the backward: the captures are constants (attn.no_grad).
-    grad_args = args[:3] + ["%%c%d: %s {attn.no_grad}" % (i, t) for i, t in enumerate(ctypes)]
+    # For the backward: a captured tensor that requires grad gets its
+    # gradient (a learned bias table); the others are constants
+    # (attn.no_grad).
+    learned = [_arrays.requires_grad(c) for c, _ in captures]
+    grad_args = args[:3] + ["%%c%d: %s%s" % (i, t, "" if learned[i] else " {attn.no_grad}")
+                            for i, t in enumerate(ctypes)]
     caps = " captures(%s)" % ", ".join("%%c%d" % i for i in range(len(captures))) \
         if captures else ""
     body = " ".join(_region(kind, traced, captures) for kind, traced in regions)
@@ -636,24 +642,25 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     kernel = CACHE.get(("flex", text, threads), lambda: text, "flex", "cpu", threads)
     fn = CompiledFunction(kernel, "flex")
     cap_bufs = [c for c, _ in captures]
-    if _arrays.records_grad(query, key, value):
+    if _arrays.records_grad(query, key, value, *cap_bufs):
         # The backward: attn-differentiate's @flex_grad (the score
-        # function's derivative from its traced body; the reference
-        # route: it forms the [B, H, L, S] scores, docs/training.md).
+        # function's derivative from its traced body, the learned
+        # captures' gradients scattered from the scores' adjoints; the
+        # reference route: it forms the [B, H, L, S] scores,
+        # docs/training.md).
         if return_lse:
-            _fail(ValueError, "return_lse=True with a query, key or value that requires "
-                  "grad is not supported yet (detach them, or drop return_lse)")
-        for i, (c, _) in enumerate(captures):
-            if _arrays.requires_grad(c):
-                _fail(ValueError, "captured tensor #%d requires grad: attn_mlir gives "
-                      "captured tensors no gradient (detach it)" % i)
+            _fail(ValueError, "return_lse=True with a query, key, value or captured tensor "
+                  "that requires grad is not supported yet (detach them, or drop return_lse)")
+        grad_source = sdpa_text(grad_args)
 
         def grad_text():
             from . import _attn_mlir
-            return _attn_mlir.differentiate(sdpa_text(grad_args), "flex")
-        grad = CACHE.get(("flex_grad", text, threads), grad_text, "flex_grad", "cpu", threads)
+            return _attn_mlir.differentiate(grad_source, "flex")
+        grad = CACHE.get(("flex_grad", grad_source, threads), grad_text, "flex_grad", "cpu",
+                         threads)
         return _flex_function().apply(query, key, value,
-                                      (fn, CompiledFunction(grad, "flex_grad"), cap_bufs))
+                                      (fn, CompiledFunction(grad, "flex_grad"), learned),
+                                      *cap_bufs)
     if not return_lse:
         return fn(query, key, value, *cap_bufs)
     out, lse = fn(query, key, value, *cap_bufs)
@@ -673,20 +680,26 @@ def _flex_function():
 
     class FlexAttentionFunction(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, query, key, value, plan):
-            forward_fn, _, caps = plan
+        def forward(ctx, query, key, value, plan, *caps):
+            forward_fn = plan[0]
             ctx.plan = plan
-            ctx.save_for_backward(query, key, value)
-            return forward_fn(query.detach(), key.detach(), value.detach(), *caps)
+            ctx.save_for_backward(query, key, value, *caps)
+            return forward_fn(query.detach(), key.detach(), value.detach(),
+                              *(c.detach() for c in caps))
 
         @staticmethod
         @torch.autograd.function.once_differentiable
         def backward(ctx, grad_out):
-            _, grad_fn, caps = ctx.plan
-            q, k, v = (t.detach() for t in ctx.saved_tensors)
-            grads = grad_fn(q, k, v, *caps, grad_out.detach().to(q.dtype).contiguous())
-            return tuple(g if need else None
-                         for g, need in zip(grads, ctx.needs_input_grad[:3])) + (None,)
+            _, grad_fn, learned = ctx.plan
+            q, k, v, *caps = (t.detach() for t in ctx.saved_tensors)
+            grads = list(grad_fn(q, k, v, *caps, grad_out.detach().to(q.dtype).contiguous()))
+            # @flex_grad returns dQ, dK, dV, then one gradient per learned
+            # capture, in order.
+            dqkv, dcaps = grads[:3], iter(grads[3:])
+            cap_grads = [next(dcaps) if is_learned else None for is_learned in learned]
+            need = ctx.needs_input_grad
+            return (tuple(g if n else None for g, n in zip(dqkv, need[:3])) + (None,)
+                    + tuple(g if n else None for g, n in zip(cap_grads, need[4:])))
 
     _FLEX_FUNCTION.append(FlexAttentionFunction)
     return FlexAttentionFunction

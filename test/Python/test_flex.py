@@ -417,10 +417,59 @@ def test_gradients_through_score_and_mask_functions():
                                                          mask_mod=causal, enable_gqa=True),
                                 (qb,), do)
     assert (dq.double() - want[0]).abs().max().item() <= 2e-5 * max(1.0, want[0].abs().max())
-    # Refused: a captured tensor that requires grad; return_lse with grad.
-    learned = table.clone().requires_grad_()
-    with pytest.raises(ValueError, match="captured tensor #0 requires grad"):
-        attn_mlir.flex_attention(qa, ka, va, enable_gqa=True,
-                                 score_mod=lambda s, b, h, qi, kv: s + learned[qi - kv + 23])
+    # Refused: return_lse with grad.
     with pytest.raises(ValueError, match="return_lse=True with a query"):
         attn_mlir.flex_attention(qa, ka, va, enable_gqa=True, return_lse=True)
+
+
+def test_gradients_of_learned_captures():
+    # Captured tensors that require grad get their gradients, as with
+    # FlexAttention: a T5/Swin-style learned relative-position bias per
+    # head [H, 2L - 1] (each element sums the adjoints of one diagonal), a
+    # per-key bias read at a clamped index, an integer document-id capture
+    # in the mask function (no gradient), GQA; against torch.autograd of
+    # the float64 reference.
+    L = 20
+    table = rand(4, 2 * L - 1, seed=11)
+    keyb = rand(L, seed=12)
+    docs = torch.tensor([0] * 7 + [1] * 8 + [2] * 5)
+
+    def score_mod(s, b, h, qi, kv, table=table, keyb=keyb):
+        return torch.tanh(s) * 3 + table[h, qi - kv + L - 1] + keyb[kv + 3] * 0.5
+
+    def same_doc(b, h, qi, kv):
+        return (docs[qi] == docs[kv]) & (qi >= kv)
+
+    q, k, v = qkv(2, 4, 2, L, L, 8)
+    tl, kl = table.clone().requires_grad_(), keyb.clone().requires_grad_()
+    qa = q.clone().requires_grad_()
+
+    def score_learned(s, b, h, qi, kv):
+        return score_mod(s, b, h, qi, kv, tl, kl)
+
+    out = attn_mlir.flex_attention(qa, k, v, score_mod=score_learned, mask_mod=same_doc,
+                                   enable_gqa=True)
+    do = rand(*out.shape, seed=6)
+    got = torch.autograd.grad(out, (qa, tl, kl), do)
+    q64, t64, k64 = (x.double().requires_grad_() for x in (q, table, keyb))
+
+    def score64(s, b, h, qi, kv):
+        # The reference reads the per-key bias clamped, as the capture read.
+        return torch.tanh(s) * 3 + t64[h, qi - kv + L - 1] + k64[(kv + 3).clamp(max=L - 1)] * 0.5
+
+    want_out = ref(q64, k, v, score_mod=score64, mask_mod=same_doc)
+    want = torch.autograd.grad(want_out, (q64, t64, k64), do.double())
+    assert (out.double() - want_out).abs().max().item() <= 2e-5
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == torch.float32
+        assert (g.double() - w).abs().max().item() <= 2e-5 * max(1.0, w.abs().max().item())
+    # The reads past the per-key bias's end (kv + 3 >= L) all land on its
+    # last element.
+    assert want[2][L - 1].abs().item() > 0 and want[2][:3].abs().max().item() == 0
+    # Only the table requires grad: q, k, v get none, the table its own.
+    (dt,) = torch.autograd.grad(
+        attn_mlir.flex_attention(q, k, v, enable_gqa=True,
+                                 score_mod=lambda s, b, h, qi, kv:
+                                 score_mod(s, b, h, qi, kv, tl, keyb),
+                                 mask_mod=same_doc), (tl,), do)
+    assert (dt.double() - want[1]).abs().max().item() <= 2e-5 * max(1.0, want[1].abs().max())

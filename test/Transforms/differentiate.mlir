@@ -238,9 +238,38 @@ func.func @score_mod_no_rule(%s: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// A float capture computed from the arguments (a learned table) gets its
+// adjoint: a loop nest over the scores that adds dY · ∂f/∂read at the
+// read's clamped indices, summed in f32.
+// CHECK-LABEL: func.func @score_mod_learned_table_grad(
+// CHECK-SAME: -> (tensor<1x2x4x4xf32>, tensor<7xf32>)
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<7xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (tensor<7xf32>)
+// CHECK-COUNT-2: scf.for
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:[^ ]*]] = %{{.*}}) -> (tensor<7xf32>)
+// CHECK: %[[I:.*]] = arith.minsi
+// CHECK: %[[OLD:.*]] = tensor.extract %[[ACC]][%[[I]]] : tensor<7xf32>
+// CHECK: %[[TERM:.*]] = arith.mulf
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[TERM]]
+// CHECK: tensor.insert %[[NEW]] into %[[ACC]][%[[I]]]
 func.func @score_mod_learned_table(%s: tensor<1x2x4x4xf32>, %t: tensor<7xf32>) -> tensor<1x2x4x4xf32> {
-  // expected-error @+1 {{'attn.score_mod' op captures a float tensor computed from the function's arguments}}
   %y = attn.score_mod %s captures(%t : tensor<7xf32>) {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %tab: tensor<7xf32>):
+    %e = tensor.extract %tab[%i] : tensor<7xf32>
+    %r = arith.addf %x, %e : f32
+    attn.yield %r : f32
+  } : tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A capture computed from an argument by an op with no rule: that op is
+// named (its adjoint cannot reach the argument).
+func.func @score_mod_reshaped_table(%s: tensor<1x2x4x4xf32>, %t: tensor<7x1xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{'tensor.collapse_shape' op cannot be differentiated by attn-differentiate}}
+  %c = tensor.collapse_shape %t [[0, 1]] : tensor<7x1xf32> into tensor<7xf32>
+  %y = attn.score_mod %s captures(%c : tensor<7xf32>) {
   ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %tab: tensor<7xf32>):
     %e = tensor.extract %tab[%i] : tensor<7xf32>
     %r = arith.addf %x, %e : f32

@@ -414,10 +414,12 @@ def AttnDifferentiate : Pass<"attn-differentiate", "::mlir::ModuleOp"> {
     `attn.sdpa_grad`; with sinks, the sinks' gradient beside it), and an
     `attn.sdpa` with a mask or score function through its primitive chain,
     whose `attn.score_mod` is differentiated by forward-mode rules on its
-    body into a derivative score function. Any other op on the path from an
-    argument to a result is an error naming it (non-attn ops, a float op in
-    a score function without a rule, a score function's float capture
-    computed from non-`attn.no_grad` arguments). docs/training.md.
+    body into a derivative score function (and a float capture computed
+    from the arguments, a learned bias table, gets the scores' adjoints
+    times the body's derivative by each read, scattered to the element
+    read). Any other op on the path from an argument to a result is an
+    error naming it (non-attn ops, a float op in a score function without
+    a rule). docs/training.md.
 
     **Example.** `attn-opt --attn-differentiate` on
 

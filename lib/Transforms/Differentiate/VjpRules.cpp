@@ -20,15 +20,18 @@
 //                 operand gets the same, summed over its broadcast dims
 //   mask_mod      dx = dy where y is not −inf, else 0
 //   score_mod     dx = dy · f'(x): f' a score function built from f's body
-//                 by forward-mode rules (ScoreDerivative); captures get none
+//                 by forward-mode rules (ScoreDerivative); a float capture c
+//                 computed from the arguments: c̄[idx] += dy · ∂f/∂c[idx]
+//                 at each read, scattered over the scores
 //   dropout       dx = dropout(dy) with the same rate and seed: the
 //                 generator depends only on (seed, index), so the backward
 //                 drops exactly the forward's elements
 //   rope          dx = rope(dy, cos, −sin) (the inverse rotation);
 //                 dcos = Σ_{b,h} dy_p·x_p + dy_q·x_q, dsin = Σ_{b,h} dy_q·x_p − dy_p·x_q
 //
-// i1 masks, slopes, key lengths, captures and other integer or constant
-// operands get no adjoint. Every sum accumulates in f32 and rounds once.
+// i1 masks, slopes, key lengths, integer captures, mask function captures
+// and other integer or constant operands get no adjoint. Every sum
+// accumulates in f32 and rounds once.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Transforms/Passes.h"
@@ -485,10 +488,29 @@ public:
     return success();
   }
 
+  /// Clones the function body `src` at the builder's point for a loop that
+  /// evaluates it one score at a time (`map` maps its arguments to the
+  /// loop's values) and returns d f / d `read` there (null: 0), `read` one
+  /// of its capture reads. Every read is clamped into its capture's shape,
+  /// as every lowering reads it, and scf.if becomes a select of both
+  /// branches (the body is pure and its reads clamped), so that each read
+  /// and its indices exist at the loop's level; `map` then maps `read` to
+  /// its clamped copy.
+  FailureOr<Value> derivativeByRead(Block &src, IRMapping &map, tensor::ExtractOp read) {
+    flat = true;
+    seed = read.getResult();
+    SmallVector<Value> values, tangents;
+    if (failed(cloneBlock(src, map, values, tangents)))
+      return failure();
+    return tangents.front();
+  }
+
 private:
   OpBuilder &b;
   Location loc;
   DenseMap<Value, Value> tangent; ///< original value → its tangent (none: 0)
+  bool flat = false; ///< derivativeByRead: clamped reads, no scf.if
+  Value seed;        ///< derivativeByRead: the read whose tangent is 1
 
   Value constant(Type t, double v) {
     return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
@@ -506,8 +528,14 @@ private:
                            SmallVectorImpl<Value> &tangents) {
     for (Operation &op : src.without_terminator()) {
       if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-        if (failed(cloneIf(ifOp, map)))
+        if (failed(flat ? flattenIf(ifOp, map) : cloneIf(ifOp, map)))
           return failure();
+        continue;
+      }
+      if (auto read = dyn_cast<tensor::ExtractOp>(op); read && flat) {
+        cloneClampedRead(read, map);
+        if (read.getResult() == seed)
+          tangent[seed] = constant(seed.getType(), 1.0);
         continue;
       }
       Operation *copy = b.clone(op, map);
@@ -548,6 +576,40 @@ private:
     for (auto [k, i] : llvm::enumerate(floats))
       tangent[op.getResult(i)] = copy.getResult(op.getNumResults() + k);
     return success();
+  }
+
+  /// scf.if → both branches, then a select of their results (and of
+  /// their tangents).
+  LogicalResult flattenIf(scf::IfOp op, IRMapping &map) {
+    SmallVector<Value> thenValues, thenTangents, elseValues, elseTangents;
+    if (failed(cloneBlock(op.getThenRegion().front(), map, thenValues, thenTangents)))
+      return failure();
+    if (op.getNumResults() == 0)
+      return success(); // pure ops only: computes nothing the function yields
+    if (failed(cloneBlock(op.getElseRegion().front(), map, elseValues, elseTangents)))
+      return failure();
+    Value cond = map.lookup(op.getCondition());
+    for (auto [i, r] : llvm::enumerate(op.getResults())) {
+      map.map(r, arith::SelectOp::create(b, loc, cond, thenValues[i], elseValues[i]));
+      if (thenTangents[i] || elseTangents[i])
+        tangent[r] = arith::SelectOp::create(b, loc, cond, orZero(thenTangents[i], r.getType()),
+                                             orZero(elseTangents[i], r.getType()));
+    }
+    return success();
+  }
+
+  /// A capture read with each index clamped into [0, size − 1].
+  void cloneClampedRead(tensor::ExtractOp read, IRMapping &map) {
+    Value capture = map.lookup(read.getTensor());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    SmallVector<Value> at;
+    for (auto [d, idx] : llvm::enumerate(read.getIndices())) {
+      Value last = arith::SubIOp::create(b, loc, tensor::DimOp::create(b, loc, capture, d), one);
+      Value i = arith::MaxSIOp::create(b, loc, map.lookup(idx), zero);
+      at.push_back(arith::MinSIOp::create(b, loc, i, last));
+    }
+    map.map(read.getResult(), tensor::ExtractOp::create(b, loc, capture, at).getResult());
   }
 
   /// The tangent of `op`'s result, computed after `copy` (its clone).
@@ -633,10 +695,96 @@ private:
   }
 };
 
+/// The adjoints of a score function's float captures that are computed
+/// from the function's arguments: for every score and every read r of such
+/// a capture c, c̄[r's clamped indices] += dy · ∂f/∂r (forward mode on the
+/// body, r's tangent 1), summed in f32 (f64 for an f64 capture) in a loop
+/// nest over the scores and rounded to c's type once. A scatter, not a
+/// reduction: a read's indices are any index expressions (a relative
+/// position table [2T − 1] read at q − kv + T − 1 sums the scores of each
+/// diagonal). Other captures get none.
+LogicalResult captureAdjoints(ScoreModOp mod, OpBuilder &b, Value dy,
+                              SmallVectorImpl<Value> &operandAdjoints) {
+  constexpr unsigned kPositions = 5; // (score, b, h, q, kv)
+  Location loc = mod.getLoc();
+  Block &src = mod.getBody().front();
+  SmallVector<unsigned> slots; // the captures that get an adjoint
+  SmallVector<SmallVector<tensor::ExtractOp>> reads;
+  for (auto [i, c] : llvm::enumerate(mod.getCaptures())) {
+    if (tensorType(c).getElementType().isIntOrIndex() || !dependsOnArgument(c))
+      continue;
+    SmallVector<tensor::ExtractOp> mine;
+    src.walk([&](tensor::ExtractOp r) {
+      if (r.getTensor() == src.getArgument(kPositions + i))
+        mine.push_back(r);
+    });
+    if (mine.empty())
+      continue; // never read: its adjoint is 0
+    slots.push_back(i);
+    reads.push_back(std::move(mine));
+  }
+  if (slots.empty())
+    return success();
+
+  SmallVector<Value> inits;
+  for (unsigned i : slots) {
+    Value c = mod.getCaptures()[i];
+    Type acc = tensorType(c).getElementType().isF64() ? b.getF64Type() : b.getF32Type();
+    inits.push_back(filled(b, loc, tensor::getMixedSizes(b, loc, c), acc, 0.0));
+  }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> lbs(4, zero), steps(4, one), ubs;
+  for (int64_t d = 0; d < 4; ++d)
+    ubs.push_back(tensor::DimOp::create(b, loc, dy, d));
+  LogicalResult status = success();
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, inits,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange accs) -> scf::ValueVector {
+        SmallVector<Value> next(accs);
+        Value x = castFloat(nb, nl, tensor::ExtractOp::create(nb, nl, mod.getInput(), ivs),
+                            nb.getF32Type());
+        Value d = tensor::ExtractOp::create(nb, nl, dy, ivs);
+        for (auto [k, i] : llvm::enumerate(slots)) {
+          Type acc = tensorType(next[k]).getElementType();
+          Value dAcc = castFloat(nb, nl, d, acc);
+          for (tensor::ExtractOp r : reads[k]) {
+            IRMapping map;
+            map.map(src.getArgument(0), x);
+            for (unsigned p = 0; p < 4; ++p)
+              map.map(src.getArgument(1 + p), ivs[p]);
+            for (auto [j, c] : llvm::enumerate(mod.getCaptures()))
+              map.map(src.getArgument(kPositions + j), c);
+            FailureOr<Value> g = ScoreDerivative(nb, nl).derivativeByRead(src, map, r);
+            if (failed(g)) {
+              status = failure();
+              return next;
+            }
+            if (!*g)
+              continue; // this read never reaches the score
+            auto at = map.lookup(r.getResult()).getDefiningOp<tensor::ExtractOp>().getIndices();
+            Value old = tensor::ExtractOp::create(nb, nl, next[k], at);
+            Value term = arith::MulFOp::create(nb, nl, dAcc, castFloat(nb, nl, *g, acc));
+            next[k] = tensor::InsertOp::create(nb, nl, arith::AddFOp::create(nb, nl, old, term),
+                                               next[k], at);
+          }
+        }
+        return next;
+      });
+  if (failed(status))
+    return failure();
+  for (auto [k, i] : llvm::enumerate(slots)) {
+    Value c = mod.getCaptures()[i];
+    operandAdjoints[1 + i] = roundTo(b, loc, nest.results[k], tensorType(c).getElementType(),
+                                     tensor::getMixedSizes(b, loc, c));
+  }
+  return success();
+}
+
 /// y = f(x, b, h, q, kv, captures): dx = dy · f'(x), f' a score function
 /// built from f's body (ScoreDerivative) and run as an attn.score_mod, so
-/// every pipeline lowers it as it lowers f. Captures get no adjoint (a
-/// float one computed from the arguments is refused).
+/// every pipeline lowers it as it lowers f; float captures computed from
+/// the arguments get theirs from captureAdjoints.
 struct ScoreModVjp : DifferentiableOpInterface::ExternalModel<ScoreModVjp, ScoreModOp> {
   LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
                          SmallVectorImpl<Value> &operandAdjoints) const {
@@ -645,14 +793,6 @@ struct ScoreModVjp : DifferentiableOpInterface::ExternalModel<ScoreModVjp, Score
     Value dy = resultAdjoints[0];
     if (!dy)
       return success();
-    // A float table computed from the arguments would need its gradient (a
-    // scatter of dS into it); refused rather than left silently 0.
-    for (Value c : mod.getCaptures())
-      if (!tensorType(c).getElementType().isIntOrIndex() && dependsOnArgument(c))
-        return op->emitOpError("captures a float tensor computed from the function's "
-                               "arguments: attn-differentiate gives captures no gradient "
-                               "(mark the argument attn.no_grad, or pass a constant or "
-                               "an integer table)");
     Location loc = op->getLoc();
     auto slope = ScoreModOp::create(b, loc, mod.getInput(), mod.getCaptures());
     Block &src = mod.getBody().front();
@@ -667,7 +807,7 @@ struct ScoreModVjp : DifferentiableOpInterface::ExternalModel<ScoreModVjp, Score
                                    [](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
                                      return Value(arith::MulFOp::create(nb, nl, x[0], x[1]));
                                    });
-    return success();
+    return captureAdjoints(mod, b, dy, operandAdjoints);
   }
 };
 

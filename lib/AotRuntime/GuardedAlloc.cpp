@@ -1,9 +1,13 @@
 //===- GuardedAlloc.cpp - allocation failure in compiled code as an error -===//
 #include "attn/Runtime/GuardedAlloc.h"
 
+#include <algorithm>
 #include <csetjmp>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <list>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -24,6 +28,102 @@ std::mutex registryMutex;
 std::unordered_map<void *, GuardedCall *> &registry() {
   static auto *r = new std::unordered_map<void *, GuardedCall *>();
   return *r;
+}
+
+/// Large blocks the compiled code freed (its scratch, and its results once
+/// the runtime has copied them out), kept for the next allocation of about
+/// their size: a call that repeats with the same shapes then reuses memory
+/// whose pages are already mapped instead of asking the kernel for fresh
+/// ones (glibc serves blocks this large with mmap and unmaps them on free,
+/// so every call page-faults its whole footprint again; bench/NOTES.md,
+/// "Reusing the kernels' large blocks"). Oldest out first past the limit.
+constexpr size_t kCachedFrom = 128 << 10; // glibc's default mmap threshold
+
+struct BlockCache {
+  std::mutex mutex;
+  std::unordered_map<void *, size_t> sizes;  ///< our live blocks ≥ kCachedFrom
+  std::multimap<size_t, void *> bySize;      ///< cached: size → block
+  std::list<std::pair<void *, size_t>> order; ///< cached, oldest first
+  size_t bytes = 0;
+  size_t limit = defaultLimit();
+
+  static size_t defaultLimit() {
+    if (const char *env = std::getenv("ATTN_BLOCK_CACHE_MB")) {
+      char *end = nullptr;
+      unsigned long long mb = std::strtoull(env, &end, 10);
+      if (end != env && *end == '\0')
+        return static_cast<size_t>(mb) << 20;
+    }
+    return size_t(256) << 20;
+  }
+
+  /// A cached block of at least `n` bytes (at most 2n), aligned to
+  /// `alignment`; null when none. Caller holds the mutex.
+  void *take(size_t n, size_t alignment) {
+    for (auto it = bySize.lower_bound(n); it != bySize.end() && it->first <= 2 * n; ++it) {
+      void *p = it->second;
+      if (reinterpret_cast<uintptr_t>(p) % alignment)
+        continue;
+      bytes -= it->first;
+      sizes[p] = it->first;
+      order.remove(std::make_pair(p, it->first));
+      bySize.erase(it);
+      return p;
+    }
+    return nullptr;
+  }
+
+  /// Drops cached blocks, oldest first, until at most `keep` bytes stay;
+  /// returns them for the caller to free outside the lock.
+  std::vector<void *> trim(size_t keep) {
+    std::vector<void *> out;
+    while (bytes > keep && !order.empty()) {
+      auto [p, n] = order.front();
+      order.pop_front();
+      for (auto it = bySize.lower_bound(n); it != bySize.end() && it->first == n; ++it)
+        if (it->second == p) {
+          bySize.erase(it);
+          break;
+        }
+      bytes -= n;
+      out.push_back(p);
+    }
+    return out;
+  }
+};
+
+BlockCache &blockCache() {
+  static auto *c = new BlockCache();
+  return *c;
+}
+
+/// A block of `n` bytes aligned to `alignment` (0: malloc's), from the
+/// cache when it holds one, else from libc.
+void *allocate(size_t n, size_t alignment) {
+  if (n >= kCachedFrom) {
+    BlockCache &c = blockCache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (void *p = c.take(n, std::max(alignment, alignof(std::max_align_t))))
+      return p;
+  }
+  auto fromLibc = [&]() -> void * {
+    void *p = nullptr;
+    if (alignment <= alignof(std::max_align_t))
+      return std::malloc(n);
+    return posix_memalign(&p, alignment, n) == 0 ? p : nullptr;
+  };
+  void *p = fromLibc();
+  if (!p && n && cachedBlockBytes()) {
+    // Out of memory while the cache holds some: give it back, try again.
+    setBlockCacheLimit(0, /*keepLimit=*/true);
+    p = fromLibc();
+  }
+  if (p && n >= kCachedFrom) {
+    BlockCache &c = blockCache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.sizes[p] = n;
+  }
+  return p;
 }
 
 /// `p` from an allocation of `n` bytes: recorded on success; on failure the
@@ -48,16 +148,14 @@ void *checked(void *p, size_t n) {
   return p;
 }
 
-extern "C" void *attnGuardedMalloc(size_t n) { return checked(std::malloc(n), n); }
+extern "C" void *attnGuardedMalloc(size_t n) { return checked(allocate(n, 0), n); }
 
 extern "C" void *attnGuardedAlignedAlloc(size_t alignment, size_t n) {
-  return checked(std::aligned_alloc(alignment, n), n);
+  return checked(allocate(n, alignment), n);
 }
 
 extern "C" int attnGuardedPosixMemalign(void **out, size_t alignment, size_t n) {
-  void *p = nullptr;
-  int rc = posix_memalign(&p, alignment, n);
-  *out = checked(rc == 0 ? p : nullptr, n);
+  *out = checked(allocate(n, alignment), n);
   return 0;
 }
 
@@ -68,7 +166,7 @@ extern "C" void attnGuardedFree(void *p) {
     std::lock_guard<std::mutex> lock(registryMutex);
     registry().erase(p);
   }
-  std::free(p);
+  releaseBlock(p);
 }
 
 /// Forgets (keep = true: the caller owns them) or frees the blocks of `call`.
@@ -87,7 +185,7 @@ void releaseBlocks(GuardedCall *call, bool keep) {
   }
   if (!keep)
     for (void *p : blocks)
-      std::free(p);
+      releaseBlock(p);
 }
 
 /// setjmp lives in its own frame, and nothing it reads changes after the
@@ -102,6 +200,50 @@ bool callWithEscape(void (*fn)(void **), void **args, GuardedCall &call) {
 }
 
 } // namespace
+
+void releaseBlock(void *p) {
+  if (!p)
+    return;
+  BlockCache &c = blockCache();
+  std::vector<void *> drop;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.sizes.find(p);
+    if (it != c.sizes.end()) {
+      size_t n = it->second;
+      c.sizes.erase(it);
+      if (n <= c.limit) {
+        c.bySize.emplace(n, p);
+        c.order.emplace_back(p, n);
+        c.bytes += n;
+        drop = c.trim(c.limit);
+        p = nullptr;
+      }
+    }
+  }
+  std::free(p);
+  for (void *q : drop)
+    std::free(q);
+}
+
+size_t cachedBlockBytes() {
+  BlockCache &c = blockCache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.bytes;
+}
+
+void setBlockCacheLimit(size_t bytes, bool keepLimit) {
+  BlockCache &c = blockCache();
+  std::vector<void *> drop;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (!keepLimit)
+      c.limit = bytes;
+    drop = c.trim(bytes);
+  }
+  for (void *p : drop)
+    std::free(p);
+}
 
 std::vector<std::pair<const char *, void *>> guardedAllocSymbols() {
   return {{"malloc", reinterpret_cast<void *>(&attnGuardedMalloc)},

@@ -72,7 +72,7 @@ bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
     int64_t allocated = d[0];
     if (freeResults && allocated && !inputBuffers.count(allocated) &&
         freed.insert(allocated).second)
-      std::free(reinterpret_cast<void *>(allocated));
+      releaseBlock(reinterpret_cast<void *>(allocated));
   }
   return true;
 }

@@ -10,7 +10,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 
-#include <dlfcn.h>
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -24,15 +24,17 @@ namespace attn::runtime {
 int64_t workerThreads(int64_t requested) {
   if (requested > 0)
     return requested;
-  // The OpenMP runtime's own answer once it is loaded (the JIT loads it).
-  using MaxThreads = int (*)();
-  if (auto f = reinterpret_cast<MaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads")))
-    return f();
   if (const char *env = std::getenv("OMP_NUM_THREADS")) {
     int64_t n;
     if (!llvm::StringRef(env).split(',').first.trim().getAsInteger(10, n) && n > 0)
       return n;
   }
+  // Not omp_get_max_threads(): a library loaded after ours can bind its
+  // omp_* calls to the OpenMP runtime the JIT loaded and set its thread
+  // count (PyTorch sets 1 on a host with one physical core).
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

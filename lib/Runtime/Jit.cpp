@@ -179,9 +179,17 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
       chip = cudaDeviceChip();
   }
 
+  // The cpu kernel's thread count is decided here, for this machine, and
+  // compiled in: left to the OpenMP runtime's default, it is whatever the
+  // process last set through omp_set_num_threads, and a library that binds
+  // its omp_* calls to the runtime the JIT loaded sets it for us (PyTorch
+  // imported after a first compile: 1 thread here, bench/NOTES.md).
+  JitOptions lowering = options;
+  if (pipeline == Pipeline::Cpu)
+    lowering.threads = workerThreads(options.threads);
   // Lower a clone; the caller's module stays as it was.
   OwningOpRef<ModuleOp> clone = module.clone();
-  if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, options, chip,
+  if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, lowering, chip,
                                          hostCpuTarget(), cf->usedTiling, cf->unfused))
     return e;
 

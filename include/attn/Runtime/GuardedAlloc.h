@@ -34,6 +34,22 @@ std::vector<std::pair<const char *, void *>> guardedAllocSymbols();
 /// asked for in `failedBytes` (the call's own allocations then freed).
 bool runGuarded(void (*fn)(void **), void **args, uint64_t &failedBytes);
 
+/// Frees a block the compiled code allocated (a result, once copied out).
+/// Blocks of 128 KiB and more are kept for reuse by the next allocation of
+/// about their size (at most twice it), up to a limit (the environment's
+/// ATTN_BLOCK_CACHE_MB, default 256; 0 keeps none), oldest freed first
+/// out: a call repeated with the same shapes reuses mapped pages instead
+/// of page-faulting its footprint again. Any other pointer is std::free'd.
+void releaseBlock(void *p);
+
+/// Bytes held for reuse now.
+size_t cachedBlockBytes();
+
+/// Sets the limit (bytes) and frees what is held beyond it (keepLimit:
+/// frees down to `bytes` once, the limit unchanged). An allocation libc
+/// refuses empties the cache and is tried again.
+void setBlockCacheLimit(size_t bytes, bool keepLimit = false);
+
 } // namespace attn::runtime
 
 #endif // ATTN_RUNTIME_GUARDEDALLOC_H

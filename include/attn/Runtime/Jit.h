@@ -143,8 +143,9 @@ CpuTarget cpuTargetOf(llvm::StringRef cpu, llvm::function_ref<bool(llvm::StringR
 CpuTarget hostCpuTarget();
 
 /// The worker threads a cpu kernel runs on: `requested` when positive, else
-/// omp_get_max_threads() where the OpenMP runtime is loaded, else the first
-/// number of OMP_NUM_THREADS, else one per hardware thread.
+/// the first number of OMP_NUM_THREADS, else one per CPU this process may
+/// run on (its affinity mask). The JIT compiles this count into the cpu
+/// pipeline's parallel loops.
 int64_t workerThreads(int64_t requested);
 
 /// Peak resident set size of this process (VmHWM, since the last reset of

@@ -98,9 +98,6 @@ LogicalResult planRing(SdpaOp op, int64_t ranks, RingPlan &plan) {
     return op.emitOpError("attn-shard: dropout is not supported in ring attention");
   if (op.getAlibiSlopes())
     return op.emitOpError("attn-shard: ALiBi is not supported in ring attention");
-  if (op.hasScoreMod() || op.hasMaskMod())
-    return op.emitOpError("attn-shard: score and mask functions are not supported in ring "
-                          "attention (their positions are global, the ring's blocks local)");
   if (op.getKeyLengths())
     return op.emitOpError("attn-shard: key lengths are not supported in ring attention");
   if (WindowAttr w = op.getWindowAttr(); w && !w.isUnbounded())
@@ -137,8 +134,11 @@ LogicalResult planRing(SdpaOp op, int64_t ranks, RingPlan &plan) {
       plan.maskQueryDim = r - 2;
   }
   bool zig = plan.layout == RingLayout::zigzag;
-  plan.qChunks = zig && plan.causal ? 2 : 1;
-  plan.kChunks = zig && (plan.causal || plan.maskKeyDim >= 0) ? 2 : 1;
+  // Score and mask functions read global positions: each block must be one
+  // chunk of consecutive rows (a zigzag rank's two chunks are not).
+  bool mods = op.hasScoreMod() || op.hasMaskMod();
+  plan.qChunks = zig && (plan.causal || mods) ? 2 : 1;
+  plan.kChunks = zig && (plan.causal || plan.maskKeyDim >= 0 || mods) ? 2 : 1;
   plan.cq = plan.nq / plan.qChunks;
   plan.ck = plan.nk / plan.kChunks;
 
@@ -405,8 +405,8 @@ private:
   /// at `kOff` of half `which`) and writes the result into the block's
   /// slabs of the running (O, lse) buffers: stored on the query block's
   /// `first` block, else merged (attn.merge_partial):
-  ///   (q, qi, kBufs, vBufs, which, kOff[, shift][, mask[, maskKeyOff]],
-  ///    first, accO, accL) -> ()
+  ///   (q, qi, kBufs, vBufs, which, kOff[, shift][, mask[, maskKeyOff]]
+  ///    [, captures..., qBase, kBase], first, accO, accL) -> ()
   /// A causal ring passes the block's diagonal shift (query i sees key j
   /// iff j <= i + shift): every causal block, whether fully visible, on the
   /// diagonal or strictly below it, is this one kernel. Nothing crosses the
@@ -427,6 +427,10 @@ private:
       inputs.push_back(mask.getType());
     if (maskHasKeys())
       inputs.push_back(index);
+    if (hasMods()) {
+      llvm::append_range(inputs, op.getCaptures().getTypes());
+      inputs.append({index, index});
+    }
     inputs.append({b.getI1Type(), acc.o.getType(), acc.l.getType()});
     kernelFn = func::FuncOp::create(loc, (func::FuncOp(plan.func).getSymName() + "__ring_block").str(),
                                     FunctionType::get(ctx, inputs, {}));
@@ -453,15 +457,27 @@ private:
       if (maskHasKeys())
         m = slice(m, plan.maskKeyDim, args[next++], plan.ck, maskStride());
     }
+    SmallVector<Value> captures;
+    if (hasMods()) {
+      size_t n = op.getCaptures().size();
+      llvm::append_range(captures, args.slice(next, n));
+      next += n;
+      // The block's first query and key positions, read by its functions.
+      captures.push_back(tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({2}, index), ValueRange{args[next], args[next + 1]}));
+      next += 2;
+    }
     Value first = args[next], accO = args[next + 1], accL = args[next + 2];
     auto part = SdpaPartialOp::create(
         b, loc, TypeRange(partTypes), q, k, v, m, /*alibi_slopes=*/Value(),
         /*key_lengths=*/Value(), /*sinks=*/Value(), shift, /*runtime_seed=*/Value(),
-        /*captures=*/ValueRange(),
+        captures,
         scale,
         plan.causal ? CausalKindAttr::get(ctx, CausalKind::top_left) : CausalKindAttr(),
         op.getSoftcapAttr(), /*window=*/WindowAttr(), /*dropout_rate=*/FloatAttr(),
         /*dropout_seed=*/IntegerAttr());
+    globalPositions(op.getScoreMod(), part.getScoreMod(), /*score=*/true);
+    globalPositions(op.getMaskMod(), part.getMaskMod(), /*score=*/false);
     // The block's slabs (contiguous): each write is a memcpy in place, no
     // copy loop for LLVM to unroll.
     Value slabO = leading(accO, qi), slabL = leading(accL, qi);
@@ -486,6 +502,43 @@ private:
     return kernelFn;
   }
 
+
+  bool hasMods() { return plan.op.hasScoreMod() || plan.op.hasMaskMod(); }
+
+  /// Position strides of a block's rows: striped rows are every P-th,
+  /// chunks consecutive.
+  int64_t positionStride() { return plan.layout == RingLayout::striped ? plan.ranks : 1; }
+
+  /// Copies function region `from` of the ring's sdpa into `to` (of a
+  /// block's attn.sdpa_partial) with global positions: the block's q and kv
+  /// (local) become base + stride·q, base + stride·kv, the bases read from
+  /// one more capture [qBase, kBase] (run-time: they depend on the rank and
+  /// the step) and the stride a constant, so that the kernel still bounds
+  /// a mask function per tile (ModBounds.h: constants, additions and
+  /// 1-D integer capture reads).
+  void globalPositions(Region &from, Region &to, bool score) {
+    if (from.empty())
+      return;
+    IRMapping map;
+    from.cloneInto(&to, map);
+    Block &body = to.front();
+    BlockArgument bases =
+        body.addArgument(RankedTensorType::get({2}, b.getIndexType()), loc);
+    unsigned first = score ? 1 : 0; // (score,) b, h, q, kv
+    OpBuilder rb = OpBuilder::atBlockBegin(&body);
+    for (unsigned i = 0; i < 2; ++i) {
+      BlockArgument pos = body.getArgument(first + 2 + i);
+      Value at = arith::ConstantIndexOp::create(rb, loc, i);
+      Value base = tensor::ExtractOp::create(rb, loc, bases, ValueRange{at});
+      Value scaled = pos;
+      if (int64_t stride = positionStride(); stride != 1)
+        scaled = arith::MulIOp::create(rb, loc, pos, arith::ConstantIndexOp::create(rb, loc, stride));
+      auto global = arith::AddIOp::create(rb, loc, scaled, base);
+      pos.replaceUsesWithIf(global, [&](OpOperand &use) {
+        return use.getOwner() != global && use.getOwner() != scaled.getDefiningOp();
+      });
+    }
+  }
 
   /// Keys [kOff, kOff + rows) of buffer `which` of [S, B, H, n, D] `bufs`:
   /// a [B, H, rows, D] view.
@@ -544,10 +597,13 @@ private:
     // causal shift: chunks (contiguous, zigzag) of c rows start at g·c, so
     // j <= i + (gq - gk)·c; striped rows are i·P + r and j·P + src, so
     // j <= i when r >= src, else j < i.
-    Value shift, maskKeyOff;
+    Value shift, maskKeyOff, qBase, kBase;
     if (plan.layout == RingLayout::striped) {
       if (maskHasKeys())
         maskKeyOff = src;
+      // Row i of rank r is global row i·P + r.
+      qBase = rank;
+      kBase = src;
       if (plan.causal) {
         Value own = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, rank, src);
         Value diagonal = idx(0);
@@ -556,8 +612,13 @@ private:
       }
     } else {
       Value gk = chunkOf(src, kj, plan.kChunks);
+      if (maskHasKeys() || hasMods())
+        kBase = b.createOrFold<arith::MulIOp>(loc, gk, idx(plan.ck));
       if (maskHasKeys())
-        maskKeyOff = b.createOrFold<arith::MulIOp>(loc, gk, idx(plan.ck));
+        maskKeyOff = kBase;
+      if (hasMods())
+        qBase = b.createOrFold<arith::MulIOp>(loc, chunkOf(rank, qi, plan.qChunks),
+                                              idx(plan.cq));
       if (plan.causal) {
         Value gq = chunkOf(rank, qi, plan.qChunks);
         Value chunks = b.createOrFold<arith::SubIOp>(loc, gq, gk);
@@ -573,6 +634,10 @@ private:
         args.push_back(mask);
       if (maskKeyOff)
         args.push_back(maskKeyOff);
+      if (hasMods()) {
+        llvm::append_range(args, plan.op.getCaptures());
+        args.append({qBase, kBase});
+      }
       // Step 0 attends the rank's own keys: block (qi, 0) is never skipped.
       std::optional<int64_t> known = getConstantIntValue(firstStep);
       args.push_back(known && !*known

@@ -6,7 +6,10 @@ inputs (attn-run --compare-with=reference, on rank 0). Prints one line per
 case and "ring matrix: N cases passed"; exits 1 on the first failure.
 
 Each case: T, ranks, causal kind, layout, H, Hkv, D, Dv, dtype, mask
-("sinks": no mask, attention sinks [H], replicated on every rank).
+("sinks": no mask, attention sinks [H], replicated on every rank; "mods": a
+score function adding a relative-position bias table [2T - 1] (a capture,
+replicated) and a mask function keeping each 100-token document's keys,
+both at global positions).
 """
 import json
 import os
@@ -38,7 +41,32 @@ CASES = [
     # attention sinks, merged once per row after the last block
     (384, 3, "top_left", "zigzag", 4, 2, 64, 64, "f32", "sinks"),
     (256, 2, "none", "contiguous", 2, 2, 64, 64, "f16", "sinks"),
+    # score and mask functions on global positions, every layout
+    (384, 3, "top_left", "zigzag", 4, 2, 64, 64, "f32", "mods"),
+    (256, 2, "none", "zigzag", 2, 2, 64, 64, "f32", "mods"),
+    (256, 4, "none", "striped", 2, 1, 32, 32, "f32", "mods"),
+    (300, 3, "bottom_right", "contiguous", 2, 2, 64, 64, "f16", "mods"),
 ]
+
+
+def mod_functions(T, operands):
+    """The "mods" case's captures, operand types and regions."""
+    t = f"tensor<{2 * T - 1}xf32>"
+    score = (f"score_mod {{\n  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, "
+             f"%t: {t}):\n"
+             f"    %c = arith.constant {T - 1} : index\n"
+             f"    %d = arith.subi %i, %j : index\n"
+             f"    %n = arith.addi %d, %c : index\n"
+             f"    %x = tensor.extract %t[%n] : {t}\n"
+             f"    %y = arith.addf %s, %x : f32\n"
+             f"    attn.yield %y : f32\n  }}")
+    mask = (f"mask_mod {{\n  ^bb0(%b: index, %h: index, %i: index, %j: index, %t: {t}):\n"
+            f"    %c = arith.constant 100 : index\n"
+            f"    %di = arith.divsi %i, %c : index\n"
+            f"    %dj = arith.divsi %j, %c : index\n"
+            f"    %same = arith.cmpi eq, %di, %dj : index\n"
+            f"    attn.yield %same : i1\n  }}")
+    return f", %m: {t}", " captures(%m)", f"{operands}, {t}", f"{score} {mask}"
 
 
 def mlir(T, causal, layout, H, Hkv, D, Dv, dt, mask):
@@ -50,6 +78,12 @@ def mlir(T, causal, layout, H, Hkv, D, Dv, dt, mask):
     if causal != "none":
         attrs.append(f"causal = #attn.causal<{causal}>")
     attrs.append("attn.ring" if layout == "unit" else f"attn.ring = #attn.ring<{layout}>")
+    if mask == "mods":
+        margs, caps, types, regions = mod_functions(T, f"{q}, {k}, {v}")
+        return (f"func.func @f(%q: {q}, %k: {k}, %v: {v}{margs}) -> {o} {{\n"
+                f"  %o = attn.sdpa %q, %k, %v{caps} {{{', '.join(attrs)}}} {regions}\n"
+                f"      : ({types}) -> {o}\n"
+                f"  return %o : {o}\n}}\n")
     mt = {"none": "", "keep": f"tensor<1x1x{T}x{T}xi1>", "add": f"tensor<{T}x{T}x{dt}>",
           "keypad": f"tensor<1x1x1x{T}xi1>", "sinks": f"tensor<{H}xf32>"}[mask]
     margs = f", %m: {mt}" if mt else ""

@@ -465,6 +465,12 @@ def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {
       offsets and slices them itself (no copy at the call, no result). The
       step loop and the last step each call it from a loop over the block
       pairs: a ring compiles one kernel, not one per step, block or mode.
+    - Score and mask functions see global positions: the block's
+      `attn.sdpa_partial` carries them with q and kv replaced by
+      `base + stride·q` and `base + stride·kv` (the block's first rows as
+      one more `tensor<2xindex>` capture, the stride `P` for striped rows
+      and 1 for chunks); the sdpa's captures are replicated; a zigzag ring
+      with functions attends each rank's two chunks as separate blocks.
 
     Refused with a diagnostic: a sequence length that the layout cannot
     split (T not a multiple of P, or 2P for zigzag; naming T, P and the

@@ -152,8 +152,9 @@ struct SdpaSpec {
 /// attn.mha (nn.MultiheadAttention with PyTorch's weight layout [Out,In]):
 /// inputs query_input [B,Tq,E], kv_input [B,Tk,Ekv], wq [H*D,E],
 /// wk [Hkv*D,Ekv], wv [Hkv*D,Ekv], wo [Eo,H*D], then, if `bias`, bq [H*D],
-/// bk [Hkv*D], bv [Hkv*D], bo [Eo], then the mask, ALiBi slopes [H] (f32)
-/// and key lengths [B] (i32) if any; output [B,Tq,Eo].
+/// bk [Hkv*D], bv [Hkv*D], bo [Eo], then the mask, ALiBi slopes [H] (f32),
+/// key lengths [B] (i32) and the dropout seed (i64, rank 0) if any;
+/// output [B,Tq,Eo].
 /// batch, queryLen and keyLen may be -1.
 struct MhaSpec {
   int64_t batch = 1, queryLen = 1, keyLen = 1;
@@ -182,6 +183,15 @@ struct MhaSpec {
   /// An input of key lengths, i32 [B], follows the slopes (if any); each
   /// must lie in [0, keyLen] (call() checks it).
   bool keyLengths = false;
+  /// Dropout on the attention weights (nn.MultiheadAttention's `dropout`,
+  /// in training mode): rate in [0, 1), 0 none; the mask is the counter-
+  /// based generator's of `dropoutSeed`, the same as SdpaSpec's.
+  double dropoutRate = 0;
+  int64_t dropoutSeed = 0;
+  /// With dropoutRate: the seed is an input (int64, rank 0) after the key
+  /// lengths instead of dropoutSeed, so one kernel draws a fresh mask per
+  /// call.
+  bool runtimeSeed = false;
 };
 
 /// The attn IR (one function, @sdpa / @mha) a spec compiles; an error for

@@ -181,6 +181,11 @@ static Status checkFeatures(const Spec &s, const char *specName) {
                          ">= 0 or -1 (unbounded), got " +
                          std::to_string(s.windowLeft) + ", " +
                          std::to_string(s.windowRight));
+  if (!(s.dropoutRate >= 0 && s.dropoutRate < 1))
+    return Status::error(std::string(specName) + ".dropoutRate must lie in [0, 1), got " +
+                         std::to_string(s.dropoutRate));
+  if (s.runtimeSeed && s.dropoutRate == 0)
+    return Status::error(std::string(specName) + ".runtimeSeed needs a dropoutRate");
   return Status();
 }
 
@@ -234,11 +239,8 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   mlir::Type f32 = fb.builder().getF32Type();
   if (s.sinks)
     args.push_back(mlir::RankedTensorType::get({h}, f32));
-  if (s.runtimeSeed) {
-    if (s.dropoutRate == 0)
-      return Status::error("SdpaSpec.runtimeSeed needs a dropoutRate");
+  if (s.runtimeSeed)
     args.push_back(mlir::RankedTensorType::get({}, fb.builder().getI64Type()));
-  }
   size_t firstExtra = 3;
   if (s.part == SdpaPart::Gradients) {
     // O (f32, sdpa_partial's), dO, the log-sum-exp.
@@ -363,6 +365,8 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
   if (Status st = checkFeatures(s, "MhaSpec"); !st.ok())
     return st;
   addFeatureArgs(s, fb, b, s.numHeads, args);
+  if (s.runtimeSeed)
+    args.push_back(mlir::RankedTensorType::get({}, fb.builder().getI64Type()));
   mlir = fb.build("mha", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
                                    mlir::ValueRange a) -> mlir::ValueRange {
     mlir::Value none;
@@ -372,15 +376,18 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
     mlir::Value mask = s.mask != MaskKind::None ? a[next++] : none;
     mlir::Value slopes = s.alibi ? a[next++] : none;
     mlir::Value lengths = s.keyLengths ? a[next++] : none;
+    mlir::Value seed = s.runtimeSeed ? a[next++] : none;
     auto op = mlir::attn::MhaOp::create(
         ob, loc, a[0], a[1], a[2], a[3], a[4], a[5], bq, bk, bv, bo, mask,
         slopes, lengths, /*rope_cos=*/none,
-        /*rope_sin=*/none, /*runtime_seed=*/none, ob.getI64IntegerAttr(s.numHeads),
+        /*rope_sin=*/none, seed, ob.getI64IntegerAttr(s.numHeads),
         s.numKvHeads != 0 ? ob.getI64IntegerAttr(hkv) : mlir::IntegerAttr(),
         s.scale != 0 ? fb.f32(s.scale) : mlir::FloatAttr(), fb.causal(s.causal),
         /*softcap=*/mlir::FloatAttr(), /*window=*/mlir::attn::WindowAttr(),
         /*rope_style=*/mlir::attn::RopeStyleAttr(),
-        /*dropout_rate=*/mlir::FloatAttr(), /*dropout_seed=*/mlir::IntegerAttr(),
+        s.dropoutRate != 0 ? fb.f32(s.dropoutRate) : mlir::FloatAttr(),
+        s.dropoutRate != 0 && !s.runtimeSeed ? ob.getI64IntegerAttr(s.dropoutSeed)
+                                             : mlir::IntegerAttr(),
         mlir::attn::WeightLayoutAttr::get(ob.getContext(),
                                           mlir::attn::WeightLayout::out_in));
     setFeatureAttrs(s, fb, op);

@@ -304,7 +304,10 @@ void bindSharedFields(py::class_<Spec> &c) {
       .def_readwrite("window_right", &Spec::windowRight)
       .def_readwrite("alibi", &Spec::alibi)
       .def_readwrite("alibi_per_batch", &Spec::alibiPerBatch)
-      .def_readwrite("key_lengths", &Spec::keyLengths);
+      .def_readwrite("key_lengths", &Spec::keyLengths)
+      .def_readwrite("dropout_rate", &Spec::dropoutRate)
+      .def_readwrite("dropout_seed", &Spec::dropoutSeed)
+      .def_readwrite("runtime_seed", &Spec::runtimeSeed);
 }
 
 } // namespace
@@ -358,9 +361,6 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def_readwrite("head_dim", &attn::SdpaSpec::headDim)
       .def_readwrite("value_dim", &attn::SdpaSpec::valueDim)
       .def_readwrite("mask_grad", &attn::SdpaSpec::maskGrad)
-      .def_readwrite("dropout_rate", &attn::SdpaSpec::dropoutRate)
-      .def_readwrite("dropout_seed", &attn::SdpaSpec::dropoutSeed)
-      .def_readwrite("runtime_seed", &attn::SdpaSpec::runtimeSeed)
       .def_readwrite("sinks", &attn::SdpaSpec::sinks)
       .def("to_mlir", [](const attn::SdpaSpec &s) {
         std::string text;

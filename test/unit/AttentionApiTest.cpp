@@ -279,6 +279,76 @@ TEST(AttentionApi, MhaSpecMatchesReference) {
   EXPECT_LT(relativeError(fromFloats(out, want.shape), want), 1e-5);
 }
 
+// MhaSpec with dropout on the attention weights (nn.MultiheadAttention in
+// training mode): against the reference's mha with the same counter-based
+// mask; the seed as an input gives the same output as the seed compiled
+// in, and another seed another output.
+TEST(AttentionApi, MhaSpecDropoutMatchesReference) {
+  MhaSpec spec;
+  spec.batch = 2;
+  spec.queryLen = 7;
+  spec.keyLen = 11;
+  spec.embedDim = 16;
+  spec.numHeads = 2;
+  spec.bias = true;
+  spec.causal = Causal::TopLeft;
+  spec.dropoutRate = 0.3;
+  spec.dropoutSeed = 11;
+  std::unique_ptr<Kernel> fixed, runtime;
+  Status s = Kernel::compileMha(spec, {}, fixed);
+  ASSERT_TRUE(s.ok()) << s.message();
+  spec.runtimeSeed = true;
+  s = Kernel::compileMha(spec, {}, runtime);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(runtime->inputs().size(), 11u);
+  EXPECT_EQ(runtime->inputs()[10].str(), "int64[]");
+
+  std::mt19937 gen(5);
+  const int64_t d = 8;
+  ref::Tensor xq = randomTensor({2, 7, 16}, gen), xkv = randomTensor({2, 11, 16}, gen);
+  ref::MhaWeights w;
+  w.wq = randomTensor({2 * d, 16}, gen);
+  w.wk = randomTensor({2 * d, 16}, gen);
+  w.wv = randomTensor({2 * d, 16}, gen);
+  w.wo = randomTensor({16, 2 * d}, gen);
+  ref::Tensor bq = randomTensor({2 * d}, gen), bk = randomTensor({2 * d}, gen),
+              bv = randomTensor({2 * d}, gen), bo = randomTensor({16}, gen);
+  w.bq = &bq;
+  w.bk = &bk;
+  w.bv = &bv;
+  w.bo = &bo;
+  std::vector<ref::Tensor> all = {xq, xkv, w.wq, w.wk, w.wv, w.wo, bq, bk, bv, bo};
+  std::vector<std::vector<float>> data;
+  for (const ref::Tensor &t : all)
+    data.push_back(toFloats(t));
+  std::vector<TensorRef> inputs;
+  for (size_t i = 0; i < all.size(); ++i)
+    inputs.push_back(view(data[i], all[i].shape));
+  std::vector<float> out(2 * 7 * 16), outRuntime(out.size()), outOther(out.size());
+  s = fixed->call(inputs, {view(out, {2, 7, 16})});
+  ASSERT_TRUE(s.ok()) << s.message();
+  ref::SdpaOptions ro;
+  ro.causal = ref::Causal::TopLeft;
+  ro.dropoutRate = 0.3f;
+  ro.dropoutSeed = 11;
+  ref::Tensor want = ref::mha(xq, xkv, w, 2, 2, ro);
+  EXPECT_LT(relativeError(fromFloats(out, want.shape), want), 1e-5);
+  ro.dropoutRate = 0;
+  ref::Tensor noDropout = ref::mha(xq, xkv, w, 2, 2, ro);
+  EXPECT_GT(relativeError(want, noDropout), 1e-2); // dropout changed something
+
+  int64_t seed = 11, other = 12;
+  std::vector<TensorRef> withSeed = inputs;
+  withSeed.push_back(TensorRef{ElementType::I64, &seed, {}, {}});
+  s = runtime->call(withSeed, {view(outRuntime, {2, 7, 16})});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(outRuntime, out);
+  withSeed.back().data = &other;
+  s = runtime->call(withSeed, {view(outOther, {2, 7, 16})});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_NE(outOther, out);
+}
+
 // q kept as [B,T,H,D] and passed as a [B,H,T,D] view; the output written
 // through a [B,T,H,Dv] view: what an application with PyTorch's pre-transpose
 // layout does.
@@ -809,6 +879,11 @@ TEST(AttentionApiCompileErrors, BadSpecs) {
   m = {};
   m.softcap = NAN;
   EXPECT_ERROR(Kernel::compileMha(m, {}, k), "MhaSpec.softcap must be 0");
+  m.softcap = 0;
+  m.runtimeSeed = true;
+  EXPECT_ERROR(Kernel::compileMha(m, {}, k), "MhaSpec.runtimeSeed needs a dropoutRate");
+  m.dropoutRate = 1.0;
+  EXPECT_ERROR(Kernel::compileMha(m, {}, k), "MhaSpec.dropoutRate must lie in [0, 1)");
 }
 
 TEST(AttentionApi, SpecToMlirText) {

@@ -231,6 +231,40 @@ INSTANTIATE_TEST_SUITE_P(Specs, SdpaFeatureSpecTest,
                            return info.param == Target::Cpu ? "cpu" : "reference";
                          });
 
+/// nn.MultiheadAttention's inputs with biases, random: query_input
+/// [B,Tq,E], kv_input [B,Tk,Ekv], the weights ([Out,In]) and biases, as
+/// reference tensors and as float buffers with views in MhaSpec's order.
+struct MhaInputs {
+  ref::Tensor xq, xkv, bq, bk, bv, bo;
+  ref::MhaWeights w;
+  std::vector<std::vector<float>> data;
+  std::vector<TensorRef> views;
+
+  MhaInputs(std::mt19937 &gen, int64_t b, int64_t tq, int64_t tk, int64_t e, int64_t ekv,
+            int64_t h, int64_t hkv, int64_t d)
+      : xq(randomTensor({b, tq, e}, gen)), xkv(randomTensor({b, tk, ekv}, gen)) {
+    w.wq = randomTensor({h * d, e}, gen);
+    w.wk = randomTensor({hkv * d, ekv}, gen);
+    w.wv = randomTensor({hkv * d, ekv}, gen);
+    w.wo = randomTensor({e, h * d}, gen);
+    bq = randomTensor({h * d}, gen);
+    bk = randomTensor({hkv * d}, gen);
+    bv = randomTensor({hkv * d}, gen);
+    bo = randomTensor({e}, gen);
+    w.bq = &bq;
+    w.bk = &bk;
+    w.bv = &bv;
+    w.bo = &bo;
+    std::vector<const ref::Tensor *> all = {&xq, &xkv, &w.wq, &w.wk, &w.wv,
+                                            &w.wo, &bq, &bk, &bv, &bo};
+    for (const ref::Tensor *t : all)
+      data.push_back(toFloats(*t));
+    for (size_t i = 0; i < all.size(); ++i)
+      views.push_back(view(data[i], all[i]->shape));
+  }
+  MhaInputs(const MhaInputs &) = delete; // w points at the biases
+};
+
 TEST(AttentionApi, MhaSpecMatchesReference) {
   MhaSpec spec;
   spec.batch = 2;
@@ -250,32 +284,13 @@ TEST(AttentionApi, MhaSpecMatchesReference) {
   EXPECT_EQ(kernel->outputs()[0].str(), "float32[2,9,32]");
 
   std::mt19937 gen(3);
-  const int64_t tk = 13, d = 8;
-  ref::Tensor xq = randomTensor({2, 9, 32}, gen), xkv = randomTensor({2, tk, 24}, gen);
-  ref::MhaWeights w;
-  w.wq = randomTensor({4 * d, 32}, gen);
-  w.wk = randomTensor({2 * d, 24}, gen);
-  w.wv = randomTensor({2 * d, 24}, gen);
-  w.wo = randomTensor({32, 4 * d}, gen);
-  ref::Tensor bq = randomTensor({4 * d}, gen), bk = randomTensor({2 * d}, gen),
-              bv = randomTensor({2 * d}, gen), bo = randomTensor({32}, gen);
-  w.bq = &bq;
-  w.bk = &bk;
-  w.bv = &bv;
-  w.bo = &bo;
-  std::vector<ref::Tensor> all = {xq, xkv, w.wq, w.wk, w.wv, w.wo, bq, bk, bv, bo};
-  std::vector<std::vector<float>> data;
-  for (const ref::Tensor &t : all)
-    data.push_back(toFloats(t));
-  std::vector<TensorRef> inputs;
-  for (size_t i = 0; i < all.size(); ++i)
-    inputs.push_back(view(data[i], all[i].shape));
+  MhaInputs in(gen, 2, 9, 13, 32, 24, 4, 2, 8);
   std::vector<float> out(2 * 9 * 32);
-  s = kernel->call(inputs, {view(out, {2, 9, 32})});
+  s = kernel->call(in.views, {view(out, {2, 9, 32})});
   ASSERT_TRUE(s.ok()) << s.message();
   ref::SdpaOptions ro;
   ro.causal = ref::Causal::BottomRight;
-  ref::Tensor want = ref::mha(xq, xkv, w, 4, 2, ro);
+  ref::Tensor want = ref::mha(in.xq, in.xkv, in.w, 4, 2, ro);
   EXPECT_LT(relativeError(fromFloats(out, want.shape), want), 1e-5);
 }
 
@@ -304,41 +319,22 @@ TEST(AttentionApi, MhaSpecDropoutMatchesReference) {
   EXPECT_EQ(runtime->inputs()[10].str(), "int64[]");
 
   std::mt19937 gen(5);
-  const int64_t d = 8;
-  ref::Tensor xq = randomTensor({2, 7, 16}, gen), xkv = randomTensor({2, 11, 16}, gen);
-  ref::MhaWeights w;
-  w.wq = randomTensor({2 * d, 16}, gen);
-  w.wk = randomTensor({2 * d, 16}, gen);
-  w.wv = randomTensor({2 * d, 16}, gen);
-  w.wo = randomTensor({16, 2 * d}, gen);
-  ref::Tensor bq = randomTensor({2 * d}, gen), bk = randomTensor({2 * d}, gen),
-              bv = randomTensor({2 * d}, gen), bo = randomTensor({16}, gen);
-  w.bq = &bq;
-  w.bk = &bk;
-  w.bv = &bv;
-  w.bo = &bo;
-  std::vector<ref::Tensor> all = {xq, xkv, w.wq, w.wk, w.wv, w.wo, bq, bk, bv, bo};
-  std::vector<std::vector<float>> data;
-  for (const ref::Tensor &t : all)
-    data.push_back(toFloats(t));
-  std::vector<TensorRef> inputs;
-  for (size_t i = 0; i < all.size(); ++i)
-    inputs.push_back(view(data[i], all[i].shape));
+  MhaInputs in(gen, 2, 7, 11, 16, 16, 2, 2, 8);
   std::vector<float> out(2 * 7 * 16), outRuntime(out.size()), outOther(out.size());
-  s = fixed->call(inputs, {view(out, {2, 7, 16})});
+  s = fixed->call(in.views, {view(out, {2, 7, 16})});
   ASSERT_TRUE(s.ok()) << s.message();
   ref::SdpaOptions ro;
   ro.causal = ref::Causal::TopLeft;
   ro.dropoutRate = 0.3f;
   ro.dropoutSeed = 11;
-  ref::Tensor want = ref::mha(xq, xkv, w, 2, 2, ro);
+  ref::Tensor want = ref::mha(in.xq, in.xkv, in.w, 2, 2, ro);
   EXPECT_LT(relativeError(fromFloats(out, want.shape), want), 1e-5);
   ro.dropoutRate = 0;
-  ref::Tensor noDropout = ref::mha(xq, xkv, w, 2, 2, ro);
+  ref::Tensor noDropout = ref::mha(in.xq, in.xkv, in.w, 2, 2, ro);
   EXPECT_GT(relativeError(want, noDropout), 1e-2); // dropout changed something
 
   int64_t seed = 11, other = 12;
-  std::vector<TensorRef> withSeed = inputs;
+  std::vector<TensorRef> withSeed = in.views;
   withSeed.push_back(TensorRef{ElementType::I64, &seed, {}, {}});
   s = runtime->call(withSeed, {view(outRuntime, {2, 7, 16})});
   ASSERT_TRUE(s.ok()) << s.message();

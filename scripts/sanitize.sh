@@ -34,6 +34,11 @@ export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:check_initi
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:report_error_type=1"
 export LSAN_OPTIONS="suppressions=$ROOT/test/sanitizer/lsan.supp:print_suppressions=0"
 export ASAN_SYMBOLIZER_PATH="$LLVM_PREFIX/bin/llvm-symbolizer"
+# The compiled code's freed blocks go back to the allocator here, not to
+# the runtime's block cache (GuardedAlloc.h): AddressSanitizer then sees
+# every free and catches a later read of a result's block. (The cache's
+# own tests set its limit themselves.)
+export ATTN_BLOCK_CACHE_MB=0
 
 LAUNCHER=()
 if command -v ccache >/dev/null 2>&1; then

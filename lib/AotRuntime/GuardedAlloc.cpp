@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <csetjmp>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <list>
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace attn::runtime {
 namespace {

@@ -18,6 +18,13 @@ from torch's generator, so ``torch.manual_seed`` reproduces it; not
 torch's stream); ``add_bias_kv`` and
 ``add_zero_attn`` are refused; a row whose keys are all masked gives 0
 where torch gives NaN.
+
+One addition torch's module does not have: ``sinks=True`` gives each head
+a learned attention sink (gpt-oss's ``sinks``): a parameter ``sinks``
+[num_heads] whose logit joins each row's softmax denominator and weighs
+no value, trained with the rest (its gradient from attn's backward).
+Initialised to zeros; it is one more ``state_dict`` key, so a torch
+module's state loads with ``strict=False``.
 """
 
 import torch
@@ -37,9 +44,10 @@ class MultiheadAttention(torch.nn.MultiheadAttention):
 
     The arguments are torch's: embed_dim, num_heads, dropout=0.0, bias=True,
     add_bias_kv=False, add_zero_attn=False, kdim=None, vdim=None,
-    batch_first=False, device=None, dtype=None."""
+    batch_first=False, device=None, dtype=None; and ``sinks=False``
+    (keyword only): a learned attention sink per head."""
 
-    def __init__(self, embed_dim, num_heads, *args, pipeline="cpu", **kwargs):
+    def __init__(self, embed_dim, num_heads, *args, pipeline="cpu", sinks=False, **kwargs):
         super().__init__(embed_dim, num_heads, *args, **kwargs)
         if self.bias_k is not None:
             _fail(ValueError, "add_bias_kv=True (a learned key/value row appended to the "
@@ -48,6 +56,10 @@ class MultiheadAttention(torch.nn.MultiheadAttention):
             _fail(ValueError, "add_zero_attn=True (a zero key/value row appended to the "
                   "sequence) has no attn equivalent")
         self.pipeline = pipeline
+        # A learned logit per head in each row's softmax denominator.
+        self.sinks = torch.nn.Parameter(torch.zeros(
+            num_heads, device=kwargs.get("device"), dtype=kwargs.get("dtype"))) \
+            if sinks else None
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
@@ -95,7 +107,7 @@ class MultiheadAttention(torch.nn.MultiheadAttention):
         # of one compiled kernel; attn's stream, not torch's).
         p = self.dropout if self.training else 0.0
         o = scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=bool(is_causal),
-                                         dropout_p=p, pipeline=self.pipeline)
+                                         dropout_p=p, sinks=self.sinks, pipeline=self.pipeline)
         o = o.transpose(1, 2).reshape(b, l, e)
         y = linear(o, self.out_proj.weight, self.out_proj.bias, pipeline=self.pipeline)
         if unbatched:

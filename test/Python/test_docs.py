@@ -73,4 +73,4 @@ def test_serving_md_blocks_run():
 def test_training_md_blocks_run():
     # docs/training.md: gradients through attn_mlir against torch's plain
     # formula in float64.
-    run_page("training.md", 5)
+    run_page("training.md", 6)

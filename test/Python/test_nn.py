@@ -262,3 +262,45 @@ def test_mha_refusals():
         m(x, x, x, need_weights=False, attn_mask=torch.zeros(3, 3, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"key_padding_mask has shape \[1, 5\]"):
         m(x, x, x, need_weights=False, key_padding_mask=torch.zeros(1, 5, dtype=torch.bool))
+
+
+def test_mha_sinks_train():
+    # sinks=True: a learned logit per head in each row's softmax
+    # denominator (gpt-oss). Output and the gradients of x, the sinks and
+    # the projections against the same block written out in float64 torch
+    # (the sink as one more score column that weighs no value).
+    torch.manual_seed(3)
+    e, h, L = 32, 4, 9
+    ours = attn_mlir.nn.MultiheadAttention(e, h, batch_first=True, sinks=True)
+    assert "sinks" in dict(ours.named_parameters())
+    with torch.no_grad():
+        ours.sinks.copy_(torch.tensor([0.5, -1.0, 2.0, 0.0]))
+        for p in (ours.in_proj_bias, ours.out_proj.bias):
+            p.add_(0.1 * torch.randn(p.shape))
+    x = torch.randn(2, L, e, requires_grad=True)
+    causal = torch.ones(L, L, dtype=torch.bool).triu(1)
+    y, _ = ours(x, x, x, need_weights=False, attn_mask=causal)
+
+    params = {n: p.detach().double().requires_grad_() for n, p in ours.named_parameters()}
+    x64 = x.detach().double().requires_grad_()
+    qkv = x64 @ params["in_proj_weight"].T + params["in_proj_bias"]
+    q, k, v = (t.reshape(2, L, h, e // h).transpose(1, 2) for t in qkv.split(e, -1))
+    s = (q @ k.transpose(-1, -2)) / (e // h) ** 0.5
+    s = s.masked_fill(causal, float("-inf"))
+    col = params["sinks"][None, :, None, None].expand(2, h, L, 1)
+    pr = torch.softmax(torch.cat([s, col], -1), -1)[..., :-1]
+    o = (pr @ v).transpose(1, 2).reshape(2, L, e)
+    y64 = o @ params["out_proj.weight"].T + params["out_proj.bias"]
+    _close(y, y64, F32_TOL, "output")
+    dy = torch.randn(y.shape, generator=torch.Generator().manual_seed(8))
+    y.backward(dy)
+    y64.backward(dy.double())
+    _close(x.grad, x64.grad, F32_TOL, "x")
+    for name, p in ours.named_parameters():
+        _close(p.grad, params[name].grad, F32_TOL, name)
+    assert ours.sinks.grad.abs().min().item() > 0
+    # The state holds the sinks; a torch module's state loads without them.
+    assert "sinks" in ours.state_dict()
+    fresh = attn_mlir.nn.MultiheadAttention(e, h, batch_first=True, sinks=True)
+    missing = fresh.load_state_dict(torch.nn.MultiheadAttention(e, h).state_dict(), strict=False)
+    assert list(missing.missing_keys) == ["sinks"]

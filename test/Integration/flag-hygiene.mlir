@@ -14,6 +14,10 @@
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --xyzzy | FileCheck %s --check-prefix=FAR
 // FAR: attn-run: Unknown command line argument '--xyzzy' (attn-run --help lists the flags)
 // FAR-NOT: did you mean
+// An option the LLVM libraries register (hidden from --help) parses but
+// means nothing to attn-run: refused, with the flag that was meant.
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --random-inputs --threads=4 | FileCheck %s --check-prefix=LIBOPT
+// LIBOPT: attn-run: '--threads' is an option of the LLVM libraries, not of attn-run; did you mean '--num-threads'?
 
 // Negative counts and tolerances.
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --random-inputs --pipeline=cpu --num-threads=-4 | FileCheck %s --check-prefix=THREADS

@@ -202,8 +202,9 @@ static std::optional<std::string> nearestFlag(llvm::StringRef arg) {
     if (!llvm::is_contained(o->Categories, &runCategory) || o->ArgStr.empty())
       continue;
     unsigned dist = name.edit_distance(key, /*AllowReplacements=*/true);
-    // An abbreviation ("--pipe") counts as close.
-    if (name.size() >= 3 && key.starts_with(name))
+    // An abbreviation ("--pipe") or the flag's last word ("--threads" for
+    // "--num-threads") counts as close.
+    if (name.size() >= 3 && (key.starts_with(name) || key.ends_with(("-" + name).str())))
       dist = std::min(dist, 1u);
     unsigned allowed = key.size() <= 4 ? 1 : key.size() <= 8 ? 2 : 3;
     if (dist <= allowed && dist < bestDist) {
@@ -214,6 +215,29 @@ static std::optional<std::string> nearestFlag(llvm::StringRef arg) {
   return best;
 }
 
+/// The LLVM/MLIR libraries register options of their own (hidden from
+/// --help); the parser accepts them, but none means anything to attn-run
+/// (`--threads=4` parsed and did nothing where `--num-threads=4` was
+/// meant): a library option given on the command line is an error naming
+/// the nearest attn-run flag. MLIR's own `--mlir-*` debugging flags are
+/// left usable.
+static void refuseLibraryOptions() {
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *o = entry.second;
+    bool ours = llvm::any_of(o->Categories, [](cl::OptionCategory *c) {
+      return c == &runCategory || c->getName() == "Generic Options"; // --help, --version
+    });
+    if (!o->getNumOccurrences() || ours || entry.first.starts_with("mlir-"))
+      continue;
+    std::string arg = ("--" + entry.first).str();
+    if (std::optional<std::string> near = nearestFlag(arg))
+      fail(2, "'" + arg + "' is an option of the LLVM libraries, not of attn-run; did you "
+                          "mean '" + *near + "'?");
+    fail(2, "'" + arg + "' is an option of the LLVM libraries, not of attn-run "
+                        "(attn-run --help lists the flags)");
+  }
+}
+
 /// Parses the command line; a bad one is one line on stderr and exit 2.
 static void parseCommandLine(int argc, char **argv) {
   cl::HideUnrelatedOptions(runCategory);
@@ -222,8 +246,10 @@ static void parseCommandLine(int argc, char **argv) {
   if (cl::ParseCommandLineOptions(argc, argv,
                                   "attn-run: JIT-compile, run, check and time "
                                   "attn functions\n",
-                                  &cliErrorStream))
+                                  &cliErrorStream)) {
+    refuseLibraryOptions();
     return;
+  }
   // LLVM prefixes its messages with the program name; keep the first one.
   llvm::StringRef first = llvm::StringRef(cliErrors).trim().split('\n').first;
   llvm::StringRef prog = argv[0];

@@ -73,6 +73,7 @@ struct RingPlan {
   /// The mask's query / key dims (-1: absent or a broadcast 1).
   int64_t maskQueryDim = -1, maskKeyDim = -1;
   bool causal = false;
+  bool mods = false; ///< score or mask functions (they read global positions)
 };
 
 StringRef layoutName(RingLayout l) { return stringifyRingLayout(l); }
@@ -136,9 +137,9 @@ LogicalResult planRing(SdpaOp op, int64_t ranks, RingPlan &plan) {
   bool zig = plan.layout == RingLayout::zigzag;
   // Score and mask functions read global positions: each block must be one
   // chunk of consecutive rows (a zigzag rank's two chunks are not).
-  bool mods = op.hasScoreMod() || op.hasMaskMod();
-  plan.qChunks = zig && (plan.causal || mods) ? 2 : 1;
-  plan.kChunks = zig && (plan.causal || plan.maskKeyDim >= 0 || mods) ? 2 : 1;
+  plan.mods = op.hasScoreMod() || op.hasMaskMod();
+  plan.qChunks = zig && (plan.causal || plan.mods) ? 2 : 1;
+  plan.kChunks = zig && (plan.causal || plan.maskKeyDim >= 0 || plan.mods) ? 2 : 1;
   plan.cq = plan.nq / plan.qChunks;
   plan.ck = plan.nk / plan.kChunks;
 
@@ -455,7 +456,7 @@ private:
       if (plan.maskQueryDim >= 0 && plan.qChunks > 1)
         m = slice(m, plan.maskQueryDim, qOff, plan.cq);
       if (maskHasKeys())
-        m = slice(m, plan.maskKeyDim, args[next++], plan.ck, maskStride());
+        m = slice(m, plan.maskKeyDim, args[next++], plan.ck, rowStride());
     }
     SmallVector<Value> captures;
     if (hasMods()) {
@@ -503,11 +504,12 @@ private:
   }
 
 
-  bool hasMods() { return plan.op.hasScoreMod() || plan.op.hasMaskMod(); }
+  bool hasMods() { return plan.mods; }
 
-  /// Position strides of a block's rows: striped rows are every P-th,
-  /// chunks consecutive.
-  int64_t positionStride() { return plan.layout == RingLayout::striped ? plan.ranks : 1; }
+  /// The global distance between consecutive rows of a block (its keys'
+  /// mask columns, its positions): striped rows are every P-th, chunks
+  /// consecutive.
+  int64_t rowStride() { return plan.layout == RingLayout::striped ? plan.ranks : 1; }
 
   /// Copies function region `from` of the ring's sdpa into `to` (of a
   /// block's attn.sdpa_partial) with global positions: the block's q and kv
@@ -531,7 +533,7 @@ private:
       Value at = arith::ConstantIndexOp::create(rb, loc, i);
       Value base = tensor::ExtractOp::create(rb, loc, bases, ValueRange{at});
       Value scaled = pos;
-      if (int64_t stride = positionStride(); stride != 1)
+      if (int64_t stride = rowStride(); stride != 1)
         scaled = arith::MulIOp::create(rb, loc, pos, arith::ConstantIndexOp::create(rb, loc, stride));
       auto global = arith::AddIOp::create(rb, loc, scaled, base);
       pos.replaceUsesWithIf(global, [&](OpOperand &use) {
@@ -558,8 +560,6 @@ private:
   }
 
   bool maskHasKeys() { return plan.op.getMask() && plan.maskKeyDim >= 0; }
-  /// The mask columns of a key block are every P-th (striped) or adjacent.
-  int64_t maskStride() { return plan.layout == RingLayout::striped ? plan.ranks : 1; }
 
   /// Merges every (query block, key block) pair of this rank's rows and the
   /// K/V `kv` that rank `src` holds into the running (O, lse): one loop

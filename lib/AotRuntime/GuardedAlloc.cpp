@@ -99,6 +99,21 @@ BlockCache &blockCache() {
   return *c;
 }
 
+/// Frees cached blocks, oldest first, until at most `keep` bytes stay
+/// (and sets the limit to `keep` when `newLimit`).
+void trimCache(size_t keep, bool newLimit) {
+  BlockCache &c = blockCache();
+  std::vector<void *> drop;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (newLimit)
+      c.limit = keep;
+    drop = c.trim(keep);
+  }
+  for (void *p : drop)
+    std::free(p);
+}
+
 /// A block of `n` bytes aligned to `alignment` (0: malloc's), from the
 /// cache when it holds one, else from libc.
 void *allocate(size_t n, size_t alignment) {
@@ -117,7 +132,7 @@ void *allocate(size_t n, size_t alignment) {
   void *p = fromLibc();
   if (!p && n && cachedBlockBytes()) {
     // Out of memory while the cache holds some: give it back, try again.
-    setBlockCacheLimit(0, /*keepLimit=*/true);
+    trimCache(0, /*newLimit=*/false);
     p = fromLibc();
   }
   if (p && n >= kCachedFrom) {
@@ -207,25 +222,27 @@ void releaseBlock(void *p) {
   if (!p)
     return;
   BlockCache &c = blockCache();
-  std::vector<void *> drop;
+  bool cached = false;
+  size_t limit;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.sizes.find(p);
-    if (it != c.sizes.end()) {
+    limit = c.limit;
+    if (auto it = c.sizes.find(p); it != c.sizes.end()) {
       size_t n = it->second;
       c.sizes.erase(it);
-      if (n <= c.limit) {
+      if (n <= limit) {
         c.bySize.emplace(n, p);
         c.order.emplace_back(p, n);
         c.bytes += n;
-        drop = c.trim(c.limit);
-        p = nullptr;
+        cached = true;
       }
     }
   }
-  std::free(p);
-  for (void *q : drop)
-    std::free(q);
+  if (!cached) {
+    std::free(p);
+    return;
+  }
+  trimCache(limit, /*newLimit=*/false); // the oldest beyond the limit
 }
 
 size_t cachedBlockBytes() {
@@ -234,18 +251,7 @@ size_t cachedBlockBytes() {
   return c.bytes;
 }
 
-void setBlockCacheLimit(size_t bytes, bool keepLimit) {
-  BlockCache &c = blockCache();
-  std::vector<void *> drop;
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (!keepLimit)
-      c.limit = bytes;
-    drop = c.trim(bytes);
-  }
-  for (void *p : drop)
-    std::free(p);
-}
+void setBlockCacheLimit(size_t bytes) { trimCache(bytes, /*newLimit=*/true); }
 
 std::vector<std::pair<const char *, void *>> guardedAllocSymbols() {
   return {{"malloc", reinterpret_cast<void *>(&attnGuardedMalloc)},

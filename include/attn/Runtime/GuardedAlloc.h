@@ -45,10 +45,9 @@ void releaseBlock(void *p);
 /// Bytes held for reuse now.
 size_t cachedBlockBytes();
 
-/// Sets the limit (bytes) and frees what is held beyond it (keepLimit:
-/// frees down to `bytes` once, the limit unchanged). An allocation libc
-/// refuses empties the cache and is tried again.
-void setBlockCacheLimit(size_t bytes, bool keepLimit = false);
+/// Sets the limit (bytes) and frees what is held beyond it. (An
+/// allocation libc refuses empties the cache and is tried again.)
+void setBlockCacheLimit(size_t bytes);
 
 } // namespace attn::runtime
 

@@ -57,8 +57,8 @@ class MultiheadAttention(torch.nn.MultiheadAttention):
                   "sequence) has no attn equivalent")
         self.pipeline = pipeline
         # A learned logit per head in each row's softmax denominator.
-        self.sinks = torch.nn.Parameter(torch.zeros(
-            num_heads, device=kwargs.get("device"), dtype=kwargs.get("dtype"))) \
+        w = self.out_proj.weight
+        self.sinks = torch.nn.Parameter(torch.zeros(num_heads, device=w.device, dtype=w.dtype)) \
             if sinks else None
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,

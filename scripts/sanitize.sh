@@ -39,6 +39,11 @@ export ASAN_SYMBOLIZER_PATH="$LLVM_PREFIX/bin/llvm-symbolizer"
 # every free and catches a later read of a result's block. (The cache's
 # own tests set its limit themselves.)
 export ATTN_BLOCK_CACHE_MB=0
+# The JIT's code is not instrumented, so its LLVM optimisation level does
+# not change what the sanitizers check; optimising it at O3 under ASan's
+# allocator was most of this stage's time (bench/NOTES.md, "Test suite
+# time"). O0 here; the normal build tests O3.
+export ATTN_MAX_OPT_LEVEL=0
 
 LAUNCHER=()
 if command -v ccache >/dev/null 2>&1; then

@@ -27,6 +27,10 @@ config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 config.substitutions.append(("%attn_docs_dir", os.path.join(config.attn_obj_root, "docs")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# The runtime's knobs the sanitizer stage sets (scripts/sanitize.sh): the
+# block cache's limit and the compiled code's optimisation cap. lit passes
+# no other variable through, so without this its tests would not see them.
+llvm_config.with_system_environment(["ATTN_BLOCK_CACHE_MB", "ATTN_MAX_OPT_LEVEL"])
 llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -37,7 +37,8 @@ struct PipelineOptions {
   std::optional<int64_t> minWorkItems;
   /// CPU: worker threads, 0 = one per core (or OMP_NUM_THREADS).
   int64_t threads = 0;
-  /// LLVM optimisation level of the compiled code (0-3).
+  /// LLVM optimisation level of the compiled code (0-3), capped by the
+  /// environment variable ATTN_MAX_OPT_LEVEL where it is set.
   unsigned optLevel = 3;
   /// GPU: every argument and result is a CUDA device buffer (the current
   /// device's, dense row-major): no host copies inside a call. Without it a

@@ -380,7 +380,10 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
   }
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.setCodeModel(llvm::CodeModel::Small);
-  jtmb.setCodeGenOptLevel(codeGenOptLevel(options.jit.optLevel));
+  llvm::Expected<unsigned> optLevel = cappedOptLevel(options.jit.optLevel);
+  if (!optLevel)
+    return aotError(CompileErrorKind::BadOption, llvm::toString(optLevel.takeError()));
+  jtmb.setCodeGenOptLevel(codeGenOptLevel(*optLevel));
   auto tm = jtmb.createTargetMachine();
   if (!tm)
     return aotError(CompileErrorKind::BadOption,
@@ -445,7 +448,7 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
   emitKernelRecord(*linked, options, entry, pipeline, art, variantFns);
   for (auto &[target, f] : variantFns)
     f->setLinkage(llvm::GlobalValue::InternalLinkage);
-  if (llvm::Error e = optimizeLLVMModule(*linked, options.jit.optLevel, tm->get()))
+  if (llvm::Error e = optimizeLLVMModule(*linked, *optLevel, tm->get()))
     return aotError(CompileErrorKind::JitFailed, llvm::toString(std::move(e)));
 
   llvm::SmallString<0> buffer;

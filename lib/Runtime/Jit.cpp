@@ -199,7 +199,10 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
     return asCompileError(CompileErrorKind::JitFailed, jtmb.takeError());
-  llvm::CodeGenOptLevel cgLevel = codeGenOptLevel(options.optLevel);
+  llvm::Expected<unsigned> optLevel = cappedOptLevel(options.optLevel);
+  if (!optLevel)
+    return asCompileError(CompileErrorKind::BadOption, optLevel.takeError());
+  llvm::CodeGenOptLevel cgLevel = codeGenOptLevel(*optLevel);
   jtmb->setCodeGenOptLevel(cgLevel);
   auto tm = jtmb->createTargetMachine();
   if (!tm)
@@ -207,9 +210,8 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   cf->cpu = (*tm)->getTargetCPU().str();
   cf->features = (*tm)->getTargetFeatureString().str();
   llvm::TargetMachine *machine = tm->get();
-  unsigned optLevel = options.optLevel;
-  auto transformer = [optLevel, machine](llvm::Module *m) -> llvm::Error {
-    return optimizeLLVMModule(*m, optLevel, machine);
+  auto transformer = [level = *optLevel, machine](llvm::Module *m) -> llvm::Error {
+    return optimizeLLVMModule(*m, level, machine);
   };
   ExecutionEngineOptions eo;
   eo.transformer = transformer;

@@ -26,6 +26,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -455,6 +456,16 @@ void initializeNativeTarget() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+}
+
+llvm::Expected<unsigned> cappedOptLevel(unsigned requested) {
+  const char *cap = std::getenv("ATTN_MAX_OPT_LEVEL");
+  if (!cap || !*cap)
+    return requested;
+  if (cap[1] != '\0' || cap[0] < '0' || cap[0] > '3')
+    return llvm::createStringError("ATTN_MAX_OPT_LEVEL='" + std::string(cap) +
+                                   "': expected 0, 1, 2 or 3");
+  return std::min(requested, unsigned(cap[0] - '0'));
 }
 
 llvm::CodeGenOptLevel codeGenOptLevel(unsigned optLevel) {

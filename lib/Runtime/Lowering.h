@@ -48,6 +48,15 @@ std::optional<ShardSpec> shardSpecOf(mlir::DictionaryAttr attrs);
 /// Registers the host target with LLVM (once per process).
 void initializeNativeTarget();
 
+/// The optimisation level compiled code gets for a requested 0-3: the
+/// request, capped by the environment variable ATTN_MAX_OPT_LEVEL (0-3)
+/// where it is set. The sanitizer stage sets 0 (scripts/sanitize.sh): the
+/// compiled code is not instrumented, so its level does not change what
+/// the sanitizers check, and LLVM optimising it under their allocator was
+/// most of that stage's time (bench/NOTES.md, 2026-12-05). A value that is
+/// not 0-3 is an error naming it.
+llvm::Expected<unsigned> cappedOptLevel(unsigned requested);
+
 /// The code generator's level for an optimisation level 0-3.
 llvm::CodeGenOptLevel codeGenOptLevel(unsigned optLevel);
 

@@ -27,7 +27,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -129,11 +131,19 @@ TEST_F(FlashCoreExp2, MatchesStdExp2WhereTheKernelsUseIt) {
     in[i] = -126.0f + 127.0f * static_cast<float>(i) / (kN - 1) + 0.37f * (i % 3);
   auto [vec, scalar] = run(in);
   ASSERT_EQ(vec.size(), size_t(kN));
+  const char *cap = std::getenv("ATTN_MAX_OPT_LEVEL");
+  const bool optimised = !cap || !*cap || std::string(cap) == "3";
   for (int64_t i = 0; i < kN; ++i) {
     double want = std::exp2(static_cast<double>(in[i]));
     EXPECT_NEAR(vec[i], want, 2e-7 * want) << "x = " << in[i];
     EXPECT_NEAR(scalar[i], want, 2e-7 * want) << "x = " << in[i];
-    EXPECT_EQ(vec[i], scalar[i]) << "x = " << in[i]; // one rule, both forms
+    // One rule, both forms: bit for bit where LLVM contracts both alike
+    // (O3). Under an ATTN_MAX_OPT_LEVEL cap (the sanitizer stage's O0)
+    // the two forms' mul+add pairs may contract differently: 1 ulp.
+    if (optimised)
+      EXPECT_EQ(vec[i], scalar[i]) << "x = " << in[i];
+    else
+      EXPECT_NEAR(vec[i], scalar[i], std::ldexp(std::fabs(scalar[i]), -23)) << "x = " << in[i];
   }
 }
 

@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "attn/GPU/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
 using namespace mlir;
 
 namespace mlir::attn {

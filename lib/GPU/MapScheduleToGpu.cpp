@@ -11,6 +11,10 @@
 //===----------------------------------------------------------------------===//
 #include "attn/GPU/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include "ScheduleMapping.h"
 
 #include "attn/GPU/FragmentLayout.h"

@@ -1,0 +1,1 @@
+// The object that carries the precompiled header (cmake/AttnPch.cmake).

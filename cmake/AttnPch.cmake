@@ -4,10 +4,9 @@
 # headers; the test suite builds the project twice (the normal build with
 # g++, the sanitizer build with clang: scripts/test.sh).
 #
-# On by default with clang only. Measured (bench/NOTES.md, "Build time"):
-# clang's PCH is 114 MB, loaded lazily, and halves the compile time of most
-# files; g++ 12's is 700 MB, read whole by every file (about 5 s each), and
-# its build was no faster (621 s with, 613 s without, two cores).
+# On by default with clang only: clang loads its PCH lazily, while g++ reads
+# its much larger one whole in every file, which cost as much as it saved
+# (bench/NOTES.md, "Build time", 2026-12-06).
 if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   set(ATTN_PCH_DEFAULT ON)
 else()

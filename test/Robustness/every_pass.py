@@ -12,12 +12,13 @@ its workers instead of one worker running them all at the end.
 
 --batch DRIVER runs each file's passes in one attn-every-pass process
 (test/lib/EveryPass: a fresh MLIRContext per run, so each run sees what a
-fresh attn-opt process would; outcomes per file as attn-opt's exit status
-and stderr gave them). A file whose driver process crashes, hangs or
-answers otherwise runs again one attn-opt process per pass, which names
-the pass. One process per file instead of one per pair: a shard of the
-suite's files took 38.8 s instead of 133.2 s (bench/NOTES.md, "Test suite
-time").
+fresh attn-opt process would). It judges each `// -----` chunk: a pass
+that fails one chunk without a diagnostic is a failure even when another
+chunk printed an error (attn-opt's exit status and stderr, the rule
+without --batch, see only the file). A file whose driver process crashes,
+hangs or answers otherwise runs again one attn-opt process per pass,
+which names the pass. One process per file instead of one per pair saves
+most of the suite's time here (bench/NOTES.md, "Test suite time").
 
 --sample M runs one (file, pass) pair in M: file i with pass j when
 (i + j) mod M is 0, so every pass still meets every M-th file and every

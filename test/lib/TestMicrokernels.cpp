@@ -16,6 +16,8 @@
 //       foldSlots (a tree of w - 1 combineHalves steps and a last shuffle).
 //
 //===----------------------------------------------------------------------===//
+#include "TestPasses.h"
+
 #include "Conversion/AttnToLoops/Microkernels.h"
 #include "Conversion/FlashCore/FlashCore.h"
 

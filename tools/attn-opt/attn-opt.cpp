@@ -1,13 +1,10 @@
 //===- attn-opt.cpp - mlir-opt with the attn dialect and passes ----------===//
+#include "TestPasses.h"
 #include "attn/InitAttn.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-
-namespace mlir::attn::test {
-void registerTestMicrokernelsPass();
-} // namespace mlir::attn::test
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
@@ -16,7 +13,7 @@ int main(int argc, char **argv) {
   // and pipelines: what an embedding compiler registers (attn/InitAttn.h).
   mlir::attn::registerAllAttn(registry);
   // Test passes (test/lib), for lit tests of single kernel pieces.
-  mlir::attn::test::registerTestMicrokernelsPass();
+  mlir::attn::test::registerTestPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "attn optimizer driver\n", registry));
 }

@@ -1,8 +1,8 @@
 # ATTN_PCH: one precompiled header of upstream MLIR headers
 # (cmake/pch/UpstreamHeaders.h), built once and reused by every target that
 # compiles against MLIR. Most of a file's compile time is parsing those
-# headers; the test suite builds the project twice (the normal build with
-# g++, the sanitizer build with clang: scripts/test.sh).
+# headers; the test suite builds the project twice, both with clang (the
+# normal build and the sanitizer build: scripts/test.sh).
 #
 # On by default with clang only: clang loads its PCH lazily, while g++ reads
 # its much larger one whole in every file, which cost as much as it saved

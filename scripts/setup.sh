@@ -7,7 +7,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/build"
 LLVM_PREFIX=/usr/lib/llvm-22
 
-PACKAGES=(g++ cmake ninja-build python3
+PACKAGES=(g++ clang-22 cmake ninja-build python3
           libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
           libomp-22-dev googletest libgtest-dev
           # ring attention over MPI (libattn_mpi, attn-run --pipeline=ring)
@@ -23,8 +23,11 @@ if command -v ccache >/dev/null 2>&1; then
   LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 
+# clang-22: with it the build precompiles the upstream MLIR headers once
+# (ATTN_PCH, docs/design.md "The build"), which g++ cannot do to any gain;
+# the sanitizer build (scripts/sanitize.sh) uses it too.
 if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+  CC=clang-22 CXX=clang++-22 cmake -G Ninja -S "$ROOT" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \

@@ -198,20 +198,19 @@ std::string sdpaSource(int64_t h, int64_t hkv, int64_t d, ref::Causal causal,
 }
 
 /// Runs one grid configuration through `pipeline` over B ∈ {1,2} and
-/// Tq, Tk ∈ {1,7,64,130}, comparing with the C++ reference (and, when
-/// `alsoReference`, with the reference pipeline) within `tol`.
+/// Tq, Tk ∈ {1,7,64,130}, comparing with the C++ reference within `tol`.
+/// One compiled kernel (dynamic B, Tq, Tk) serves all 32 shapes. Pipelines
+/// are compared through the oracle, not with each other: the reference
+/// pipeline meets it within kTol on the same points (its own test), so
+/// comparing the fused output with it too would compile a second kernel
+/// per point to check what the two bounds already give.
 void runSdpaGrid(const SdpaConfig &config, Pipeline pipeline, double tol,
-                 bool alsoReference, const runtime::JitOptions &options = {}) {
+                 const runtime::JitOptions &options = {}) {
   auto [heads, d, causal, maskKind] = config;
   auto [h, hkv] = heads;
   std::string src = sdpaSource(h, hkv, d, causal, maskKind);
   Jitted j(src, "f", pipeline, options);
   ASSERT_TRUE(j.ok());
-  std::unique_ptr<Jitted> refJit;
-  if (alsoReference) {
-    refJit = std::make_unique<Jitted>(src, "f", Pipeline::Reference);
-    ASSERT_TRUE(refJit->ok());
-  }
   std::mt19937 gen(h * 1000 + d * 10 + int(causal) * 3 + int(maskKind));
   for (int64_t b : {1, 2})
     for (int64_t tq : {1, 7, 64, 130})
@@ -236,22 +235,17 @@ void runSdpaGrid(const SdpaConfig &config, Pipeline pipeline, double tol,
         ref::Tensor want = ref::sdpa(q, k, v, opts);
         ASSERT_TRUE(allFinite(out[0])) << "fully masked rows give zeros, not NaN";
         ASSERT_LE(relativeError(out[0], want), tol);
-        if (refJit) {
-          auto viaReference = refJit->run(in, types);
-          ASSERT_EQ(viaReference.size(), 1u);
-          ASSERT_LE(relativeError(out[0], viaReference[0]), tol) << "vs reference pipeline";
-        }
       }
 }
 
 class SdpaGrid : public ::testing::TestWithParam<SdpaConfig> {};
 
 TEST_P(SdpaGrid, ReferencePipelineMatchesReference) {
-  runSdpaGrid(GetParam(), Pipeline::Reference, kTol, /*alsoReference=*/false);
+  runSdpaGrid(GetParam(), Pipeline::Reference, kTol);
 }
 
 TEST_P(SdpaGrid, CpuPipelineMatchesReference) {
-  runSdpaGrid(GetParam(), Pipeline::Cpu, 1e-4, /*alsoReference=*/true);
+  runSdpaGrid(GetParam(), Pipeline::Cpu, 1e-4);
 }
 
 // The GPU kernel schedule (blocks × threads, K/V tiles in workgroup buffers,
@@ -259,7 +253,7 @@ TEST_P(SdpaGrid, CpuPipelineMatchesReference) {
 // parallel, each thread-level loop to completion before the next (the
 // barrier).
 TEST_P(SdpaGrid, GpuSchedulePipelineMatchesReference) {
-  runSdpaGrid(GetParam(), Pipeline::GpuSchedule, 1e-4, /*alsoReference=*/false);
+  runSdpaGrid(GetParam(), Pipeline::GpuSchedule, 1e-4);
 }
 
 std::string sdpaName(const ::testing::TestParamInfo<SdpaConfig> &info) {
@@ -292,7 +286,7 @@ void runCpuGridWithTiles(int64_t tileQ, int64_t tileK) {
   for (auto causal : {ref::Causal::None, ref::Causal::TopLeft, ref::Causal::BottomRight})
     for (auto mask : {ref::Mask::Kind::None, ref::Mask::Kind::Keep, ref::Mask::Kind::Add}) {
       SCOPED_TRACE(int(causal) * 3 + int(mask));
-      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::Cpu, 1e-4, false, tiles);
+      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::Cpu, 1e-4, tiles);
     }
 }
 
@@ -318,11 +312,11 @@ TEST(GpuSchedulePipeline, SmallTilesAndWideHeadsOverTheGrid) {
   for (auto causal : {ref::Causal::None, ref::Causal::TopLeft, ref::Causal::BottomRight})
     for (auto mask : {ref::Mask::Kind::None, ref::Mask::Kind::Keep, ref::Mask::Kind::Add}) {
       SCOPED_TRACE(int(causal) * 3 + int(mask));
-      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::GpuSchedule, 1e-4, false, small);
+      runSdpaGrid({{4, 2}, 24, causal, mask}, Pipeline::GpuSchedule, 1e-4, small);
     }
   for (auto causal : {ref::Causal::None, ref::Causal::BottomRight})
     runSdpaGrid({{2, 1}, 128, causal, ref::Mask::Kind::Keep}, Pipeline::GpuSchedule,
-                1e-4, false);
+                1e-4);
 }
 
 TEST(CpuPipeline, ValueHeadDimScaleAndRank2Mask) {

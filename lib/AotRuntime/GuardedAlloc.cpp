@@ -223,26 +223,25 @@ void releaseBlock(void *p) {
     return;
   BlockCache &c = blockCache();
   bool cached = false;
-  size_t limit;
+  std::vector<void *> drop; // freed outside the lock
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    limit = c.limit;
     if (auto it = c.sizes.find(p); it != c.sizes.end()) {
       size_t n = it->second;
       c.sizes.erase(it);
-      if (n <= limit) {
+      if (n <= c.limit) {
         c.bySize.emplace(n, p);
         c.order.emplace_back(p, n);
         c.bytes += n;
         cached = true;
+        drop = c.trim(c.limit); // the oldest beyond the limit, never p
       }
     }
   }
-  if (!cached) {
+  if (!cached)
     std::free(p);
-    return;
-  }
-  trimCache(limit, /*newLimit=*/false); // the oldest beyond the limit
+  for (void *q : drop)
+    std::free(q);
 }
 
 size_t cachedBlockBytes() {

@@ -73,7 +73,9 @@ struct RingPlan {
   /// The mask's query / key dims (-1: absent or a broadcast 1).
   int64_t maskQueryDim = -1, maskKeyDim = -1;
   bool causal = false;
-  bool mods = false; ///< score or mask functions (they read global positions)
+
+  /// Score or mask functions (they read global positions).
+  bool hasMods() const { return op.hasScoreMod() || op.hasMaskMod(); }
 };
 
 StringRef layoutName(RingLayout l) { return stringifyRingLayout(l); }
@@ -137,9 +139,8 @@ LogicalResult planRing(SdpaOp op, int64_t ranks, RingPlan &plan) {
   bool zig = plan.layout == RingLayout::zigzag;
   // Score and mask functions read global positions: each block must be one
   // chunk of consecutive rows (a zigzag rank's two chunks are not).
-  plan.mods = op.hasScoreMod() || op.hasMaskMod();
-  plan.qChunks = zig && (plan.causal || plan.mods) ? 2 : 1;
-  plan.kChunks = zig && (plan.causal || plan.maskKeyDim >= 0 || plan.mods) ? 2 : 1;
+  plan.qChunks = zig && (plan.causal || plan.hasMods()) ? 2 : 1;
+  plan.kChunks = zig && (plan.causal || plan.maskKeyDim >= 0 || plan.hasMods()) ? 2 : 1;
   plan.cq = plan.nq / plan.qChunks;
   plan.ck = plan.nk / plan.kChunks;
 
@@ -504,7 +505,7 @@ private:
   }
 
 
-  bool hasMods() { return plan.mods; }
+  bool hasMods() { return plan.hasMods(); }
 
   /// The global distance between consecutive rows of a block (its keys'
   /// mask columns, its positions): striped rows are every P-th, chunks

@@ -19,8 +19,8 @@ namespace {
 
 class ModEmitter {
 public:
-  ModEmitter(FlashBuilder &fb, Block &entry, unsigned positions, ValueRange captures)
-      : fb(fb), b(fb.b), loc(fb.loc), entry(entry), positions(positions),
+  ModEmitter(FlashBuilder &fb, unsigned positions, ValueRange captures)
+      : fb(fb), b(fb.b), loc(fb.loc), positions(positions),
         captures(captures) {}
 
   /// Binds a block argument of the function to `v`; `laneBase`, if given,
@@ -38,7 +38,6 @@ private:
   FlashBuilder &fb;
   OpBuilder &b;
   Location loc;
-  Block &entry;
   unsigned positions;
   ValueRange captures;
   IRMapping values;
@@ -242,7 +241,7 @@ Value mlir::attn::flash::emitModFunction(FlashBuilder &fb, Region &body, ModKind
                                          const ModPoint &at, ValueRange captures) {
   Block &entry = body.front();
   unsigned positions = modFunctionPositions(kind);
-  ModEmitter e(fb, entry, positions, captures);
+  ModEmitter e(fb, positions, captures);
   unsigned arg = 0;
   if (kind == ModKind::Score)
     e.bind(entry.getArgument(arg++), at.score);

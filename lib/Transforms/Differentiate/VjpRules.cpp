@@ -714,8 +714,9 @@ LogicalResult captureAdjoints(ScoreModOp mod, OpBuilder &b, Value dy,
     if (tensorType(c).getElementType().isIntOrIndex() || !dependsOnArgument(c))
       continue;
     SmallVector<tensor::ExtractOp> mine;
+    Value arg = src.getArgument(kPositions + i);
     src.walk([&](tensor::ExtractOp r) {
-      if (r.getTensor() == src.getArgument(kPositions + i))
+      if (r.getTensor() == arg)
         mine.push_back(r);
     });
     if (mine.empty())

@@ -16,9 +16,10 @@ Where this differs from PyTorch: a fully masked row gives 0 (FlexAttention:
 ``not``) cannot be traced (use ``torch.where``, ``&``, ``|``, ``~``); a
 captured tensor is read at its indices clamped into its shape (no
 out-of-bounds error); ``return_lse=True`` returns the float32 log-sum-exp
-[B, H, L] in natural log (-inf for a row that keeps no key); a BlockMask's
-block lists are not read (the kernel bounds the mask function per tile
-itself, docs/recipes.md).
+[B, H, L] in natural log (-inf for a row that keeps no key). A BlockMask
+means what it means to FlexAttention (keys of unlisted blocks dropped,
+mask_mod skipped in full blocks): its lists become a captured table of
+block states that the kernel bounds per tile (docs/recipes.md).
 
 Differentiable: with a query, key or value that requires grad, torch
 autograd gets dQ, dK, dV from attn-differentiate's backward of the same
@@ -354,7 +355,7 @@ class _Tracer:
         """tensor[index...] of a captured torch tensor (every dim indexed)."""
         if not isinstance(index, tuple):
             index = (index,)
-        if len(index) != tensor.dim():
+        if len(index) != len(tensor.shape):
             raise TraceError("a captured tensor of shape %s must be indexed in every dim "
                              "(got %d indices)" % (list(tensor.shape), len(index)))
         for slot, (t, _) in enumerate(self.captures):
@@ -480,6 +481,25 @@ class BlockMask:
         self.full_kv_num_blocks = full_kv_num_blocks
         self.full_kv_indices = full_kv_indices
 
+    def block_states(self):
+        """The lists as one int32 table [B, H, Q blocks, KV blocks]: 2 where
+        the KV block is listed as full, 1 where listed as partial, 0 where
+        not listed (never visited). flex_attention's mask function reads
+        it."""
+        nk = -(-self.shape[3] // self.BLOCK_SIZE[1])
+        num = np.asarray(self.kv_num_blocks)
+        states = np.zeros(num.shape + (nk + 1,), dtype=np.int32)
+        for n, idx, state in ((self.kv_num_blocks, self.kv_indices, 1),
+                              (self.full_kv_num_blocks, self.full_kv_indices, 2)):
+            n, idx = np.asarray(n), np.asarray(idx)
+            if idx.size and (idx.min() < 0 or idx.max() >= nk):
+                _fail(ValueError, "a BlockMask lists a KV block outside [0, %d)" % nk)
+            # Entries past each row's count land in the extra column nk.
+            listed = np.arange(idx.shape[-1]) < n[..., None]
+            np.put_along_axis(states, np.where(listed, idx, nk).astype(np.int64), state,
+                              axis=-1)
+        return states[..., :nk]
+
     def sparsity(self):
         """The percentage of tiles never visited (FlexAttention's name)."""
         total = np.prod(self.kv_num_blocks.shape) * self.kv_indices.shape[-1]
@@ -564,6 +584,32 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128
     return BlockMask(mask_mod, (B, H, Q_LEN, KV_LEN), (bq, bk), kn, ki, fn, fi)
 
 
+def _mask_of_block_mask(block_mask, b, h):
+    """FlexAttention's meaning of a BlockMask as one mask function: a key of
+    a block listed full is kept, of a block listed partial where the
+    block mask's mask_mod keeps it, of any other block never. The lists
+    are read as a captured table of block states (BlockMask.block_states),
+    which the CPU kernel bounds per tile (docs/recipes.md): it skips the
+    tiles of unlisted blocks and does not evaluate mask_mod in full ones."""
+    bm, hm = block_mask.shape[:2]
+    if bm not in (1, b) or hm not in (1, h):
+        _fail(ValueError, "block_mask was made for B, H = %s, the call has %s"
+              % ((bm, hm), (b, h)))
+    states = block_mask.block_states()
+    torch = _arrays._torch()
+    if torch is not None:
+        states = torch.from_numpy(states)  # the autograd path saves tensors
+    bq, bk = block_mask.BLOCK_SIZE
+    inner = block_mask.mask_mod
+
+    def mask(bi, hi, q_idx, kv_idx):
+        tr = q_idx.tr
+        s = tr.read_capture(states, (bi if bm > 1 else 0, hi if hm > 1 else 0,
+                                     q_idx // bq, kv_idx // bk))
+        return (s == 2) | ((s == 1) & inner(bi, hi, q_idx, kv_idx))
+    return mask
+
+
 def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None,
                    enable_gqa=False, return_lse=False, *, mask_mod=None, threads=0):
     """torch.nn.attention.flex_attention.flex_attention on CPU torch tensors or
@@ -572,10 +618,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     block_mask.mask_mod (or mask_mod) drops, times V. See the module doc for
     where it differs from PyTorch. With return_lse=True, returns (out, lse)
     with lse the float32 [B, H, L] log-sum-exp of each row's scores."""
-    if block_mask is not None:
-        if mask_mod is not None and mask_mod is not block_mask.mask_mod:
-            _fail(ValueError, "pass the mask function once: block_mask or mask_mod")
-        mask_mod = block_mask.mask_mod
+    if block_mask is not None and mask_mod is not None:
+        _fail(ValueError, "pass the mask function once: block_mask or mask_mod")
     shapes = [tuple(_arrays.shape_of(x)) for x in (query, key, value)]
     for name, s in zip(("query", "key", "value"), shapes):
         if len(s) != 4:
@@ -596,6 +640,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     if block_mask is not None and tuple(block_mask.shape[2:]) != (lq, lk):
         _fail(ValueError, "block_mask was made for Q_LEN, KV_LEN = %s, the call has %s"
               % (tuple(block_mask.shape[2:]), (lq, lk)))
+    if block_mask is not None:
+        mask_mod = _mask_of_block_mask(block_mask, b, h)
     scale = 1.0 / math.sqrt(e) if scale is None else float(scale)
 
     captures = []

@@ -194,6 +194,78 @@ def test_block_mask_gives_the_same_output():
     check(q, k, v, block_mask=bm)
 
 
+def block_keep(bm, lq, lk, mask_mod):
+    """FlexAttention's meaning of a BlockMask, element by element, from its
+    lists (not from block_states): a key of a block listed full is kept, of
+    a block listed partial where mask_mod keeps it, of any other never."""
+    bq, bk = bm.BLOCK_SIZE
+    bb, hh = bm.shape[:2]
+    state = torch.zeros(bb, hh, lq, lk, dtype=torch.int64)
+    for num, idx, val in ((bm.kv_num_blocks, bm.kv_indices, 1),
+                          (bm.full_kv_num_blocks, bm.full_kv_indices, 2)):
+        for b in range(bb):
+            for h in range(hh):
+                for qb in range(num.shape[2]):
+                    for n in range(int(num[b, h, qb])):
+                        kb = int(idx[b, h, qb, n])
+                        state[b, h, qb * bq:(qb + 1) * bq, kb * bk:(kb + 1) * bk] = val
+    grid = (torch.arange(bb)[:, None, None, None], torch.arange(hh)[None, :, None, None],
+            torch.arange(lq)[None, None, :, None], torch.arange(lk)[None, None, None, :])
+    inner = torch.as_tensor(mask_mod(*grid)).expand(bb, hh, lq, lk)
+    return (state == 2) | ((state == 1) & inner)
+
+
+def test_block_mask_lists_decide_which_blocks_take_part():
+    # Lists made for one mask, read with another mask function: as in
+    # FlexAttention, unlisted blocks are dropped, full blocks kept whole
+    # (the function is not asked there) and partial blocks masked by it.
+    L = 90
+    causal = attn_mlir.create_block_mask(lambda b, h, i, j: j <= i, None, None, L, L,
+                                         BLOCK_SIZE=16)
+    q, k, v = qkv(1, 2, 2, L, L, 16)
+    for mask_mod in (attn_mlir.noop_mask,            # block-causal
+                     lambda b, h, i, j: j < i,        # strict on the diagonal only
+                     lambda b, h, i, j: (i - j) % 3 == 0):
+        bm = attn_mlir.BlockMask(
+            mask_mod, causal.shape, causal.BLOCK_SIZE, causal.kv_num_blocks,
+            causal.kv_indices, causal.full_kv_num_blocks, causal.full_kv_indices)
+        keep = block_keep(bm, L, L, mask_mod)
+        out = attn_mlir.flex_attention(q, k, v, block_mask=bm)
+        want = ref(q, k, v, mask_mod=lambda b, h, i, j: keep[0, 0, i, j])
+        assert (out.to(torch.float64) - want).abs().max().item() <= TOL[torch.float32]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_block_mask_skips_what_the_bounds_cannot_see(dtype):
+    # A sliding window written with float arithmetic: the kernel's own
+    # bounds cannot follow it (every score evaluated), the block mask's
+    # lists can. Per-head, per-batch lists (B, H given), blocks that do
+    # not divide L, GQA.
+    L = 150
+
+    def window(b, h, i, j):
+        d = (i - j).float()
+        return (d >= 0.0) & (d <= 20.0 + 10.0 * h)
+    q, k, v = qkv(2, 4, 2, L, L, 16, dtype=dtype)
+    bm = attn_mlir.create_block_mask(window, 2, 4, L, L, BLOCK_SIZE=(32, 24))
+    assert bm.kv_num_blocks.shape == (2, 4, 5)
+    a = attn_mlir.flex_attention(q, k, v, block_mask=bm, enable_gqa=True)
+    b = attn_mlir.flex_attention(q, k, v, mask_mod=window, enable_gqa=True)
+    assert (a.to(torch.float64) - b.to(torch.float64)).abs().max().item() <= TOL[dtype]
+    check(q, k, v, block_mask=bm)
+
+
+def test_block_mask_of_other_shapes_or_blocks_is_refused():
+    q, k, v = qkv(2, 2, 2, 40, 40, 16)
+    bm = attn_mlir.create_block_mask(lambda b, h, i, j: j <= i, 3, None, 40, 40, BLOCK_SIZE=16)
+    with pytest.raises(ValueError, match="made for B, H"):
+        attn_mlir.flex_attention(q, k, v, block_mask=bm)
+    bm = attn_mlir.create_block_mask(lambda b, h, i, j: j <= i, None, None, 40, 40, BLOCK_SIZE=16)
+    bm.kv_indices[0, 0, 1, 0] = 7
+    with pytest.raises(ValueError, match="outside"):
+        attn_mlir.flex_attention(q, k, v, block_mask=bm)
+
+
 # --- the tracer -------------------------------------------------------------
 
 def test_untraceable_constructs_are_named():

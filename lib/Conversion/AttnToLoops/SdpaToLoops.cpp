@@ -96,9 +96,9 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, reason);
     SdpaProblem &p = *problem;
     if (tiling.reportUnfused && p.maskMod && !flash::isBoundable(*p.maskMod, p.captures))
-      op.emitRemark() << "the mask function cannot be bounded per tile (it uses floats, "
-                         "remainders, scf.if or multi-dim captures): every visited tile "
-                         "evaluates it on every score, and no tile is skipped for it";
+      op.emitRemark() << "the mask function cannot be bounded per tile (its result rests on "
+                         "floats, remainders or scf.if): every visited tile evaluates it "
+                         "on every score, and no tile is skipped for it";
     FlashBuilder e{rewriter, op.getLoc(), tiling.vectorWidth};
     // A static Tq below tile-q (decode: Tq = 1) groups the tile's rows over
     // the G query heads of a K/V head: G·Tq rows, rounded up to the

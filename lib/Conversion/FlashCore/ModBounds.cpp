@@ -29,9 +29,12 @@ public:
 
   void bind(Value arg, Bounds r) { known[arg] = r; }
   Bounds of(Value v) { return known.lookup(v); }
-  void visit(Operation &op, unsigned positions);
+  /// Bounds op's result (visit), or marks an i1 result it cannot bound as
+  /// unknown.
+  void visitOrGiveUp(Operation &op, unsigned positions);
 
 private:
+  void visit(Operation &op, unsigned positions);
   FlashBuilder &fb;
   OpBuilder &b;
   Location loc;
@@ -39,10 +42,38 @@ private:
   int64_t scanLimit;
   DenseMap<Value, Bounds> known;
 
-  Value sel(Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y); }
-  Value andB(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value orB(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value notB(Value x) { return fb.notI(x); }
+  Value sel(Value c, Value x, Value y) {
+    if (std::optional<bool> k = constantBool(c))
+      return *k ? x : y;
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  // The i1 helpers fold constant operands, so that an unknown value
+  // (false, true) combined with a known one stays as informative as the
+  // known one allows and two unknowns stay recognisably unknown.
+  Value andB(Value x, Value y) {
+    std::optional<bool> kx = constantBool(x), ky = constantBool(y);
+    if (kx || ky)
+      return (kx && !*kx) ? x : (ky && !*ky) ? y : kx ? y : x;
+    return arith::AndIOp::create(b, loc, x, y);
+  }
+  Value orB(Value x, Value y) {
+    std::optional<bool> kx = constantBool(x), ky = constantBool(y);
+    if (kx || ky)
+      return (kx && *kx) ? x : (ky && *ky) ? y : kx ? y : x;
+    return arith::OrIOp::create(b, loc, x, y);
+  }
+  Value notB(Value x) {
+    if (std::optional<bool> k = constantBool(x))
+      return boolConstant(!*k);
+    return fb.notI(x);
+  }
+  Value boolConstant(bool v) { return constant(b.getI1Type(), v); }
+  static std::optional<bool> constantBool(Value v) {
+    APInt k;
+    if (v.getType().isInteger(1) && matchPattern(v, m_ConstantInt(&k)))
+      return !k.isZero();
+    return std::nullopt;
+  }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
@@ -52,7 +83,7 @@ private:
     return arith::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, v));
   }
   Bounds compare(arith::CmpIPredicate p, Bounds x, Bounds y);
-  Bounds read(tensor::ExtractOp op, Bounds index, unsigned positions);
+  Bounds read(tensor::ExtractOp op, ArrayRef<Bounds> indices, unsigned positions);
 };
 
 } // namespace
@@ -90,30 +121,50 @@ Bounds BoundsEmitter::compare(arith::CmpIPredicate p, Bounds x, Bounds y) {
   }
 }
 
-/// The bounds of capture[index] over the index's range: the min and max of
-/// the (clamped) range, scanned when it holds at most scanLimit elements.
-Bounds BoundsEmitter::read(tensor::ExtractOp op, Bounds index, unsigned positions) {
+/// The bounds of capture[indices] over the indices' box: the min and max of
+/// the (clamped) box, scanned when it holds at most scanLimit elements, the
+/// element type's extremes otherwise. The box is walked by one linear
+/// counter, delinearised innermost-first.
+Bounds BoundsEmitter::read(tensor::ExtractOp op, ArrayRef<Bounds> indices,
+                           unsigned positions) {
   unsigned which = cast<BlockArgument>(op.getTensor()).getArgNumber() - positions;
   Value buf = captures[which];
   auto type = cast<MemRefType>(buf.getType());
   Type elt = type.getElementType();
-  if (type.getRank() != 1 || !isa<IntegerType, IndexType>(elt))
+  if (!isa<IntegerType, IndexType>(elt))
     return {};
-  Value last = fb.sub(memref::DimOp::create(b, loc, buf, 0), fb.idx(1));
-  auto clamp = [&](Value i) { return fb.minI(fb.maxI(i, fb.idx(0)), last); };
-  Value lo = clamp(index.lo), hi = clamp(index.hi);
-  Value end = fb.add(fb.minI(hi, fb.add(lo, fb.idx(scanLimit - 1))), fb.idx(1));
-  Value first = memref::LoadOp::create(b, loc, buf, lo);
+  SmallVector<Value> lo, extent;
+  Value box = fb.idx(1);
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    Value last = fb.sub(memref::DimOp::create(b, loc, buf, d), fb.idx(1));
+    auto clamp = [&](Value i) { return fb.minI(fb.maxI(i, fb.idx(0)), last); };
+    Value l = clamp(index.lo), h = clamp(index.hi);
+    lo.push_back(l);
+    extent.push_back(fb.add(fb.sub(h, l), fb.idx(1)));
+    // Capped at scanLimit + 1 so that the product cannot overflow.
+    box = fb.minI(fb.mul(box, extent.back()), fb.idx(scanLimit + 1));
+  }
+  auto at = [&](Value t) {
+    SmallVector<Value> idx(indices.size());
+    for (int d = indices.size() - 1; d >= 0; --d) {
+      idx[d] = fb.add(lo[d], d == 0 ? t : fb.rem(t, extent[d]));
+      if (d)
+        t = fb.div(t, extent[d]);
+    }
+    return memref::LoadOp::create(b, loc, buf, idx).getResult();
+  };
+  Value first = at(fb.idx(0));
   bool isBool = elt.isInteger(1);
   SmallVector<Value> range = fb.loopCarry(
-      fb.add(lo, fb.idx(1)), end, 1, {first, first}, [&](Value i, ValueRange mm) {
-        Value x = memref::LoadOp::create(b, loc, buf, i);
+      fb.idx(1), fb.minI(box, fb.idx(scanLimit)), 1, {first, first},
+      [&](Value t, ValueRange mm) {
+        Value x = at(t);
         if (isBool)
           return SmallVector<Value>{andB(mm[0], x), orB(mm[1], x)};
         return SmallVector<Value>{minS(mm[0], x), maxS(mm[1], x)};
       });
-  // A range longer than the scan: unbounded (the type's extremes).
-  Value complete = fb.lt(fb.sub(hi, lo), fb.idx(scanLimit));
+  // A box larger than the scan: unbounded (the type's extremes).
+  Value complete = fb.cmpI(arith::CmpIPredicate::sle, box, fb.idx(scanLimit));
   unsigned bits = isa<IndexType>(elt) ? 64 : elt.getIntOrFloatBitWidth();
   int64_t minV = isBool ? 0 : llvm::minIntN(bits), maxV = isBool ? 1 : llvm::maxIntN(bits);
   if (isBool)
@@ -216,13 +267,26 @@ void BoundsEmitter::visit(Operation &op, unsigned positions) {
     return;
   }
   if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
-    if (extract.getIndices().size() != 1)
-      return;
-    if (Bounds i = operand(1))
-      if (Bounds v = read(extract, i, positions))
+    SmallVector<Bounds> indices;
+    for (Value i : extract.getIndices())
+      if (Bounds bi = of(i))
+        indices.push_back(bi);
+    if (indices.size() == extract.getIndices().size())
+      if (Bounds v = read(extract, indices, positions))
         known[r] = v;
     return;
   }
+}
+
+void BoundsEmitter::visitOrGiveUp(Operation &op, unsigned positions) {
+  visit(op, positions);
+  // An i1 the rules above do not bound (a float compare, an scf.if, a
+  // compare of an unbounded integer) may be either: (false, true). The
+  // function's result can still be bounded through it: x & unknown is
+  // never kept where x is never kept.
+  for (Value r : op.getResults())
+    if (r.getType().isInteger(1) && !known.count(r))
+      known[r] = {boolConstant(false), boolConstant(true)};
 }
 
 std::optional<MaskVerdict>
@@ -243,9 +307,12 @@ mlir::attn::flash::boundMaskFunction(FlashBuilder &fb, Region &body, Value batch
   e.bind(entry.getArgument(3), {keys.lo, keys.hi});
   unsigned positions = modFunctionPositions(ModKind::Mask);
   for (Operation &op : entry.without_terminator())
-    e.visit(op, positions);
+    e.visitOrGiveUp(op, positions);
   Bounds out = e.of(entry.getTerminator()->getOperand(0));
-  if (!out)
+  // (false, true): nothing known, as good as unbounded.
+  APInt always, possibly;
+  if (!out || (matchPattern(out.lo, m_ConstantInt(&always)) && always.isZero() &&
+               matchPattern(out.hi, m_ConstantInt(&possibly)) && possibly.isOne()))
     return std::nullopt; // scratch and what it holds are destroyed
   target->getOperations().splice(point, scratch->getOperations());
   return MaskVerdict{out.hi, out.lo};

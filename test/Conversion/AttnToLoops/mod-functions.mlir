@@ -70,7 +70,7 @@ func.func @documents(%q: tensor<1x2x16x8xf32>, %doc: tensor<16xi32>, %kmask: ten
 // CHECK-LABEL: func.func @dilated
 // CHECK-NOT: attn.sdpa
 func.func @dilated(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-remark @+1 {{the mask function cannot be bounded per tile (it uses floats, remainders, scf.if or multi-dim captures): every visited tile evaluates it on every score, and no tile is skipped for it}}
+  // expected-remark @+1 {{the mask function cannot be bounded per tile (its result rests on floats, remainders or scf.if): every visited tile evaluates it on every score, and no tile is skipped for it}}
   %o = attn.sdpa %q, %q, %q mask_mod {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
     %c2 = arith.constant 2 : index
@@ -78,6 +78,65 @@ func.func @dilated(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
     %r = arith.remsi %j, %c2 : index
     %even = arith.cmpi eq, %r, %c0 : index
     attn.yield %even : i1
+  } : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// A BlockMask's lists as a table of block states [B, H, Q blocks, K/V
+// blocks] (what attn_mlir.flex_attention passes): full (2), or partial (1)
+// and a float compare. The compare alone cannot be bounded; the states
+// can, so the kernel scans the tile's box of the table and needs no
+// remark: a tile of unlisted blocks is skipped, one of full blocks is not
+// masked per element.
+// CHECK-LABEL: func.func @block_states
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x1x3x3xi32
+// CHECK: scf.for %{{.*}} iter_args(%[[LO:.*]] = %{{.*}}, %[[HI:.*]] = %{{.*}}) -> (i32, i32)
+// CHECK:   memref.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x1x3x3xi32
+// CHECK:   arith.minsi %[[LO]], %{{.*}} : i32
+// CHECK:   arith.maxsi %[[HI]], %{{.*}} : i32
+func.func @block_states(%q: tensor<1x2x40x8xf32>, %st: tensor<1x1x3x3xi32>) -> tensor<1x2x40x8xf32> {
+  %o = attn.sdpa %q, %q, %q captures(%st) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %s: tensor<1x1x3x3xi32>):
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %qb = arith.floordivsi %i, %c16 : index
+    %kb = arith.floordivsi %j, %c16 : index
+    %state = tensor.extract %s[%c0, %c0, %qb, %kb] : tensor<1x1x3x3xi32>
+    %one = arith.constant 1 : i32
+    %two = arith.constant 2 : i32
+    %full = arith.cmpi eq, %state, %two : i32
+    %partial = arith.cmpi eq, %state, %one : i32
+    %ii = arith.index_cast %i : index to i64
+    %jj = arith.index_cast %j : index to i64
+    %fi = arith.sitofp %ii : i64 to f32
+    %fj = arith.sitofp %jj : i64 to f32
+    %near = arith.cmpf ole, %fj, %fi : f32
+    %inner = arith.andi %partial, %near : i1
+    %keep = arith.ori %full, %inner : i1
+    attn.yield %keep : i1
+  } : (tensor<1x2x40x8xf32>, tensor<1x2x40x8xf32>, tensor<1x2x40x8xf32>, tensor<1x1x3x3xi32>)
+      -> tensor<1x2x40x8xf32>
+  return %o : tensor<1x2x40x8xf32>
+}
+
+// -----
+
+// Causal and a float compare: the compare is unknown per tile, so tiles
+// above the diagonal are still skipped (no remark); none is full.
+// CHECK-LABEL: func.func @causal_and_float
+// CHECK-NOT: attn.sdpa
+func.func @causal_and_float(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  %o = attn.sdpa %q, %q, %q mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %causal = arith.cmpi sle, %j, %i : index
+    %jj = arith.index_cast %j : index to i64
+    %fj = arith.sitofp %jj : i64 to f32
+    %half = arith.constant 7.5 : f32
+    %low = arith.cmpf olt, %fj, %half : f32
+    %keep = arith.andi %causal, %low : i1
+    attn.yield %keep : i1
   } : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }

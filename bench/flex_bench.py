@@ -9,7 +9,9 @@ median times and the ratios issue 35 asks for.
 Programs: B 1, H 12, D 64, f32, T 2048 for the function-vs-named rows;
 H 4, T 8192 for the sparsity rows (a sliding window of 256, 8 documents of
 T/8, with and without a passed block mask; the window in float arithmetic,
-which only a block mask lets the kernel skip)."""
+which only a block mask lets the kernel skip). With --dynamic, the
+flex calls run the kernels compiled with dynamic batch and lengths (the
+ones a second shape gets) instead of the first shape's static ones."""
 
 import argparse
 import statistics
@@ -27,6 +29,9 @@ def main():
     ap.add_argument("--t", type=int, default=2048)
     ap.add_argument("--t-sparse", type=int, default=8192)
     ap.add_argument("--only", default="", help="run the rows whose name holds this")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="time flex_attention's dynamic-shape kernels (a first call at "
+                         "another batch size takes the static one)")
     args = ap.parse_args()
     torch.manual_seed(0)
 
@@ -37,19 +42,21 @@ def main():
     rel = torch.randn(12, 2 * T - 1) * 0.1
     sdpa = attn_mlir.scaled_dot_product_attention
     flex = attn_mlir.flex_attention
+    # Each row: name, target, the flex call as a function of (q, k, v), its
+    # inputs, and the call it is compared with.
     pairs = [
         ("softcap 30 as score_mod vs named softcap", 1.15,
-         lambda: flex(q, k, v, score_mod=lambda s, b, h, i, j: torch.tanh(s / 30.0) * 30.0),
-         lambda: sdpa(q, k, v, softcap=30.0)),
+         lambda q, k, v: flex(q, k, v, score_mod=lambda s, b, h, i, j: torch.tanh(s / 30.0) * 30.0),
+         (q, k, v), lambda: sdpa(q, k, v, softcap=30.0)),
         ("ALiBi as score_mod vs named ALiBi", 1.15,
-         lambda: flex(q, k, v, score_mod=lambda s, b, h, i, j: s - slopes[h] * (i - j).abs()),
-         lambda: sdpa(q, k, v, alibi_slopes=slopes)),
+         lambda q, k, v: flex(q, k, v, score_mod=lambda s, b, h, i, j: s - slopes[h] * (i - j).abs()),
+         (q, k, v), lambda: sdpa(q, k, v, alibi_slopes=slopes)),
         ("causal as mask_mod vs named causal", 1.10,
-         lambda: flex(q, k, v, mask_mod=lambda b, h, i, j: j <= i),
-         lambda: sdpa(q, k, v, is_causal=True)),
+         lambda q, k, v: flex(q, k, v, mask_mod=lambda b, h, i, j: j <= i),
+         (q, k, v), lambda: sdpa(q, k, v, is_causal=True)),
         ("relative bias table as score_mod vs plain sdpa", 1.30,
-         lambda: flex(q, k, v, score_mod=lambda s, b, h, i, j: s + rel[h, i - j + T - 1]),
-         lambda: sdpa(q, k, v)),
+         lambda q, k, v: flex(q, k, v, score_mod=lambda s, b, h, i, j: s + rel[h, i - j + T - 1]),
+         (q, k, v), lambda: sdpa(q, k, v)),
     ]
     TS = args.t_sparse
     qs, ks, vs = (torch.randn(1, 4, TS, 64) for _ in range(3))
@@ -60,6 +67,7 @@ def main():
 
     def docs(b, h, i, j):
         return doc[i] == doc[j]
+
     def float_window(b, h, i, j):
         # The same window in float arithmetic: the kernel's own bounds
         # cannot follow it, a block mask's lists can.
@@ -68,23 +76,29 @@ def main():
     docs_bm = attn_mlir.create_block_mask(docs, None, None, TS, TS, BLOCK_SIZE=128)
     float_bm = attn_mlir.create_block_mask(float_window, None, None, TS, TS, BLOCK_SIZE=128)
     dense = lambda: sdpa(qs, ks, vs)  # noqa: E731
+    sparse = (qs, ks, vs)
     pairs += [
         ("sliding window 256 as mask_mod vs dense, T %d (speedup)" % TS, 10.0,
-         lambda: flex(qs, ks, vs, mask_mod=window), dense),
+         lambda q, k, v: flex(q, k, v, mask_mod=window), sparse, dense),
         ("8 documents as mask_mod vs dense, T %d (speedup)" % TS, 5.0,
-         lambda: flex(qs, ks, vs, mask_mod=docs), dense),
+         lambda q, k, v: flex(q, k, v, mask_mod=docs), sparse, dense),
         ("8 documents with a block mask vs dense, T %d (speedup)" % TS, 5.0,
-         lambda: flex(qs, ks, vs, block_mask=docs_bm), dense),
+         lambda q, k, v: flex(q, k, v, block_mask=docs_bm), sparse, dense),
         ("window 256 in float arithmetic as mask_mod vs dense, T %d (speedup)" % TS, None,
-         lambda: flex(qs, ks, vs, mask_mod=float_window), dense),
+         lambda q, k, v: flex(q, k, v, mask_mod=float_window), sparse, dense),
         ("window 256 in float arithmetic with a block mask vs dense, T %d (speedup)" % TS,
-         10.0, lambda: flex(qs, ks, vs, block_mask=float_bm), dense),
+         10.0, lambda q, k, v: flex(q, k, v, block_mask=float_bm), sparse, dense),
     ]
     print("| program | function (ms) | other (ms) | ratio | target |")
     print("|---|---|---|---|---|")
-    for name, target, a, b in pairs:
+    for name, target, call, inputs, b in pairs:
         if args.only not in name:
             continue
+        if args.dynamic:
+            # A first call at batch 2 takes the static kernel; the timed
+            # shape then gets the dynamic one (flex.py, _FIRST_SHAPE).
+            call(*(torch.cat([t, t]) for t in inputs))
+        a = lambda: call(*inputs)  # noqa: E731
         a()
         b()
         ta, tb = [], []

@@ -8,8 +8,11 @@ tensors by the index arguments. They are traced once, with symbolic
 arguments (``__torch_function__`` catches the torch calls), into the
 ``score_mod`` / ``mask_mod`` regions of one ``attn.sdpa``, which the CPU
 pipeline compiles into its fused kernel (docs/recipes.md). Kernels are
-cached by the traced IR, so calling again with the same functions, shapes
-and dtypes does not recompile.
+cached by the traced IR. As with torch.compile's automatic dynamic shapes,
+the first shape a traced body meets gets a kernel with static shapes; the
+second a kernel whose batch size, lengths and captured tensors' dims are
+dynamic, which then serves every other shape (a query of at most 8 rows, a
+decode step, keeps its length static).
 
 Where this differs from PyTorch: a fully masked row gives 0 (FlexAttention:
 0 as well); Python control flow on traced values (``if``, ``and``, ``or``,
@@ -40,6 +43,11 @@ from ._cache import CACHE
 from .ir import CompiledFunction
 
 _FLOATS = ("f16", "bf16", "f32", "f64")
+# Query lengths up to this compile with Lq static (decode, speculative
+# decoding) in the dynamic kernels too.
+_STATIC_LQ_MAX = 8
+# The static text of the first call of each dynamic text (flex_attention).
+_FIRST_SHAPE = {}
 _MLIR_OF_DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16",
                   "bool": "i1", "int32": "i32", "int64": "i64"}
 
@@ -369,7 +377,7 @@ class _Tracer:
                                  % name)
             self.captures.append((tensor, _MLIR_OF_DTYPE[name]))
             slot = len(self.captures) - 1
-        ty = _tensor_type(self.captures[slot][0], self.captures[slot][1])
+        ty = _capture_type_slot(slot)
         idx = []
         for i in index:
             i = self.lift(i)
@@ -423,8 +431,30 @@ class _Tracer:
                          "tensors)" % (name, ", ".join(sorted(self._MATH))))
 
 
-def _tensor_type(t, elt):
-    return "tensor<%s%s>" % ("".join("%dx" % d for d in t.shape), elt)
+def _tensor_type(t, elt, static):
+    """A captured tensor's type: its shape, or its rank with every dim
+    dynamic, so that one kernel serves the tables of every sequence length
+    (a relative bias [H, 2T-1], document ids [T], a BlockMask's block
+    states)."""
+    dims = "".join("%dx" % d for d in t.shape) if static else "?x" * len(t.shape)
+    return "tensor<%s%s>" % (dims, elt)
+
+
+def _capture_type_slot(slot):
+    """What the traced bodies hold for capture `slot`'s type until the
+    function's text is made (_fill_capture_types): static or dynamic."""
+    return "@capture_type_%d@" % slot
+
+
+def _fill_capture_types(text, captures, static):
+    for slot, (t, elt) in enumerate(captures):
+        text = text.replace(_capture_type_slot(slot), _tensor_type(t, elt, static))
+    return text
+
+
+def _dims(*ds):
+    """One tensor type's dims: an int is static, None dynamic."""
+    return "".join("?x" if d is None else "%dx" % d for d in ds)
 
 
 def _trace(fn, kind, captures):
@@ -452,7 +482,7 @@ def _trace(fn, kind, captures):
 
 def _region(kind, traced, captures):
     p, args, lines = traced
-    args = args + [("%%%scap%d" % (p, i), _tensor_type(t, e)) for i, (t, e) in enumerate(captures)]
+    args = args + [("%%%scap%d" % (p, i), _capture_type_slot(i)) for i in range(len(captures))]
     head = "^bb0(%s):" % ", ".join("%s: %s" % a for a in args)
     return "%s {\n    %s\n      %s\n    }" % (kind, head, "\n      ".join(lines))
 
@@ -651,40 +681,58 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     if mask_mod is not None:
         regions.append(("mask_mod", _traced_with_names(mask_mod, "mask", captures)))
     elt = _MLIR_OF_DTYPE[dt]
-    tq = "tensor<%dx%dx%dx%dx%s>" % (b, h, lq, e, elt)
-    tk = "tensor<%dx%dx%dx%dx%s>" % (b, hk, lk, e, elt)
-    tv = "tensor<%dx%dx%dx%dx%s>" % (b, hk, lk, ev, elt)
-    to = "tensor<%dx%dx%dx%dx%s>" % (b, h, lq, ev, elt)
-    ctypes = [_tensor_type(t, ce) for t, ce in captures]
-    args = ["%%q: %s" % tq, "%%k: %s" % tk, "%%v: %s" % tv] + \
-           ["%%c%d: %s" % (i, t) for i, t in enumerate(ctypes)]
     # For the backward: a captured tensor that requires grad gets its
     # gradient (a learned bias table); the others are constants
     # (attn.no_grad).
     learned = [_arrays.requires_grad(c) for c, _ in captures]
-    grad_args = args[:3] + ["%%c%d: %s%s" % (i, t, "" if learned[i] else " {attn.no_grad}")
-                            for i, t in enumerate(ctypes)]
     caps = " captures(%s)" % ", ".join("%%c%d" % i for i in range(len(captures))) \
         if captures else ""
     body = " ".join(_region(kind, traced, captures) for kind, traced in regions)
-    operand_types = ", ".join([tq, tk, tv] + ctypes)
-    if return_lse:
-        # attn.sdpa_partial: the output (f32) and each row's natural-log
-        # log-sum-exp (-inf for a row that keeps no key), as FlexAttention's.
-        to32 = "tensor<%dx%dx%dx%dxf32>" % (b, h, lq, ev)
-        tl = "tensor<%dx%dx%dxf32>" % (b, h, lq)
-        text = ("func.func @flex(%s) -> (%s, %s) {\n  %%o, %%lse = attn.sdpa_partial %%q, %%k, %%v%s "
-                "{scale = %s : f32} %s\n    : (%s) -> (%s, %s)\n"
-                "  return %%o, %%lse : %s, %s\n}\n"
-                % (", ".join(args), to32, tl, caps, _float_literal(np.float32(scale)), body,
-                   operand_types, to32, tl, to32, tl))
-    else:
-        def sdpa_text(decls):
-            return ("func.func @flex(%s) -> %s {\n  %%o = attn.sdpa %%q, %%k, %%v%s "
+
+    def function_text(static, grad=False):
+        """@flex with every dim static, or with batch and key length
+        dynamic and the query length too unless it is a decode's few rows
+        (the kernel then groups the query heads of a K/V head into one
+        tile, which needs Lq static), so that one kernel per traced body,
+        head counts, head dims and dtype serves every length. The
+        backward's source is static: its results' shapes must be known
+        before the call."""
+        dq = lq if static or lq <= _STATIC_LQ_MAX else None
+        db, dk = (b, lk) if static else (None, None)
+        tq = "tensor<%s%s>" % (_dims(db, h, dq, e), elt)
+        tk = "tensor<%s%s>" % (_dims(db, hk, dk, e), elt)
+        tv = "tensor<%s%s>" % (_dims(db, hk, dk, ev), elt)
+        to = "tensor<%s%s>" % (_dims(db, h, dq, ev), elt)
+        ctypes = [_tensor_type(t, ce, static) for t, ce in captures]
+        args = ["%%q: %s" % tq, "%%k: %s" % tk, "%%v: %s" % tv] + \
+            ["%%c%d: %s%s" % (i, t, " {attn.no_grad}" if grad and not learned[i] else "")
+             for i, t in enumerate(ctypes)]
+        operand_types = ", ".join([tq, tk, tv] + ctypes)
+        if return_lse:
+            # attn.sdpa_partial: the output (f32) and each row's natural-log
+            # log-sum-exp (-inf for a row that keeps no key), as
+            # FlexAttention's.
+            to32 = "tensor<%sf32>" % _dims(db, h, dq, ev)
+            tl = "tensor<%sf32>" % _dims(db, h, dq)
+            text = ("func.func @flex(%s) -> (%s, %s) {\n  %%o, %%lse = attn.sdpa_partial "
+                    "%%q, %%k, %%v%s {scale = %s : f32} %s\n    : (%s) -> (%s, %s)\n"
+                    "  return %%o, %%lse : %s, %s\n}\n"
+                    % (", ".join(args), to32, tl, caps, _float_literal(np.float32(scale)),
+                       body, operand_types, to32, tl, to32, tl))
+        else:
+            text = ("func.func @flex(%s) -> %s {\n  %%o = attn.sdpa %%q, %%k, %%v%s "
                     "{scale = %s : f32} %s\n    : (%s) -> %s\n  return %%o : %s\n}\n"
-                    % (", ".join(decls), to, caps, _float_literal(np.float32(scale)), body,
+                    % (", ".join(args), to, caps, _float_literal(np.float32(scale)), body,
                        operand_types, to, to))
-        text = sdpa_text(args)
+        return _fill_capture_types(text, captures, static)
+
+    # torch.compile's "automatic dynamic shapes": the first shape a body
+    # is called with gets a kernel specialised to it (static dims, a few
+    # per cent faster: bench/NOTES.md), a second shape the dynamic kernel
+    # that then serves every shape but the first.
+    dynamic_text, static_text = function_text(static=False), function_text(static=True)
+    first = _FIRST_SHAPE.setdefault((dynamic_text, threads), static_text)
+    text = static_text if first == static_text else dynamic_text
     kernel = CACHE.get(("flex", text, threads), lambda: text, "flex", "cpu", threads)
     fn = CompiledFunction(kernel, "flex")
     cap_bufs = [c for c, _ in captures]
@@ -697,7 +745,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         if return_lse:
             _fail(ValueError, "return_lse=True with a query, key, value or captured tensor "
                   "that requires grad is not supported yet (detach them, or drop return_lse)")
-        grad_source = sdpa_text(grad_args)
+        grad_source = function_text(static=True, grad=True)
 
         def grad_text():
             from . import _attn_mlir

@@ -299,6 +299,33 @@ def test_kernels_are_cached_per_traced_body():
     assert attn_mlir.cache_info()["misses"] == before + 1
 
 
+def test_one_kernel_for_every_batch_size_and_length():
+    # The first shape gets a static kernel; the second a kernel whose
+    # batch, lengths and captured tensors' dims are dynamic, which every
+    # later batch size or length (with a capture of another size and a
+    # block mask of another grid) reuses, and is still right.
+    def run(b, lq, lk):
+        bias = rand(2, lk, seed=lk)
+
+        def per_key(s, bb, h, i, j):
+            return s + bias[h, j]
+
+        def causal(bb, h, i, j):
+            return j <= i
+        q, k, v = qkv(b, 2, 2, lq, lk, 16)
+        bm = attn_mlir.create_block_mask(causal, None, None, lq, lk, BLOCK_SIZE=16)
+        out = attn_mlir.flex_attention(q, k, v, score_mod=per_key, block_mask=bm)
+        want = ref(q, k, v, per_key, causal)
+        assert (out.to(torch.float64) - want).abs().max().item() <= TOL[torch.float32]
+    run(1, 40, 40)
+    before = attn_mlir.cache_info()["misses"]
+    run(2, 40, 40)
+    assert attn_mlir.cache_info()["misses"] == before + 1
+    for b, lq, lk in ((1, 70, 90), (3, 17, 130), (1, 40, 40)):
+        run(b, lq, lk)
+    assert attn_mlir.cache_info()["misses"] == before + 1
+
+
 # --- the IR route: the reference and the CPU pipelines agree ---------------
 
 IR = """

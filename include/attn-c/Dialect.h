@@ -191,6 +191,32 @@ MLIR_CAPI_EXPORTED MlirOperation attnMhaOpCreateWithFeatures(
  * would not verify (no dropout rate, a seed that is not tensor<i64>). */
 MLIR_CAPI_EXPORTED bool attnOpSetRuntimeSeed(MlirOperation op, MlirValue seed);
 
+/* Score and mask functions (FlexAttention's score_mod and mask_mod) on an
+ * attn.sdpa or attn.sdpa_partial, built from C:
+ *   1. attnSdpaOpSetCaptures(op, n, captures): the ranked tensors the
+ *      functions read (replacing the op's captures; before any function is
+ *      added, since each function's block takes one argument per capture);
+ *   2. attnSdpaOpAddScoreFunction(op) / attnSdpaOpAddMaskFunction(op):
+ *      create the op's score_mod / mask_mod region with one empty block
+ *      whose arguments are (score: f32, for the score function) b, h, q, kv
+ *      (index) and one per capture, and return that block;
+ *   3. the caller fills the block (arith, math, scf.if, tensor.extract of
+ *      the capture arguments) and ends it with attnYieldOpCreate's op
+ *      (f32 for a score function, i1 for a mask function);
+ *   4. mlirOperationVerify(op) checks the whole (attn.sdpa's rules for
+ *      the regions: their signature, the yielded type, the allowed ops).
+ * SetCaptures returns false, and Add*Function a null block, after a
+ * diagnostic, for another op, a null or non-tensor capture, captures set
+ * after a function, or a function the op already has. */
+MLIR_CAPI_EXPORTED bool attnSdpaOpSetCaptures(MlirOperation op, intptr_t nCaptures,
+                                              MlirValue const *captures);
+MLIR_CAPI_EXPORTED MlirBlock attnSdpaOpAddScoreFunction(MlirOperation op);
+MLIR_CAPI_EXPORTED MlirBlock attnSdpaOpAddMaskFunction(MlirOperation op);
+
+/* Creates a detached attn.yield of `value`: the terminator of a score or
+ * mask function's block (append it with mlirBlockAppendOwnedOperation). */
+MLIR_CAPI_EXPORTED MlirOperation attnYieldOpCreate(MlirLocation loc, MlirValue value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -424,4 +425,110 @@ bool attnOpSetRuntimeSeed(MlirOperation op, MlirValue seed) {
   if (oldAttr)
     o->setAttr(attrName, oldAttr);
   return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Score and mask functions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// An attn.sdpa or attn.sdpa_partial seen through what the builders below
+/// need: its captures and its two function regions.
+struct FunctionHost {
+  Operation *op = nullptr;
+  Region *scoreMod = nullptr, *maskMod = nullptr;
+  std::optional<MutableOperandRange> captures;
+};
+} // namespace
+
+static std::optional<FunctionHost> functionHost(Operation *o, StringRef fn) {
+  FunctionHost h;
+  h.op = o;
+  if (auto s = dyn_cast<SdpaOp>(o)) {
+    h.scoreMod = &s.getScoreMod();
+    h.maskMod = &s.getMaskMod();
+    h.captures.emplace(s.getCapturesMutable());
+  } else if (auto p = dyn_cast<SdpaPartialOp>(o)) {
+    h.scoreMod = &p.getScoreMod();
+    h.maskMod = &p.getMaskMod();
+    h.captures.emplace(p.getCapturesMutable());
+  } else {
+    o->emitError() << fn << ": '" << o->getName()
+                   << "' takes no score or mask function (attn.sdpa or attn.sdpa_partial)";
+    return std::nullopt;
+  }
+  return h;
+}
+
+bool attnSdpaOpSetCaptures(MlirOperation op, intptr_t nCaptures, MlirValue const *captures) {
+  const char *fn = "attnSdpaOpSetCaptures";
+  std::optional<FunctionHost> h = functionHost(unwrap(op), fn);
+  if (!h)
+    return false;
+  if (!h->scoreMod->empty() || !h->maskMod->empty()) {
+    h->op->emitError() << fn
+                       << ": set the captures before adding a score or mask function (each "
+                          "function's block takes one argument per capture)";
+    return false;
+  }
+  SmallVector<Value> values;
+  for (intptr_t i = 0; i < nCaptures; ++i) {
+    if (mlirValueIsNull(captures[i])) {
+      h->op->emitError() << fn << ": capture #" << i << " is null";
+      return false;
+    }
+    Value v = unwrap(captures[i]);
+    if (!isa<RankedTensorType>(v.getType())) {
+      h->op->emitError() << fn << ": capture #" << i << " must be a ranked tensor, got "
+                         << v.getType();
+      return false;
+    }
+    values.push_back(v);
+  }
+  h->captures->assign(values);
+  return true;
+}
+
+/// The empty entry block of a new score (kind Score) or mask function of
+/// `op`: (score f32,) b, h, q, kv (index), one argument per capture.
+static MlirBlock addFunction(MlirOperation op, ModKind kind, const char *fn) {
+  std::optional<FunctionHost> h = functionHost(unwrap(op), fn);
+  if (!h)
+    return MlirBlock{nullptr};
+  Region *region = kind == ModKind::Score ? h->scoreMod : h->maskMod;
+  if (!region->empty()) {
+    h->op->emitError() << fn << ": the op already has a "
+                       << (kind == ModKind::Score ? "score" : "mask") << " function";
+    return MlirBlock{nullptr};
+  }
+  Location loc = h->op->getLoc();
+  Builder b(h->op->getContext());
+  auto *block = new Block();
+  region->push_back(block);
+  if (kind == ModKind::Score)
+    block->addArgument(b.getF32Type(), loc);
+  for (int i = 0; i < 4; ++i)
+    block->addArgument(b.getIndexType(), loc);
+  for (Value c : h->captures->getAsOperandRange())
+    block->addArgument(c.getType(), loc);
+  return wrap(block);
+}
+
+MlirBlock attnSdpaOpAddScoreFunction(MlirOperation op) {
+  return addFunction(op, ModKind::Score, "attnSdpaOpAddScoreFunction");
+}
+
+MlirBlock attnSdpaOpAddMaskFunction(MlirOperation op) {
+  return addFunction(op, ModKind::Mask, "attnSdpaOpAddMaskFunction");
+}
+
+MlirOperation attnYieldOpCreate(MlirLocation loc, MlirValue value) {
+  Location l = unwrap(loc);
+  if (mlirValueIsNull(value)) {
+    emitError(l) << "attnYieldOpCreate: the value must not be null";
+    return MlirOperation{nullptr};
+  }
+  l.getContext()->getOrLoadDialect<AttnDialect>();
+  OpBuilder b(l.getContext());
+  return wrap(YieldOp::create(b, l, unwrap(value)).getOperation());
 }

@@ -8,6 +8,7 @@
 #include "attn-c/Dialect.h"
 #include "attn-c/Passes.h"
 #include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
 #include "mlir-c/IR.h"
 #include "mlir-c/Pass.h"
@@ -924,7 +925,146 @@ static void testPipelines(MlirContext ctx) {
 // CHECK: cpu from 'no-such-option=1': attn-cpu-pipeline options 'no-such-option=1' do not parse: {{.*}}no such option no-such-option refused
 // CHECK: cpu from 'tile-q=many': attn-cpu-pipeline options 'tile-q=many' do not parse refused
 
-int main(void) {
+/* One op of the generic form: `name` on `operands`, one result of type
+ * `result`, and an optional integer attribute (an enum such as a cmpi
+ * predicate). */
+static MlirOperation genericOp(MlirContext ctx, const char *name, intptr_t n,
+                               MlirValue *operands, MlirType result,
+                               const char *attrName, int64_t attrValue) {
+  MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString(name),
+                                                mlirLocationUnknownGet(ctx));
+  mlirOperationStateAddOperands(&st, n, operands);
+  mlirOperationStateAddResults(&st, 1, &result);
+  if (attrName) {
+    MlirNamedAttribute a = mlirNamedAttributeGet(
+        mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(attrName)),
+        mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), attrValue));
+    mlirOperationStateAddAttributes(&st, 1, &a);
+  }
+  return mlirOperationCreate(&st);
+}
+
+static MlirValue append(MlirBlock block, MlirOperation op) {
+  mlirBlockAppendOwnedOperation(block, op);
+  return mlirOperationGetResult(op, 0);
+}
+
+/* @built: softmax(scale·q·kᵀ + bias[kv]) over the keys kv <= q, as a score
+ * function reading a captured bias and a mask function, built through the
+ * C API. capi.test runs it against the same attention written with a
+ * named additive mask and causal (Inputs/named.mlir). */
+static MlirModule buildFunctions(MlirContext ctx) {
+  MlirModule m = parse(ctx,
+      "func.func @built(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>,\n"
+      "                 %v: tensor<1x2x7x8xf32>, %bias: tensor<7xf32>)\n"
+      "    -> tensor<1x2x5x8xf32> {\n"
+      "  return %q : tensor<1x2x5x8xf32>\n}");
+  MlirBlock b = firstFunctionBody(m);
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirOperation sdpa = attnSdpaOpCreate(loc, arg(b, 0), arg(b, 1), arg(b, 2), kNone,
+                                        attnSdpaOptionsGetDefault());
+  MlirValue bias = arg(b, 3);
+  if (!attnSdpaOpSetCaptures(sdpa, 1, &bias))
+    printf("set captures failed\n");
+  MlirType f32 = mlirF32TypeGet(ctx), i1 = mlirIntegerTypeGet(ctx, 1);
+  /* score(s, b, h, q, kv, bias) = s + bias[kv] */
+  MlirBlock score = attnSdpaOpAddScoreFunction(sdpa);
+  MlirValue read[2] = {mlirBlockGetArgument(score, 5), mlirBlockGetArgument(score, 4)};
+  MlirValue x = append(score, genericOp(ctx, "tensor.extract", 2, read, f32, NULL, 0));
+  MlirValue sum[2] = {mlirBlockGetArgument(score, 0), x};
+  MlirValue r = append(score, genericOp(ctx, "arith.addf", 2, sum, f32, NULL, 0));
+  mlirBlockAppendOwnedOperation(score, attnYieldOpCreate(loc, r));
+  /* mask(b, h, q, kv, bias) = kv <= q (cmpi predicate 3: sle) */
+  MlirBlock mask = attnSdpaOpAddMaskFunction(sdpa);
+  MlirValue cmp[2] = {mlirBlockGetArgument(mask, 3), mlirBlockGetArgument(mask, 2)};
+  MlirValue keep = append(mask, genericOp(ctx, "arith.cmpi", 2, cmp, i1, "predicate", 3));
+  mlirBlockAppendOwnedOperation(mask, attnYieldOpCreate(loc, keep));
+  MlirOperation ret = mlirBlockGetTerminator(b);
+  mlirBlockInsertOwnedOperationBefore(b, ret, sdpa);
+  mlirOperationSetOperand(ret, 0, mlirOperationGetResult(sdpa, 0));
+  return m;
+}
+
+static void testFunctions(MlirContext ctx) {
+  printf("== functions\n");
+  MlirModule built = buildFunctions(ctx);
+  MlirOperation fn = mlirBlockGetFirstOperation(mlirModuleGetBody(built));
+  printf("built verifies: %d\n", mlirOperationVerify(fn));
+  mlirOperationPrint(fn, print, stdout);
+  printf("\n");
+  mlirModuleDestroy(built);
+
+  MlirModule m = parse(ctx,
+      "func.func @f(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>,\n"
+      "             %v: tensor<1x2x7x8xf32>, %u: tensor<*xf32>, %i: tensor<7xi32>) {\n"
+      "  return\n}");
+  MlirBlock b = firstFunctionBody(m);
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirOperation sdpa = attnSdpaOpCreate(loc, arg(b, 0), arg(b, 1), arg(b, 2), kNone,
+                                        attnSdpaOptionsGetDefault());
+  mlirBlockInsertOwnedOperationBefore(b, mlirBlockGetTerminator(b), sdpa);
+  MlirValue bad[2] = {arg(b, 4), arg(b, 3)};
+  printf("unranked capture: %d\n", attnSdpaOpSetCaptures(sdpa, 2, bad));
+  printf("null capture: %d\n", attnSdpaOpSetCaptures(sdpa, 1, &kNone));
+  printf("not an sdpa: %d\n", attnSdpaOpSetCaptures(mlirBlockGetTerminator(b), 1, bad));
+  printf("not an sdpa: %d\n",
+         mlirBlockIsNull(attnSdpaOpAddMaskFunction(mlirBlockGetTerminator(b))));
+  printf("ids: %d\n", attnSdpaOpSetCaptures(sdpa, 1, bad));
+  /* A mask function that yields an index: the op no longer verifies. */
+  MlirBlock mask = attnSdpaOpAddMaskFunction(sdpa);
+  printf("mask args: %d\n", (int)mlirBlockGetNumArguments(mask));
+  mlirBlockAppendOwnedOperation(mask, attnYieldOpCreate(loc, mlirBlockGetArgument(mask, 2)));
+  printf("index yield verifies: %d\n", mlirOperationVerify(sdpa));
+  printf("second mask: %d\n", mlirBlockIsNull(attnSdpaOpAddMaskFunction(sdpa)));
+  printf("captures after: %d\n", attnSdpaOpSetCaptures(sdpa, 1, bad));
+  printf("score args: %d\n", (int)mlirBlockGetNumArguments(attnSdpaOpAddScoreFunction(sdpa)));
+  printf("null yield: %d\n", mlirOperationIsNull(attnYieldOpCreate(loc, kNone)));
+  mlirModuleDestroy(m);
+}
+// CHECK-LABEL: == functions
+// CHECK: built verifies: 1
+// CHECK: func.func @built(%arg0: tensor<1x2x5x8xf32>, %arg1: tensor<1x2x7x8xf32>, %arg2: tensor<1x2x7x8xf32>, %arg3: tensor<7xf32>) -> tensor<1x2x5x8xf32> {
+// CHECK-NEXT: %0 = attn.sdpa %arg0, %arg1, %arg2 captures(%arg3) score_mod {
+// CHECK-NEXT: ^bb0(%arg4: f32, %arg5: index, %arg6: index, %arg7: index, %arg8: index, %arg9: tensor<7xf32>):
+// CHECK-NEXT: %extracted = tensor.extract %arg9[%arg8] : tensor<7xf32>
+// CHECK-NEXT: %1 = arith.addf %arg4, %extracted : f32
+// CHECK-NEXT: attn.yield %1 : f32
+// CHECK-NEXT: } mask_mod {
+// CHECK-NEXT: ^bb0(%arg4: index, %arg5: index, %arg6: index, %arg7: index, %arg8: tensor<7xf32>):
+// CHECK-NEXT: %1 = arith.cmpi sle, %arg7, %arg6 : index
+// CHECK-NEXT: attn.yield %1 : i1
+// CHECK: return %0 : tensor<1x2x5x8xf32>
+// CHECK: diagnostic: attnSdpaOpSetCaptures: capture #1 must be a ranked tensor, got 'tensor<*xf32>'
+// CHECK-NEXT: unranked capture: 0
+// CHECK-NEXT: diagnostic: attnSdpaOpSetCaptures: capture #0 is null
+// CHECK-NEXT: null capture: 0
+// CHECK-NEXT: diagnostic: attnSdpaOpSetCaptures: 'func.return' takes no score or mask function (attn.sdpa or attn.sdpa_partial)
+// CHECK-NEXT: not an sdpa: 0
+// CHECK-NEXT: diagnostic: attnSdpaOpAddMaskFunction: 'func.return' takes no score or mask function (attn.sdpa or attn.sdpa_partial)
+// CHECK-NEXT: not an sdpa: 1
+// CHECK-NEXT: ids: 1
+// CHECK-NEXT: mask args: 5
+// CHECK-NEXT: diagnostic: {{.*}}mask_mod{{.*}}
+// CHECK: index yield verifies: 0
+// CHECK-NEXT: diagnostic: attnSdpaOpAddMaskFunction: the op already has a mask function
+// CHECK-NEXT: second mask: 1
+// CHECK-NEXT: diagnostic: attnSdpaOpSetCaptures: set the captures before adding a score or mask function (each function's block takes one argument per capture)
+// CHECK-NEXT: captures after: 0
+// CHECK-NEXT: score args: 6
+// CHECK-NEXT: diagnostic: attnYieldOpCreate: the value must not be null
+// CHECK-NEXT: null yield: 1
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--functions") == 0) {
+    /* Only @built's module, for capi.test to run. */
+    MlirContext ctx = newContext();
+    MlirModule m = buildFunctions(ctx);
+    mlirOperationPrint(mlirModuleGetOperation(m), print, stdout);
+    printf("\n");
+    mlirModuleDestroy(m);
+    mlirContextDestroy(ctx);
+    return 0;
+  }
   testDialectHandle();
   MlirContext ctx = newContext();
   testAttributes(ctx);
@@ -936,6 +1076,7 @@ int main(void) {
   testRuntimeSeed(ctx);
   testPasses(ctx);
   testPipelines(ctx);
+  testFunctions(ctx);
   mlirContextDestroy(ctx);
   printf("== done\n");
   return 0;

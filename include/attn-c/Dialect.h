@@ -191,6 +191,13 @@ MLIR_CAPI_EXPORTED MlirOperation attnMhaOpCreateWithFeatures(
  * would not verify (no dropout rate, a seed that is not tensor<i64>). */
 MLIR_CAPI_EXPORTED bool attnOpSetRuntimeSeed(MlirOperation op, MlirValue seed);
 
+/* Gives an attn.sdpa, attn.sdpa_partial or attn.mha attention sinks: the
+ * `sinks` operand, f32 [H], one learned logit per query head in each row's
+ * softmax denominator (gpt-oss); a null value takes them away. Returns
+ * false, after a diagnostic, and leaves the op as it was, for another op
+ * or when the op would not verify (sinks of another shape or type). */
+MLIR_CAPI_EXPORTED bool attnOpSetSinks(MlirOperation op, MlirValue sinks);
+
 /* Score and mask functions (FlexAttention's score_mod and mask_mod) on an
  * attn.sdpa or attn.sdpa_partial, built from C:
  *   1. attnSdpaOpSetCaptures(op, n, captures): the ranked tensors the

@@ -183,14 +183,18 @@ struct MhaSpec {
   /// An input of key lengths, i32 [B], follows the slopes (if any); each
   /// must lie in [0, keyLen] (call() checks it).
   bool keyLengths = false;
+  /// An input of attention sinks, f32 [numHeads], follows the key lengths
+  /// (if any): attn.mha's `sinks` (one learned logit per head in each
+  /// row's softmax denominator, gpt-oss).
+  bool sinks = false;
   /// Dropout on the attention weights (nn.MultiheadAttention's `dropout`,
   /// in training mode): rate in [0, 1), 0 none; the mask is the counter-
   /// based generator's of `dropoutSeed`, the same as SdpaSpec's.
   double dropoutRate = 0;
   int64_t dropoutSeed = 0;
   /// With dropoutRate: the seed is an input (int64, rank 0) after the key
-  /// lengths instead of dropoutSeed, so one kernel draws a fresh mask per
-  /// call.
+  /// lengths and sinks instead of dropoutSeed, so one kernel draws a fresh
+  /// mask per call.
   bool runtimeSeed = false;
 };
 

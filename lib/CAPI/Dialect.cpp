@@ -370,8 +370,8 @@ static MlirOperation createMha(StringRef fn, MlirLocation loc, MlirValue queryIn
                unwrap(wq), unwrap(wk), unwrap(wv), unwrap(wo), valueOrNull(bq),
                valueOrNull(bk), valueOrNull(bv), valueOrNull(bo),
                valueOrNull(mask), valueOrNull(alibiSlopes),
-               valueOrNull(keyLengths), valueOrNull(ropeCos), valueOrNull(ropeSin),
-               /*runtime_seed=*/Value(),
+               valueOrNull(keyLengths), /*sinks=*/Value(), valueOrNull(ropeCos),
+               valueOrNull(ropeSin), /*runtime_seed=*/Value(),
                b.getI64IntegerAttr(options.numHeads),
                options.numKvHeads > 0 ? b.getI64IntegerAttr(options.numKvHeads)
                                       : IntegerAttr(),
@@ -531,4 +531,26 @@ MlirOperation attnYieldOpCreate(MlirLocation loc, MlirValue value) {
   l.getContext()->getOrLoadDialect<AttnDialect>();
   OpBuilder b(l.getContext());
   return wrap(YieldOp::create(b, l, unwrap(value)).getOperation());
+}
+
+bool attnOpSetSinks(MlirOperation op, MlirValue sinks) {
+  Operation *o = unwrap(op);
+  std::optional<MutableOperandRange> range;
+  if (auto s = dyn_cast<SdpaOp>(o))
+    range.emplace(s.getSinksMutable());
+  else if (auto p = dyn_cast<SdpaPartialOp>(o))
+    range.emplace(p.getSinksMutable());
+  else if (auto m = dyn_cast<MhaOp>(o))
+    range.emplace(m.getSinksMutable());
+  else {
+    o->emitError() << "attnOpSetSinks: '" << o->getName()
+                   << "' takes no attention sinks (attn.sdpa, attn.sdpa_partial or attn.mha)";
+    return false;
+  }
+  SmallVector<Value> old(range->getAsOperandRange());
+  range->assign(mlirValueIsNull(sinks) ? ValueRange() : ValueRange(unwrap(sinks)));
+  if (succeeded(verify(o)))
+    return true;
+  range->assign(old);
+  return false;
 }

@@ -365,6 +365,8 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
   if (Status st = checkFeatures(s, "MhaSpec"); !st.ok())
     return st;
   addFeatureArgs(s, fb, b, s.numHeads, args);
+  if (s.sinks)
+    args.push_back(mlir::RankedTensorType::get({s.numHeads}, fb.builder().getF32Type()));
   if (s.runtimeSeed)
     args.push_back(mlir::RankedTensorType::get({}, fb.builder().getI64Type()));
   mlir = fb.build("mha", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
@@ -376,10 +378,11 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
     mlir::Value mask = s.mask != MaskKind::None ? a[next++] : none;
     mlir::Value slopes = s.alibi ? a[next++] : none;
     mlir::Value lengths = s.keyLengths ? a[next++] : none;
+    mlir::Value sinks = s.sinks ? a[next++] : none;
     mlir::Value seed = s.runtimeSeed ? a[next++] : none;
     auto op = mlir::attn::MhaOp::create(
         ob, loc, a[0], a[1], a[2], a[3], a[4], a[5], bq, bk, bv, bo, mask,
-        slopes, lengths, /*rope_cos=*/none,
+        slopes, lengths, sinks, /*rope_cos=*/none,
         /*rope_sin=*/none, seed, ob.getI64IntegerAttr(s.numHeads),
         s.numKvHeads != 0 ? ob.getI64IntegerAttr(hkv) : mlir::IntegerAttr(),
         s.scale != 0 ? fb.f32(s.scale) : mlir::FloatAttr(), fb.causal(s.causal),

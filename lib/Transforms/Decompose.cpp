@@ -50,6 +50,7 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
                                                             : ValueRange());
     sdpa.getKeyLengthsMutable().assign(op.getKeyLengths() ? ValueRange(op.getKeyLengths())
                                                           : ValueRange());
+    sdpa.getSinksMutable().assign(op.getSinks() ? ValueRange(op.getSinks()) : ValueRange());
     sdpa.getRuntimeSeedMutable().assign(op.getRuntimeSeed() ? ValueRange(op.getRuntimeSeed())
                                                             : ValueRange());
     sdpa.setScaleAttr(op.getScaleAttr());

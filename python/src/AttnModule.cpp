@@ -305,6 +305,7 @@ void bindSharedFields(py::class_<Spec> &c) {
       .def_readwrite("alibi", &Spec::alibi)
       .def_readwrite("alibi_per_batch", &Spec::alibiPerBatch)
       .def_readwrite("key_lengths", &Spec::keyLengths)
+      .def_readwrite("sinks", &Spec::sinks)
       .def_readwrite("dropout_rate", &Spec::dropoutRate)
       .def_readwrite("dropout_seed", &Spec::dropoutSeed)
       .def_readwrite("runtime_seed", &Spec::runtimeSeed);
@@ -361,7 +362,6 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def_readwrite("head_dim", &attn::SdpaSpec::headDim)
       .def_readwrite("value_dim", &attn::SdpaSpec::valueDim)
       .def_readwrite("mask_grad", &attn::SdpaSpec::maskGrad)
-      .def_readwrite("sinks", &attn::SdpaSpec::sinks)
       .def("to_mlir", [](const attn::SdpaSpec &s) {
         std::string text;
         check(attn::sdpaToMlir(s, text));

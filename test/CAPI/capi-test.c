@@ -1054,6 +1054,51 @@ static void testFunctions(MlirContext ctx) {
 // CHECK-NEXT: diagnostic: attnYieldOpCreate: the value must not be null
 // CHECK-NEXT: null yield: 1
 
+static void printInserted(const char *label, MlirOperation op) {
+  printf("%s: ", label);
+  mlirOperationPrint(op, print, stdout);
+  printf("\n");
+}
+
+static void testSinks(MlirContext ctx) {
+  printf("== sinks\n");
+  MlirModule m = parse(ctx,
+      "func.func @f(%q: tensor<1x4x5x8xf32>, %s: tensor<4xf32>, %s2: tensor<2xf32>,\n"
+      "             %x: tensor<1x5x32xf32>, %w: tensor<32x32xf32>) { return }");
+  MlirBlock b = firstFunctionBody(m);
+  MlirLocation loc = mlirLocationUnknownGet(ctx);
+  MlirOperation ret = mlirBlockGetTerminator(b);
+  MlirOperation sdpa = attnSdpaOpCreate(loc, arg(b, 0), arg(b, 0), arg(b, 0), kNone,
+                                        attnSdpaOptionsGetDefault());
+  mlirBlockInsertOwnedOperationBefore(b, ret, sdpa);
+  printf("set: %d\n", attnOpSetSinks(sdpa, arg(b, 1)));
+  printInserted("sdpa", sdpa);
+  printf("two heads: %d\n", attnOpSetSinks(sdpa, arg(b, 2)));
+  printInserted("unchanged", sdpa);
+  printf("taken away: %d\n", attnOpSetSinks(sdpa, kNone));
+  printInserted("none", sdpa);
+  MlirOperation mha = attnMhaOpCreate(loc, arg(b, 3), arg(b, 3), arg(b, 4), arg(b, 4),
+                                      arg(b, 4), arg(b, 4), kNone, kNone, kNone, kNone,
+                                      kNone, attnMhaOptionsGetDefault(4));
+  mlirBlockInsertOwnedOperationBefore(b, ret, mha);
+  printf("mha: %d\n", attnOpSetSinks(mha, arg(b, 1)));
+  printInserted("mha", mha);
+  printf("not an sdpa: %d\n", attnOpSetSinks(ret, arg(b, 1)));
+  mlirModuleDestroy(m);
+}
+// CHECK-LABEL: == sinks
+// CHECK: set: 1
+// CHECK-NEXT: sdpa: %0 = attn.sdpa %arg0, %arg0, %arg0 sinks(%arg1) : (tensor<1x4x5x8xf32>, tensor<1x4x5x8xf32>, tensor<1x4x5x8xf32>, tensor<4xf32>) -> tensor<1x4x5x8xf32>
+// CHECK-NEXT: diagnostic: 'attn.sdpa' op operand 'sinks' heads (dim 0) is 2, expected 4 (query heads H)
+// CHECK-NEXT: two heads: 0
+// CHECK-NEXT: unchanged: %0 = attn.sdpa %arg0, %arg0, %arg0 sinks(%arg1)
+// CHECK-NEXT: taken away: 1
+// CHECK-NEXT: none: %0 = attn.sdpa %arg0, %arg0, %arg0 : (tensor<1x4x5x8xf32>, tensor<1x4x5x8xf32>, tensor<1x4x5x8xf32>) -> tensor<1x4x5x8xf32>
+// CHECK-NEXT: mha: 1
+// CHECK-NEXT: mha: %1 = attn.mha %arg3, %arg3, %arg4, %arg4, %arg4, %arg4 sinks(%arg1) {num_heads = 4 : i64}
+// CHECK-NEXT: diagnostic: attnOpSetSinks: 'func.return' takes no attention sinks (attn.sdpa, attn.sdpa_partial or attn.mha)
+// CHECK-NEXT: not an sdpa: 0
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--functions") == 0) {
     /* Only @built's module, for capi.test to run. */
@@ -1077,6 +1122,7 @@ int main(int argc, char **argv) {
   testPasses(ctx);
   testPipelines(ctx);
   testFunctions(ctx);
+  testSinks(ctx);
   mlirContextDestroy(ctx);
   printf("== done\n");
   return 0;

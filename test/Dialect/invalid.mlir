@@ -640,7 +640,7 @@ func.func @mha_wo_in(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>, %wo: tensor
 
 func.func @mha_partial_bias(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>) {
   // expected-error @+1 {{operands 'bq', 'bk', 'bv' must be given together, got 1 of 3}}
-  %0 = "attn.mha"(%x, %x, %w, %w, %w, %w, %b) <{num_heads = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
+  %0 = "attn.mha"(%x, %x, %w, %w, %w, %w, %b) <{num_heads = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
   return
 }
 
@@ -988,6 +988,26 @@ func.func @mha_alibi_heads(%x: tensor<2x5x32xf32>, %w: tensor<32x32xf32>, %s: te
   %0 = attn.mha %x, %x, %w, %w, %w, %w alibi(%s) {num_heads = 4 : i64}
       : (tensor<2x5x32xf32>, tensor<2x5x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
          tensor<32x32xf32>, tensor<2xf32>) -> tensor<2x5x32xf32>
+  return
+}
+
+// -----
+
+func.func @mha_sinks_heads(%x: tensor<2x5x32xf32>, %w: tensor<32x32xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{operand 'sinks' heads (dim 0) is 2, expected 4 (query heads H)}}
+  %0 = attn.mha %x, %x, %w, %w, %w, %w sinks(%s) {num_heads = 4 : i64}
+      : (tensor<2x5x32xf32>, tensor<2x5x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
+         tensor<32x32xf32>, tensor<2xf32>) -> tensor<2x5x32xf32>
+  return
+}
+
+// -----
+
+func.func @mha_sinks_type(%x: tensor<2x5x32xf32>, %w: tensor<32x32xf32>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{operand #6 must be attention sinks: a ranked tensor of 32-bit float values}}
+  %0 = attn.mha %x, %x, %w, %w, %w, %w sinks(%s) {num_heads = 4 : i64}
+      : (tensor<2x5x32xf32>, tensor<2x5x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
+         tensor<32x32xf32>, tensor<4xf16>) -> tensor<2x5x32xf32>
   return
 }
 

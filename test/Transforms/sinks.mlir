@@ -4,6 +4,8 @@
 // RUN: attn-opt %s -attn-decompose | FileCheck %s --check-prefix=DEC
 // RUN: attn-opt %s -attn-decompose -attn-fuse | FileCheck %s --check-prefix=ROUND
 // RUN: attn-opt %s -attn-decompose -convert-attn-to-linalg | FileCheck %s --check-prefix=LINALG
+// One level: attn.mha into project / split_heads / sdpa / merge_heads.
+// RUN: attn-opt %s -attn-decompose=keep-sdpa | FileCheck %s --check-prefix=MHA
 
 // DEC-LABEL: func.func @sdpa_sinks
 // DEC: %[[M:.*]] = attn.mask
@@ -50,4 +52,23 @@ func.func @partial_sinks(%q: tensor<1x4x8x32xf32>, %k: tensor<1x2x16x32xf32>, %d
       : (tensor<1x4x8x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<4xf32>, index)
         -> (tensor<1x4x8x32xf32>, tensor<1x4x8xf32>)
   return %o, %l : tensor<1x4x8x32xf32>, tensor<1x4x8xf32>
+}
+
+// attn.mha's sinks go to the sdpa it decomposes into (and from there to
+// attn.softmax).
+// DEC-LABEL: func.func @mha_sinks
+// DEC-SAME: %[[S:[a-z0-9]+]]: tensor<4xf32>)
+// DEC: attn.softmax %{{.*}} sinks(%[[S]] : tensor<4xf32>)
+// MHA-LABEL: func.func @mha_sinks
+// MHA-SAME: %[[S:[a-z0-9]+]]: tensor<4xf32>)
+// MHA: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} sinks(%[[S]]) {causal = #attn.causal<top_left>}
+// MHA-NOT: attn.mha
+func.func @mha_sinks(%x: tensor<1x6x32xf32>, %wq: tensor<32x32xf32>, %wk: tensor<16x32xf32>,
+                     %wv: tensor<16x32xf32>, %wo: tensor<32x32xf32>, %sinks: tensor<4xf32>)
+    -> tensor<1x6x32xf32> {
+  %y = attn.mha %x, %x, %wq, %wk, %wv, %wo sinks(%sinks)
+      {num_heads = 4 : i64, num_kv_heads = 2 : i64, causal = #attn.causal<top_left>}
+      : (tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<32x32xf32>, tensor<16x32xf32>,
+         tensor<16x32xf32>, tensor<32x32xf32>, tensor<4xf32>) -> tensor<1x6x32xf32>
+  return %y : tensor<1x6x32xf32>
 }

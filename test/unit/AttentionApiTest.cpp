@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <thread>
 
 using namespace attn;
@@ -265,17 +266,25 @@ struct MhaInputs {
   MhaInputs(const MhaInputs &) = delete; // w points at the biases
 };
 
-TEST(AttentionApi, MhaSpecMatchesReference) {
+/// Cross-attention with GQA and biases: B 2, Tq 9, E 32 over Ekv 24, 4
+/// heads over 2, bottom-right causal (MhaInputs(gen, 2, 9, 13, 32, 24, 4,
+/// 2, 8) fits it).
+static MhaSpec crossGqaSpec(int64_t keyLen) {
   MhaSpec spec;
   spec.batch = 2;
   spec.queryLen = 9;
-  spec.keyLen = -1;
+  spec.keyLen = keyLen;
   spec.embedDim = 32;
   spec.kvEmbedDim = 24;
   spec.numHeads = 4;
   spec.numKvHeads = 2;
   spec.bias = true;
   spec.causal = Causal::BottomRight;
+  return spec;
+}
+
+TEST(AttentionApi, MhaSpecMatchesReference) {
+  MhaSpec spec = crossGqaSpec(-1);
   std::unique_ptr<Kernel> kernel;
   Status s = Kernel::compileMha(spec, {}, kernel);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -292,6 +301,46 @@ TEST(AttentionApi, MhaSpecMatchesReference) {
   ro.causal = ref::Causal::BottomRight;
   ref::Tensor want = ref::mha(in.xq, in.xkv, in.w, 4, 2, ro);
   EXPECT_LT(relativeError(fromFloats(out, want.shape), want), 1e-5);
+}
+
+// MhaSpec.sinks: an f32 [H] input after the block's others, in the IR as
+// attn.mha's sinks(...). Sinks of -inf weigh nothing (exp(-inf) = 0): the
+// output is the reference's without sinks, which pins the input's place;
+// the sinks' arithmetic is checked against NumPy in
+// test/Integration/mha-sinks.mlir. A sink far above every score takes the
+// whole denominator: the attention part is ~0 and the output the out bias.
+TEST(AttentionApi, MhaSpecSinks) {
+  MhaSpec spec = crossGqaSpec(13);
+  spec.sinks = true;
+  std::string ir;
+  ASSERT_TRUE(mhaToMlir(spec, ir).ok());
+  EXPECT_NE(ir.find("sinks(%arg10)"), std::string::npos) << ir;
+  std::unique_ptr<Kernel> kernel;
+  Status s = Kernel::compileMha(spec, {}, kernel);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(kernel->inputs().size(), 11u);
+  EXPECT_EQ(kernel->inputs()[10].str(), "float32[4]");
+
+  std::mt19937 gen(3);
+  MhaInputs in(gen, 2, 9, 13, 32, 24, 4, 2, 8);
+  std::vector<float> none(4, -std::numeric_limits<float>::infinity());
+  std::vector<TensorRef> views = in.views;
+  views.push_back(view(none, {4}));
+  std::vector<float> out(2 * 9 * 32);
+  s = kernel->call(views, {view(out, {2, 9, 32})});
+  ASSERT_TRUE(s.ok()) << s.message();
+  ref::SdpaOptions ro;
+  ro.causal = ref::Causal::BottomRight;
+  ref::Tensor want = ref::mha(in.xq, in.xkv, in.w, 4, 2, ro);
+  EXPECT_LT(relativeError(fromFloats(out, want.shape), want), 1e-5);
+
+  std::vector<float> huge(4, 1e4f);
+  views.back() = view(huge, {4});
+  s = kernel->call(views, {view(out, {2, 9, 32})});
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<float> bo = toFloats(in.bo);
+  for (size_t i = 0; i < out.size(); ++i)
+    ASSERT_NEAR(out[i], bo[i % 32], 1e-5) << "at " << i;
 }
 
 // MhaSpec with dropout on the attention weights (nn.MultiheadAttention in

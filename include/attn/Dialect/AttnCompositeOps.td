@@ -201,7 +201,8 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     Qh  = split_heads(Q, H),  Kh = split_heads(K, Hkv)             (then, with rope:
     Qh  = rope(Qh, cos, sin), Kh = rope(Kh, cos, sin)               attn.rope, style rope_style)
     O   = sdpa(Qh, Kh, split_heads(V, Hkv), mask, alibi_slopes, key_lengths,
-               seed; scale, causal, softcap, window, dropout_rate, dropout_seed)
+               sinks, seed; scale, causal, softcap, window, dropout_rate,
+               dropout_seed)
                                                                   → [B,H,Tq,Dv]
     out = merge_heads(O) · Woᵀ (+ bo)               Wo [Eo,   H·Dv]  → [B,Tq,Eo]
     ```
@@ -224,7 +225,8 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     ```
     %out = attn.mha %xq, %xkv, %wq, %wk, %wv, %wo
              [qkv_bias(%bq, %bk, %bv)] [out_bias(%bo)] [mask(%mask)]
-             [alibi(%slopes)] [key_lengths(%len)] [rope(%cos, %sin)] [seed(%s)]
+             [alibi(%slopes)] [key_lengths(%len)] [sinks(%sinks)]
+             [rope(%cos, %sin)] [seed(%s)]
              {num_heads = H : i64
               [, num_kv_heads = Hkv : i64] [, scale = s : f32]
               [, causal = #attn.causal<top_left|bottom_right>]
@@ -240,6 +242,9 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     - `mask(...)`: optional `i1` keep / additive float mask, broadcastable to
       `[B,H,Tq,Tk]`.
     - `alibi(...)`, `key_lengths(...)`, `softcap`, `window`: as in `sdpa`.
+    - `sinks(...)`: optional attention sinks as in `sdpa`, `f32 [H]`: one
+      learned logit per query head in the denominator of each row's softmax
+      (gpt-oss).
     - `rope(%cos, %sin)`: optional rotary tables applied to the projected,
       split Q and K heads (`attn.rope`, pairing `rope_style`, **default**
       `rotate_half`). Self-attention form: the tables' `T` equals both `Tq`
@@ -280,8 +285,8 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     - `scale` and `softcap`, if given, are positive finite numbers;
       `dropout_rate`, if given, is in `[0, 1)`; `dropout_seed` and
       `seed(...)` need `dropout_rate`, and at most one of them is given.
-    - `alibi_slopes` is `[H]` or `[B,H]` `f32`; `key_lengths` is `[B]`; a
-      `window`'s `align` matches `causal`.
+    - `alibi_slopes` is `[H]` or `[B,H]` `f32`; `key_lengths` is `[B]`;
+      `sinks` is `[H]` `f32`; a `window`'s `align` matches `causal`.
     - `cos`, `sin` follow `attn.rope`'s rules against `[B, H, Tq, D]` and
       `[B, Hkv, Tk, D]`; `rope_style` needs them.
     - The result type equals the inferred `[B, Tq, Eo]` (`Eo` = output width
@@ -340,6 +345,7 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
                        Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
+                       Optional<Attn_SinksTensor>:$sinks,
                        Optional<Attn_FloatTensor>:$rope_cos,
                        Optional<Attn_FloatTensor>:$rope_sin,
                        Optional<Attn_SeedTensor>:$runtime_seed,
@@ -361,6 +367,7 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     (`out_bias` `(` $bo^ `)`)?
     (`mask` `(` $mask^ `)`)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
+    (`sinks` `(` $sinks^ `)`)?
     (`rope` `(` $rope_cos^ `,` $rope_sin `)`)? (`seed` `(` $runtime_seed^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];

@@ -431,8 +431,9 @@ void MhaOp::build(OpBuilder &b, OperationState &state, Value queryInput,
                   WeightLayout layout) {
   build(b, state, queryInput, kvInput, wq, wk, wv, wo, /*bq=*/nullptr, /*bk=*/nullptr,
         /*bv=*/nullptr, /*bo=*/nullptr, /*mask=*/nullptr,
-        /*alibi_slopes=*/nullptr, /*key_lengths=*/nullptr, /*rope_cos=*/nullptr,
-        /*rope_sin=*/nullptr, /*runtime_seed=*/nullptr, b.getI64IntegerAttr(numHeads),
+        /*alibi_slopes=*/nullptr, /*key_lengths=*/nullptr, /*sinks=*/nullptr,
+        /*rope_cos=*/nullptr, /*rope_sin=*/nullptr, /*runtime_seed=*/nullptr,
+        b.getI64IntegerAttr(numHeads),
         numKvHeads ? b.getI64IntegerAttr(*numKvHeads) : IntegerAttr(),
         /*scale=*/nullptr, /*causal=*/nullptr, /*softcap=*/nullptr,
         /*window=*/nullptr, /*rope_style=*/nullptr, /*dropout_rate=*/nullptr,
@@ -532,6 +533,9 @@ LogicalResult MhaOp::verify() {
       return failure();
   if (Value l = getKeyLengths())
     if (failed(c.keyLengths(l, dimOf(xq, 0))))
+      return failure();
+  if (Value s = getSinks())
+    if (failed(c.sinks(s, h)))
       return failure();
   if ((getRopeCos() == nullptr) != (getRopeSin() == nullptr))
     return emitOpError() << "operands 'cos' and 'sin' must be given together";

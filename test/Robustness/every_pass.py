@@ -33,7 +33,8 @@ static, dynamic, 1, primes; random scale/causal/mask/dropout/layout/bias
 options; GQA; primitive chains in random legal and illegal orders) and
 checks them too. The wave-2 features come in all three forms (sdpa, mha,
 primitive chain): softcap, sliding windows (random bounds, align agreeing
-with causal), ALiBi slopes [H] or [B,H], key lengths [B] i32/i64, attn.rope
+with causal), ALiBi slopes [H] or [B,H], key lengths [B] i32/i64, attention
+sinks [H] (sdpa and mha; a head too many, rarely), attn.rope
 (both styles, R <= D, [T,R/2] or [B,T,R/2] tables; mha rope(...)). A few
 programs break a verifier rule on purpose (a window align against causal,
 a zero softcap, R > D, slopes of the wrong length): parse errors are runs
@@ -139,9 +140,14 @@ def random_rope(rng, heads, b, d):
     return args, lines
 
 
+def random_sinks(rng, h):
+    """Attention sinks [H] (f32); rarely one head too many."""
+    return ty([h + 1 if rng.random() < P_INVALID else h])
+
+
 def random_features(rng, attrs, b, h, causal):
     """Adds softcap/window to `attrs`; returns the optional (name, type)
-    operands: ALiBi slopes and key lengths."""
+    operands: ALiBi slopes, key lengths and attention sinks."""
     if rng.random() < 0.3:
         attrs.append("softcap = %s : f32" % random_softcap(rng))
     if rng.random() < 0.35:
@@ -151,6 +157,8 @@ def random_features(rng, attrs, b, h, causal):
         extra.append(("alibi", random_slopes(rng, b, h)))
     if rng.random() < 0.3:
         extra.append(("key_lengths", random_lengths(rng, b)))
+    if rng.random() < 0.2:
+        extra.append(("sinks", random_sinks(rng, h)))
     return extra
 
 

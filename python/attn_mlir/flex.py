@@ -731,9 +731,17 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     # per cent faster: bench/NOTES.md), a second shape the dynamic kernel
     # that then serves every shape but the first.
     dynamic_text, static_text = function_text(static=False), function_text(static=True)
-    first = _FIRST_SHAPE.setdefault((dynamic_text, threads), static_text)
+    first_key = (dynamic_text, threads)
+    first = _FIRST_SHAPE.setdefault(first_key, static_text)
     text = static_text if first == static_text else dynamic_text
-    kernel = CACHE.get(("flex", text, threads), lambda: text, "flex", "cpu", threads)
+    try:
+        kernel = CACHE.get(("flex", text, threads), lambda: text, "flex", "cpu", threads)
+    except Exception:
+        # A shape that does not compile (an empty capture) leaves the
+        # static kernel to the next shape.
+        if text is static_text and _FIRST_SHAPE.get(first_key) is static_text:
+            del _FIRST_SHAPE[first_key]
+        raise
     fn = CompiledFunction(kernel, "flex")
     cap_bufs = [c for c, _ in captures]
     if _arrays.records_grad(query, key, value, *cap_bufs):

@@ -85,6 +85,21 @@ func.func @capture_element(%s: tensor<1x2x8x8xf32>, %t: tensor<8xcomplex<f32>>) 
 
 // -----
 
+func.func @capture_empty(%q: tensor<1x2x8x8xf32>, %t: tensor<2x0xi32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{capture #0 of type 'tensor<2x0xi32>' has no elements: a function's reads of it would fall outside it}}
+  %o = attn.sdpa %q, %q, %q captures(%t) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<2x0xi32>):
+    %x = tensor.extract %d[%h, %j] : tensor<2x0xi32>
+    %c0 = arith.constant 0 : i32
+    %keep = arith.cmpi eq, %x, %c0 : i32
+    attn.yield %keep : i1
+  } : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<2x0xi32>)
+      -> tensor<1x2x8x8xf32>
+  return %o : tensor<1x2x8x8xf32>
+}
+
+// -----
+
 func.func @scores_rank(%s: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
   // expected-error @+1 {{operand 'input' must have rank 4 [B,H,Tq,Tk], got rank 3}}
   %y = attn.mask_mod %s {

@@ -15,6 +15,11 @@
 // RUN: attn-run %s --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/pad.npy --compare-with=reference | FileCheck %s
 // RUN: attn-run %s --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/pad1.npy --compare-with=reference | FileCheck %s
 // CHECK: result #0: float32[3,4,5,16]
+// An empty capture is refused before the call (it has no element a
+// clamped read could land on), with exit status 2, not read out of bounds.
+// RUN: %python %S/Inputs/npytool.py make %t/pad0.npy --dtype i4 --shape 0
+// RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/pad0.npy 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: capture #0 of type 'tensor<0xi32>' has no elements
 // CHECK: result #0 vs reference: max_abs_error {{.*}} max_rel_error {{(0\.0+e\+00|[0-9.]+e-(0[5-9]|[1-9][0-9]))}}
 
 func.func @leftpad(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>,

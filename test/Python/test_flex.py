@@ -255,6 +255,22 @@ def test_block_mask_skips_what_the_bounds_cannot_see(dtype):
     check(q, k, v, block_mask=bm)
 
 
+def test_an_empty_capture_is_refused_not_read():
+    # Reads are clamped into a capture's shape; an empty one has none. The
+    # static kernel's verifier and, after a first shape, the dynamic
+    # kernel's call-time shape check refuse it.
+    def docs_of(doc):
+        return lambda b, h, i, j: doc[i] == doc[j]
+    q, k, v = qkv(1, 2, 2, 12, 12, 16)
+    with pytest.raises(attn_mlir.AttnError, match="has no elements"):
+        attn_mlir.flex_attention(q, k, v, mask_mod=docs_of(torch.zeros(0, dtype=torch.int64)))
+    check(q, k, v, mask_mod=docs_of(torch.arange(12) // 5))
+    q, k, v = qkv(1, 2, 2, 9, 9, 16)
+    check(q, k, v, mask_mod=docs_of(torch.arange(9) // 5))       # the dynamic kernel
+    with pytest.raises(attn_mlir.AttnError, match="has no elements"):
+        attn_mlir.flex_attention(q, k, v, mask_mod=docs_of(torch.zeros(0, dtype=torch.int64)))
+
+
 def test_block_mask_of_other_shapes_or_blocks_is_refused():
     q, k, v = qkv(2, 2, 2, 40, 40, 16)
     bm = attn_mlir.create_block_mask(lambda b, h, i, j: j <= i, 3, None, 40, 40, BLOCK_SIZE=16)

@@ -89,6 +89,13 @@ LogicalResult mlir::attn::verifyModFunction(Operation *op, Region &region, ModKi
                                << t.getElementType()
                                << "; a capture holds i1, i8, i16, i32, i64, index, "
                                   "f16, bf16, f32 or f64";
+    // Reads are clamped into the capture's shape, which an empty capture
+    // does not have: any read would fall outside it. (At run time the
+    // runtime's shape check specialises dynamic dims and meets this rule.)
+    if (llvm::is_contained(t.getShape(), 0))
+      return op->emitOpError() << "capture #" << i << " of type " << t
+                               << " has no elements: a function's reads of it would "
+                                  "fall outside it";
   }
 
   // The body: allowed ops on scalars only.

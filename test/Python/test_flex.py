@@ -452,6 +452,64 @@ def test_bounds_unsigned_compare_of_a_negative_difference():
     assert np.abs(out - want).max() < 2e-6
 
 
+EXTSI_IR = """
+func.func @f(%q: tensor<1x1x130x16xf32>) -> tensor<1x1x130x16xf32> {
+  %o = attn.sdpa %q, %q, %q {scale = 0.25 : f32} mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c = arith.cmpi sle, %j, %i : index
+    %e = arith.extsi %c : i1 to i32
+    %zero = arith.constant 0 : i32
+    %keep = arith.cmpi slt, %e, %zero : i32
+    attn.yield %keep : i1
+  } : (tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>)
+      -> tensor<1x1x130x16xf32>
+  return %o : tensor<1x1x130x16xf32>
+}
+"""
+
+
+EQ_IR = """
+func.func @f(%q: tensor<1x1x130x16xf32>) -> tensor<1x1x130x16xf32> {
+  %o = attn.sdpa %q, %q, %q {scale = 0.25 : f32} mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %below = arith.cmpi sle, %j, %i : index
+    %c20 = arith.constant 20 : index
+    %lo = arith.subi %i, %c20 : index
+    %near = arith.cmpi sge, %j, %lo : index
+    %keep = arith.cmpi eq, %below, %near : i1
+    attn.yield %keep : i1
+  } : (tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>)
+      -> tensor<1x1x130x16xf32>
+  return %o : tensor<1x1x130x16xf32>
+}
+"""
+
+
+def test_bounds_of_bools_compared_and_sign_extended():
+    # An i1's tile bounds are (surely true, possibly true), not a signed
+    # interval (true is -1 as a signed i1). Equality of two bools that are
+    # each true somewhere in a tile, and a bool sign-extended to 0 / -1 and
+    # compared, must neither skip a tile that keeps keys nor keep a tile
+    # whole that drops some.
+    g = torch.Generator().manual_seed(5)
+    keep = torch.rand(140, generator=g) > 0.5
+
+    def same(b, h, qi, ki):
+        return (ki <= qi) == keep[ki]
+    check(*qkv(1, 2, 2, 140, 140, 16), mask_mod=same)
+    q = qkv(1, 1, 1, 130, 130, 16)[0].numpy()
+    i, j = np.arange(130)[:, None], np.arange(130)[None, :]
+    s0 = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), q.astype(np.float64)) * 0.25
+    # extsi: -1 < 0 exactly where j <= i; eq: both or neither of j <= i,
+    # j >= i - 20 (neither never happens): the band i - 20 <= j <= i.
+    for ir, keep_ij in ((EXTSI_IR, j <= i), (EQ_IR, (j <= i) == (j >= i - 20))):
+        s = np.where(keep_ij, s0, -np.inf)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        want = (p / p.sum(-1, keepdims=True)) @ q.astype(np.float64)
+        out = attn_mlir.compile(ir, pipeline="cpu")(q)
+        assert np.abs(out - want).max() < 2e-6
+
+
 def test_and_or_noop_masks_compose():
     doc = torch.repeat_interleave(torch.arange(3, dtype=torch.int32), torch.tensor([20, 30, 14]))
 

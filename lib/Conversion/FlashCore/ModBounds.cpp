@@ -183,6 +183,15 @@ void BoundsEmitter::visit(Operation &op, unsigned positions) {
     known[r] = {v, v};
     return;
   }
+  // An i1's bounds are the pair (always, possibly), not an interval of
+  // signed values (true is -1 as a signed i1): integer arithmetic and
+  // ordered compares on i1 are left unknown, and equality and extsi get
+  // their own rules below.
+  bool boolOperand = op.getNumOperands() && op.getOperand(0).getType().isInteger(1);
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MinSIOp, arith::MaxSIOp, arith::MulIOp,
+          arith::FloorDivSIOp, arith::DivSIOp>(op) &&
+      r.getType().isInteger(1))
+    return;
   if (isa<arith::AddIOp, arith::SubIOp, arith::MinSIOp, arith::MaxSIOp>(op)) {
     Bounds x = operand(0), y = operand(1);
     if (!x || !y)
@@ -232,7 +241,10 @@ void BoundsEmitter::visit(Operation &op, unsigned positions) {
       m.map(op.getOperand(0), v);
       return b.clone(op, m)->getResult(0);
     };
-    known[r] = {castOf(x.lo), castOf(x.hi)};
+    // An i1 sign-extended is 0 or -1: possibly true gives the minimum.
+    bool signExtended = boolOperand && !isa<arith::ExtUIOp>(op);
+    known[r] = signExtended ? Bounds{castOf(x.hi), castOf(x.lo)}
+                            : Bounds{castOf(x.lo), castOf(x.hi)};
     return;
   }
   if (auto s = dyn_cast<arith::SelectOp>(op)) {
@@ -249,8 +261,22 @@ void BoundsEmitter::visit(Operation &op, unsigned positions) {
   }
   if (auto ci = dyn_cast<arith::CmpIOp>(op)) {
     Bounds x = operand(0), y = operand(1);
-    if (x && y)
+    if (!x || !y)
+      return;
+    if (!boolOperand) {
       known[r] = compare(ci.getPredicate(), x, y);
+      return;
+    }
+    // Two i1: surely equal when both are surely true or both surely
+    // false; possibly equal unless one is surely true and the other
+    // surely false.
+    using P = arith::CmpIPredicate;
+    if (ci.getPredicate() != P::eq && ci.getPredicate() != P::ne)
+      return;
+    Value always = orB(andB(x.lo, y.lo), andB(notB(x.hi), notB(y.hi)));
+    Value possibly = notB(orB(andB(x.lo, notB(y.hi)), andB(notB(x.hi), y.lo)));
+    known[r] = ci.getPredicate() == P::eq ? Bounds{always, possibly}
+                                          : Bounds{notB(possibly), notB(always)};
     return;
   }
   if (isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op) && r.getType().isInteger(1)) {

@@ -9,7 +9,8 @@
 // (always, possibly). Positions are the tile's ranges; constants are
 // points; addi/subi, muli and floordivsi/divsi by a constant, minsi/maxsi,
 // casts, select, cmpi with a signed or equality predicate, andi/ori and
-// negation follow interval arithmetic; a read of an integer capture of any
+// negation follow interval arithmetic (an i1 is the pair, never a signed
+// interval: two i1 compare only for equality, extsi of an i1 is 0 or -1); a read of an integer capture of any
 // rank is bounded by the min and max of the capture over the box of its
 // indices' ranges (scanned when the box holds at most `scanLimit`
 // elements, else unbounded): document ids `[T]` or `[B, T]`, prefix

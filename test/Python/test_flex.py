@@ -423,66 +423,41 @@ def test_bounds_window_prefix_and_gqa_decode():
     check(*qkv(2, 8, 2, 1, 300, 32), mask_mod=decode_window)
 
 
-UNSIGNED_IR = """
-func.func @f(%q: tensor<1x1x130x16xf32>) -> tensor<1x1x130x16xf32> {
-  %o = attn.sdpa %q, %q, %q {scale = 0.25 : f32} mask_mod {
-  ^bb0(%b: index, %h: index, %i: index, %j: index):
-    %d = arith.subi %i, %j : index
-    %c40 = arith.constant 40 : index
-    %near = arith.cmpi ult, %d, %c40 : index
-    attn.yield %near : i1
-  } : (tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>)
-      -> tensor<1x1x130x16xf32>
-  return %o : tensor<1x1x130x16xf32>
-}
-"""
+def mask_function_ir(body):
+    """Self-attention of q [1, 1, 130, 16] (scale 0.25) with a mask
+    function of (b, h, i, j) whose body is `body` (IR lines ending in
+    attn.yield)."""
+    t = "tensor<1x1x130x16xf32>"
+    return ("func.func @f(%%q: %s) -> %s {\n"
+            "  %%o = attn.sdpa %%q, %%q, %%q {scale = 0.25 : f32} mask_mod {\n"
+            "  ^bb0(%%b: index, %%h: index, %%i: index, %%j: index):\n%s\n"
+            "  } : (%s, %s, %s) -> %s\n  return %%o : %s\n}\n"
+            % (t, t, body, t, t, t, t, t))
+
+
+def check_mask_function_ir(body, keep_ij):
+    """mask_function_ir(body) on the cpu pipeline against float64 attention
+    that keeps key j of row i where keep_ij[i, j]."""
+    q = qkv(1, 1, 1, 130, 130, 16)[0].numpy()
+    s = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), q.astype(np.float64)) * 0.25
+    s = np.where(keep_ij, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ q.astype(np.float64)
+    out = attn_mlir.compile(mask_function_ir(body), pipeline="cpu")(q)
+    assert np.abs(out - want).max() < 2e-6
+
+
+ROW, COL = np.arange(130)[:, None], np.arange(130)[None, :]
 
 
 def test_bounds_unsigned_compare_of_a_negative_difference():
     # i - j < 40 unsigned: false where j > i (the difference wraps), so
     # a causal window; a bound that took it as signed would keep j > i.
-    q = qkv(1, 1, 1, 130, 130, 16)[0].numpy()
-    i, j = np.arange(130)[:, None], np.arange(130)[None, :]
-    keep = (j <= i) & (i - j < 40)
-    s = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), q.astype(np.float64)) * 0.25
-    s = np.where(keep, s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    want = (p / p.sum(-1, keepdims=True)) @ q.astype(np.float64)
-    out = attn_mlir.compile(UNSIGNED_IR, pipeline="cpu")(q)
-    assert np.abs(out - want).max() < 2e-6
-
-
-EXTSI_IR = """
-func.func @f(%q: tensor<1x1x130x16xf32>) -> tensor<1x1x130x16xf32> {
-  %o = attn.sdpa %q, %q, %q {scale = 0.25 : f32} mask_mod {
-  ^bb0(%b: index, %h: index, %i: index, %j: index):
-    %c = arith.cmpi sle, %j, %i : index
-    %e = arith.extsi %c : i1 to i32
-    %zero = arith.constant 0 : i32
-    %keep = arith.cmpi slt, %e, %zero : i32
-    attn.yield %keep : i1
-  } : (tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>)
-      -> tensor<1x1x130x16xf32>
-  return %o : tensor<1x1x130x16xf32>
-}
-"""
-
-
-EQ_IR = """
-func.func @f(%q: tensor<1x1x130x16xf32>) -> tensor<1x1x130x16xf32> {
-  %o = attn.sdpa %q, %q, %q {scale = 0.25 : f32} mask_mod {
-  ^bb0(%b: index, %h: index, %i: index, %j: index):
-    %below = arith.cmpi sle, %j, %i : index
-    %c20 = arith.constant 20 : index
-    %lo = arith.subi %i, %c20 : index
-    %near = arith.cmpi sge, %j, %lo : index
-    %keep = arith.cmpi eq, %below, %near : i1
-    attn.yield %keep : i1
-  } : (tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>, tensor<1x1x130x16xf32>)
-      -> tensor<1x1x130x16xf32>
-  return %o : tensor<1x1x130x16xf32>
-}
-"""
+    check_mask_function_ir("""
+    %d = arith.subi %i, %j : index
+    %c40 = arith.constant 40 : index
+    %near = arith.cmpi ult, %d, %c40 : index
+    attn.yield %near : i1""", (COL <= ROW) & (ROW - COL < 40))
 
 
 def test_bounds_of_bools_compared_and_sign_extended():
@@ -497,17 +472,22 @@ def test_bounds_of_bools_compared_and_sign_extended():
     def same(b, h, qi, ki):
         return (ki <= qi) == keep[ki]
     check(*qkv(1, 2, 2, 140, 140, 16), mask_mod=same)
-    q = qkv(1, 1, 1, 130, 130, 16)[0].numpy()
-    i, j = np.arange(130)[:, None], np.arange(130)[None, :]
-    s0 = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), q.astype(np.float64)) * 0.25
-    # extsi: -1 < 0 exactly where j <= i; eq: both or neither of j <= i,
-    # j >= i - 20 (neither never happens): the band i - 20 <= j <= i.
-    for ir, keep_ij in ((EXTSI_IR, j <= i), (EQ_IR, (j <= i) == (j >= i - 20))):
-        s = np.where(keep_ij, s0, -np.inf)
-        p = np.exp(s - s.max(-1, keepdims=True))
-        want = (p / p.sum(-1, keepdims=True)) @ q.astype(np.float64)
-        out = attn_mlir.compile(ir, pipeline="cpu")(q)
-        assert np.abs(out - want).max() < 2e-6
+    # -1 < 0 exactly where j <= i.
+    check_mask_function_ir("""
+    %c = arith.cmpi sle, %j, %i : index
+    %e = arith.extsi %c : i1 to i32
+    %zero = arith.constant 0 : i32
+    %keep = arith.cmpi slt, %e, %zero : i32
+    attn.yield %keep : i1""", COL <= ROW)
+    # Both or neither of j <= i, j >= i - 20 (neither never happens): the
+    # band i - 20 <= j <= i.
+    check_mask_function_ir("""
+    %below = arith.cmpi sle, %j, %i : index
+    %c20 = arith.constant 20 : index
+    %lo = arith.subi %i, %c20 : index
+    %near = arith.cmpi sge, %j, %lo : index
+    %keep = arith.cmpi eq, %below, %near : i1
+    attn.yield %keep : i1""", (COL <= ROW) == (COL >= ROW - 20))
 
 
 def test_and_or_noop_masks_compose():

@@ -22,6 +22,14 @@ struct Bounds {
   explicit operator bool() const { return bool(lo); }
 };
 
+/// The value of a constant i1, else nullopt.
+std::optional<bool> constantBool(Value v) {
+  APInt k;
+  if (v.getType().isInteger(1) && matchPattern(v, m_ConstantInt(&k)))
+    return !k.isZero();
+  return std::nullopt;
+}
+
 class BoundsEmitter {
 public:
   BoundsEmitter(FlashBuilder &fb, ValueRange captures, int64_t scanLimit)
@@ -68,12 +76,6 @@ private:
     return fb.notI(x);
   }
   Value boolConstant(bool v) { return constant(b.getI1Type(), v); }
-  static std::optional<bool> constantBool(Value v) {
-    APInt k;
-    if (v.getType().isInteger(1) && matchPattern(v, m_ConstantInt(&k)))
-      return !k.isZero();
-    return std::nullopt;
-  }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
@@ -336,9 +338,7 @@ mlir::attn::flash::boundMaskFunction(FlashBuilder &fb, Region &body, Value batch
     e.visitOrGiveUp(op, positions);
   Bounds out = e.of(entry.getTerminator()->getOperand(0));
   // (false, true): nothing known, as good as unbounded.
-  APInt always, possibly;
-  if (!out || (matchPattern(out.lo, m_ConstantInt(&always)) && always.isZero() &&
-               matchPattern(out.hi, m_ConstantInt(&possibly)) && possibly.isOne()))
+  if (!out || (constantBool(out.lo) == false && constantBool(out.hi) == true))
     return std::nullopt; // scratch and what it holds are destroyed
   target->getOperations().splice(point, scratch->getOperations());
   return MaskVerdict{out.hi, out.lo};

@@ -10,18 +10,18 @@
 // points; addi/subi, muli and floordivsi/divsi by a constant, minsi/maxsi,
 // casts, select, cmpi with a signed or equality predicate, andi/ori and
 // negation follow interval arithmetic (an i1 is the pair, never a signed
-// interval: two i1 compare only for equality, extsi of an i1 is 0 or -1); a read of an integer capture of any
-// rank is bounded by the min and max of the capture over the box of its
-// indices' ranges (scanned when the box holds at most `scanLimit`
-// elements, else unbounded): document ids `[T]` or `[B, T]`, prefix
-// lengths, a BlockMask's block states `[B, H, Q blocks, K/V blocks]`.
-// An integer nothing bounds (remainders, an scf.if's results, a float
-// cast to an integer) has no bounds, nor has what is computed from it; an
-// i1 nothing bounds (a float compare, a compare of such an integer) is
-// unknown,
-// (false, true), so `x & unknown` is still never kept where x is never
-// kept. A function whose result is unbounded or unknown is evaluated on
-// every element of every tile.
+// interval: two i1 compare only for equality, extsi of an i1 is 0 or -1);
+// a read of an integer capture of any rank is bounded by the min and max
+// of the capture over the box of its indices' ranges (scanned when the
+// box holds at most `scanLimit` elements, else unbounded): document ids
+// `[T]` or `[B, T]`, prefix lengths, a BlockMask's block states
+// `[B, H, Q blocks, K/V blocks]`. An integer nothing bounds (remainders,
+// an scf.if's results, a float cast to an integer) has no bounds, nor has
+// what is computed from it; an i1 nothing bounds (a float compare, a
+// compare of such an integer) is unknown, (false, true), so
+// `x & unknown` is still never kept where x is never kept. A function
+// whose result is unbounded or unknown is evaluated on every element of
+// every tile.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_CONVERSION_FLASHCORE_MODBOUNDS_H

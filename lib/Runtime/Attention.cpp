@@ -189,6 +189,8 @@ static Status checkFeatures(const Spec &s, const char *specName) {
   return Status();
 }
 
+/// The inputs both specs take after the mask, in their order: ALiBi
+/// slopes, key lengths, sinks f32 [H], the run-time dropout seed.
 template <typename Spec>
 static void addFeatureArgs(const Spec &s, FunctionBuilder &fb, int64_t b, int64_t h,
                            llvm::SmallVectorImpl<mlir::Type> &args) {
@@ -196,6 +198,10 @@ static void addFeatureArgs(const Spec &s, FunctionBuilder &fb, int64_t b, int64_
     args.push_back(s.alibiPerBatch ? fb.slopes(b, h) : fb.slopes(h));
   if (s.keyLengths)
     args.push_back(fb.lengths(b));
+  if (s.sinks)
+    args.push_back(mlir::RankedTensorType::get({h}, fb.builder().getF32Type()));
+  if (s.runtimeSeed)
+    args.push_back(mlir::RankedTensorType::get({}, fb.builder().getI64Type()));
 }
 
 template <typename Spec, typename Op>
@@ -237,10 +243,6 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
     return Status::error("SdpaSpec.maskGrad needs part Gradients and an additive mask");
   addFeatureArgs(s, fb, b, h, args);
   mlir::Type f32 = fb.builder().getF32Type();
-  if (s.sinks)
-    args.push_back(mlir::RankedTensorType::get({h}, f32));
-  if (s.runtimeSeed)
-    args.push_back(mlir::RankedTensorType::get({}, fb.builder().getI64Type()));
   size_t firstExtra = 3;
   if (s.part == SdpaPart::Gradients) {
     // O (f32, sdpa_partial's), dO, the log-sum-exp.
@@ -365,10 +367,6 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
   if (Status st = checkFeatures(s, "MhaSpec"); !st.ok())
     return st;
   addFeatureArgs(s, fb, b, s.numHeads, args);
-  if (s.sinks)
-    args.push_back(mlir::RankedTensorType::get({s.numHeads}, fb.builder().getF32Type()));
-  if (s.runtimeSeed)
-    args.push_back(mlir::RankedTensorType::get({}, fb.builder().getI64Type()));
   mlir = fb.build("mha", args, [&](mlir::OpBuilder &ob, mlir::Location loc,
                                    mlir::ValueRange a) -> mlir::ValueRange {
     mlir::Value none;

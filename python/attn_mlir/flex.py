@@ -431,13 +431,17 @@ class _Tracer:
                          "tensors)" % (name, ", ".join(sorted(self._MATH))))
 
 
+def _type(dims, elt):
+    """A tensor type: an int dim is static, None dynamic."""
+    return "tensor<%s%s>" % ("".join("?x" if d is None else "%dx" % d for d in dims), elt)
+
+
 def _tensor_type(t, elt, static):
     """A captured tensor's type: its shape, or its rank with every dim
     dynamic, so that one kernel serves the tables of every sequence length
     (a relative bias [H, 2T-1], document ids [T], a BlockMask's block
     states)."""
-    dims = "".join("%dx" % d for d in t.shape) if static else "?x" * len(t.shape)
-    return "tensor<%s%s>" % (dims, elt)
+    return _type(t.shape if static else (None,) * len(t.shape), elt)
 
 
 def _capture_type_slot(slot):
@@ -450,11 +454,6 @@ def _fill_capture_types(text, captures, static):
     for slot, (t, elt) in enumerate(captures):
         text = text.replace(_capture_type_slot(slot), _tensor_type(t, elt, static))
     return text
-
-
-def _dims(*ds):
-    """One tensor type's dims: an int is static, None dynamic."""
-    return "".join("?x" if d is None else "%dx" % d for d in ds)
 
 
 def _trace(fn, kind, captures):
@@ -699,10 +698,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         before the call."""
         dq = lq if static or lq <= _STATIC_LQ_MAX else None
         db, dk = (b, lk) if static else (None, None)
-        tq = "tensor<%s%s>" % (_dims(db, h, dq, e), elt)
-        tk = "tensor<%s%s>" % (_dims(db, hk, dk, e), elt)
-        tv = "tensor<%s%s>" % (_dims(db, hk, dk, ev), elt)
-        to = "tensor<%s%s>" % (_dims(db, h, dq, ev), elt)
+        tq, tk = _type((db, h, dq, e), elt), _type((db, hk, dk, e), elt)
+        tv, to = _type((db, hk, dk, ev), elt), _type((db, h, dq, ev), elt)
         ctypes = [_tensor_type(t, ce, static) for t, ce in captures]
         args = ["%%q: %s" % tq, "%%k: %s" % tk, "%%v: %s" % tv] + \
             ["%%c%d: %s%s" % (i, t, " {attn.no_grad}" if grad and not learned[i] else "")
@@ -712,8 +709,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
             # attn.sdpa_partial: the output (f32) and each row's natural-log
             # log-sum-exp (-inf for a row that keeps no key), as
             # FlexAttention's.
-            to32 = "tensor<%sf32>" % _dims(db, h, dq, ev)
-            tl = "tensor<%sf32>" % _dims(db, h, dq)
+            to32, tl = _type((db, h, dq, ev), "f32"), _type((db, h, dq), "f32")
             text = ("func.func @flex(%s) -> (%s, %s) {\n  %%o, %%lse = attn.sdpa_partial "
                     "%%q, %%k, %%v%s {scale = %s : f32} %s\n    : (%s) -> (%s, %s)\n"
                     "  return %%o, %%lse : %s, %s\n}\n"

@@ -83,6 +83,13 @@ static MlirBlock firstFunctionBody(MlirModule m) {
 static MlirValue arg(MlirBlock b, int i) { return mlirBlockGetArgument(b, i); }
 static const MlirValue kNone = {NULL};
 
+/* A detached attn.sdpa of the block's first three arguments (q, k, v),
+ * with the default options. */
+static MlirOperation plainSdpa(MlirContext ctx, MlirBlock b) {
+  return attnSdpaOpCreate(mlirLocationUnknownGet(ctx), arg(b, 0), arg(b, 1), arg(b, 2), kNone,
+                          attnSdpaOptionsGetDefault());
+}
+
 static void testDialectHandle(void) {
   printf("== dialect handle\n");
   MlirDialectHandle h = mlirGetDialectHandle__attn__();
@@ -212,9 +219,7 @@ static void testSdpa(MlirContext ctx) {
   printf("defaults: scale=%g causal=%d rate=%g seed=%lld softcap=%g window=%lld,%lld "
          "align=%d\n", d.scale, d.causal, d.dropoutRate, (long long)d.dropoutSeed,
          d.softcap, (long long)d.windowLeft, (long long)d.windowRight, d.windowAlign);
-  MlirOperation plain = attnSdpaOpCreate(mlirLocationUnknownGet(ctx), arg(b, 0),
-                                         arg(b, 1), arg(b, 2), kNone, d);
-  printOp("plain", b, plain);
+  printOp("plain", b, plainSdpa(ctx, b));
   AttnSdpaOptions o = d;
   o.scale = 0.5f;
   o.causal = AttnCausalBottomRight;
@@ -961,8 +966,7 @@ static MlirModule buildFunctions(MlirContext ctx) {
       "  return %q : tensor<1x2x5x8xf32>\n}");
   MlirBlock b = firstFunctionBody(m);
   MlirLocation loc = mlirLocationUnknownGet(ctx);
-  MlirOperation sdpa = attnSdpaOpCreate(loc, arg(b, 0), arg(b, 1), arg(b, 2), kNone,
-                                        attnSdpaOptionsGetDefault());
+  MlirOperation sdpa = plainSdpa(ctx, b);
   MlirValue bias = arg(b, 3);
   if (!attnSdpaOpSetCaptures(sdpa, 1, &bias))
     printf("set captures failed\n");
@@ -1000,8 +1004,7 @@ static void testFunctions(MlirContext ctx) {
       "  return\n}");
   MlirBlock b = firstFunctionBody(m);
   MlirLocation loc = mlirLocationUnknownGet(ctx);
-  MlirOperation sdpa = attnSdpaOpCreate(loc, arg(b, 0), arg(b, 1), arg(b, 2), kNone,
-                                        attnSdpaOptionsGetDefault());
+  MlirOperation sdpa = plainSdpa(ctx, b);
   mlirBlockInsertOwnedOperationBefore(b, mlirBlockGetTerminator(b), sdpa);
   MlirValue bad[2] = {arg(b, 4), arg(b, 3)};
   printf("unranked capture: %d\n", attnSdpaOpSetCaptures(sdpa, 2, bad));

@@ -9,7 +9,10 @@ median times and the ratios issue 35 asks for.
 Programs: B 1, H 12, D 64, f32, T 2048 for the function-vs-named rows;
 H 4, T 8192 for the sparsity rows (a sliding window of 256, 8 documents of
 T/8, with and without a passed block mask; the window in float arithmetic,
-which only a block mask lets the kernel skip). With --dynamic, the
+which only a block mask lets the kernel skip); create_block_mask (the
+compiled attn.block_mask, kernel cached) against evaluating the mask on
+the whole [H, T, T] index grid with torch and reducing it per tile (what
+create_block_mask did before), H 4, T 8192. With --dynamic, the
 flex calls run the kernels compiled with dynamic batch and lengths (the
 ones a second shape gets) instead of the first shape's static ones."""
 
@@ -21,6 +24,23 @@ import torch
 
 import attn_mlir
 
+
+def grid_block_mask(mask_mod, H, L, bq, bk):
+    """The lists from mask_mod evaluated eagerly on the [1, H, L, L] grid
+    (L a multiple of the blocks), reduced per tile with torch."""
+    ar = torch.arange
+    keep = mask_mod(ar(1)[:, None, None, None], ar(H)[None, :, None, None],
+                    ar(L)[None, None, :, None], ar(L)[None, None, None, :])
+    keep = torch.as_tensor(keep).expand(1, H, L, L)
+    tiles = keep.reshape(1, H, L // bq, bq, L // bk, bk)
+    anyk, allk = tiles.any(5).any(3), tiles.all(5).all(3)
+    lists = []
+    for sel in (anyk & ~allk, allk):
+        num = sel.sum(-1, dtype=torch.int32)
+        # Ascending block numbers first: sort the selected ones to the front.
+        idx = torch.sort((~sel).to(torch.int8), dim=-1, stable=True).indices.to(torch.int32)
+        lists += [num, idx]
+    return lists
 
 
 def main():
@@ -89,6 +109,13 @@ def main():
         ("window 256 in float arithmetic with a block mask vs dense, T %d (speedup)" % TS,
          10.0, lambda q, k, v: flex(q, k, v, block_mask=float_bm), sparse, dense),
     ]
+    cbm = attn_mlir.create_block_mask
+    for name, fn in (("causal", lambda b, h, i, j: j <= i), ("8 documents", docs),
+                     ("window 256 in float arithmetic", float_window)):
+        pairs.append(("create_block_mask, %s, H 4, T %d vs the grid in torch (speedup)"
+                      % (name, TS), None,
+                      lambda q, k, v, fn=fn: cbm(fn, None, 4, TS, TS, BLOCK_SIZE=128), (),
+                      lambda fn=fn: grid_block_mask(fn, 4, TS, 128, 128)))
     print("| program | function (ms) | other (ms) | ratio | target |")
     print("|---|---|---|---|---|")
     for name, target, call, inputs, b in pairs:
@@ -97,8 +124,9 @@ def main():
         if args.dynamic:
             # A first call at batch 2 takes the static kernel; the timed
             # shape then gets the dynamic one (flex.py, _FIRST_SHAPE).
-            call(*(torch.cat([t, t]) for t in inputs))
-        a = lambda: call(*inputs)  # noqa: E731
+            if inputs:
+                call(*(torch.cat([t, t]) for t in inputs))
+        a = lambda: call(*inputs) if inputs else call(None, None, None)  # noqa: E731
         a()
         b()
         ta, tb = [], []

@@ -486,12 +486,12 @@ def _region(kind, traced, captures):
     return "%s {\n    %s\n      %s\n    }" % (kind, head, "\n      ".join(lines))
 
 
-def _traced_with_names(fn, kind, captures):
+def _traced_with_names(fn, kind, captures, who="flex_attention"):
     try:
         return _trace(fn, kind, captures)
     except TraceError as e:
-        raise TraceError("attn_mlir.flex_attention: cannot trace %s %s: %s"
-                         % (kind, getattr(fn, "__name__", repr(fn)), e)) from None
+        raise TraceError("attn_mlir.%s: cannot trace %s %s: %s"
+                         % (who, kind, getattr(fn, "__name__", repr(fn)), e)) from None
 
 
 class BlockMask:
@@ -568,48 +568,40 @@ def or_masks(*mask_mods):
 
 
 def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128):
-    """Evaluates mask_mod(b, h, q_idx, kv_idx) on the whole index grid (eagerly,
-    with torch tensors when torch is present, NumPy arrays otherwise) and
-    lists, per (b, h, Q block), the KV blocks it keeps partly and wholly.
-    B or H None means 1 (the mask does not depend on it)."""
+    """FlexAttention's create_block_mask: lists, per (b, h, Q block), the KV
+    blocks mask_mod(b, h, q_idx, kv_idx) keeps partly and wholly. mask_mod
+    is traced as for flex_attention and evaluated by the compiled
+    attn.block_mask op (docs/recipes.md), not on a [B, H, Q_LEN, KV_LEN]
+    grid in memory. B or H None means 1 (the mask does not depend on it);
+    device is ignored (CPU)."""
     if isinstance(BLOCK_SIZE, (tuple, list)):
         bq, bk = BLOCK_SIZE
     else:
         bq = bk = BLOCK_SIZE
     B, H = B or 1, H or 1
-    try:
-        import torch
-        ar = torch.arange
-    except ImportError:
-        torch, ar = None, np.arange
-    keep = mask_mod(ar(B)[:, None, None, None], ar(H)[None, :, None, None],
-                    ar(Q_LEN)[None, None, :, None], ar(KV_LEN)[None, None, None, :])
-    if torch is not None and isinstance(keep, torch.Tensor):
-        keep = keep.expand(B, H, Q_LEN, KV_LEN).numpy()
-    keep = np.broadcast_to(np.asarray(keep, dtype=bool), (B, H, Q_LEN, KV_LEN))
+    for name, n in (("B", B), ("H", H), ("Q_LEN", Q_LEN), ("KV_LEN", KV_LEN),
+                    ("BLOCK_SIZE", bq), ("BLOCK_SIZE", bk)):
+        if int(n) != n or n < 1:
+            _fail(ValueError, "create_block_mask: %s must be a positive integer, got %r"
+                  % (name, n))
+    captures = []
+    traced = _traced_with_names(mask_mod, "mask", captures, "create_block_mask")
     nq, nk = -(-Q_LEN // bq), -(-KV_LEN // bk)
-    pad = np.zeros((B, H, nq * bq, nk * bk), dtype=bool)
-    valid = np.zeros_like(pad)
-    pad[:, :, :Q_LEN, :KV_LEN] = keep
-    valid[:, :, :Q_LEN, :KV_LEN] = True
-    tiles = pad.reshape(B, H, nq, bq, nk, bk)
-    vt = valid.reshape(B, H, nq, bq, nk, bk)
-    anyk = tiles.any(axis=(3, 5))
-    allk = (tiles | ~vt).all(axis=(3, 5)) & anyk
-    partial = anyk & ~allk
-
-    def lists(sel):
-        num = sel.sum(-1).astype(np.int32)
-        idx = np.zeros(sel.shape, dtype=np.int32)
-        for bb in range(B):
-            for hh in range(H):
-                for qq in range(nq):
-                    cols = np.nonzero(sel[bb, hh, qq])[0]
-                    idx[bb, hh, qq, :len(cols)] = cols
-        return num, idx
-
-    kn, ki = lists(partial)
-    fn, fi = lists(allk)
+    counts, lists = _type((B, H, nq), "i32"), _type((B, H, nq, nk), "i32")
+    results = ", ".join([counts, lists] * 2)
+    ctypes = [_tensor_type(t, ce, True) for t, ce in captures]
+    caps = " captures(%s : %s)" % (", ".join("%%c%d" % i for i in range(len(captures))),
+                                   ", ".join(ctypes)) if captures else ""
+    text = ("func.func @block_mask(%s) -> (%s) {\n  %%kn, %%ki, %%fn, %%fi = attn.block_mask%s "
+            "%s {q_len = %d : i64, kv_len = %d : i64, block_size = array<i64: %d, %d>}\n"
+            "    : %s\n  return %%kn, %%ki, %%fn, %%fi : %s\n}\n"
+            % (", ".join("%%c%d: %s" % (i, t) for i, t in enumerate(ctypes)), results, caps,
+               _region("", traced, captures).lstrip(), Q_LEN, KV_LEN, bq, bk, results,
+               results))
+    text = _fill_capture_types(text, captures, True)
+    kernel = CACHE.get(("block_mask", text), lambda: text, "block_mask", "cpu")
+    kn, ki, fn, fi = (np.asarray(x) for x in
+                      CompiledFunction(kernel, "block_mask")(*(c for c, _ in captures)))
     return BlockMask(mask_mod, (B, H, Q_LEN, KV_LEN), (bq, bk), kn, ki, fn, fi)
 
 

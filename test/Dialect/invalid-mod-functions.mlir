@@ -160,3 +160,95 @@ func.func @outside_value(%s: tensor<1x2x8x8xf32>, %c: f32) -> tensor<1x2x8x8xf32
   } : tensor<1x2x8x8xf32>
   return %y : tensor<1x2x8x8xf32>
 }
+
+// -----
+
+// attn.block_mask: the lists' shapes follow the lengths and block sizes.
+func.func @block_mask_wrong_blocks() -> (tensor<1x1x2xi32>, tensor<1x1x2x3xi32>, tensor<1x1x2xi32>, tensor<1x1x2x3xi32>) {
+  // expected-error @+1 {{'attn.block_mask' op result 'kv_num_blocks' must be 'tensor<1x1x3xi32>' (B = 1, H = 1, NQ = ceil(10 / 4), NK = ceil(10 / 4)), got 'tensor<1x1x2xi32>'}}
+  %kn, %ki, %fn, %fi = attn.block_mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sge, %i, %j : index
+    attn.yield %keep : i1
+  } {q_len = 10 : i64, kv_len = 10 : i64, block_size = array<i64: 4, 4>}
+    : tensor<1x1x2xi32>, tensor<1x1x2x3xi32>, tensor<1x1x2xi32>, tensor<1x1x2x3xi32>
+  return %kn, %ki, %fn, %fi : tensor<1x1x2xi32>, tensor<1x1x2x3xi32>, tensor<1x1x2xi32>, tensor<1x1x2x3xi32>
+}
+
+// -----
+
+func.func @block_mask_full_lists_differ() -> (tensor<2x1x3xi32>, tensor<2x1x3x3xi32>, tensor<2x1x3xi32>, tensor<1x1x3x3xi32>) {
+  // expected-error @+1 {{result 'full_kv_indices' must be 'tensor<2x1x3x3xi32>' (B = 2, H = 1, NQ = ceil(10 / 4), NK = ceil(10 / 4)), got 'tensor<1x1x3x3xi32>'}}
+  %kn, %ki, %fn, %fi = attn.block_mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sge, %i, %j : index
+    attn.yield %keep : i1
+  } {q_len = 10 : i64, kv_len = 10 : i64, block_size = array<i64: 4, 4>}
+    : tensor<2x1x3xi32>, tensor<2x1x3x3xi32>, tensor<2x1x3xi32>, tensor<1x1x3x3xi32>
+  return %kn, %ki, %fn, %fi : tensor<2x1x3xi32>, tensor<2x1x3x3xi32>, tensor<2x1x3xi32>, tensor<1x1x3x3xi32>
+}
+
+// -----
+
+func.func @block_mask_dynamic() -> (tensor<?x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>) {
+  // expected-error @+1 {{result 'kv_num_blocks' must be a static [B,H,NQ] tensor, got 'tensor<?x1x3xi32>'}}
+  %kn, %ki, %fn, %fi = attn.block_mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sge, %i, %j : index
+    attn.yield %keep : i1
+  } {q_len = 10 : i64, kv_len = 10 : i64, block_size = array<i64: 4, 4>}
+    : tensor<?x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+  return %kn, %ki, %fn, %fi : tensor<?x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+}
+
+// -----
+
+func.func @block_mask_no_keys() -> (tensor<1x1x3xi32>, tensor<1x1x3x0xi32>, tensor<1x1x3xi32>, tensor<1x1x3x0xi32>) {
+  // expected-error @+1 {{needs q_len and kv_len of at least 1, got 10 and 0}}
+  %kn, %ki, %fn, %fi = attn.block_mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sge, %i, %j : index
+    attn.yield %keep : i1
+  } {q_len = 10 : i64, kv_len = 0 : i64, block_size = array<i64: 4, 4>}
+    : tensor<1x1x3xi32>, tensor<1x1x3x0xi32>, tensor<1x1x3xi32>, tensor<1x1x3x0xi32>
+  return %kn, %ki, %fn, %fi : tensor<1x1x3xi32>, tensor<1x1x3x0xi32>, tensor<1x1x3xi32>, tensor<1x1x3x0xi32>
+}
+
+// -----
+
+func.func @block_mask_one_block_size() -> (tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>) {
+  // expected-error @+1 {{block_size must be two sizes [BQ, BK] of at least 1, got [4]}}
+  %kn, %ki, %fn, %fi = attn.block_mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sge, %i, %j : index
+    attn.yield %keep : i1
+  } {q_len = 10 : i64, kv_len = 10 : i64, block_size = array<i64: 4>}
+    : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+  return %kn, %ki, %fn, %fi : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+}
+
+// -----
+
+func.func @block_mask_yields_a_score() -> (tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>) {
+  // expected-error @+1 {{'attn.block_mask' op 'body' function must yield 'i1' (true = keep the key), got 'f32'}}
+  %kn, %ki, %fn, %fi = attn.block_mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %one = arith.constant 1.0 : f32
+    attn.yield %one : f32
+  } {q_len = 10 : i64, kv_len = 10 : i64, block_size = array<i64: 4, 4>}
+    : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+  return %kn, %ki, %fn, %fi : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+}
+
+// -----
+
+func.func @block_mask_capture_argument(%doc: tensor<10xi32>) -> (tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>) {
+  // expected-error @+1 {{'attn.block_mask' op 'body' region must take (b, h, q, kv: index) followed by one argument per capture: expected (index, index, index, index, tensor<10xi32>), got (index, index, index, index)}}
+  %kn, %ki, %fn, %fi = attn.block_mask captures(%doc : tensor<10xi32>) {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sge, %i, %j : index
+    attn.yield %keep : i1
+  } {q_len = 10 : i64, kv_len = 10 : i64, block_size = array<i64: 4, 4>}
+    : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+  return %kn, %ki, %fn, %fi : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+}

@@ -73,3 +73,23 @@ func.func @sdpa_functions(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: 
       -> tensor<1x2x8x4xf32>
   return %o : tensor<1x2x8x4xf32>
 }
+
+// attn.block_mask with a capture: documents of packed sequences.
+// CHECK-LABEL: func.func @block_mask_documents
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = attn.block_mask captures(%{{.*}} : tensor<12xi32>) {
+// CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[D:.*]]: tensor<12xi32>):
+// CHECK: tensor.extract %[[D]]
+// CHECK: attn.yield %{{.*}} : i1
+// CHECK: } {block_size = array<i64: 4, 3>, kv_len = 12 : i64, q_len = 12 : i64} : tensor<1x2x3xi32>, tensor<1x2x3x4xi32>, tensor<1x2x3xi32>, tensor<1x2x3x4xi32>
+func.func @block_mask_documents(%doc: tensor<12xi32>)
+    -> (tensor<1x2x3xi32>, tensor<1x2x3x4xi32>, tensor<1x2x3xi32>, tensor<1x2x3x4xi32>) {
+  %kn, %ki, %fn, %fi = attn.block_mask captures(%doc : tensor<12xi32>) {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<12xi32>):
+    %di = tensor.extract %d[%i] : tensor<12xi32>
+    %dj = tensor.extract %d[%j] : tensor<12xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    attn.yield %same : i1
+  } {q_len = 12 : i64, kv_len = 12 : i64, block_size = array<i64: 4, 3>}
+    : tensor<1x2x3xi32>, tensor<1x2x3x4xi32>, tensor<1x2x3xi32>, tensor<1x2x3x4xi32>
+  return %kn, %ki, %fn, %fi : tensor<1x2x3xi32>, tensor<1x2x3x4xi32>, tensor<1x2x3xi32>, tensor<1x2x3x4xi32>
+}

@@ -180,6 +180,66 @@ def test_create_block_mask_lists_partial_and_full_tiles():
     assert abs(bm.sparsity() - 37.5) < 1e-9
 
 
+def lists_of_grid(mask_mod, B, H, lq, lk, bq, bk):
+    """The reference: FlexAttention's lists from mask_mod evaluated eagerly
+    on the whole index grid (create_block_mask evaluates it compiled, per
+    tile, through attn.block_mask)."""
+    grid = (torch.arange(B)[:, None, None, None], torch.arange(H)[None, :, None, None],
+            torch.arange(lq)[None, None, :, None], torch.arange(lk)[None, None, None, :])
+    keep = torch.as_tensor(mask_mod(*grid)).expand(B, H, lq, lk)
+    nq, nk = -(-lq // bq), -(-lk // bk)
+    counts = {"partial": torch.zeros(B, H, nq, dtype=torch.int32),
+              "full": torch.zeros(B, H, nq, dtype=torch.int32)}
+    lists = {k: torch.zeros(B, H, nq, nk, dtype=torch.int32) for k in counts}
+    for b in range(B):
+        for h in range(H):
+            for m in range(nq):
+                for n in range(nk):
+                    tile = keep[b, h, m * bq:(m + 1) * bq, n * bk:(n + 1) * bk]
+                    kind = "full" if bool(tile.all()) else "partial" if bool(tile.any()) else None
+                    if kind:
+                        lists[kind][b, h, m, counts[kind][b, h, m]] = n
+                        counts[kind][b, h, m] += 1
+    return counts["partial"], lists["partial"], counts["full"], lists["full"]
+
+
+@pytest.mark.parametrize("case", ["documents", "window_per_head", "prefix_table", "none_kept"])
+def test_create_block_mask_matches_the_lists_of_the_grid(case):
+    # attn.block_mask against the lists of the eagerly evaluated grid:
+    # captures of ranks 1 and 2, masks that depend on b and h, float
+    # arithmetic, blocks that do not divide the lengths (tail tiles count
+    # only their positions inside), a mask that keeps nothing.
+    B, H, lq, lk, block = 2, 3, 70, 53, (16, 12)
+    doc = torch.tensor([0] * 20 + [1] * 30 + [2] * 20, dtype=torch.int32)
+    prefix = torch.tensor([[5, 9, 0], [30, 2, 17]], dtype=torch.int64)   # [B, H]
+
+    masks = {
+        "documents": lambda b, h, i, j: doc[i] == doc[j],
+        "window_per_head": lambda b, h, i, j: ((i - j).float().abs() <= 4.5 + 6.0 * h)
+        & (b + j >= 1),
+        "prefix_table": lambda b, h, i, j: (j <= i) | (j < prefix[b, h]),
+        "none_kept": lambda b, h, i, j: (i < 0),
+    }
+    mask_mod = masks[case]
+    bm = attn_mlir.create_block_mask(mask_mod, B, H, lq, lk, BLOCK_SIZE=block)
+    want = lists_of_grid(mask_mod, B, H, lq, lk, *block)
+    got = (bm.kv_num_blocks, bm.kv_indices, bm.full_kv_num_blocks, bm.full_kv_indices)
+    for g, w in zip(got, want):
+        assert g.dtype == np.int32 and g.shape == tuple(w.shape)
+        assert np.array_equal(g, w.numpy())
+    if case == "none_kept":
+        assert bm.sparsity() == 100.0
+
+
+def test_create_block_mask_refuses_bad_sizes_and_untraceable_masks():
+    with pytest.raises(ValueError, match="KV_LEN must be a positive integer"):
+        attn_mlir.create_block_mask(lambda b, h, i, j: j <= i, 1, 1, 8, 0)
+    with pytest.raises(ValueError, match="BLOCK_SIZE must be a positive integer"):
+        attn_mlir.create_block_mask(lambda b, h, i, j: j <= i, 1, 1, 8, 8, BLOCK_SIZE=(0, 4))
+    with pytest.raises(attn_mlir.flex.TraceError, match="create_block_mask: cannot trace mask"):
+        attn_mlir.create_block_mask(lambda b, h, i, j: i + j, 1, 1, 8, 8)
+
+
 def test_block_mask_gives_the_same_output():
     L = 100
     doc = torch.repeat_interleave(torch.arange(4, dtype=torch.int32), 25)
@@ -319,26 +379,30 @@ def test_one_kernel_for_every_batch_size_and_length():
     # The first shape gets a static kernel; the second a kernel whose
     # batch, lengths and captured tensors' dims are dynamic, which every
     # later batch size or length (with a capture of another size and a
-    # block mask of another grid) reuses, and is still right.
+    # block mask of another grid) reuses, and is still right. (Each grid's
+    # block mask is a kernel of its own, made before counting.)
+    def causal(bb, h, i, j):
+        return j <= i
+    shapes = ((1, 40, 40), (2, 40, 40), (1, 70, 90), (3, 17, 130), (1, 40, 40))
+    masks = {(lq, lk): attn_mlir.create_block_mask(causal, None, None, lq, lk, BLOCK_SIZE=16)
+             for _, lq, lk in shapes}
+
     def run(b, lq, lk):
         bias = rand(2, lk, seed=lk)
 
         def per_key(s, bb, h, i, j):
             return s + bias[h, j]
-
-        def causal(bb, h, i, j):
-            return j <= i
         q, k, v = qkv(b, 2, 2, lq, lk, 16)
-        bm = attn_mlir.create_block_mask(causal, None, None, lq, lk, BLOCK_SIZE=16)
+        bm = masks[(lq, lk)]
         out = attn_mlir.flex_attention(q, k, v, score_mod=per_key, block_mask=bm)
         want = ref(q, k, v, per_key, causal)
         assert (out.to(torch.float64) - want).abs().max().item() <= TOL[torch.float32]
-    run(1, 40, 40)
+    run(*shapes[0])
     before = attn_mlir.cache_info()["misses"]
-    run(2, 40, 40)
+    run(*shapes[1])
     assert attn_mlir.cache_info()["misses"] == before + 1
-    for b, lq, lk in ((1, 70, 90), (3, 17, 130), (1, 40, 40)):
-        run(b, lq, lk)
+    for shape in shapes[2:]:
+        run(*shape)
     assert attn_mlir.cache_info()["misses"] == before + 1
 
 

@@ -128,11 +128,88 @@ def Attn_MaskModOp : Attn_Op<"mask_mod", [Pure, IsolatedFromAbove,
   let hasVerifier = 1;
 }
 
+def Attn_BlockMaskOp : Attn_Op<"block_mask", [Pure, IsolatedFromAbove,
+                                              Attn_CapturingOpInterface]> {
+  let summary = "a mask function's block lists: FlexAttention's create_block_mask";
+  let description = [{
+    **Meaning.** Evaluates the mask function `keep(b, h, q, kv, c…)` over
+    the index grid `[B, H, q_len, kv_len]`, cut into tiles of
+    `block_size = [BQ, BK]` positions, and lists per `(b, h, Q block)` the
+    KV blocks it keeps partly and wholly, in FlexAttention's `BlockMask`
+    form (`NQ = ceil(q_len / BQ)`, `NK = ceil(kv_len / BK)`):
+
+    ```
+    any(b,h,m,n)  = OR  keep(b,h,q,kv) over q in block m, kv in block n, q < q_len, kv < kv_len
+    all(b,h,m,n)  = AND keep(b,h,q,kv) over the same positions
+    full          = all               partial = any and not all
+    kv_num_blocks[b,h,m]            = #{n : partial(b,h,m,n)}          [B,H,NQ]    i32
+    kv_indices[b,h,m,0..count)      = those n, ascending; zeros after  [B,H,NQ,NK] i32
+    full_kv_num_blocks, full_kv_indices: the same for full
+    ```
+
+    A tail block counts only its positions inside the grid. Positions,
+    heads and captures are as in `attn.mask_mod`; `B` and `H` are the
+    results' leading dims (1 where the function does not depend on them:
+    `attn.sdpa`'s mask reads `b`, `h` then at 0). The lists are what a
+    kernel's block-sparse loop reads: `flex_attention(block_mask=)` passes
+    them to `attn.sdpa` as a table of block states (docs/recipes.md).
+
+    PyTorch: `torch.nn.attention.flex_attention.create_block_mask(mask_mod,
+    B, H, Q_LEN, KV_LEN, BLOCK_SIZE=(BQ, BK))` and its `BlockMask`'s
+    `kv_num_blocks`, `kv_indices`, `full_kv_num_blocks`, `full_kv_indices`.
+
+    **Usage.**
+
+    ```
+    %kn, %ki, %fn, %fi = attn.block_mask [captures(%c… : type(%c)…)] {
+    ^bb0(%b: index, %h: index, %i: index, %j: index, %c…: type(%c)…):
+      …  attn.yield %keep : i1
+    } {q_len = Q : i64, kv_len = K : i64, block_size = array<i64: BQ, BK>}
+      : type(%kn), type(%ki), type(%fn), type(%fi)
+    ```
+
+    **Verifier.** Every result is i32 with a static shape, `[B,H,NQ]` for
+    the counts and `[B,H,NQ,NK]` for the lists, with `NQ`, `NK` as above;
+    `q_len`, `kv_len`, `BQ`, `BK`, `B`, `H` are at least 1; the body follows
+    `attn.mask_mod`'s rules.
+
+    **Example** (causal attention in blocks of 4 over 10 positions: the
+    diagonal blocks are partial, those below full):
+
+    ```mlir
+    func.func @block_mask_causal()
+        -> (tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>) {
+      %kn, %ki, %fn, %fi = attn.block_mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %keep = arith.cmpi sge, %i, %j : index
+        attn.yield %keep : i1
+      } {q_len = 10 : i64, kv_len = 10 : i64, block_size = array<i64: 4, 4>}
+        : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+      return %kn, %ki, %fn, %fi
+          : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$captures, I64Attr:$q_len,
+                       I64Attr:$kv_len, DenseI64ArrayAttr:$block_size);
+  let results = (outs TensorOf<[I32]>:$kv_num_blocks, TensorOf<[I32]>:$kv_indices,
+                      TensorOf<[I32]>:$full_kv_num_blocks,
+                      TensorOf<[I32]>:$full_kv_indices);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`captures` `(` $captures^ `:` type($captures) `)`)? $body
+    attr-dict `:` type($kv_num_blocks) `,` type($kv_indices) `,`
+    type($full_kv_num_blocks) `,` type($full_kv_indices)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["ScoreModOp", "MaskModOp", "SdpaOp", "SdpaPartialOp"]>]> {
+    ParentOneOf<["ScoreModOp", "MaskModOp", "BlockMaskOp", "SdpaOp",
+                "SdpaPartialOp"]>]> {
   let summary = "the value a score or mask function returns";
   let description = [{
-    Ends the body of `attn.score_mod`, `attn.mask_mod` and the `score_mod` /
+    Ends the body of `attn.score_mod`, `attn.mask_mod`, `attn.block_mask` and the `score_mod` /
     `mask_mod` regions of `attn.sdpa` and `attn.sdpa_partial`: `attn.yield %v : f32` (a score) or
     `attn.yield %keep : i1` (a mask).
 

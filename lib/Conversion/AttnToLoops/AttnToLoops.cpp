@@ -2,7 +2,7 @@
 //
 // The fused CPU lowering: attn.sdpa and attn.sdpa_partial (f32, f16 or
 // bf16) become parallel FlashAttention-2 loop nests on buffers,
-// attn.merge_partial a parallel loop, attn.project a packed-panel GEMM;
+// attn.merge_partial and attn.block_mask parallel loops, attn.project a packed-panel GEMM;
 // anything the kernels do not take is left to the reference lowering.
 // One idea per file:
 //
@@ -14,6 +14,7 @@
 //   DecodeTile.cpp           its decode steps: K and V read in place
 //   ProjectToLoops.cpp       attn.project
 //   MergePartialToLoops.cpp  attn.merge_partial
+//   BlockMaskToLoops.cpp     attn.block_mask: tiles bounded, else evaluated
 //   SdpaGradToLoops.cpp      attn.sdpa_grad: the deterministic backward
 //   Microkernels.{h,cpp}     transposes, fold trees, the FMA register block
 //
@@ -126,5 +127,6 @@ void mlir::attn::populateAttnToLoopsPatterns(RewritePatternSet &patterns,
   populateSdpaToLoopsPatterns(patterns, options);
   populateProjectToLoopsPatterns(patterns, options);
   populateMergePartialToLoopsPatterns(patterns, options);
+  populateBlockMaskToLoopsPatterns(patterns, options);
   populateSdpaGradToLoopsPatterns(patterns, options);
 }

@@ -28,6 +28,11 @@ void populateProjectToLoopsPatterns(RewritePatternSet &patterns,
 void populateMergePartialToLoopsPatterns(RewritePatternSet &patterns,
                                          const ConvertAttnToLoopsOptions &options);
 
+/// attn.block_mask → one parallel loop over (b, h, Q block), tiles decided
+/// by the mask function's bounds where they can be (BlockMaskToLoops.cpp).
+void populateBlockMaskToLoopsPatterns(RewritePatternSet &patterns,
+                                      const ConvertAttnToLoopsOptions &options);
+
 /// attn.sdpa_grad → the two parallel loops of the deterministic fused
 /// backward (SdpaGradToLoops.cpp).
 void populateSdpaGradToLoopsPatterns(RewritePatternSet &patterns,

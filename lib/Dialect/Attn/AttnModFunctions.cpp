@@ -148,3 +148,37 @@ LogicalResult ScoreModOp::verify() {
 LogicalResult MaskModOp::verify() {
   return verifyModOp(*this, getInput(), getBody(), ModKind::Mask, getCaptures(), "body");
 }
+
+LogicalResult BlockMaskOp::verify() {
+  int64_t qLen = getQLen(), kvLen = getKvLen();
+  ArrayRef<int64_t> block = getBlockSize();
+  if (qLen < 1 || kvLen < 1)
+    return emitOpError() << "needs q_len and kv_len of at least 1, got " << qLen << " and "
+                         << kvLen;
+  if (block.size() != 2 || block[0] < 1 || block[1] < 1)
+    return emitOpError() << "block_size must be two sizes [BQ, BK] of at least 1, got ["
+                         << llvm::make_range(block.begin(), block.end()) << "]";
+  int64_t nq = llvm::divideCeil(qLen, block[0]), nk = llvm::divideCeil(kvLen, block[1]);
+  auto counts = cast<RankedTensorType>(getKvNumBlocks().getType());
+  if (!counts.hasStaticShape() || counts.getRank() != 3)
+    return emitOpError() << "result 'kv_num_blocks' must be a static [B,H,NQ] tensor, got "
+                         << counts;
+  int64_t batch = counts.getDimSize(0), heads = counts.getDimSize(1);
+  if (batch < 1 || heads < 1)
+    return emitOpError() << "needs B and H of at least 1, got " << counts;
+  SmallVector<int64_t> countShape{batch, heads, nq}, listShape{batch, heads, nq, nk};
+  for (auto [name, result, shape] :
+       {std::tuple<StringRef, Value, ArrayRef<int64_t>>{"kv_num_blocks", getKvNumBlocks(),
+                                                        countShape},
+        {"kv_indices", getKvIndices(), listShape},
+        {"full_kv_num_blocks", getFullKvNumBlocks(), countShape},
+        {"full_kv_indices", getFullKvIndices(), listShape}}) {
+    auto t = cast<RankedTensorType>(result.getType());
+    if (t.getShape() != shape)
+      return emitOpError() << "result '" << name << "' must be " << RankedTensorType::get(shape, t.getElementType())
+                           << " (B = " << batch << ", H = " << heads << ", NQ = ceil(" << qLen
+                           << " / " << block[0] << "), NK = ceil(" << kvLen << " / "
+                           << block[1] << ")), got " << t;
+  }
+  return verifyModFunction(*this, getBody(), ModKind::Mask, getCaptures(), "body");
+}

@@ -12,7 +12,10 @@ T/8, with and without a passed block mask; the window in float arithmetic,
 which only a block mask lets the kernel skip); create_block_mask (the
 compiled attn.block_mask, kernel cached) against evaluating the mask on
 the whole [H, T, T] index grid with torch and reducing it per tile (what
-create_block_mask did before), H 4, T 8192. With --dynamic, the
+create_block_mask did before), H 4, T 8192; a training step (forward and
+backward) with 8 causal documents as a mask function, fused, against the
+same mask behind an identity score function (the decomposed route), H 4,
+T 2048. With --dynamic, the
 flex calls run the kernels compiled with dynamic batch and lengths (the
 ones a second shape gets) instead of the first shape's static ones."""
 
@@ -48,6 +51,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--t", type=int, default=2048)
     ap.add_argument("--t-sparse", type=int, default=8192)
+    ap.add_argument("--t-grad", type=int, default=2048)
     ap.add_argument("--only", default="", help="run the rows whose name holds this")
     ap.add_argument("--dynamic", action="store_true",
                     help="time flex_attention's dynamic-shape kernels (a first call at "
@@ -109,6 +113,27 @@ def main():
         ("window 256 in float arithmetic with a block mask vs dense, T %d (speedup)" % TS,
          10.0, lambda q, k, v: flex(q, k, v, block_mask=float_bm), sparse, dense),
     ]
+    # Training: forward + backward with a mask function alone (the fused
+    # backward, attn.sdpa_grad with mask_mod) against the same mask behind
+    # an identity score function, which takes the route every mask
+    # function took before (the primitive chain's [B, H, L, S] scores).
+    TG = args.t_grad
+    qg, kg, vg = (torch.randn(1, 4, TG, 64) for _ in range(3))
+    dog = torch.randn(1, 4, TG, 64)
+    docg = torch.repeat_interleave(torch.arange(8, dtype=torch.int32), TG // 8)
+
+    def docs_causal(b, h, i, j):
+        return (docg[i] == docg[j]) & (j <= i)
+
+    def train_step(score_mod):
+        def step(q, k, v):
+            q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
+            out = flex(q, k, v, score_mod=score_mod, mask_mod=docs_causal)
+            return torch.autograd.grad(out, (q, k, v), dog)
+        return step
+    pairs.append(("forward+backward, 8 causal documents as mask_mod vs behind an identity "
+                  "score_mod, H 4, T %d (speedup)" % TG, None, train_step(None),
+                  (qg, kg, vg), lambda: train_step(lambda s, b, h, i, j: s + 0.0)(qg, kg, vg)))
     cbm = attn_mlir.create_block_mask
     for name, fn in (("causal", lambda b, h, i, j: j <= i), ("8 documents", docs),
                      ("window 256 in float arithmetic", float_window)):

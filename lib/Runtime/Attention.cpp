@@ -301,7 +301,8 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
                                                a[2].getType(), maskGradType, a[0], a[1], a[2],
                                                a[3], a[4], a[5], mask, /*alibi_slopes=*/mlir::Value(),
                                                /*key_lengths=*/mlir::Value(),
-                                               /*runtime_seed=*/mlir::Value(), /*scale=*/nullptr,
+                                               /*runtime_seed=*/mlir::Value(),
+                                               /*captures=*/mlir::ValueRange(), /*scale=*/nullptr,
                                                /*causal=*/nullptr, /*softcap=*/nullptr,
                                                /*window=*/nullptr, /*dropout_rate=*/nullptr,
                                                /*dropout_seed=*/nullptr);

@@ -161,3 +161,53 @@ func.func @mask_gradient_type(%q: tensor<1x2x3x4xf32>, %lse: tensor<1x2x3xf32>,
         -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x3xf32>)
   return
 }
+
+// -----
+
+// A mask function and its captures, as on attn.sdpa.
+// CHECK-LABEL: func.func @roundtrip_mask_function
+// CHECK: attn.sdpa_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} captures(%{{.*}}) mask_mod {
+// CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: tensor<3xi32>):
+// CHECK: attn.yield %{{.*}} : i1
+func.func @roundtrip_mask_function(%q: tensor<1x2x3x4xf32>, %o: tensor<1x2x3x4xf32>,
+                                   %lse: tensor<1x2x3xf32>, %doc: tensor<3xi32>)
+    -> tensor<1x2x3x4xf32> {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %o, %o, %lse captures(%doc) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<3xi32>):
+    %di = tensor.extract %d[%i] : tensor<3xi32>
+    %dj = tensor.extract %d[%j] : tensor<3xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    attn.yield %same : i1
+  } : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+       tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<3xi32>)
+      -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+  return %dq : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+func.func @captures_without_function(%q: tensor<1x2x3x4xf32>, %o: tensor<1x2x3x4xf32>,
+                                     %lse: tensor<1x2x3xf32>, %doc: tensor<3xi32>)
+    -> tensor<1x2x3x4xf32> {
+  // expected-error @+1 {{has captures but no 'mask_mod' function to read them}}
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %o, %o, %lse captures(%doc)
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+         tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<3xi32>)
+      -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+  return %dq : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+func.func @mask_function_yields_a_score(%q: tensor<1x2x3x4xf32>, %o: tensor<1x2x3x4xf32>,
+                                        %lse: tensor<1x2x3xf32>) -> tensor<1x2x3x4xf32> {
+  // expected-error @+1 {{'mask_mod' function must yield 'i1' (true = keep the key), got 'f32'}}
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %o, %o, %lse mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %one = arith.constant 1.0 : f32
+    attn.yield %one : f32
+  } : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+       tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
+      -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+  return %dq : tensor<1x2x3x4xf32>
+}

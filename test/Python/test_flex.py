@@ -639,6 +639,56 @@ def test_gradients_through_score_and_mask_functions():
         attn_mlir.flex_attention(qa, ka, va, enable_gqa=True, return_lse=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gradients_through_a_mask_function_take_the_fused_backward(dtype):
+    # A mask function alone (documents of packed sequences with a window,
+    # read from a captured id table; rows of document 0 past a prefix keep
+    # nothing) differentiates to attn.sdpa_grad with the function as its
+    # mask_mod region: the fused backward, which skips the tiles the
+    # function's bounds say it keeps nothing of, never forms [B, H, L, S].
+    # Against torch.autograd of the float64 reference; 1 and 2 threads
+    # give the same bits. GQA, L not a multiple of the tiles.
+    L = 150
+    doc = torch.tensor([0] * 40 + [1] * 70 + [2] * 40, dtype=torch.int32)
+
+    def documents(b, h, qi, kv):
+        return (doc[qi] == doc[kv]) & (kv <= qi) & (qi - kv < 48) & ((doc[qi] > 0) | (qi < 30))
+    q, k, v = qkv(2, 4, 2, L, L, 16, dtype=dtype)
+    runs = []
+    for threads in (1, 2):
+        qa, ka, va = (t.clone().requires_grad_() for t in (q, k, v))
+        out = attn_mlir.flex_attention(qa, ka, va, mask_mod=documents, enable_gqa=True,
+                                       threads=threads)
+        do = rand(*out.shape, seed=5).to(dtype)
+        runs.append((out,) + torch.autograd.grad(out, (qa, ka, va), do))
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+    q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+    want_out = ref(q64, k64, v64, mask_mod=documents)
+    want = torch.autograd.grad(want_out, (q64, k64, v64), do.double())
+    tol = {torch.float32: 2e-5, torch.bfloat16: 3e-2}[dtype]
+    for g, w in zip(runs[0], (want_out,) + want):
+        assert (g.double() - w).abs().max().item() <= tol * max(1.0, w.abs().max().item())
+    # Rows 30..39 keep no key: zero output and zero dQ, not NaN.
+    assert torch.equal(runs[0][1][:, :, 30:40], torch.zeros_like(runs[0][1][:, :, 30:40]))
+    # The backward's IR: the fused op with the mask function, no primitive
+    # chain.
+    from attn_mlir import _attn_mlir
+    src = """func.func @f(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>,
+                 %v: tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32> {
+  %o = attn.sdpa %q, %k, %v mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sge, %i, %j : index
+    attn.yield %keep : i1
+  } : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>)
+      -> tensor<1x2x40x16xf32>
+  return %o : tensor<1x2x40x16xf32>
+}"""
+    grad_ir = _attn_mlir.differentiate(src, "f")
+    assert "attn.sdpa_grad" in grad_ir and "mask_mod" in grad_ir
+    assert "attn.scores" not in grad_ir and "attn.mask_mod" not in grad_ir
+
+
 def test_gradients_of_learned_captures():
     # Captured tensors that require grad get their gradients, as with
     # FlexAttention: a T5/Swin-style learned relative-position bias per

@@ -295,3 +295,35 @@ func.func @no_grad_table(%s: tensor<1x2x4x4xf32>, %t: tensor<7xf32> {attn.no_gra
   } : tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A mask function alone takes the fused backward: the forward
+// sdpa_partial and attn.sdpa_grad each carry the function (a copy of the
+// region) and its captures; the captures get no gradient (a keep decision
+// has none), so the gradient function returns dQ, dK, dV only.
+// CHECK-LABEL: func.func @documents_grad(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x8x4xf32>, %[[K:[^:]*]]: tensor<1x2x8x4xf32>, %[[V:[^:]*]]: tensor<1x2x8x4xf32>, %[[DOC:[^:]*]]: tensor<8xi32>, %[[DO:[^:]*]]: tensor<1x2x8x4xf32>)
+// CHECK-SAME: -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+// CHECK: %[[O:.*]], %[[LSE:.*]] = attn.sdpa_partial %[[Q]], %[[K]], %[[V]] captures(%[[DOC]]) mask_mod {
+// CHECK: arith.cmpi eq
+// CHECK: attn.yield %{{.*}} : i1
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = attn.sdpa_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[DO]], %[[LSE]] captures(%[[DOC]]) mask_mod {
+// CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[D:.*]]: tensor<8xi32>):
+// CHECK: tensor.extract %[[D]]
+// CHECK: arith.cmpi eq
+// CHECK: attn.yield %{{.*}} : i1
+// CHECK-NOT: attn.mask_mod
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @documents(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>,
+                     %doc: tensor<8xi32>) -> tensor<1x2x8x4xf32> {
+  %o = attn.sdpa %q, %k, %v captures(%doc) mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<8xi32>):
+    %di = tensor.extract %d[%i] : tensor<8xi32>
+    %dj = tensor.extract %d[%j] : tensor<8xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    attn.yield %same : i1
+  } : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<8xi32>)
+      -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}

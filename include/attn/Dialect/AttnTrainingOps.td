@@ -9,14 +9,15 @@ include "AttnOpBase.td"
 //===----------------------------------------------------------------------===//
 
 def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
-    Attn_RuntimeSeedOpInterface,
+    IsolatedFromAbove, Attn_RuntimeSeedOpInterface, Attn_CapturingOpInterface,
     AllTypesMatch<["query", "grad_query"]>, AllTypesMatch<["key", "grad_key"]>,
     AllTypesMatch<["value", "grad_value"]>,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "the backward of attn.sdpa: dQ, dK, dV from dO, O and the log-sum-exp";
   let description = [{
-    The gradients of `attn.sdpa` (without function regions) with
-    respect to its query, key and value, given the gradient
+    The gradients of `attn.sdpa` (without a score function; with a mask
+    function, as its `mask_mod` region) with respect to its query, key and
+    value, given the gradient
     of its output. The forward's saved state is its output `O` and each
     row's log-sum-exp `lse`, which `attn.sdpa_partial` returns: the
     probabilities are recomputed from them, never stored
@@ -24,7 +25,7 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
 
     **Meaning.** With `S'` the masked scores of `attn.sdpa` (the same
     operands and attributes: scale, softcap, mask, causal, window, ALiBi,
-    key lengths) and `G = H / Hkv`:
+    key lengths, the mask function and its captures) and `G = H / Hkv`:
 
     ```
     P[b,h,i,j]  = exp(S'[b,h,i,j] - lse[b,h,i])        (0 when lse = -inf)
@@ -80,15 +81,16 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
 
     ```
     %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse [, %mask]
-                    [alibi(%slopes)] [key_lengths(%len)]
+                    [alibi(%slopes)] [key_lengths(%len)] [captures(%c…)]
                     [ATTRS: scale, causal, softcap, window, dropout_rate,
-                            dropout_seed as on attn.sdpa]
+                            dropout_seed as on attn.sdpa] [mask_mod REGION]
         : (type(%q), type(%k), type(%v), type(%o), type(%do), type(%lse) [, ...])
           -> (type(%q), type(%k), type(%v))
     ```
 
-    - `%q`, `%k`, `%v`, the mask, slopes, lengths and attributes: as on
-      the forward `attn.sdpa` / `attn.sdpa_partial`.
+    - `%q`, `%k`, `%v`, the mask, slopes, lengths, captures, the mask
+      function and attributes: as on the forward `attn.sdpa` /
+      `attn.sdpa_partial` (the captures get no gradient).
     - `%o`, `%do`: `[B,H,Tq,Dv]`, the forward's output and its gradient,
       of the query's element type or `f32` (`sdpa_partial`'s output).
     - `%lse`: `[B,H,Tq]` `f32`, the forward's log-sum-exp.
@@ -96,7 +98,8 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
       (computed in `f32`, rounded once), and optionally `dMask` of the
       additive mask's type.
 
-    **Verifier.** Every operand and attribute rule of `attn.sdpa`; `%o`
+    **Verifier.** Every operand and attribute rule of `attn.sdpa` (the
+    mask function's too); `%o`
     and `%do` are `[B,H,Tq,Dv]` of the query's element type or `f32`;
     `%lse` is `[B,H,Tq]` `f32`; the results have the types of `%q`, `%k`,
     `%v`; a fourth result needs an additive mask and has its type.
@@ -125,6 +128,7 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,
                        Optional<Attn_SeedTensor>:$runtime_seed,
+                       Variadic<AnyRankedTensor>:$captures,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_F32Attr>:$softcap,
@@ -133,15 +137,19 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Attn_FloatTensor:$grad_query, Attn_FloatTensor:$grad_key,
                       Attn_FloatTensor:$grad_value, Optional<Attn_FloatTensor>:$grad_mask);
+  let regions = (region AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $grad_out `,` $lse (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
-    (`seed` `(` $runtime_seed^ `)`)? attr-dict `:` functional-type(operands, results)
+    (`seed` `(` $runtime_seed^ `)`)? (`captures` `(` $captures^ `)`)?
+    attr-dict (`mask_mod` $mask_mod^)? `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The scale actually applied: the attribute, or 1/sqrt(D).
     std::optional<double> getEffectiveScale();
+    /// Whether the op has a mask function.
+    bool hasMaskMod() { return !getMaskMod().empty(); }
   }];
 }
 

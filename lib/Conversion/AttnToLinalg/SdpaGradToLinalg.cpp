@@ -3,7 +3,7 @@
 // The backward of attention written out (docs/training.md has the maths):
 // the reference route, deliberately unfused.
 //
-//   S' = mask(softcap(scale · Q·Kᵀ))        attn primitives, lowered in turn
+//   S' = mask_mod(mask(softcap(scale · Q·Kᵀ)))  attn primitives, lowered in turn
 //   P  = exp(S' - lse)                      0 on a row with lse = -inf
 //   dP = dO·Vᵀ,  D = rowsum(dO ∘ O)
 //   dS = P ∘ (dP - D) ∘ softcap'            softcap' = 1 - (capped / c)²
@@ -153,6 +153,11 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
       masked = MaskOp::create(rewriter, loc, capped.getType(), capped, mask, a.getAlibiSlopes(),
                               a.getKeyLengths(), /*diagonal=*/Value(), op.getCausalAttr(),
                               window);
+    if (op.hasMaskMod()) {
+      auto keep = MaskModOp::create(rewriter, loc, masked, a.getCaptures());
+      rewriter.cloneRegionBefore(op.getMaskMod(), keep.getBody(), keep.getBody().end());
+      masked = keep;
+    }
 
     SmallVector<OpFoldResult> scoreSizes = tensor::getMixedSizes(rewriter, loc, masked);
     auto scoresType = RankedTensorType::get(tensorType(s).getShape(), f32);

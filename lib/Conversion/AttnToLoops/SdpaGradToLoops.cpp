@@ -8,7 +8,9 @@
 //   parallel (b, K/V head, K/V tile):           -- dK, dV
 //     Kt, Vt = the tile's K and V, transposed
 //     for each query head of the group, each Q tile that sees the tile:
-//       S  = Q·Kt (log2 units), softcap, ALiBi, mask, keep rules
+//       S  = Q·Kt (log2 units), softcap, ALiBi, mask, keep rules,
+//            the mask function (tiles its bounds say it keeps nothing
+//            of are skipped, as in the forward)
 //       P  = exp2(S - lse·log2e)                -- 0 where lse = -inf
 //       dS = P ∘ (dO·Vt - D) ∘ softcap'         -- D = rowsum(dO ∘ O)
 //       dV += Pᵀ·dO,  dK += dSᵀ·Q
@@ -26,6 +28,8 @@
 #include "FlashKernel.h"
 
 #include "Conversion/FlashCore/Dropout.h"
+#include "Conversion/FlashCore/ModBounds.h"
+#include "Conversion/FlashCore/ModFunctions.h"
 #include "PopulatePatterns.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -69,6 +73,9 @@ private:
   Value lse2, dRow;   ///< [tile-q]: lse·log2e and rowsum(dO ∘ O)
   // The current Q tile and K/V tile.
   Value bIdx, head, kvHead, i0, qRows, k0, kRows;
+  /// i1: the mask function keeps every key of the current tile (its
+  /// bounds say so); null when unknown.
+  Value maskModKeepsAll;
 
   Value scratch(ArrayRef<int64_t> shape) {
     return memref::AllocaOp::create(b.b, b.loc, MemRefType::get(shape, b.f32()),
@@ -181,6 +188,12 @@ private:
     });
     if (p.mask)
       applyMaskOperand();
+    if (p.maskMod) {
+      if (maskModKeepsAll)
+        b.ifThen(b.notI(maskModKeepsAll), [&] { applyMaskFunction(); });
+      else
+        applyMaskFunction();
+    }
     // P = exp2(S - lse2): 0 for masked keys, and on a row with lse = -inf.
     b.loop(b.idx(0), b.idx(tq), 1, [&](Value r) {
       Value l = b.load(lse2, {r});
@@ -212,6 +225,40 @@ private:
         b.vstore(g, ds, {r, c});
       });
     });
+  }
+
+  /// The mask function on the scores, w keys at a time (as the forward's
+  /// FlashKernel::applyMaskMod): -inf where it is false. Padding rows and
+  /// keys evaluate it too (captures are read at clamped indices); their
+  /// scores are never used.
+  void applyMaskFunction() {
+    Value ninf = b.splat(-std::numeric_limits<double>::infinity());
+    b.loop(b.idx(0), b.idx(tq), 1, [&](Value r) {
+      Value i = queryRow(r);
+      b.loop(b.idx(0), b.idx(tk), w, [&](Value c) {
+        ModPoint at{Value(), bIdx, head, i, b.add(k0, c)};
+        Value keep = emitModFunction(b, *p.maskMod, ModKind::Mask, at, s.captures);
+        if (!isa<VectorType>(keep.getType()))
+          keep = vector::BroadcastOp::create(b.b, b.loc,
+                                             VectorType::get({w}, b.b.getI1Type()), keep);
+        b.vstore(b.select(keep, b.vload(sp, {r, c}), ninf), sp, {r, c});
+      });
+    });
+  }
+
+  /// The mask function bounded over the current Q tile's rows and K/V
+  /// tile's keys (ModBounds.h); nullopt where it cannot be (or there is
+  /// none). Sets maskModKeepsAll for the tile's scores.
+  std::optional<MaskVerdict> boundMaskFunctionOverTile() {
+    maskModKeepsAll = Value();
+    if (!p.maskMod)
+      return std::nullopt;
+    std::optional<MaskVerdict> v = boundMaskFunction(
+        b, *p.maskMod, bIdx, {head, head}, {i0, b.sub(b.add(i0, qRows), b.idx(1))},
+        {k0, b.sub(b.add(k0, kRows), b.idx(1))}, s.captures, 4 * std::max(tq, tk));
+    if (v)
+      maskModKeepsAll = v->allKept;
+    return v;
   }
 
   /// The mask operand on the scores, element by element (as the forward's
@@ -314,9 +361,17 @@ private:
         Value overlaps = b.andI(b.lt(seen.begin, seen.end),
                                 b.andI(b.lt(seen.begin, kEnd), b.gt(seen.end, k0)));
         b.ifThen(overlaps, [&] {
-          probabilitiesAndScoreGradients(keys);
-          accumulateTransposed(accV, sp, dO, p.dv);
-          accumulateTransposed(accK, ds, s.q, p.d);
+          // A tile the mask function keeps nothing of adds nothing.
+          std::optional<MaskVerdict> bounds = boundMaskFunctionOverTile();
+          auto tile = [&] {
+            probabilitiesAndScoreGradients(keys);
+            accumulateTransposed(accV, sp, dO, p.dv);
+            accumulateTransposed(accK, ds, s.q, p.d);
+          };
+          if (bounds)
+            b.ifThen(bounds->anyKept, tile);
+          else
+            tile();
         });
       });
     });
@@ -340,9 +395,16 @@ private:
     b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
       k0 = b.mul(kTile, b.idx(tk));
       kRows = b.minI(b.idx(tk), b.sub(s.tk, k0));
-      packKeyValueTile();
-      probabilitiesAndScoreGradients(keys);
-      accumulateQueryGradient(accQ);
+      std::optional<MaskVerdict> bounds = boundMaskFunctionOverTile();
+      auto tile = [&] {
+        packKeyValueTile();
+        probabilitiesAndScoreGradients(keys);
+        accumulateQueryGradient(accQ);
+      };
+      if (bounds)
+        b.ifThen(bounds->anyKept, tile);
+      else
+        tile();
     });
     writeRows(s.out, head, i0, qRows, accQ, p.d, p.scale);
   }

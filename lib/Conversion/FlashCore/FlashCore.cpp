@@ -110,10 +110,10 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   if constexpr (!isGrad) {
     if (op.hasScoreMod())
       p.scoreMod = &op.getScoreMod();
-    if (op.hasMaskMod())
-      p.maskMod = &op.getMaskMod();
-    p.captures = op.getCaptures();
   }
+  if (op.hasMaskMod())
+    p.maskMod = &op.getMaskMod();
+  p.captures = op.getCaptures();
   if (support.pagedKeys)
     p.paged = pagedKeysOf(p.key, p.value, p.keyLengths);
   if (p.paged && p.dropoutRate)

@@ -777,6 +777,10 @@ LogicalResult SdpaGradOp::verify() {
     if (failed(c.dim("lse", lse, i, i == 0 ? "batch" : i == 1 ? "heads" : "length",
                      outShape[i], lseWhy[i])))
       return failure();
+  if (failed(verifyModFunction(*this, getMaskMod(), ModKind::Mask, getCaptures(), "mask_mod")))
+    return failure();
+  if (!getCaptures().empty() && !hasMaskMod())
+    return emitOpError() << "has captures but no 'mask_mod' function to read them";
   if (Value dMask = getGradMask()) {
     Value mask = getMask();
     if (!mask || tensorType(mask).getElementType().isInteger(1))

@@ -142,12 +142,11 @@ struct AttnDifferentiatePass
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(grad, std::move(patterns), config)))
       return grad.emitOpError("attn-differentiate: decomposing attn.mha failed");
-    // An sdpa attn.sdpa_grad does not take (a mask function, a score
-    // function) → its primitive chain, whose ops have rules of their own
-    // (or name what has none).
-    auto needsChain = [](SdpaOp op) {
-      return !op.getScoreMod().empty() || !op.getMaskMod().empty();
-    };
+    // An sdpa attn.sdpa_grad does not take (a score function: its
+    // derivative is a function of its own) → its primitive chain, whose
+    // ops have rules of their own (or name what has none). A mask function
+    // alone goes to attn.sdpa_grad's mask_mod region.
+    auto needsChain = [](SdpaOp op) { return op.hasScoreMod(); };
     SmallVector<Operation *> chains;
     grad.walk([&](SdpaOp op) {
       if (needsChain(op))

@@ -161,8 +161,8 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
                          SmallVectorImpl<Value> &operandAdjoints) const {
     auto sdpa = cast<SdpaOp>(op);
     operandAdjoints.assign(op->getNumOperands(), Value());
-    if (!sdpa.getScoreMod().empty() || !sdpa.getMaskMod().empty())
-      return sdpa.emitOpError("with score or mask functions has no fused backward: "
+    if (sdpa.hasScoreMod())
+      return sdpa.emitOpError("with a score function has no fused backward: "
                               "attn-differentiate decomposes it into its primitive chain first");
     Value dO = resultAdjoints[0];
     if (!dO)
@@ -175,10 +175,14 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
     auto partial = SdpaPartialOp::create(
         b, loc, sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(), sdpa.getMask(),
         sdpa.getAlibiSlopes(), sdpa.getKeyLengths(), sdpa.getSinks(), /*diagonal=*/Value(),
-        sdpa.getRuntimeSeed(), /*captures=*/ValueRange(), sdpa.getScaleAttr(),
+        sdpa.getRuntimeSeed(), sdpa.getCaptures(), sdpa.getScaleAttr(),
         sdpa.getCausalAttr(),
         sdpa.getSoftcapAttr(), sdpa.getWindowAttr(), sdpa.getDropoutRateAttr(),
         sdpa.getDropoutSeedAttr());
+    if (sdpa.hasMaskMod()) {
+      IRMapping none;
+      sdpa.getMaskMod().cloneInto(&partial.getMaskMod(), none);
+    }
     if (sdpa.getType() == partial.getResult().getType())
       sdpa.getResult().replaceAllUsesWith(partial.getResult());
     b.restoreInsertionPoint(ip);
@@ -194,10 +198,16 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
                                    sdpa.getQuery(), sdpa.getKey(), sdpa.getValue(),
                                    partial.getResult(), dO, partial.getLse(), sdpa.getMask(),
                                    sdpa.getAlibiSlopes(), sdpa.getKeyLengths(),
-                                   sdpa.getRuntimeSeed(), sdpa.getScaleAttr(),
-                                   sdpa.getCausalAttr(),
+                                   sdpa.getRuntimeSeed(), sdpa.getCaptures(),
+                                   sdpa.getScaleAttr(), sdpa.getCausalAttr(),
                                    sdpa.getSoftcapAttr(), sdpa.getWindowAttr(),
                                    sdpa.getDropoutRateAttr(), sdpa.getDropoutSeedAttr());
+    // A mask function is the same on the forward and the backward (its
+    // captures are constants to both: a keep decision has no gradient).
+    if (sdpa.hasMaskMod()) {
+      IRMapping none;
+      sdpa.getMaskMod().cloneInto(&grad.getMaskMod(), none);
+    }
     operandAdjoints[0] = grad.getGradQuery();
     operandAdjoints[1] = grad.getGradKey();
     operandAdjoints[2] = grad.getGradValue();

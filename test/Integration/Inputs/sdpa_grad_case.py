@@ -111,5 +111,16 @@ elif case == "half":
     B, H, T, D = 1, 2, 33, 16
     q, k, v = (randn(B, H, T, D).astype(np.float16) for _ in range(3))
     run(dict(q=q, k=k, v=v), np.float16, scale=0.25, causal="top_left")
+elif case == "documents_mask_function":
+    # sdpa-grad-mask-mod.mlir: a mask function reading captured document
+    # ids; here the same rule as a bool mask: causal within a document,
+    # and rows 5.. of document 0 keep no key. GQA, T 45 (no tile multiple).
+    B, H, HKV, T, D = 2, 4, 2, 45, 16
+    doc = np.array([0] * 12 + [1] * 20 + [2] * 13, dtype=np.int32)
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    keep = (doc[i] == doc[j]) & (j <= i) & ((doc[i] > 0) | (i < 5))
+    run(dict(q=randn(B, H, T, D), k=randn(B, HKV, T, D), v=randn(B, HKV, T, D),
+             extra=dict(doc=doc)), np.float32,
+        scale=0.25, mask=torch.tensor(np.broadcast_to(keep, (B, H, T, T)).copy()))
 else:
     sys.exit("unknown case " + case)

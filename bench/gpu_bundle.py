@@ -49,6 +49,10 @@ CHECKS = [
          causal="bottom_right", tf32=True),
     dict(name="bool_mask_tf32", b=2, h=4, hkv=4, tq=65, tk=190, d=64, dtype="f32", mask="bool",
          tf32=True),
+    # Score and mask functions on the tensor-core kernel (fn, FUNCTIONS
+    # below): a linear relative bias and a causal window of 48.
+    dict(name="window_bias_fn_bf16", b=2, h=8, hkv=2, tq=150, tk=150, d=128, dtype="bf16",
+         fn="window_bias"),
 ]
 
 # Timing: B 4, H 16, against torch's SDPA backends on the same shapes.
@@ -66,6 +70,43 @@ TIMINGS += [
          tk=4096, d=d, dtype="f32", causal="top_left" if c else None, timing=True, tf32=True)
     for d in (64, 128) for c in (False, True)
 ]
+# Causal written as a mask function (the tensor-core kernel's tiles bounded
+# by it) against the named causal row above and torch's causal SDPA.
+TIMINGS += [dict(name="time_bf16_d128_t4096_causal_fn", b=4, h=16, hkv=16, tq=4096, tk=4096,
+                 d=128, dtype="bf16", fn="causal", timing=True)]
+
+# The score_mod / mask_mod regions of each `fn` (gpu_check.py's float64
+# reference computes the same: reference()). Integer |i - j|: math.absf
+# would become libdevice's __nv_fabsf, which links only where the CUDA
+# path is known at compile time.
+FUNCTIONS = {
+    "window_bias": """ score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %i, %j : index
+    %c0 = arith.constant 0 : index
+    %nd = arith.subi %c0, %d : index
+    %a = arith.maxsi %d, %nd : index
+    %ai = arith.index_cast %a : index to i64
+    %af = arith.sitofp %ai : i64 to f32
+    %c = arith.constant 0.0625 : f32
+    %t = arith.mulf %af, %c : f32
+    %n = arith.subf %s, %t : f32
+    attn.yield %n : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c48 = arith.constant 48 : index
+    %d = arith.subi %i, %j : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %near = arith.cmpi slt, %d, %c48 : index
+    %keep = arith.andi %causal, %near : i1
+    attn.yield %keep : i1
+  }""",
+    "causal": """ mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sle, %j, %i : index
+    attn.yield %keep : i1
+  }""",
+}
 
 
 def mlir_for(k):
@@ -81,6 +122,7 @@ def mlir_for(k):
         ops.append("%m")
         types.append(mt)
     attrs = f" {{causal = #attn.causal<{k['causal']}>}}" if k.get("causal") else ""
+    attrs += FUNCTIONS[k["fn"]] if k.get("fn") else ""
     return (f"func.func @{k['name']}({', '.join(args)}) -> {q} {{\n"
             f"  %o = attn.sdpa {', '.join(ops)}{attrs} : ({', '.join(types)}) -> {q}\n"
             f"  return %o : {q}\n}}\n")

@@ -143,10 +143,14 @@ def reference(k, arrays):
     tq, tk = k["tq"], k["tk"]
     keep = np.ones((tq, tk), dtype=bool)
     i, j = np.arange(tq)[:, None], np.arange(tk)[None, :]
-    if k.get("causal") == "top_left":
+    if k.get("causal") == "top_left" or k.get("fn") == "causal":
         keep = j <= i
     elif k.get("causal") == "bottom_right":
         keep = j <= i + tk - tq
+    if k.get("fn") == "window_bias":
+        # gpu_bundle.py's FUNCTIONS: s - |i - j|/16, keys j <= i within 48.
+        s = s - 0.0625 * np.abs(i - j)
+        keep = (j <= i) & (i - j < 48)
     keep = np.broadcast_to(keep, s.shape).copy()
     if k.get("mask") == "bool":
         keep &= arrays[3].astype(bool)
@@ -190,12 +194,19 @@ def torch_sdpa(torch, k, t):
         kk = kk.repeat_interleave(k["h"] // k["hkv"], dim=1)
         v = v.repeat_interleave(k["h"] // k["hkv"], dim=1)
     mask, causal = (t[3] if len(t) > 3 else None), False
-    if k.get("causal") == "top_left":
+    if k.get("causal") == "top_left" or k.get("fn") == "causal":
         causal = True
     elif k.get("causal") == "bottom_right":
         i = torch.arange(k["tq"], device="cuda")[:, None]
         j = torch.arange(k["tk"], device="cuda")[None, :]
         mask = j <= i + k["tk"] - k["tq"]
+    if k.get("fn") == "window_bias":
+        # gpu_bundle.py's FUNCTIONS as an additive mask.
+        i = torch.arange(k["tq"], device="cuda")[:, None]
+        j = torch.arange(k["tk"], device="cuda")[None, :]
+        keep = (j <= i) & (i - j < 48)
+        mask = torch.where(keep, -0.0625 * (i - j).abs().to(q.dtype),
+                           torch.tensor(float("-inf"), dtype=q.dtype, device="cuda"))
     # TF32 kernels beside torch with allow_tf32, others with full f32. (The
     # flag changes the math backend's matmuls; the backend torch picks for
     # f32 may compute in full f32 regardless.)
@@ -220,7 +231,8 @@ def check(manifest, lib, torch):
         out = np.zeros(arrays[0].shape, dtype=arrays[0].dtype)
         desc = (f"{k['name']:<21} B{k['b']} H{k['h']}/{k['hkv']} Tq{k['tq']} Tk{k['tk']} "
                 f"D{k['d']} {k['dtype']:<4} {k.get('causal') or 'no causal':<12} "
-                f"{(k.get('mask') or 'no') + ' mask':<13}")
+                f"{(k.get('mask') or 'no') + ' mask':<13}"
+                + (f" {k['fn']} functions" if k.get("fn") else ""))
         try:
             if k.get("device"):
                 dev_in = [t.view(torch.int16) if t.dtype == torch.bfloat16 else t
@@ -291,7 +303,8 @@ def timing(manifest, lib, torch, reps, deadline):
             print(f"{k['name']:<28} skipped: the check's time budget is spent", flush=True)
             continue
         arrays = inputs_for(k, rng)
-        flops = 4 * k["b"] * k["h"] * k["tq"] * k["tk"] * k["d"] / (2 if k.get("causal") else 1)
+        halved = k.get("causal") or k.get("fn") == "causal"
+        flops = 4 * k["b"] * k["h"] * k["tq"] * k["tk"] * k["d"] / (2 if halved else 1)
         address = kernel_address(lib, k["name"])
         t = torch_inputs(torch, k, arrays)
         dev_in = [x.view(torch.int16) if x.dtype == torch.bfloat16 else x for x in t]

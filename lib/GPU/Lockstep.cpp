@@ -11,7 +11,9 @@
 //     (lanes innermost); uniform values stay as they are;
 //   - elementwise arith/math ops and static vector.extract/insert/
 //     from_elements work on those types unchanged; scf.for/scf.if carry
-//     varying values; an scf.if on a varying condition masks the stores in it;
+//     varying values; an scf.if on a varying condition masks the stores in it
+//     (one that only computes, as a score or mask function's, runs both
+//     branches on every lane and selects);
 //   - memref.load/store with varying indices, cp.async copies
 //     (nvgpu.device_async_copy, with its zero fill) loop over the lanes;
 //   - gpu.shuffle xor is a vector.shuffle across lanes;
@@ -45,6 +47,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
@@ -355,11 +358,44 @@ private:
     return success();
   }
 
+  /// Whether both branches of `ifOp` only compute (loads and ops free of
+  /// memory effects) and yield scalars: then every lane may run both.
+  static bool speculatable(scf::IfOp ifOp) {
+    for (Type t : ifOp.getResultTypes())
+      if (isa<VectorType>(t))
+        return false;
+    WalkResult r = ifOp->walk([&](Operation *op) {
+      if (op == ifOp.getOperation() || isa<memref::LoadOp>(op) || isMemoryEffectFree(op))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    });
+    return !r.wasInterrupted();
+  }
+
   LogicalResult convertIf(scf::IfOp ifOp) {
     if (isVarying(ifOp.getCondition())) {
-      if (ifOp.getNumResults() || ifOp.elseBlock())
-        return ifOp.emitOpError("lockstep emulation: a varying condition with results or "
-                                "an else branch");
+      if (ifOp.getNumResults() || ifOp.elseBlock()) {
+        // A score or mask function's scf.if (its reads clamped into the
+        // captures, so a lane may read on the branch it does not take):
+        // both branches on every lane, then a per-lane select.
+        if (!speculatable(ifOp))
+          return ifOp.emitOpError("lockstep emulation: a varying condition with results or "
+                                  "an else branch, and stores or vector results in it");
+        SmallVector<Value> taken[2];
+        Block *blocks[2] = {ifOp.thenBlock(), ifOp.elseBlock()};
+        for (auto [i, block] : llvm::enumerate(blocks)) {
+          if (!block)
+            continue;
+          if (failed(convertBlock(*block)))
+            return failure();
+          for (Value v : block->getTerminator()->getOperands())
+            taken[i].push_back(lanes(v));
+        }
+        Value cond = map.lookupOrDefault(ifOp.getCondition());
+        for (auto [r, t, e] : llvm::zip(ifOp.getResults(), taken[0], taken[1]))
+          map.map(r, arith::SelectOp::create(b, loc, cond, t, e));
+        return success();
+      }
       Value saved = mask;
       Value cond = map.lookupOrDefault(ifOp.getCondition());
       mask = saved ? Value(arith::AndIOp::create(b, loc, saved, cond)) : cond;

@@ -15,8 +15,9 @@
 //       for kTile in the tiles the block sees (FlashCore's tileRange):
 //         cp.async K/V tile kTile+1 → the other stage; wait for all but it
 //         S = Q·Kᵀ: mma.sync m16n8k16, K B-fragments by ldmatrix.x4
-//         scores in log2 units (scale·log2e, softcap, ALiBi, mask, the key
-//         visibility rules of FlashCore), row max over the quad (shuffles),
+//         scores in log2 units (scale·log2e, softcap, the score function,
+//         ALiBi, mask, the key visibility rules of FlashCore, the mask
+//         function), row max over the quad (shuffles),
 //         m' = max(m, rowmax), α = 2^(m - m'), P = 2^(s - m') (ex2.approx)
 //         acc *= α; P rounded to f16/bf16 in registers is the A operand of
 //         P·V (FragmentLayout.h: accumulatorForA); V B-fragments by
@@ -43,6 +44,9 @@
 #include "TensorCoreKernel.h"
 
 #include "GpuBlock.h"
+
+#include "Conversion/FlashCore/ModBounds.h"
+#include "Conversion/FlashCore/ModFunctions.h"
 
 #include "attn/GPU/FragmentLayout.h"
 
@@ -359,11 +363,17 @@ private:
   /// rule applied: -inf where the key is hidden.
   Value score(Value sv, Value row, Value key, bool rules) {
     Value x = softcapScores(g, p, g.fmul(sv, g.f(p.scaleLog2)));
+    if (p.scoreMod)
+      x = scoreModLog2(g, *p.scoreMod, ModPoint{Value(), bIdx, hIdx, row, key}, x, s.captures);
     if (alibi)
       x = g.fadd(x, alibi->at(row, key));
     if (!rules)
       return x;
     Value visible = keys->isVisible(row, key);
+    if (p.maskMod)
+      visible = g.andI(visible, emitModFunction(g, *p.maskMod, ModKind::Mask,
+                                                ModPoint{Value(), bIdx, hIdx, row, key},
+                                                s.captures));
     if (s.mask) {
       Value rc = g.minI(row, g.sub(s.tq, g.idx(1)));
       Value kc = g.minI(key, g.sub(s.tk, g.idx(1)));
@@ -437,7 +447,9 @@ private:
 
           // Scores in log2 units. A tile every row of the block sees whole
           // (most tiles below a causal diagonal, all without causal, window
-          // or key lengths) skips the per-key rules; a mask always applies.
+          // or key lengths) skips the per-key rules; a mask always applies,
+          // a mask function unless its bounds over the tile say it keeps
+          // every key (ModBounds.h; block-uniform, as the tile is).
           auto scores = [&](bool rules) {
             SmallVector<Value> x;
             for (int64_t j = 0; j < nTiles; ++j)
@@ -455,6 +467,13 @@ private:
             x = scores(true);
           } else {
             Value whole = keys->allVisible(q0, [&] { return rowEnd(); }, k0, BK);
+            if (p.maskMod) {
+              std::optional<MaskVerdict> bounds = boundMaskFunction(
+                  g, *p.maskMod, bIdx, {hIdx, hIdx}, {q0, g.sub(rowEnd(), g.idx(1))},
+                  {k0, g.add(k0, g.idx(BK - 1))}, s.captures, 4 * std::max(kBlockRows, BK));
+              whole = bounds ? g.andI(whole, bounds->allKept)
+                             : arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+            }
             SmallVector<Type> types(nTiles * 4, g.f32());
             auto branch = scf::IfOp::create(b, loc, types, whole, /*withElse=*/true);
             for (bool rules : {false, true}) {
@@ -552,10 +571,6 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::str
   }
   if (p.isPartial()) {
     why = "the tensor-core kernel does not write a log-sum-exp";
-    return false;
-  }
-  if (p.scoreMod || p.maskMod) {
-    why = "the tensor-core kernel does not take score or mask functions yet";
     return false;
   }
   if (p.sinks) {

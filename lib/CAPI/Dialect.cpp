@@ -371,7 +371,7 @@ static MlirOperation createMha(StringRef fn, MlirLocation loc, MlirValue queryIn
                valueOrNull(bk), valueOrNull(bv), valueOrNull(bo),
                valueOrNull(mask), valueOrNull(alibiSlopes),
                valueOrNull(keyLengths), /*sinks=*/Value(), valueOrNull(ropeCos),
-               valueOrNull(ropeSin), /*runtime_seed=*/Value(),
+               valueOrNull(ropeSin), /*runtime_seed=*/Value(), /*captures=*/ValueRange(),
                b.getI64IntegerAttr(options.numHeads),
                options.numKvHeads > 0 ? b.getI64IntegerAttr(options.numKvHeads)
                                       : IntegerAttr(),

@@ -382,7 +382,8 @@ Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
     auto op = mlir::attn::MhaOp::create(
         ob, loc, a[0], a[1], a[2], a[3], a[4], a[5], bq, bk, bv, bo, mask,
         slopes, lengths, sinks, /*rope_cos=*/none,
-        /*rope_sin=*/none, seed, ob.getI64IntegerAttr(s.numHeads),
+        /*rope_sin=*/none, seed, /*captures=*/mlir::ValueRange(),
+        ob.getI64IntegerAttr(s.numHeads),
         s.numKvHeads != 0 ? ob.getI64IntegerAttr(hkv) : mlir::IntegerAttr(),
         s.scale != 0 ? fb.f32(s.scale) : mlir::FloatAttr(), fb.causal(s.causal),
         /*softcap=*/mlir::FloatAttr(), /*window=*/mlir::attn::WindowAttr(),

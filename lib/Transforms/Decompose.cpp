@@ -59,6 +59,12 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
     sdpa.setWindowAttr(op.getWindowAttr());
     sdpa.setDropoutRateAttr(op.getDropoutRateAttr());
     sdpa.setDropoutSeedAttr(op.getDropoutSeedAttr());
+    // The score and mask functions (and their captures) are the sdpa's.
+    sdpa.getCapturesMutable().assign(op.getCaptures());
+    for (auto [from, to] : {std::pair<Region *, Region *>{&op.getScoreMod(), &sdpa.getScoreMod()},
+                            {&op.getMaskMod(), &sdpa.getMaskMod()}})
+      if (!from->empty())
+        rewriter.cloneRegionBefore(*from, *to, to->end());
     Value merged = MergeHeadsOp::create(rewriter, loc, sdpa);
     rewriter.replaceOp(op, project(merged, op.getWo(), op.getBo()));
     return success();

@@ -252,3 +252,27 @@ func.func @block_mask_capture_argument(%doc: tensor<10xi32>) -> (tensor<1x1x3xi3
     : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
   return %kn, %ki, %fn, %fi : tensor<1x1x3xi32>, tensor<1x1x3x3xi32>, tensor<1x1x3xi32>, tensor<1x1x3x3xi32>
 }
+
+// -----
+
+func.func @mha_captures_without_function(%x: tensor<1x6x8xf32>, %w: tensor<8x8xf32>,
+                                         %t: tensor<2xf32>) -> tensor<1x6x8xf32> {
+  // expected-error @+1 {{has captures but no 'score_mod' or 'mask_mod' function to read them}}
+  %y = attn.mha %x, %x, %w, %w, %w, %w captures(%t) {num_heads = 2 : i64}
+      : (tensor<1x6x8xf32>, tensor<1x6x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+         tensor<8x8xf32>, tensor<2xf32>) -> tensor<1x6x8xf32>
+  return %y : tensor<1x6x8xf32>
+}
+
+// -----
+
+func.func @mha_mask_takes_a_score(%x: tensor<1x6x8xf32>, %w: tensor<8x8xf32>) -> tensor<1x6x8xf32> {
+  // expected-error @+1 {{'attn.mha' op 'mask_mod' region must take (b, h, q, kv: index) followed by one argument per capture: expected (index, index, index, index), got (f32, index, index, index, index)}}
+  %y = attn.mha %x, %x, %w, %w, %w, %w {num_heads = 2 : i64} mask_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sle, %j, %i : index
+    attn.yield %keep : i1
+  } : (tensor<1x6x8xf32>, tensor<1x6x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+       tensor<8x8xf32>) -> tensor<1x6x8xf32>
+  return %y : tensor<1x6x8xf32>
+}

@@ -640,7 +640,7 @@ func.func @mha_wo_in(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>, %wo: tensor
 
 func.func @mha_partial_bias(%x: tensor<2x10x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>) {
   // expected-error @+1 {{operands 'bq', 'bk', 'bv' must be given together, got 1 of 3}}
-  %0 = "attn.mha"(%x, %x, %w, %w, %w, %w, %b) <{num_heads = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
+  %0 = "attn.mha"(%x, %x, %w, %w, %w, %w, %b) <{num_heads = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (tensor<2x10x64xf32>, tensor<2x10x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x10x64xf32>
   return
 }
 

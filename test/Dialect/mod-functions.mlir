@@ -93,3 +93,29 @@ func.func @block_mask_documents(%doc: tensor<12xi32>)
     : tensor<1x2x3xi32>, tensor<1x2x3x4xi32>, tensor<1x2x3xi32>, tensor<1x2x3x4xi32>
   return %kn, %ki, %fn, %fi : tensor<1x2x3xi32>, tensor<1x2x3x4xi32>, tensor<1x2x3xi32>, tensor<1x2x3x4xi32>
 }
+
+// attn.mha carries the functions for its attention (and their captures).
+// CHECK-LABEL: func.func @mha_functions
+// CHECK: attn.mha %{{.*}} captures(%{{.*}}) {num_heads = 2 : i64} score_mod {
+// CHECK: attn.yield %{{.*}} : f32
+// CHECK: } mask_mod {
+// CHECK: attn.yield %{{.*}} : i1
+func.func @mha_functions(%x: tensor<1x6x8xf32>, %w: tensor<8x8xf32>, %slopes: tensor<2xf32>)
+    -> tensor<1x6x8xf32> {
+  %y = attn.mha %x, %x, %w, %w, %w, %w captures(%slopes) {num_heads = 2 : i64} score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %m: tensor<2xf32>):
+    %slope = tensor.extract %m[%h] : tensor<2xf32>
+    %d = arith.subi %i, %j : index
+    %di = arith.index_cast %d : index to i64
+    %df = arith.sitofp %di : i64 to f32
+    %p = arith.mulf %slope, %df : f32
+    %n = arith.subf %s, %p : f32
+    attn.yield %n : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %m: tensor<2xf32>):
+    %keep = arith.cmpi sle, %j, %i : index
+    attn.yield %keep : i1
+  } : (tensor<1x6x8xf32>, tensor<1x6x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+       tensor<8x8xf32>, tensor<2xf32>) -> tensor<1x6x8xf32>
+  return %y : tensor<1x6x8xf32>
+}

@@ -70,8 +70,8 @@ func.func @sdpa(%q: tensor<1x12x1024x64xf32>, %q2: tensor<2x4x31x64xf32>, %k2: t
 // CHECK-LABEL: func.func @mha
 // CHECK: attn.mha %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} qkv_bias(%{{.*}}, %{{.*}}, %{{.*}}) out_bias(%{{.*}}) mask(%{{.*}}) {causal = #attn.causal<top_left>, num_heads = 8 : i64, num_kv_heads = 2 : i64}
 // CHECK: attn.mha %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {layout = #attn.layout<in_out>, num_heads = 4 : i64} : (tensor<2x5x32xf32>, tensor<2x9x16xf32>, tensor<32x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<2x5x32xf32>
-// GENERIC: "attn.mha"({{.*}}) <{causal = #attn.causal<top_left>, layout = #attn.layout<out_in>, num_heads = 8 : i64, num_kv_heads = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>}>
-// GENERIC: "attn.mha"({{.*}}) <{layout = #attn.layout<in_out>, num_heads = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
+// GENERIC: "attn.mha"({{.*}}) <{causal = #attn.causal<top_left>, layout = #attn.layout<out_in>, num_heads = 8 : i64, num_kv_heads = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}>
+// GENERIC: "attn.mha"({{.*}}) <{layout = #attn.layout<in_out>, num_heads = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
 func.func @mha(%x: tensor<2x10x64xf32>, %wq: tensor<64x64xf32>, %wkv: tensor<16x64xf32>,
                %bq: tensor<64xf32>, %bkv: tensor<16xf32>, %m: tensor<10x10xi1>,
                %xq: tensor<2x5x32xf32>, %xkv: tensor<2x9x16xf32>, %wq2: tensor<32x32xf32>,

@@ -124,3 +124,37 @@ func.func @mha_runtime_seed(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %s: tens
          tensor<8x8xf32>, tensor<i64>) -> tensor<1x4x8xf32>
   return %y : tensor<1x4x8xf32>
 }
+
+// -----
+
+// An mha's functions and captures go to its sdpa (keep-sdpa: the fused
+// kernels take them there), and on to the chain's attn.score_mod /
+// attn.mask_mod.
+// KEEP-LABEL: func.func @mha_functions
+// KEEP-SAME: %[[X:[^:]*]]: tensor<1x6x8xf32>, %{{[^:]*}}: tensor<8x8xf32>, %[[S:[^:]*]]: tensor<2xf32>
+// KEEP: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} captures(%[[S]]) score_mod {
+// KEEP: ^bb0(%{{.*}}: f32, %{{.*}}: index, %[[H:.*]]: index, %{{.*}}: index, %{{.*}}: index, %[[M:.*]]: tensor<2xf32>):
+// KEEP: tensor.extract %[[M]][%[[H]]] : tensor<2xf32>
+// KEEP: } mask_mod {
+// KEEP: arith.cmpi sle
+// KEEP: attn.merge_heads
+// KEEP-NOT: attn.mha
+// CHECK-LABEL: func.func @mha_functions
+// CHECK: attn.score_mod %{{.*}} captures(%{{.*}} : tensor<2xf32>) {
+// CHECK: attn.mask_mod %{{.*}} captures(%{{.*}} : tensor<2xf32>) {
+// CHECK: attn.softmax
+func.func @mha_functions(%x: tensor<1x6x8xf32>, %w: tensor<8x8xf32>, %slopes: tensor<2xf32>)
+    -> tensor<1x6x8xf32> {
+  %y = attn.mha %x, %x, %w, %w, %w, %w captures(%slopes) {num_heads = 2 : i64} score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %m: tensor<2xf32>):
+    %slope = tensor.extract %m[%h] : tensor<2xf32>
+    %n = arith.subf %s, %slope : f32
+    attn.yield %n : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %m: tensor<2xf32>):
+    %keep = arith.cmpi sle, %j, %i : index
+    attn.yield %keep : i1
+  } : (tensor<1x6x8xf32>, tensor<1x6x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>,
+       tensor<8x8xf32>, tensor<2xf32>) -> tensor<1x6x8xf32>
+  return %y : tensor<1x6x8xf32>
+}

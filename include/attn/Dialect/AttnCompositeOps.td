@@ -184,7 +184,9 @@ def Attn_SdpaOp : Attn_ShapedOp<"sdpa", [AttrSizedOperandSegments, IsolatedFromA
   }];
 }
 
-def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSeedOpInterface]> {
+def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, IsolatedFromAbove,
+                                       Attn_RuntimeSeedOpInterface,
+                                       Attn_CapturingOpInterface]> {
   let summary = "multi-head attention: project, split, sdpa, merge, project";
   let description = [{
     Multi-head attention: input projections, head split, `sdpa`, head merge,
@@ -201,8 +203,8 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     Qh  = split_heads(Q, H),  Kh = split_heads(K, Hkv)             (then, with rope:
     Qh  = rope(Qh, cos, sin), Kh = rope(Kh, cos, sin)               attn.rope, style rope_style)
     O   = sdpa(Qh, Kh, split_heads(V, Hkv), mask, alibi_slopes, key_lengths,
-               sinks, seed; scale, causal, softcap, window, dropout_rate,
-               dropout_seed)
+               sinks, seed, captures; scale, causal, softcap, window,
+               dropout_rate, dropout_seed; score_mod, mask_mod)
                                                                   → [B,H,Tq,Dv]
     out = merge_heads(O) · Woᵀ (+ bo)               Wo [Eo,   H·Dv]  → [B,Tq,Eo]
     ```
@@ -226,7 +228,7 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     %out = attn.mha %xq, %xkv, %wq, %wk, %wv, %wo
              [qkv_bias(%bq, %bk, %bv)] [out_bias(%bo)] [mask(%mask)]
              [alibi(%slopes)] [key_lengths(%len)] [sinks(%sinks)]
-             [rope(%cos, %sin)] [seed(%s)]
+             [rope(%cos, %sin)] [seed(%s)] [captures(%c…)]
              {num_heads = H : i64
               [, num_kv_heads = Hkv : i64] [, scale = s : f32]
               [, causal = #attn.causal<top_left|bottom_right>]
@@ -234,8 +236,14 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
               [, rope_style = #attn.rope<rotate_half|interleaved>]
               [, dropout_rate = r : f32] [, dropout_seed = n : i64]
               [, layout = #attn.layout<out_in|in_out>]}
+             [score_mod REGION] [mask_mod REGION]
          : (types of all operands, in order) -> type(%out)
     ```
+
+    - `captures(...)`, `score_mod`, `mask_mod`: the score and mask
+      functions of the block's attention and the tensors they read, as in
+      `sdpa` (positions are those of the projected sequences; `h` is the
+      query head).
 
     - `qkv_bias(...)`: optional; the three input-projection biases, all or none.
     - `out_bias(...)`: optional output-projection bias.
@@ -349,6 +357,7 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
                        Optional<Attn_FloatTensor>:$rope_cos,
                        Optional<Attn_FloatTensor>:$rope_sin,
                        Optional<Attn_SeedTensor>:$runtime_seed,
+                       Variadic<AnyRankedTensor>:$captures,
                        I64Attr:$num_heads,
                        OptionalAttr<I64Attr>:$num_kv_heads,
                        OptionalAttr<Attn_F32Attr>:$scale,
@@ -361,6 +370,7 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
                        DefaultValuedAttr<Attn_WeightLayoutAttr,
                                          "::mlir::attn::WeightLayout::out_in">:$layout);
   let results = (outs Attn_FloatTensor:$result);
+  let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $query_input `,` $kv_input `,` $wq `,` $wk `,` $wv `,` $wo
     (`qkv_bias` `(` $bq^ `,` $bk `,` $bv `)`)?
@@ -369,7 +379,9 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
     (`sinks` `(` $sinks^ `)`)?
     (`rope` `(` $rope_cos^ `,` $rope_sin `)`)? (`seed` `(` $runtime_seed^ `)`)?
-    attr-dict `:` functional-type(operands, results)
+    (`captures` `(` $captures^ `)`)?
+    attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
+    `:` functional-type(operands, results)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$queryInput, "::mlir::Value":$kvInput,
@@ -384,6 +396,9 @@ def Attn_MhaOp : Attn_ShapedOp<"mha", [AttrSizedOperandSegments, Attn_RuntimeSee
     int64_t getNumKvHeadsOrDefault() {
       return getNumKvHeads() ? *getNumKvHeads() : getNumHeads();
     }
+    /// Whether the op has a score function / a mask function.
+    bool hasScoreMod() { return !getScoreMod().empty(); }
+    bool hasMaskMod() { return !getMaskMod().empty(); }
   }];
 }
 

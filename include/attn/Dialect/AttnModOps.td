@@ -206,11 +206,11 @@ def Attn_BlockMaskOp : Attn_Op<"block_mask", [Pure, IsolatedFromAbove,
 
 def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["ScoreModOp", "MaskModOp", "BlockMaskOp", "SdpaOp",
-                "SdpaPartialOp", "SdpaGradOp"]>]> {
+                "SdpaPartialOp", "SdpaGradOp", "MhaOp"]>]> {
   let summary = "the value a score or mask function returns";
   let description = [{
     Ends the body of `attn.score_mod`, `attn.mask_mod`, `attn.block_mask` and the `score_mod` /
-    `mask_mod` regions of `attn.sdpa`, `attn.sdpa_partial` and `attn.sdpa_grad`: `attn.yield %v : f32` (a score) or
+    `mask_mod` regions of `attn.sdpa`, `attn.sdpa_partial`, `attn.sdpa_grad` and `attn.mha`: `attn.yield %v : f32` (a score) or
     `attn.yield %keep : i1` (a mask).
 
     **Example** (Gemma 2's softcap written as a score function):

@@ -433,7 +433,7 @@ void MhaOp::build(OpBuilder &b, OperationState &state, Value queryInput,
         /*bv=*/nullptr, /*bo=*/nullptr, /*mask=*/nullptr,
         /*alibi_slopes=*/nullptr, /*key_lengths=*/nullptr, /*sinks=*/nullptr,
         /*rope_cos=*/nullptr, /*rope_sin=*/nullptr, /*runtime_seed=*/nullptr,
-        b.getI64IntegerAttr(numHeads),
+        /*captures=*/ValueRange(), b.getI64IntegerAttr(numHeads),
         numKvHeads ? b.getI64IntegerAttr(*numKvHeads) : IntegerAttr(),
         /*scale=*/nullptr, /*causal=*/nullptr, /*softcap=*/nullptr,
         /*window=*/nullptr, /*rope_style=*/nullptr, /*dropout_rate=*/nullptr,
@@ -556,7 +556,8 @@ LogicalResult MhaOp::verify() {
       failed(c.dropoutRate("dropout_rate", optF(getDropoutRateAttr()))) ||
       failed(c.seedNeedsRate(getDropoutSeedAttr(), getDropoutRateAttr())) ||
       failed(c.runtimeSeed(getRuntimeSeed(), getDropoutSeedAttr(), "dropout_seed",
-                           getDropoutRateAttr())))
+                           getDropoutRateAttr())) ||
+      failed(verifyFunctions(*this)))
     return failure();
   return c.result(mhaShape(xq, wo, layout), elt);
 }

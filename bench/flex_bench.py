@@ -12,10 +12,9 @@ T/8, with and without a passed block mask; the window in float arithmetic,
 which only a block mask lets the kernel skip); create_block_mask (the
 compiled attn.block_mask, kernel cached) against evaluating the mask on
 the whole [H, T, T] index grid with torch and reducing it per tile (what
-create_block_mask did before), H 4, T 8192; a training step (forward and
-backward) with 8 causal documents as a mask function, fused, against the
-same mask behind an identity score function (the decomposed route), H 4,
-T 2048. With --dynamic, the
+create_block_mask did before), H 4, T 8192; training steps (forward and
+backward) with functions on the fused backward against the primitive
+chain's route, H 4, T 2048. With --dynamic, the
 flex calls run the kernels compiled with dynamic batch and lengths (the
 ones a second shape gets) instead of the first shape's static ones."""
 
@@ -113,27 +112,41 @@ def main():
         ("window 256 in float arithmetic with a block mask vs dense, T %d (speedup)" % TS,
          10.0, lambda q, k, v: flex(q, k, v, block_mask=float_bm), sparse, dense),
     ]
-    # Training: forward + backward with a mask function alone (the fused
-    # backward, attn.sdpa_grad with mask_mod) against the same mask behind
-    # an identity score function, which takes the route every mask
-    # function took before (the primitive chain's [B, H, L, S] scores).
+    # Training: forward + backward (flex_attention, then torch.autograd.grad
+    # of q, k, v) on the fused backward (attn.sdpa_grad with the functions
+    # as regions) against the primitive chain's [B, H, L, S] route, which a
+    # score function reading a captured tensor that requires grad takes
+    # (here a zero [1] tensor added to the score, whose gradient the chain
+    # also computes): every function took that route before 2026-12-06.
     TG = args.t_grad
     qg, kg, vg = (torch.randn(1, 4, TG, 64) for _ in range(3))
     dog = torch.randn(1, 4, TG, 64)
     docg = torch.repeat_interleave(torch.arange(8, dtype=torch.int32), TG // 8)
+    relg = torch.randn(4, 2 * TG - 1) * 0.1
+    zero = torch.zeros(1, requires_grad=True)
 
     def docs_causal(b, h, i, j):
         return (docg[i] == docg[j]) & (j <= i)
 
-    def train_step(score_mod):
+    def softcap_rel(s, b, h, i, j):
+        return 30.0 * torch.tanh(s / 30.0) + relg[h, i - j + TG - 1]
+
+    def train_step(score_mod, mask_mod):
         def step(q, k, v):
             q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
-            out = flex(q, k, v, score_mod=score_mod, mask_mod=docs_causal)
+            out = flex(q, k, v, score_mod=score_mod, mask_mod=mask_mod)
             return torch.autograd.grad(out, (q, k, v), dog)
         return step
-    pairs.append(("forward+backward, 8 causal documents as mask_mod vs behind an identity "
-                  "score_mod, H 4, T %d (speedup)" % TG, None, train_step(None),
-                  (qg, kg, vg), lambda: train_step(lambda s, b, h, i, j: s + 0.0)(qg, kg, vg)))
+
+    def on_chain(score_mod):
+        return lambda s, b, h, i, j: (score_mod(s, b, h, i, j) if score_mod else s) + zero[0]
+    for name, score_mod, mask_mod in (
+            ("8 causal documents as mask_mod", None, docs_causal),
+            ("softcap + relative bias table as score_mod, causal mask_mod", softcap_rel,
+             lambda b, h, i, j: j <= i)):
+        pairs.append(("forward+backward, %s, fused vs the chain, H 4, T %d (speedup)"
+                      % (name, TG), None, train_step(score_mod, mask_mod), (qg, kg, vg),
+                      lambda sm=score_mod, mm=mask_mod: train_step(on_chain(sm), mm)(qg, kg, vg)))
     cbm = attn_mlir.create_block_mask
     for name, fn in (("causal", lambda b, h, i, j: j <= i), ("8 documents", docs),
                      ("window 256 in float arithmetic", float_window)):

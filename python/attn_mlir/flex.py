@@ -29,10 +29,10 @@ autograd gets dQ, dK, dV from attn-differentiate's backward of the same
 IR (the score function's derivative is built from its traced body;
 docs/training.md), and a captured float tensor that requires grad (a
 learned bias table) gets its gradient: the scores' adjoints times the
-function's derivative by each read, summed at the element read. With a
-score function that backward forms the [B, H, L, S] scores (the reference
-route); with a mask function alone it is the fused backward. return_lse=True
-is refused with grad.
+function's derivative by each read, summed at the element read. That
+backward is the fused one unless a score function reads a captured tensor
+that requires grad (then it forms the [B, H, L, S] scores, the reference
+route). return_lse=True is refused with grad.
 """
 
 import math
@@ -736,9 +736,9 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     if _arrays.records_grad(query, key, value, *cap_bufs):
         # The backward: attn-differentiate's @flex_grad (the score
         # function's derivative from its traced body, the learned
-        # captures' gradients scattered from the scores' adjoints; with a
-        # score function the reference route, which forms the [B, H, L, S]
-        # scores, with a mask function alone the fused backward,
+        # captures' gradients scattered from the scores' adjoints: the
+        # reference route, which forms the [B, H, L, S] scores, where a
+        # capture is learned, the fused backward otherwise;
         # docs/training.md).
         if return_lse:
             _fail(ValueError, "return_lse=True with a query, key, value or captured tensor "

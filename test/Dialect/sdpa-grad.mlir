@@ -189,7 +189,7 @@ func.func @roundtrip_mask_function(%q: tensor<1x2x3x4xf32>, %o: tensor<1x2x3x4xf
 func.func @captures_without_function(%q: tensor<1x2x3x4xf32>, %o: tensor<1x2x3x4xf32>,
                                      %lse: tensor<1x2x3xf32>, %doc: tensor<3xi32>)
     -> tensor<1x2x3x4xf32> {
-  // expected-error @+1 {{has captures but no 'mask_mod' function to read them}}
+  // expected-error @+1 {{has captures but no 'score_mod' or 'mask_mod' function to read them}}
   %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %o, %o, %lse captures(%doc)
       : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
          tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<3xi32>)
@@ -206,6 +206,21 @@ func.func @mask_function_yields_a_score(%q: tensor<1x2x3x4xf32>, %o: tensor<1x2x
   ^bb0(%b: index, %h: index, %i: index, %j: index):
     %one = arith.constant 1.0 : f32
     attn.yield %one : f32
+  } : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
+       tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
+      -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+  return %dq : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+func.func @score_function_without_derivative(%q: tensor<1x2x3x4xf32>, %o: tensor<1x2x3x4xf32>,
+                                             %lse: tensor<1x2x3xf32>) -> tensor<1x2x3x4xf32> {
+  // expected-error @+1 {{needs 'score_mod' and its derivative 'score_mod_grad' together}}
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %o, %o, %lse score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = math.tanh %s : f32
+    attn.yield %t : f32
   } : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>,
        tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
       -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)

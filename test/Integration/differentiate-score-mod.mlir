@@ -4,7 +4,8 @@
 // reference and cpu pipelines, against torch.autograd in float64
 // (Inputs/differentiate_score_mod_case.py); the forward too. @flex_tables:
 // the captured tables are arguments, so they get gradients too (a scatter
-// of the scores' adjoints at each read, a clamped read among them).
+// of the scores' adjoints at each read, a clamped read among them; the
+// primitive chain).
 // REQUIRES: torch
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %torch_python %S/Inputs/differentiate_score_mod_case.py %t
@@ -29,12 +30,17 @@
 //
 // The derivative is a score function of its own: the body cloned, the
 // tangents beside it, an scf.if that also yields its result's tangent.
+// With no capture that gets a gradient, the fused backward takes it:
+// attn.sdpa_grad with the function and its derivative as regions.
 // IR-LABEL: func.func @flex_grad
-// IR: attn.score_mod
-// IR: attn.score_mod
+// IR: attn.sdpa_partial {{.*}} score_mod {
+// IR: attn.sdpa_grad {{.*}} score_mod {
+// IR: } score_mod_grad {
 // IR: math.tanh
 // IR: scf.if %{{.*}} -> (f32, f32)
 // IR: attn.yield
+// IR-NOT: attn.score_mod
+// IR-NOT: attn.softmax
 //
 // The tables' adjoints: a loop nest over the scores that adds dY · ∂f/∂read
 // at each read's clamped indices (scf.if flattened into selects there).

@@ -15,9 +15,10 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "the backward of attn.sdpa: dQ, dK, dV from dO, O and the log-sum-exp";
   let description = [{
-    The gradients of `attn.sdpa` (without a score function; with a mask
-    function, as its `mask_mod` region) with respect to its query, key and
-    value, given the gradient
+    The gradients of `attn.sdpa` (with its score function as the
+    `score_mod` region and that function's derivative by the score as
+    `score_mod_grad`, its mask function as `mask_mod`) with respect to its
+    query, key and value, given the gradient
     of its output. The forward's saved state is its output `O` and each
     row's log-sum-exp `lse`, which `attn.sdpa_partial` returns: the
     probabilities are recomputed from them, never stored
@@ -31,9 +32,10 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     P[b,h,i,j]  = exp(S'[b,h,i,j] - lse[b,h,i])        (0 when lse = -inf)
     dP[b,h,i,j] = Σ_e dO[b,h,i,e] · V[b,h/G,j,e]
     D[b,h,i]    = Σ_e dO[b,h,i,e] · O[b,h,i,e]
-    dS[b,h,i,j] = P · (dP - D) · (1 - (s_c/softcap)²)   (the last factor only
-                                                      with softcap; s_c the
-                                                      capped score)
+    dS[b,h,i,j] = P · (dP - D) · f'(s_c) · (1 - (s_c/softcap)²)
+                  (f' = score_mod_grad at the capped score s_c, only with a
+                  score function; the last factor only with softcap; 0
+                  where P = 0)
     dQ[b,h,i,d] = scale · Σ_j dS[b,h,i,j] · K[b,h/G,j,d]
     dK[b,g,j,d] = scale · Σ_{h: h/G = g} Σ_i dS[b,h,i,j] · Q[b,h,i,d]
     dV[b,g,j,e] =         Σ_{h: h/G = g} Σ_i P[b,h,i,j]  · dO[b,h,i,e]
@@ -83,7 +85,8 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse [, %mask]
                     [alibi(%slopes)] [key_lengths(%len)] [captures(%c…)]
                     [ATTRS: scale, causal, softcap, window, dropout_rate,
-                            dropout_seed as on attn.sdpa] [mask_mod REGION]
+                            dropout_seed as on attn.sdpa]
+                    [score_mod REGION score_mod_grad REGION] [mask_mod REGION]
         : (type(%q), type(%k), type(%v), type(%o), type(%do), type(%lse) [, ...])
           -> (type(%q), type(%k), type(%v))
     ```
@@ -91,6 +94,9 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
     - `%q`, `%k`, `%v`, the mask, slopes, lengths, captures, the mask
       function and attributes: as on the forward `attn.sdpa` /
       `attn.sdpa_partial` (the captures get no gradient).
+    - `score_mod_grad`: with `score_mod`, a score function (same signature)
+      yielding `d score_mod / d score`; `attn-differentiate` builds it from
+      `score_mod`'s body.
     - `%o`, `%do`: `[B,H,Tq,Dv]`, the forward's output and its gradient,
       of the query's element type or `f32` (`sdpa_partial`'s output).
     - `%lse`: `[B,H,Tq]` `f32`, the forward's log-sum-exp.
@@ -137,18 +143,22 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Attn_FloatTensor:$grad_query, Attn_FloatTensor:$grad_key,
                       Attn_FloatTensor:$grad_value, Optional<Attn_FloatTensor>:$grad_mask);
-  let regions = (region AnyRegion:$mask_mod);
+  let regions = (region AnyRegion:$score_mod, AnyRegion:$score_mod_grad,
+                        AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $grad_out `,` $lse (`,` $mask^)?
     (`alibi` `(` $alibi_slopes^ `)`)? (`key_lengths` `(` $key_lengths^ `)`)?
     (`seed` `(` $runtime_seed^ `)`)? (`captures` `(` $captures^ `)`)?
-    attr-dict (`mask_mod` $mask_mod^)? `:` functional-type(operands, results)
+    attr-dict (`score_mod` $score_mod^)? (`score_mod_grad` $score_mod_grad^)?
+    (`mask_mod` $mask_mod^)? `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The scale actually applied: the attribute, or 1/sqrt(D).
     std::optional<double> getEffectiveScale();
-    /// Whether the op has a mask function.
+    /// Whether the op has a score function (and its derivative) / a mask
+    /// function.
+    bool hasScoreMod() { return !getScoreMod().empty(); }
     bool hasMaskMod() { return !getMaskMod().empty(); }
   }];
 }

@@ -32,6 +32,11 @@ void registerDifferentiableOpModels(DialectRegistry &registry);
 /// such arguments need no gradient), and whether `arg` carries it.
 inline constexpr llvm::StringLiteral kNoGradAttr = "attn.no_grad";
 bool isNoGradArgument(BlockArgument arg);
+/// Whether attn-differentiate takes `op`'s backward through its primitive
+/// chain: a score function reading a float capture that gets a gradient
+/// (a learned bias table). Other score and mask functions go to
+/// attn.sdpa_grad's regions (the fused backward).
+bool scoreFunctionNeedsChain(SdpaOp op);
 /// The gradient of attention sinks ([H] f32) whose rows `y` ([B,H,T,n]: the
 /// output O, or the probabilities P) and their adjoint `dy` have the row
 /// log-sum-exp `lse` ([B,H,T] f32, sinks included):

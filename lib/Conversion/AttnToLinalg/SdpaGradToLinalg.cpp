@@ -3,10 +3,11 @@
 // The backward of attention written out (docs/training.md has the maths):
 // the reference route, deliberately unfused.
 //
-//   S' = mask_mod(mask(softcap(scale · Q·Kᵀ)))  attn primitives, lowered in turn
+//   S' = mask_mod(mask(score_mod(softcap(scale · Q·Kᵀ))))  attn primitives, lowered in turn
 //   P  = exp(S' - lse)                      0 on a row with lse = -inf
 //   dP = dO·Vᵀ,  D = rowsum(dO ∘ O)
-//   dS = P ∘ (dP - D) ∘ softcap'            softcap' = 1 - (capped / c)²
+//   dS = P ∘ (dP - D) ∘ softcap' ∘ f'       softcap' = 1 - (capped / c)², f' the
+//                                           score function's slope (score_mod_grad)
 //   dQ = scale · dS·K
 //   dK = scale · Σ_group dSᵀ·Q,  dV = Σ_group Pᵀ·dO
 //   dMask = Σ_broadcast P ∘ (dP - D)        when grad_mask is asked for
@@ -148,9 +149,21 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
     Value mask = a.getMask();
     if (mask && !tensorType(mask).getElementType().isInteger(1))
       mask = widen(rewriter, loc, mask);
-    Value masked = capped;
+    // The score function y = f(capped) and its slope f'(capped) (the
+    // op's score_mod_grad region), each an attn.score_mod on the scores.
+    Value modded = capped, slope;
+    if (op.hasScoreMod()) {
+      auto applied = [&](Region &fn) -> Value {
+        auto mod = ScoreModOp::create(rewriter, loc, capped, a.getCaptures());
+        rewriter.cloneRegionBefore(fn, mod.getBody(), mod.getBody().end());
+        return mod;
+      };
+      modded = applied(op.getScoreMod());
+      slope = applied(op.getScoreModGrad());
+    }
+    Value masked = modded;
     if (mask || op.getCausalAttr() || a.getAlibiSlopes() || a.getKeyLengths() || window)
-      masked = MaskOp::create(rewriter, loc, capped.getType(), capped, mask, a.getAlibiSlopes(),
+      masked = MaskOp::create(rewriter, loc, modded.getType(), modded, mask, a.getAlibiSlopes(),
                               a.getKeyLengths(), /*diagonal=*/Value(), op.getCausalAttr(),
                               window);
     if (op.hasMaskMod()) {
@@ -217,18 +230,30 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
       extras.push_back(capped);
       extraMaps.push_back(rewriter.getMultiDimIdentityMap(4));
     }
+    if (slope) {
+      extras.push_back(slope);
+      extraMaps.push_back(rewriter.getMultiDimIdentityMap(4));
+    }
     Value ds = elementwise(
         rewriter, loc, p, extras, extraMaps, scoresType, scoreSizes,
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           Value diff = arith::SubFOp::create(nb, nl, args[1], args[2]);
           Value r = arith::MulFOp::create(nb, nl, args[0], diff);
-          if (!cap)
+          if (cap) {
+            Value t = arith::DivFOp::create(
+                nb, nl, args[3], floatConst(nb, nl, f32, cap.getValueAsDouble()));
+            Value d = arith::SubFOp::create(nb, nl, floatConst(nb, nl, f32, 1.0),
+                                            arith::MulFOp::create(nb, nl, t, t));
+            r = arith::MulFOp::create(nb, nl, r, d);
+          }
+          if (!slope)
             return r;
-          Value t = arith::DivFOp::create(
-              nb, nl, args[3], floatConst(nb, nl, f32, cap.getValueAsDouble()));
-          Value d = arith::SubFOp::create(nb, nl, floatConst(nb, nl, f32, 1.0),
-                                          arith::MulFOp::create(nb, nl, t, t));
-          return arith::MulFOp::create(nb, nl, r, d);
+          // The slope, 0 where P = 0 (a slope that is not finite at a
+          // masked score never reaches dS).
+          Value zero = floatConst(nb, nl, f32, 0.0);
+          Value none = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, args[0], zero);
+          return arith::SelectOp::create(
+              nb, nl, none, zero, arith::MulFOp::create(nb, nl, r, args[cap ? 4 : 3]));
         });
 
     // dQ = scale · dS·K (K read through the GQA head map).

@@ -8,11 +8,13 @@
 //   parallel (b, K/V head, K/V tile):           -- dK, dV
 //     Kt, Vt = the tile's K and V, transposed
 //     for each query head of the group, each Q tile that sees the tile:
-//       S  = Q·Kt (log2 units), softcap, ALiBi, mask, keep rules,
+//       S  = Q·Kt (log2 units), softcap, the score function, ALiBi, mask,
+//            keep rules,
 //            the mask function (tiles its bounds say it keeps nothing
 //            of are skipped, as in the forward)
 //       P  = exp2(S - lse·log2e)                -- 0 where lse = -inf
-//       dS = P ∘ (dO·Vt - D) ∘ softcap'         -- D = rowsum(dO ∘ O)
+//       dS = P ∘ (dO·Vt - D) ∘ f' ∘ softcap'    -- D = rowsum(dO ∘ O), f'
+//                                                  the score function's slope
 //       dV += Pᵀ·dO,  dK += dSᵀ·Q
 //     dK ·= scale
 //   parallel (b, query head, Q tile):            -- dQ
@@ -70,6 +72,7 @@ private:
   // Scratch of one iteration.
   Value kt, vt;       ///< [D, tile-k], [Dv, tile-k]: the K/V tile transposed
   Value sp, ds, capF; ///< [tile-q, tile-k]: scores then P; dP then dS; softcap'
+  Value slopeF;       ///< [tile-q, tile-k]: the score function's derivative
   Value lse2, dRow;   ///< [tile-q]: lse·log2e and rowsum(dO ∘ O)
   // The current Q tile and K/V tile.
   Value bIdx, head, kvHead, i0, qRows, k0, kRows;
@@ -88,6 +91,8 @@ private:
     ds = scratch({tq, tk});
     if (p.softcap)
       capF = scratch({tq, tk});
+    if (p.scoreModGrad)
+      slopeF = scratch({tq, tk});
     lse2 = scratch({tq});
     dRow = scratch({tq});
   }
@@ -177,6 +182,17 @@ private:
           Value t = b.fmul(x, b.splat(1.0 / capLog2));
           b.vstore(b.fsub(b.splat(1.0), b.fmul(t, t)), capF, {r, c});
         }
+        if (p.scoreMod) {
+          // y = f(x) in log2 units, and f'(x) (the derivative region at
+          // the score in natural units: log2 units cancel in it).
+          ModPoint at{Value(), bIdx, head, i, key0};
+          at.score = b.fmul(x, b.splat(1.0 / kLog2E));
+          Value slope = emitModFunction(b, *p.scoreModGrad, ModKind::Score, at, s.captures);
+          if (!isa<VectorType>(slope.getType())) // a constant slope: one f32
+            slope = b.bcast(slope);
+          b.vstore(slope, slopeF, {r, c});
+          x = scoreModLog2(b, *p.scoreMod, at, x, s.captures);
+        }
         if (alibi)
           x = b.fadd(x, alibi->atLanes(i, key0));
         Value keysV = arith::AddIOp::create(b.b, b.loc, b.bcastI32(key0), b.laneIndices());
@@ -222,6 +238,13 @@ private:
         Value g = b.fmul(pv, b.fsub(dp, d));
         if (p.softcap)
           g = b.fmul(g, b.vload(capF, {r, c}));
+        if (p.scoreModGrad) {
+          // 0 where P = 0: a derivative that is not finite at a masked
+          // score never reaches dS.
+          Value zero = b.splat(0.0);
+          g = b.select(b.cmpF(arith::CmpFPredicate::OEQ, pv, zero), zero,
+                       b.fmul(g, b.vload(slopeF, {r, c})));
+        }
         b.vstore(g, ds, {r, c});
       });
     });

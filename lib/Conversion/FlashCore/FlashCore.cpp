@@ -107,9 +107,11 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
     p.slopesType = cast<RankedTensorType>(s.getType());
   if (Value l = op.getKeyLengths())
     p.keyLengthsType = cast<RankedTensorType>(l.getType());
-  if constexpr (!isGrad) {
+  if (op.hasScoreMod())
+    p.scoreMod = &op.getScoreMod();
+  if constexpr (isGrad) {
     if (op.hasScoreMod())
-      p.scoreMod = &op.getScoreMod();
+      p.scoreModGrad = &op.getScoreModGrad();
   }
   if (op.hasMaskMod())
     p.maskMod = &op.getMaskMod();

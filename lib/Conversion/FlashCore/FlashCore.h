@@ -119,6 +119,8 @@ struct SdpaProblem {
   /// The score and mask functions of an attn.sdpa (null without) and the
   /// captures they read.
   Region *scoreMod = nullptr, *maskMod = nullptr;
+  /// attn.sdpa_grad's derivative of the score function by the score.
+  Region *scoreModGrad = nullptr;
   ValueRange captures;
   /// K and V gathered from paged caches by attn.gather_pages with one
   /// block table, read in place (KernelSupport::pagedKeys): the gathers'

@@ -778,10 +778,17 @@ LogicalResult SdpaGradOp::verify() {
     if (failed(c.dim("lse", lse, i, i == 0 ? "batch" : i == 1 ? "heads" : "length",
                      outShape[i], lseWhy[i])))
       return failure();
-  if (failed(verifyModFunction(*this, getMaskMod(), ModKind::Mask, getCaptures(), "mask_mod")))
+  if (failed(verifyModFunction(*this, getScoreMod(), ModKind::Score, getCaptures(),
+                               "score_mod")) ||
+      failed(verifyModFunction(*this, getScoreModGrad(), ModKind::Score, getCaptures(),
+                               "score_mod_grad")) ||
+      failed(verifyModFunction(*this, getMaskMod(), ModKind::Mask, getCaptures(), "mask_mod")))
     return failure();
-  if (!getCaptures().empty() && !hasMaskMod())
-    return emitOpError() << "has captures but no 'mask_mod' function to read them";
+  if (hasScoreMod() != !getScoreModGrad().empty())
+    return emitOpError() << "needs 'score_mod' and its derivative 'score_mod_grad' together";
+  if (!getCaptures().empty() && !hasScoreMod() && !hasMaskMod())
+    return emitOpError() << "has captures but no 'score_mod' or 'mask_mod' function to read "
+                            "them";
   if (Value dMask = getGradMask()) {
     Value mask = getMask();
     if (!mask || tensorType(mask).getElementType().isInteger(1))

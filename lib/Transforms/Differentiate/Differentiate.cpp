@@ -142,11 +142,12 @@ struct AttnDifferentiatePass
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(grad, std::move(patterns), config)))
       return grad.emitOpError("attn-differentiate: decomposing attn.mha failed");
-    // An sdpa attn.sdpa_grad does not take (a score function: its
-    // derivative is a function of its own) → its primitive chain, whose
-    // ops have rules of their own (or name what has none). A mask function
-    // alone goes to attn.sdpa_grad's mask_mod region.
-    auto needsChain = [](SdpaOp op) { return op.hasScoreMod(); };
+    // An sdpa attn.sdpa_grad does not take (a score function whose
+    // captures get gradients: they are scattered from the [B,H,Tq,Tk]
+    // score adjoints) → its primitive chain, whose ops have rules of their
+    // own (or name what has none). Other functions go to attn.sdpa_grad's
+    // regions.
+    auto needsChain = [](SdpaOp op) { return scoreFunctionNeedsChain(op); };
     SmallVector<Operation *> chains;
     grad.walk([&](SdpaOp op) {
       if (needsChain(op))

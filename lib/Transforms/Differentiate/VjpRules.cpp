@@ -156,14 +156,19 @@ bool dependsOnArgument(Value v) {
   return false;
 }
 
+/// Fills the empty region `dst` with d f / d score of the score function
+/// in `src` (ScoreDerivative, defined below).
+LogicalResult buildScoreDerivative(OpBuilder &b, Location loc, Region &src, Region &dst);
+
 struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
   LogicalResult buildVjp(Operation *op, OpBuilder &b, ArrayRef<Value> resultAdjoints,
                          SmallVectorImpl<Value> &operandAdjoints) const {
     auto sdpa = cast<SdpaOp>(op);
     operandAdjoints.assign(op->getNumOperands(), Value());
-    if (sdpa.hasScoreMod())
-      return sdpa.emitOpError("with a score function has no fused backward: "
-                              "attn-differentiate decomposes it into its primitive chain first");
+    if (scoreFunctionNeedsChain(sdpa))
+      return sdpa.emitOpError("with a score function reading a captured tensor that gets a "
+                              "gradient has no fused backward: attn-differentiate decomposes "
+                              "it into its primitive chain first");
     Value dO = resultAdjoints[0];
     if (!dO)
       return success();
@@ -179,9 +184,11 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
         sdpa.getCausalAttr(),
         sdpa.getSoftcapAttr(), sdpa.getWindowAttr(), sdpa.getDropoutRateAttr(),
         sdpa.getDropoutSeedAttr());
-    if (sdpa.hasMaskMod()) {
+    for (auto [from, to] : {std::pair<Region *, Region *>{&sdpa.getScoreMod(),
+                                                          &partial.getScoreMod()},
+                            {&sdpa.getMaskMod(), &partial.getMaskMod()}}) {
       IRMapping none;
-      sdpa.getMaskMod().cloneInto(&partial.getMaskMod(), none);
+      from->cloneInto(to, none);
     }
     if (sdpa.getType() == partial.getResult().getType())
       sdpa.getResult().replaceAllUsesWith(partial.getResult());
@@ -202,12 +209,20 @@ struct SdpaVjp : DifferentiableOpInterface::ExternalModel<SdpaVjp, SdpaOp> {
                                    sdpa.getScaleAttr(), sdpa.getCausalAttr(),
                                    sdpa.getSoftcapAttr(), sdpa.getWindowAttr(),
                                    sdpa.getDropoutRateAttr(), sdpa.getDropoutSeedAttr());
-    // A mask function is the same on the forward and the backward (its
-    // captures are constants to both: a keep decision has no gradient).
-    if (sdpa.hasMaskMod()) {
+    // The functions are the same on the forward and the backward (their
+    // captures are constants to both: a keep decision has no gradient, and
+    // a score function whose captures get one takes the chain).
+    for (auto [from, to] : {std::pair<Region *, Region *>{&sdpa.getScoreMod(),
+                                                          &grad.getScoreMod()},
+                            {&sdpa.getMaskMod(), &grad.getMaskMod()}}) {
       IRMapping none;
-      sdpa.getMaskMod().cloneInto(&grad.getMaskMod(), none);
+      from->cloneInto(to, none);
     }
+    // The score function's derivative by the score, for dS (its captures
+    // are constants here: scoreFunctionNeedsChain).
+    if (sdpa.hasScoreMod() &&
+        failed(buildScoreDerivative(b, loc, sdpa.getScoreMod(), grad.getScoreModGrad())))
+      return failure();
     operandAdjoints[0] = grad.getGradQuery();
     operandAdjoints[1] = grad.getGradKey();
     operandAdjoints[2] = grad.getGradValue();
@@ -792,6 +807,15 @@ LogicalResult captureAdjoints(ScoreModOp mod, OpBuilder &b, Value dy,
   return success();
 }
 
+LogicalResult buildScoreDerivative(OpBuilder &b, Location loc, Region &src, Region &dst) {
+  Block &from = src.front();
+  Block *to = new Block();
+  dst.push_back(to);
+  for (BlockArgument a : from.getArguments())
+    to->addArgument(a.getType(), a.getLoc());
+  return ScoreDerivative(b, loc).build(from, *to);
+}
+
 /// y = f(x, b, h, q, kv, captures): dx = dy · f'(x), f' a score function
 /// built from f's body (ScoreDerivative) and run as an attn.score_mod, so
 /// every pipeline lowers it as it lowers f; float captures computed from
@@ -910,6 +934,15 @@ void mlir::attn::registerDifferentiableOpModels(DialectRegistry &registry) {
     ScoreModOp::attachInterface<ScoreModVjp>(*ctx);
     DropoutOp::attachInterface<DropoutVjp>(*ctx);
     RopeOp::attachInterface<RopeVjp>(*ctx);
+  });
+}
+
+bool mlir::attn::scoreFunctionNeedsChain(SdpaOp op) {
+  if (!op.hasScoreMod())
+    return false;
+  return llvm::any_of(op.getCaptures(), [](Value c) {
+    return isa<FloatType>(cast<RankedTensorType>(c.getType()).getElementType()) &&
+           dependsOnArgument(c);
   });
 }
 

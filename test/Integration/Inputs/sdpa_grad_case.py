@@ -122,5 +122,29 @@ elif case == "documents_mask_function":
     run(dict(q=randn(B, H, T, D), k=randn(B, HKV, T, D), v=randn(B, HKV, T, D),
              extra=dict(doc=doc)), np.float32,
         scale=0.25, mask=torch.tensor(np.broadcast_to(keep, (B, H, T, T)).copy()))
+elif case == "score_function":
+    # sdpa-grad-functions.mlir: the score function 8·tanh(s/8) + bias[i - j + 44]
+    # (bias a captured table [89] that gets no gradient) and the mask
+    # function j <= i; here the same formula in torch. GQA, T 45, D 16.
+    B, H, HKV, T, D = 1, 4, 2, 45, 16
+    bias = (randn(2 * T - 1) * 0.5).astype(np.float32)
+    args = dict(q=randn(B, H, T, D), k=randn(B, HKV, T, D), v=randn(B, HKV, T, D),
+                extra=dict(bias=bias))
+    q, k, v = (torch.tensor(args[n].astype(np.float64), requires_grad=True) for n in "qkv")
+    kk, vv = k.repeat_interleave(H // HKV, 1), v.repeat_interleave(H // HKV, 1)
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    s = 0.25 * q @ kk.transpose(-1, -2)
+    s = 8.0 * torch.tanh(s / 8.0) + torch.tensor(bias.astype(np.float64))[i - j + T - 1]
+    s = s.masked_fill(~(j <= i), float("-inf"))
+    lse = torch.logsumexp(s, -1)
+    o = torch.softmax(s, -1) @ vv
+    do = randn(*o.shape)
+    dq, dk, dv = torch.autograd.grad(o, (q, k, v), torch.tensor(do.astype(np.float64)))
+    files = dict(q=args["q"], k=args["k"], v=args["v"], o=o.detach().numpy().astype(np.float32),
+                 do=do, lse=lse.detach().numpy().astype(np.float32), bias=bias,
+                 dq=dq.numpy().astype(np.float32), dk=dk.numpy().astype(np.float32),
+                 dv=dv.numpy().astype(np.float32))
+    for name, a in files.items():
+        np.save(os.path.join(out, name + ".npy"), a)
 else:
     sys.exit("unknown case " + case)

@@ -830,12 +830,7 @@ struct ScoreModVjp : DifferentiableOpInterface::ExternalModel<ScoreModVjp, Score
       return success();
     Location loc = op->getLoc();
     auto slope = ScoreModOp::create(b, loc, mod.getInput(), mod.getCaptures());
-    Block &src = mod.getBody().front();
-    Block *dst = new Block();
-    slope.getBody().push_back(dst);
-    for (BlockArgument a : src.getArguments())
-      dst->addArgument(a.getType(), a.getLoc());
-    if (failed(ScoreDerivative(b, loc).build(src, *dst)))
+    if (failed(buildScoreDerivative(b, loc, mod.getBody(), slope.getBody())))
       return failure();
     AffineMap id = b.getMultiDimIdentityMap(tensorType(dy).getRank());
     operandAdjoints[0] = pointwise(b, loc, dy, {slope.getResult()}, {id},

@@ -76,9 +76,7 @@ TIMINGS += [dict(name="time_bf16_d128_t4096_causal_fn", b=4, h=16, hkv=16, tq=40
                  d=128, dtype="bf16", fn="causal", timing=True)]
 
 # The score_mod / mask_mod regions of each `fn` (gpu_check.py's float64
-# reference computes the same: reference()). Integer |i - j|: math.absf
-# would become libdevice's __nv_fabsf, which links only where the CUDA
-# path is known at compile time.
+# reference computes the same: reference()).
 FUNCTIONS = {
     "window_bias": """ score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):

@@ -2,7 +2,7 @@
 //
 // The kernels are written with math.exp2 and math.tanh; these patterns
 // expand the f32 ones into FlashBuilder's polynomials (the same code on CPU
-// and GPU), as attn-expand-math.
+// and GPU), and math.absf into a cleared sign bit, as attn-expand-math.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Transforms/Passes.h"
@@ -43,6 +43,30 @@ struct ExpandToPolynomial : OpRewritePattern<MathOp> {
   }
 };
 
+/// |x| of an f32 (scalar or vector) as the sign bit cleared: exactly
+/// math.absf, without the libdevice call (__nv_fabsf) the GPU lowering
+/// would make of it (a score function's abs on the GPU).
+struct AbsToSignClear : OpRewritePattern<math::AbsFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::AbsFOp op, PatternRewriter &rewriter) const override {
+    Type t = op.getType();
+    if (!isF32ScalarOrVector(t))
+      return rewriter.notifyMatchFailure(op, "not f32 or a vector of f32");
+    Location loc = op.getLoc();
+    Type bits = rewriter.getI32Type();
+    if (auto vt = dyn_cast<VectorType>(t))
+      bits = vt.clone(bits);
+    Value x = arith::BitcastOp::create(rewriter, loc, bits, op.getOperand());
+    TypedAttr ones = rewriter.getI32IntegerAttr(0x7fffffff);
+    if (auto vt = dyn_cast<VectorType>(bits))
+      ones = DenseElementsAttr::get(vt, ones);
+    Value mask = arith::ConstantOp::create(rewriter, loc, bits, ones);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(
+        op, t, arith::AndIOp::create(rewriter, loc, x, mask));
+    return success();
+  }
+};
+
 /// math.exp2 → exp2Polynomial; math.tanh → tanhFromExp2.
 using Exp2ToPolynomial =
     ExpandToPolynomial<math::Exp2Op, &attn::flash::FlashBuilder::exp2Polynomial>;
@@ -60,5 +84,5 @@ struct AttnExpandMathPass : attn::impl::AttnExpandMathBase<AttnExpandMathPass> {
 } // namespace
 
 void mlir::attn::populateExpandMathPatterns(RewritePatternSet &patterns) {
-  patterns.add<Exp2ToPolynomial, TanhToExp2>(patterns.getContext());
+  patterns.add<Exp2ToPolynomial, TanhToExp2, AbsToSignClear>(patterns.getContext());
 }

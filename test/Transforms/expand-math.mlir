@@ -1,5 +1,6 @@
 // attn-expand-math: f32 math.exp2 and math.tanh (scalars and vectors) become
-// the kernels' polynomials (arith and vector ops only); other element
+// the kernels' polynomials (arith and vector ops only), math.absf a cleared
+// sign bit; other element
 // types, tensors and other math ops are left alone. The values are checked
 // in attn-flashcore-tests (FlashCoreExp2, FlashCoreTanh: against std::exp2
 // and std::tanh, and the special values), which run this pass.
@@ -68,7 +69,28 @@ func.func @tanh_vector(%x: vector<16xf32>) -> vector<16xf32> {
   return %y : vector<16xf32>
 }
 
-// Left alone: f64, f16, tensors, and math ops other than exp2 and tanh.
+// absf: the sign bit cleared, on scalars and vectors (no libdevice call
+// on the GPU); f64 left alone.
+// CHECK-LABEL: func.func @absf
+// CHECK-SAME: (%[[S:.*]]: f32, %[[V:.*]]: vector<8xf32>, %[[D:.*]]: f64)
+// CHECK-DAG: %[[VM:.*]] = arith.constant dense<2147483647> : vector<8xi32>
+// CHECK-DAG: %[[SM:.*]] = arith.constant 2147483647 : i32
+// CHECK: %[[SB:.*]] = arith.bitcast %[[S]] : f32 to i32
+// CHECK: %[[SA:.*]] = arith.andi %[[SB]], %[[SM]] : i32
+// CHECK: %[[SR:.*]] = arith.bitcast %[[SA]] : i32 to f32
+// CHECK: %[[VB:.*]] = arith.bitcast %[[V]] : vector<8xf32> to vector<8xi32>
+// CHECK: %[[VA:.*]] = arith.andi %[[VB]], %[[VM]] : vector<8xi32>
+// CHECK: %[[VR:.*]] = arith.bitcast %[[VA]] : vector<8xi32> to vector<8xf32>
+// CHECK: %[[DR:.*]] = math.absf %[[D]] : f64
+// CHECK: return %[[SR]], %[[VR]], %[[DR]]
+func.func @absf(%s: f32, %v: vector<8xf32>, %d: f64) -> (f32, vector<8xf32>, f64) {
+  %0 = math.absf %s : f32
+  %1 = math.absf %v : vector<8xf32>
+  %2 = math.absf %d : f64
+  return %0, %1, %2 : f32, vector<8xf32>, f64
+}
+
+// Left alone: f64, f16, tensors, and math ops other than exp2, tanh, absf.
 // CHECK-LABEL: func.func @untouched
 // CHECK-NEXT: math.exp2 %{{.*}} : f64
 // CHECK-NEXT: math.exp2 %{{.*}} : vector<8xf16>

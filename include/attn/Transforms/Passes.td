@@ -296,7 +296,7 @@ def AttnRaise : Pass<"attn-raise"> {
 }
 
 def AttnExpandMath : Pass<"attn-expand-math"> {
-  let summary = "Expand f32 math.exp2 and math.tanh into the kernels' polynomials";
+  let summary = "Expand f32 math.exp2 and math.tanh into the kernels' polynomials, math.absf into bit operations";
   let description = [{
     The fused kernels (`convert-attn-to-loops`, `convert-attn-to-gpu`) are
     written with `math.exp2` (the online softmax, the merge weights) and
@@ -310,6 +310,9 @@ def AttnExpandMath : Pass<"attn-expand-math"> {
     - `math.tanh`: sign(x)·(1 - 2/(2^(2|x|·log2 e) + 1)) with the exp2 above,
       and its odd Taylor polynomial to x⁹ for |x| < 1/4; exactly ±1 for
       large |x|.
+    - `math.absf`: the sign bit cleared (`arith.bitcast`, `arith.andi`):
+      exact, and no libdevice `__nv_fabsf` in a GPU kernel whose score or
+      mask function takes an absolute value.
 
     Why not the upstream lowerings: on the CPU `math.exp2` becomes a libm
     call per element (no vector form), and `math-polynomial-approximation`

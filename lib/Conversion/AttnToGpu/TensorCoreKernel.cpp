@@ -470,7 +470,7 @@ private:
             if (p.maskMod) {
               std::optional<MaskVerdict> bounds = boundMaskFunction(
                   g, *p.maskMod, bIdx, {hIdx, hIdx}, {q0, g.sub(rowEnd(), g.idx(1))},
-                  {k0, g.add(k0, g.idx(BK - 1))}, s.captures, 4 * std::max(kBlockRows, BK));
+                  {k0, g.add(k0, g.idx(BK - 1))}, s.captures, tileScanLimit(kBlockRows, BK));
               whole = bounds ? g.andI(whole, bounds->allKept)
                              : arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
             }

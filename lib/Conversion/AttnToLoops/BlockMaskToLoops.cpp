@@ -63,10 +63,8 @@ struct BlockMaskToParallelLoops : OpRewritePattern<BlockMaskOp> {
           e.idx(0), nk, 1, {e.idx(0), e.idx(0)}, [&](Value n, ValueRange count) {
             Value k0 = e.mul(n, e.idx(block[1]));
             Value k1 = e.minI(e.add(k0, e.idx(block[1])), kvLen);
-            // A capture read is bounded by scanning its box of indices up
-            // to this many elements (as the fused kernel's tiles).
-            int64_t scanLimit = 4 * std::max(block[0], block[1]);
-            auto [any, all] = keptInTile(e, fn, b, h, q0, q1, k0, k1, captures, scanLimit);
+            auto [any, all] = keptInTile(e, fn, b, h, q0, q1, k0, k1, captures,
+                                         tileScanLimit(block[0], block[1]));
             Value full = e.andI(any, all), partial = e.andI(any, e.notI(all));
             Value n32 = arith::IndexCastOp::create(e.b, loc, i32, n);
             SmallVector<Value> next;

@@ -396,7 +396,7 @@ std::optional<flash::MaskVerdict> FlashKernel::boundMaskModOverTile(const QueryR
   flash::IndexRange queries{q.begin, b.sub(q.end, b.idx(1))};
   flash::IndexRange keyRange{k0, b.add(k0, b.sub(kRows, b.idx(1)))};
   return flash::boundMaskFunction(b, *problem.maskMod, bIdx, heads, queries, keyRange,
-                                  bufs.captures, 4 * std::max(opts.tileQ, opts.tileK));
+                                  bufs.captures, tileScanLimit(opts.tileQ, opts.tileK));
 }
 
 /// The score function on the scores `x` (log2 units) of tile row `row`

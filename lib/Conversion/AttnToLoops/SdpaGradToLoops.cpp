@@ -260,28 +260,29 @@ private:
       Value i = queryRow(r);
       b.loop(b.idx(0), b.idx(tk), w, [&](Value c) {
         ModPoint at{Value(), bIdx, head, i, b.add(k0, c)};
+        // (An i1 that does not vary with the key selects whole vectors.)
         Value keep = emitModFunction(b, *p.maskMod, ModKind::Mask, at, s.captures);
-        if (!isa<VectorType>(keep.getType()))
-          keep = vector::BroadcastOp::create(b.b, b.loc,
-                                             VectorType::get({w}, b.b.getI1Type()), keep);
         b.vstore(b.select(keep, b.vload(sp, {r, c}), ninf), sp, {r, c});
       });
     });
   }
 
-  /// The mask function bounded over the current Q tile's rows and K/V
-  /// tile's keys (ModBounds.h); nullopt where it cannot be (or there is
-  /// none). Sets maskModKeepsAll for the tile's scores.
-  std::optional<MaskVerdict> boundMaskFunctionOverTile() {
+  /// `tile()` for the current Q tile and K/V tile, unless the mask
+  /// function's bounds over them (ModBounds.h) say it keeps no key: a tile
+  /// it keeps nothing of adds nothing. Sets maskModKeepsAll for the tile's
+  /// scores (null where the bounds do not say, or there is no function).
+  void ifMaskFunctionKeepsAny(function_ref<void()> tile) {
     maskModKeepsAll = Value();
-    if (!p.maskMod)
-      return std::nullopt;
-    std::optional<MaskVerdict> v = boundMaskFunction(
-        b, *p.maskMod, bIdx, {head, head}, {i0, b.sub(b.add(i0, qRows), b.idx(1))},
-        {k0, b.sub(b.add(k0, kRows), b.idx(1))}, s.captures, 4 * std::max(tq, tk));
-    if (v)
-      maskModKeepsAll = v->allKept;
-    return v;
+    std::optional<MaskVerdict> v;
+    if (p.maskMod)
+      v = boundMaskFunction(b, *p.maskMod, bIdx, {head, head},
+                            {i0, b.sub(b.add(i0, qRows), b.idx(1))},
+                            {k0, b.sub(b.add(k0, kRows), b.idx(1))}, s.captures,
+                            tileScanLimit(tq, tk));
+    if (!v)
+      return tile();
+    maskModKeepsAll = v->allKept;
+    b.ifThen(v->anyKept, tile);
   }
 
   /// The mask operand on the scores, element by element (as the forward's
@@ -384,17 +385,11 @@ private:
         Value overlaps = b.andI(b.lt(seen.begin, seen.end),
                                 b.andI(b.lt(seen.begin, kEnd), b.gt(seen.end, k0)));
         b.ifThen(overlaps, [&] {
-          // A tile the mask function keeps nothing of adds nothing.
-          std::optional<MaskVerdict> bounds = boundMaskFunctionOverTile();
-          auto tile = [&] {
+          ifMaskFunctionKeepsAny([&] {
             probabilitiesAndScoreGradients(keys);
             accumulateTransposed(accV, sp, dO, p.dv);
             accumulateTransposed(accK, ds, s.q, p.d);
-          };
-          if (bounds)
-            b.ifThen(bounds->anyKept, tile);
-          else
-            tile();
+          });
         });
       });
     });
@@ -418,16 +413,11 @@ private:
     b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
       k0 = b.mul(kTile, b.idx(tk));
       kRows = b.minI(b.idx(tk), b.sub(s.tk, k0));
-      std::optional<MaskVerdict> bounds = boundMaskFunctionOverTile();
-      auto tile = [&] {
+      ifMaskFunctionKeepsAny([&] {
         packKeyValueTile();
         probabilitiesAndScoreGradients(keys);
         accumulateQueryGradient(accQ);
-      };
-      if (bounds)
-        b.ifThen(bounds->anyKept, tile);
-      else
-        tile();
+      });
     });
     writeRows(s.out, head, i0, qRows, accQ, p.d, p.scale);
   }

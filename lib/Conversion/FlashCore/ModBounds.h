@@ -29,6 +29,7 @@
 
 #include "FlashCore.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace mlir::attn::flash {
@@ -43,6 +44,11 @@ struct MaskVerdict {
   Value anyKept; ///< false: no key of the block is kept
   Value allKept; ///< true: every key of the block is kept
 };
+
+/// The scan limit every kernel bounds a tile of `rows` x `keys` positions
+/// with: a capture's box of indices is scanned up to four times the longer
+/// side (a 1-D id table over the tile's rows or keys always fits).
+inline int64_t tileScanLimit(int64_t rows, int64_t keys) { return 4 * std::max(rows, keys); }
 
 /// Emits the interval evaluation of mask function `body` at the builder's
 /// point for batch row `batch` and the ranges of heads, queries and keys;

@@ -3,7 +3,7 @@
 // The checks every attn verifier is built from: each names the operand, the
 // dim and what was expected, and a failed dim check tells the innermost
 // DimMismatchListener what the op wanted (ShapeRelations uses it to find a
-// shape the ops accept). Used by AttnOps.cpp only.
+// shape the ops accept). Used by the op files of this folder.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_DIALECT_ATTN_ATTNCHECKER_H
@@ -282,6 +282,58 @@ public:
 private:
   Operation *op;
 };
+
+inline std::optional<APFloat> optF(FloatAttr a) {
+  if (!a)
+    return std::nullopt;
+  return a.getValue();
+}
+
+/// The `scale` attribute, else 1/sqrt(D) of `query`; nullopt for a dynamic D.
+std::optional<double> effectiveScale(FloatAttr scale, Value query);
+
+/// Q [B,H,Tq,D] against K [B,Hkv,Tk,D].
+LogicalResult verifyQueryKey(Checker &c, Value q, Value k);
+
+/// The operand and attribute rules attn.sdpa and attn.sdpa_partial share.
+template <typename OpTy>
+LogicalResult verifySdpaOperands(OpTy op, Checker &c) {
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  if (failed(verifyQueryKey(c, q, k)) ||
+      failed(c.rank("value", v, 4, "[B,Hkv,Tk,Dv]")) ||
+      failed(c.sameElementType("value", v, "query", q)) ||
+      failed(c.dim("value", v, 0, "batch", dimOf(q, 0), "batch B of 'query'")) ||
+      failed(c.dim("value", v, 1, "heads", dimOf(k, 1), "heads Hkv of 'key'")) ||
+      failed(c.dim("value", v, 2, "length", dimOf(k, 2), "length Tk of 'key'")))
+    return failure();
+  Type elt = tensorType(q).getElementType();
+  if (Value m = op.getMask())
+    if (failed(c.mask(m, elt, scoresShape(q, k))))
+      return failure();
+  if (Value s = op.getAlibiSlopes())
+    if (failed(c.slopes(s, dimOf(q, 0), dimOf(q, 1))))
+      return failure();
+  if (Value l = op.getKeyLengths())
+    if (failed(c.keyLengths(l, dimOf(q, 0))))
+      return failure();
+  return success(succeeded(c.positiveFinite("scale", optF(op.getScaleAttr()))) &&
+                 succeeded(c.positiveFinite("softcap", optF(op.getSoftcapAttr()))) &&
+                 succeeded(c.windowAlign(op.getWindowAttr(), op.getCausalAttr())));
+}
+
+/// The score and mask function regions of attn.sdpa and attn.sdpa_partial.
+template <typename OpTy>
+LogicalResult verifyFunctions(OpTy op) {
+  if (failed(verifyModFunction(op, op.getScoreMod(), ModKind::Score, op.getCaptures(),
+                               "score_mod")) ||
+      failed(verifyModFunction(op, op.getMaskMod(), ModKind::Mask, op.getCaptures(),
+                               "mask_mod")))
+    return failure();
+  if (!op.getCaptures().empty() && !op.hasScoreMod() && !op.hasMaskMod())
+    return op.emitOpError() << "has captures but no 'score_mod' or 'mask_mod' function to "
+                               "read them";
+  return success();
+}
 
 } // namespace mlir::attn::detail
 

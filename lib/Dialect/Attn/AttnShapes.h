@@ -59,6 +59,11 @@ OpFoldResult mixedDim(OpBuilder &b, Location loc, Value v, int64_t i);
 /// x·y, folded when both are constants.
 OpFoldResult foldMul(OpBuilder &b, Location loc, OpFoldResult x, OpFoldResult y);
 
+/// Fails (with a diagnostic where a location is given) unless every named
+/// operand is a ranked tensor: the shape rules read their dims.
+LogicalResult requireRanked(std::optional<Location> loc, StringRef opName,
+                            std::initializer_list<std::pair<StringRef, Value>> operands);
+
 /// The one result type `result()` gives, once the named operands are known
 /// to be ranked tensors (else an error naming the first that is not).
 LogicalResult inferOne(std::optional<Location> loc, StringRef opName,

@@ -1,7 +1,7 @@
 //===- ExpandMath.cpp - math.exp2/tanh into the kernels' polynomials -----===//
 //
 // The kernels are written with math.exp2 and math.tanh; these patterns
-// expand the f32 ones into FlashBuilder's polynomials (the same code on CPU
+// expand the f32 ones into KernelBuilder's polynomials (the same code on CPU
 // and GPU), and math.absf into a cleared sign bit, as attn-expand-math.
 //
 //===----------------------------------------------------------------------===//
@@ -30,14 +30,14 @@ bool isF32ScalarOrVector(Type t) {
   return t.isF32();
 }
 
-/// An f32 (scalar or vector) MathOp replaced by FlashBuilder's expansion.
-template <typename MathOp, Value (attn::flash::FlashBuilder::*expand)(Value)>
+/// An f32 (scalar or vector) MathOp replaced by KernelBuilder's expansion.
+template <typename MathOp, Value (attn::flash::KernelBuilder::*expand)(Value)>
 struct ExpandToPolynomial : OpRewritePattern<MathOp> {
   using OpRewritePattern<MathOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
     if (!isF32ScalarOrVector(op.getType()))
       return rewriter.notifyMatchFailure(op, "not f32 or a vector of f32");
-    attn::flash::FlashBuilder fb{rewriter, op.getLoc()};
+    attn::flash::KernelBuilder fb{rewriter, op.getLoc()};
     rewriter.replaceOp(op, (fb.*expand)(op.getOperand()));
     return success();
   }
@@ -69,8 +69,8 @@ struct AbsToSignClear : OpRewritePattern<math::AbsFOp> {
 
 /// math.exp2 → exp2Polynomial; math.tanh → tanhFromExp2.
 using Exp2ToPolynomial =
-    ExpandToPolynomial<math::Exp2Op, &attn::flash::FlashBuilder::exp2Polynomial>;
-using TanhToExp2 = ExpandToPolynomial<math::TanhOp, &attn::flash::FlashBuilder::tanhFromExp2>;
+    ExpandToPolynomial<math::Exp2Op, &attn::flash::KernelBuilder::exp2Polynomial>;
+using TanhToExp2 = ExpandToPolynomial<math::TanhOp, &attn::flash::KernelBuilder::tanhFromExp2>;
 
 struct AttnExpandMathPass : attn::impl::AttnExpandMathBase<AttnExpandMathPass> {
   void runOnOperation() override {

@@ -32,7 +32,7 @@ from ._cache import CACHE as _CACHE
 from .flex import (BlockMask, TraceError, and_masks, create_block_mask, flex_attention,
                    noop_mask, or_masks)
 from .functional import hf_attention_forward, scaled_dot_product_attention
-from .ir import CompiledFunction, compile
+from ._compile import CompiledFunction, compile
 from .linear import linear
 from .serving import flash_attn_varlen_func, flash_attn_with_kvcache
 from .modules import MultiheadAttention

@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _arrays
 from ._cache import CACHE
-from .ir import CompiledFunction
+from ._compile import CompiledFunction
 
 _FLOATS = ("f16", "bf16", "f32", "f64")
 # Query lengths up to this compile with Lq static (decode, speculative

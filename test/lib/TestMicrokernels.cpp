@@ -90,7 +90,7 @@ struct TestMicrokernelsPass
     fn->removeAttr(kAttr);
     Block *entry = fn.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockBegin(entry);
-    FlashBuilder e{b, fn.getLoc(), w};
+    KernelBuilder e{b, fn.getLoc(), w};
     Value src = entry->getArgument(0), dst = entry->getArgument(1);
     auto row = [&](int64_t i) { return e.vload(src, {e.idx(i), e.idx(0)}); };
     if (fold) {

@@ -1,7 +1,7 @@
 //===- FlashCoreTest.cpp - the shared FlashAttention core's arithmetic ----===//
 //
 // The one exp2 every fused kernel uses (math.exp2 as attn-expand-math
-// expands it: FlashBuilder::exp2Polynomial), on scalars and on vectors,
+// expands it: KernelBuilder::exp2Polynomial), on scalars and on vectors,
 // JIT-compiled and run: against std::exp2 over the range the
 // kernels feed it (x <= 0: scores minus the running max), and its rules for
 // the special values: NaN in, NaN out; -inf and anything <= -127 give
@@ -43,7 +43,7 @@ constexpr int64_t kN = 64;    // inputs per call
 constexpr int64_t kWidth = 8; // vector lanes
 
 /// func @exp2(x: tensor<64xf32>) -> (vector f(x), scalar f(x)) with f =
-/// FlashBuilder::exp2 or FlashBuilder::tanh (math.exp2, math.tanh).
+/// KernelBuilder::exp2 or KernelBuilder::tanh (math.exp2, math.tanh).
 OwningOpRef<ModuleOp> buildUnaryModule(MLIRContext &ctx, bool tanh) {
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
@@ -53,7 +53,7 @@ OwningOpRef<ModuleOp> buildUnaryModule(MLIRContext &ctx, bool tanh) {
   auto fn = func::FuncOp::create(b, loc, "exp2", b.getFunctionType({t}, {t, t}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  FlashBuilder fb{b, loc, kWidth};
+  KernelBuilder fb{b, loc, kWidth};
   auto mt = MemRefType::get({kN}, b.getF32Type());
   Value x = bufferization::ToBufferOp::create(b, loc, mt, entry->getArgument(0),
                                               /*read_only=*/true);
@@ -305,7 +305,7 @@ OwningOpRef<ModuleOp> buildVisibilityModule(MLIRContext &ctx, const VisCase &c) 
                                  b.getFunctionType({lenT}, {visT, rangeT, wholeT}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  FlashBuilder fb{b, loc, 1};
+  KernelBuilder fb{b, loc, 1};
   SdpaProblem p;
   p.causal = c.causal;
   p.windowLeft = c.left;

@@ -45,7 +45,7 @@ bool scoreFunctionNeedsChain(SdpaOp op);
 Value buildSinksAdjoint(OpBuilder &b, Location loc, Value dy, Value y, Value lse, Value sinks);
 
 /// f32 math.exp2 / math.tanh (scalar or vector) → the polynomials of
-/// FlashBuilder::exp2Polynomial / tanhFromExp2 (attn-expand-math).
+/// KernelBuilder::exp2Polynomial / tanhFromExp2 (attn-expand-math).
 void populateExpandMathPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION

@@ -72,7 +72,7 @@ int64_t sharedBytes(int64_t tq, int64_t tk, int64_t d, int64_t dv) {
 class GpuKernel : GpuBlock {
 public:
   /// The block's indices and rules are emitted here.
-  GpuKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s, int64_t tq,
+  GpuKernel(KernelBuilder &g, const SdpaProblem &p, const SdpaBuffers &s, int64_t tq,
             int64_t tk, Value bh, Value qTile)
       : GpuBlock(g, p, s, tq, bh, qTile), TQ(tq), TK(tk) {}
 
@@ -283,7 +283,7 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
   if (tensorCores && tensorCoreKernelTakes(p, tf32, why)) {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
-    FlashBuilder g{rewriter, op.getLoc()};
+    KernelBuilder g{rewriter, op.getLoc()};
     SdpaBuffers s = materializeBuffers(rewriter, p, identityBuffer);
     buildTensorCoreSchedule(g, p, s);
     rewriter.replaceOp(op, outputTensor(rewriter, p, s));
@@ -310,7 +310,7 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  FlashBuilder g{rewriter, op.getLoc()};
+  KernelBuilder g{rewriter, op.getLoc()};
   SdpaBuffers s = materializeBuffers(rewriter, p, identityBuffer);
   forEachBlock(g, p, s, tq, [&](Value bh, Value qTile) {
     GpuKernel(g, p, s, tq, tk, bh, qTile).build();

@@ -21,7 +21,7 @@ namespace mlir::attn {
 /// (GQA) and first query row, with the rules that batch row's keys follow.
 /// Both kernels derive from it.
 struct GpuBlock {
-  flash::FlashBuilder &g;
+  flash::KernelBuilder &g;
   const flash::SdpaProblem &p;
   const flash::SdpaBuffers &s;
   int64_t rows; ///< query rows per block
@@ -31,7 +31,7 @@ struct GpuBlock {
 
   /// Emits the indices of block (bh, qTile) and the rules at g's insertion
   /// point.
-  GpuBlock(flash::FlashBuilder &g, const flash::SdpaProblem &p,
+  GpuBlock(flash::KernelBuilder &g, const flash::SdpaProblem &p,
            const flash::SdpaBuffers &s, int64_t rows, Value bh, Value qTile)
       : g(g), p(p), s(s), rows(rows) {
     hIdx = g.rem(bh, g.idx(p.heads));
@@ -54,7 +54,7 @@ struct GpuBlock {
 };
 
 /// A forall over `n` threads (`#gpu.thread<x>`); body(t) is emitted inside.
-inline void forEachThread(flash::FlashBuilder &g, int64_t n, function_ref<void(Value)> body) {
+inline void forEachThread(flash::KernelBuilder &g, int64_t n, function_ref<void(Value)> body) {
   OpBuilder &b = g.b;
   auto mapping = b.getArrayAttr(
       {gpu::GPUThreadMappingAttr::get(b.getContext(), gpu::MappingId::DimX)});
@@ -69,7 +69,7 @@ inline void forEachThread(flash::FlashBuilder &g, int64_t n, function_ref<void(V
 
 /// forall (bh, qTile) in (B·H, ceil(Tq / rows)) mapped to
 /// [#gpu.block<x>, #gpu.block<y>], body(bh, qTile) emitted inside.
-inline void forEachBlock(flash::FlashBuilder &g, const flash::SdpaProblem &p,
+inline void forEachBlock(flash::KernelBuilder &g, const flash::SdpaProblem &p,
                          const flash::SdpaBuffers &s, int64_t rows,
                          function_ref<void(Value, Value)> body) {
   OpBuilder &b = g.b;

@@ -68,7 +68,7 @@ constexpr int64_t kThreads = 32 * kWarps;
 /// A lane number as IR (an index value) with the operators the fragment
 /// table's maps use, so that the kernel's lane arithmetic is the table's.
 struct LaneExpr {
-  FlashBuilder *g;
+  KernelBuilder *g;
   Value v;
 };
 LaneExpr operator+(LaneExpr a, LaneExpr b) { return {a.g, a.g->add(a.v, b.v)}; }
@@ -95,7 +95,7 @@ int64_t keyTile(const SdpaProblem &p) {
 class TensorCoreKernel : GpuBlock {
 public:
   /// The block's indices and rules are emitted here.
-  TensorCoreKernel(FlashBuilder &g, const SdpaProblem &p, const SdpaBuffers &s, Value bh,
+  TensorCoreKernel(KernelBuilder &g, const SdpaProblem &p, const SdpaBuffers &s, Value bh,
                    Value qTile)
       : GpuBlock(g, p, s, kBlockRows, bh, qTile), b(g.b), loc(g.loc), BK(keyTile(p)),
         elt(p.elementType), tf32(p.elementType.isF32()),
@@ -580,7 +580,7 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::str
   return true;
 }
 
-void mlir::attn::buildTensorCoreSchedule(FlashBuilder &g, const SdpaProblem &p,
+void mlir::attn::buildTensorCoreSchedule(KernelBuilder &g, const SdpaProblem &p,
                                          const SdpaBuffers &s) {
   forEachBlock(g, p, s, kBlockRows, [&](Value bh, Value qTile) {
     TensorCoreKernel(g, p, s, bh, qTile).build();

@@ -21,7 +21,7 @@ bool tensorCoreKernelTakes(const flash::SdpaProblem &p, bool tf32, std::string &
 
 /// The kernel schedule for `p` on buffers `s` at g's insertion point: a
 /// forall over (B·H, ceil(Tq/64)) blocks of 128 threads that write s.out.
-void buildTensorCoreSchedule(flash::FlashBuilder &g, const flash::SdpaProblem &p,
+void buildTensorCoreSchedule(flash::KernelBuilder &g, const flash::SdpaProblem &p,
                              const flash::SdpaBuffers &s);
 
 } // namespace mlir::attn

@@ -25,13 +25,13 @@
 
 using namespace mlir;
 using namespace mlir::attn;
-using flash::FlashBuilder;
+using flash::KernelBuilder;
 
 namespace {
 
 /// out[b,h,i,j] = body(in[b,h,i,j], b, h, i, j) over the scores `input`.
 Value mapScores(OpBuilder &b, Location loc, Value input,
-                function_ref<Value(FlashBuilder &, Value, const flash::ModPoint &)> body) {
+                function_ref<Value(KernelBuilder &, Value, const flash::ModPoint &)> body) {
   auto t = cast<RankedTensorType>(input.getType());
   AffineMap id = b.getMultiDimIdentityMap(4);
   Value init = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, input),
@@ -41,7 +41,7 @@ Value mapScores(OpBuilder &b, Location loc, Value input,
              ArrayRef<AffineMap>{id, id},
              SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               FlashBuilder fb{nb, nl, 1};
+               KernelBuilder fb{nb, nl, 1};
                flash::ModPoint at;
                at.b = linalg::IndexOp::create(nb, nl, 0);
                at.h = linalg::IndexOp::create(nb, nl, 1);
@@ -60,7 +60,7 @@ struct ScoreModToLinalg : OpConversionPattern<ScoreModOp> {
     ValueRange captures = a.getCaptures();
     Region &fn = op.getBody();
     Value y = mapScores(rewriter, op.getLoc(), a.getInput(),
-                        [&](FlashBuilder &fb, Value x, flash::ModPoint at) {
+                        [&](KernelBuilder &fb, Value x, flash::ModPoint at) {
                           Type elt = x.getType();
                           at.score = elt.isF32() ? x : arith::ExtFOp::create(fb.b, fb.loc, fb.f32(), x);
                           Value r = flash::emitModFunction(fb, fn, ModKind::Score, at, captures);
@@ -79,7 +79,7 @@ struct MaskModToLinalg : OpConversionPattern<MaskModOp> {
     ValueRange captures = a.getCaptures();
     Region &fn = op.getBody();
     Value y = mapScores(rewriter, op.getLoc(), a.getInput(),
-                        [&](FlashBuilder &fb, Value x, const flash::ModPoint &at) {
+                        [&](KernelBuilder &fb, Value x, const flash::ModPoint &at) {
                           Value keep = flash::emitModFunction(fb, fn, ModKind::Mask, at, captures);
                           Type elt = x.getType();
                           Value ninf = arith::ConstantOp::create(
@@ -124,7 +124,7 @@ std::pair<Value, Value> keptPerTile(OpBuilder &b, Location loc, BlockMaskOp op,
       ValueRange{fill(false), fill(true)},
       ArrayRef<AffineMap>{windowMap, tileMap, tileMap}, iters,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        FlashBuilder fb{nb, nl, 1};
+        KernelBuilder fb{nb, nl, 1};
         auto index = [&](int64_t d) { return linalg::IndexOp::create(nb, nl, d); };
         flash::ModPoint at;
         at.b = index(0);
@@ -159,7 +159,7 @@ struct BlockMaskToLinalg : OpConversionPattern<BlockMaskOp> {
     };
     SmallVector<Value> results = llvm::map_to_vector(op->getResultTypes(), zeros);
     ArrayRef<int64_t> shape = cast<RankedTensorType>(results[1].getType()).getShape();
-    FlashBuilder fb{b, loc, 1};
+    KernelBuilder fb{b, loc, 1};
     Value c0 = fb.idx(0), c1 = fb.idx(1);
     // The loops over (b, h, m), each carrying the four results.
     SmallVector<Value> ivs;
@@ -180,7 +180,7 @@ struct BlockMaskToLinalg : OpConversionPattern<BlockMaskOp> {
         b, loc, c0, fb.idx(shape[3]), c1,
         ValueRange{results[1], results[3], zero32, zero32},
         [&](OpBuilder &nb, Location nl, Value n, ValueRange acc) {
-          FlashBuilder ib{nb, nl, 1};
+          KernelBuilder ib{nb, nl, 1};
           SmallVector<Value> at{ivs[0], ivs[1], ivs[2], n};
           Value anyKept = tensor::ExtractOp::create(nb, nl, any, at);
           Value allKept = tensor::ExtractOp::create(nb, nl, all, at);

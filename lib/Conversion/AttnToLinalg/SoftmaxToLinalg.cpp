@@ -205,7 +205,7 @@ struct LogSumExpToLinalg : OpConversionPattern<LogSumExpOp> {
 
 /// Per row: mx = max(l1, l2), lse = mx + log(exp(l1 - mx) + exp(l2 - mx))
 /// (-inf when mx is) and the weights w_k = exp(l_k - lse) (0 for a -inf
-/// side), each weight by FlashBuilder's merge rule; then O = w1·O1 + w2·O2
+/// side), each weight by KernelBuilder's merge rule; then O = w1·O1 + w2·O2
 /// elementwise, with no exp per element.
 struct MergePartialToLinalg : OpConversionPattern<MergePartialOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -221,7 +221,7 @@ struct MergePartialToLinalg : OpConversionPattern<MergePartialOp> {
     };
     // exp(part - total) with total = -inf read as 0: 0 for a -inf part.
     auto weight = [&](OpBuilder &b, Location l, Value part, Value total) -> Value {
-      flash::FlashBuilder fb{b, l};
+      flash::KernelBuilder fb{b, l};
       return fb.mergeWeight(part, fb.mergeReference(total), flash::kLog2E);
     };
     SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, a.getLse1());

@@ -32,7 +32,7 @@ struct BlockMaskToParallelLoops : OpRewritePattern<BlockMaskOp> {
   LogicalResult matchAndRewrite(BlockMaskOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t w = tiling.vectorWidth;
-    FlashBuilder e{rewriter, loc, w};
+    KernelBuilder e{rewriter, loc, w};
     SmallVector<Value> captures = llvm::map_to_vector(op.getCaptures(), [&](Value c) -> Value {
       return bufferization::ToBufferOp::create(
           rewriter, loc, anyLayoutBuffer(cast<RankedTensorType>(c.getType())), c,
@@ -97,7 +97,7 @@ struct BlockMaskToParallelLoops : OpRewritePattern<BlockMaskOp> {
   /// Whether the mask function keeps any and every position of rows
   /// [q0, q1) and keys [k0, k1) (i1, i1): from its bounds where they
   /// decide, else evaluated w keys at a time (lanes past k1 discarded).
-  static std::pair<Value, Value> keptInTile(FlashBuilder &e, Region &fn, Value b, Value h,
+  static std::pair<Value, Value> keptInTile(KernelBuilder &e, Region &fn, Value b, Value h,
                                             Value q0, Value q1, Value k0, Value k1,
                                             ValueRange captures, int64_t scanLimit) {
     Type i1 = e.b.getI1Type();

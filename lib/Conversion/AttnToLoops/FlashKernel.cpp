@@ -24,7 +24,7 @@ int64_t paddedDv(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t) {
   return llvm::alignTo(p.dv, t.vectorWidth);
 }
 
-FlashKernel::FlashKernel(FlashBuilder &b, const SdpaProblem &problem, const SdpaBuffers &bufs,
+FlashKernel::FlashKernel(KernelBuilder &b, const SdpaProblem &problem, const SdpaBuffers &bufs,
                          const ConvertAttnToLoopsOptions &opts, bool directKeys,
                          Value packedKeys)
     : b(b), problem(problem), bufs(bufs), opts(opts),

@@ -76,7 +76,7 @@ struct TileRows {
 /// The key-split path stores the states and merges them (mergeSplits).
 class FlashKernel {
 public:
-  FlashKernel(FlashBuilder &b, const SdpaProblem &problem, const SdpaBuffers &bufs,
+  FlashKernel(KernelBuilder &b, const SdpaProblem &problem, const SdpaBuffers &bufs,
               const ConvertAttnToLoopsOptions &opts, bool directKeys = false,
               Value packedKeys = {});
 
@@ -140,7 +140,7 @@ public:
                    Value firstSlot, Value splits);
 
 private:
-  FlashBuilder &b;
+  KernelBuilder &b;
   const SdpaProblem &problem;
   const SdpaBuffers &bufs;
   const ConvertAttnToLoopsOptions &opts;

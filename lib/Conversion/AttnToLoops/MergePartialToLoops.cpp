@@ -31,7 +31,7 @@ struct MergePartialToParallelLoops : OpRewritePattern<MergePartialOp> {
     if (rank < 2)
       return rewriter.notifyMatchFailure(op, "rank-1 outputs take the reference lowering");
     Location loc = op.getLoc();
-    FlashBuilder e{rewriter, loc, tiling.vectorWidth};
+    KernelBuilder e{rewriter, loc, tiling.vectorWidth};
     auto buffer = [&](Value t) -> Value {
       return bufferization::ToBufferOp::create(
           rewriter, loc, anyLayoutBuffer(cast<RankedTensorType>(t.getType())), t,

@@ -31,7 +31,7 @@ std::pair<SmallVector<int64_t>, SmallVector<int64_t>> halfSwapMasks(int64_t w, i
   return {low, high};
 }
 
-void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
+void transposeBlock(KernelBuilder &e, function_ref<Value(int64_t)> load,
                     function_ref<void(int64_t, Value)> store) {
   int64_t w = e.width;
   SmallVector<Value> block;
@@ -51,7 +51,7 @@ void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
     store(x, block[x]);
 }
 
-Value combineHalves(FlashBuilder &e, Value a, Value b, int64_t h,
+Value combineHalves(KernelBuilder &e, Value a, Value b, int64_t h,
                     function_ref<Value(Value, Value)> combine) {
   auto [low, high] = halfSwapMasks(e.width, h);
   Value lowHalves = vector::ShuffleOp::create(e.b, e.loc, a, b, low);
@@ -66,7 +66,7 @@ int64_t reverseBits(int64_t i, int64_t bits) {
   return r;
 }
 
-void foldSlotsOfRows(FlashBuilder &e, int64_t rows,
+void foldSlotsOfRows(KernelBuilder &e, int64_t rows,
                      function_ref<Value(int64_t, int64_t)> slotOf,
                      function_ref<Value(Value, Value)> combine,
                      function_ref<void(int64_t, Value)> done) {
@@ -94,7 +94,7 @@ void foldSlotsOfRows(FlashBuilder &e, int64_t rows,
   }
 }
 
-Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
+Value foldSlots(KernelBuilder &e, ArrayRef<Value> slots,
                 function_ref<Value(Value, Value)> combine) {
   assert(static_cast<int64_t>(slots.size()) == e.width && "one slot per lane");
   Value result;
@@ -104,7 +104,7 @@ Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
   return result;
 }
 
-SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols, Value n,
+SmallVector<Value> broadcastFmaBlock(KernelBuilder &e, int64_t rows, int64_t cols, Value n,
                                      ValueRange init,
                                      function_ref<Value(Value, int64_t)> loadB,
                                      function_ref<Value(int64_t, Value)> loadA,
@@ -127,7 +127,7 @@ SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols
   });
 }
 
-BlockProduct bf16Pairs(FlashBuilder &e) {
+BlockProduct bf16Pairs(KernelBuilder &e) {
   int64_t w = e.width;
   auto pairs = VectorType::get({w}, e.b.getI32Type());
   auto halves = VectorType::get({2 * w}, e.b.getBF16Type());
@@ -141,23 +141,23 @@ BlockProduct bf16Pairs(FlashBuilder &e) {
       }};
 }
 
-VectorType bf16PairVector(FlashBuilder &e) {
+VectorType bf16PairVector(KernelBuilder &e) {
   return VectorType::get({e.width}, e.b.getI32Type());
 }
 
-Value loadBf16Pairs(FlashBuilder &e, Value m, ValueRange ivs) {
+Value loadBf16Pairs(KernelBuilder &e, Value m, ValueRange ivs) {
   auto halves = VectorType::get({2 * e.width}, e.b.getBF16Type());
   Value v = vector::LoadOp::create(e.b, e.loc, halves, m, ivs);
   return vector::BitCastOp::create(e.b, e.loc, bf16PairVector(e), v);
 }
 
-Value loadPairHalves(FlashBuilder &e, Value m, ValueRange ivs) {
+Value loadPairHalves(KernelBuilder &e, Value m, ValueRange ivs) {
   auto halves = VectorType::get({2 * e.width}, e.b.getBF16Type());
   Value pairs = vector::LoadOp::create(e.b, e.loc, bf16PairVector(e), m, ivs);
   return vector::BitCastOp::create(e.b, e.loc, halves, pairs);
 }
 
-Value loadBf16PairScalar(FlashBuilder &e, Value m, ValueRange ivs) {
+Value loadBf16PairScalar(KernelBuilder &e, Value m, ValueRange ivs) {
   Value two = vector::LoadOp::create(e.b, e.loc, VectorType::get({2}, e.b.getBF16Type()), m, ivs);
   Value one = vector::BitCastOp::create(e.b, e.loc, VectorType::get({1}, e.b.getI32Type()), two);
   return vector::ExtractOp::create(e.b, e.loc, one, ArrayRef<int64_t>{0});
@@ -170,7 +170,7 @@ SmallVector<int64_t> pairInterleaveMask(int64_t w) {
   return mask;
 }
 
-void parallelLoop(FlashBuilder &e, ValueRange upper, bool stackScope,
+void parallelLoop(KernelBuilder &e, ValueRange upper, bool stackScope,
                   function_ref<void(ValueRange)> body) {
   SmallVector<Value> zeros(upper.size(), e.idx(0)), ones(upper.size(), e.idx(1));
   scf::ParallelOp::create(

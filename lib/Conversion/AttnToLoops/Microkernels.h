@@ -19,7 +19,7 @@
 
 namespace mlir::attn::loops {
 
-using flash::FlashBuilder;
+using flash::KernelBuilder;
 
 constexpr int64_t kRowBlock = 4; // rows per register block (16-register ISAs)
 
@@ -55,7 +55,7 @@ std::pair<SmallVector<int64_t>, SmallVector<int64_t>> halfSwapMasks(int64_t w, i
 /// two-input shuffles: for each bit h of the index, rows i and i + h (bit
 /// h clear in i) swap the lanes where the row's and the lane's bit h
 /// differ, which moves element (i, j) to (j, i) once every bit is done.
-void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
+void transposeBlock(KernelBuilder &e, function_ref<Value(int64_t)> load,
                     function_ref<void(int64_t, Value)> store);
 
 /// One step of a lane-folding tree (foldSlots): lanes with bit h clear
@@ -63,7 +63,7 @@ void transposeBlock(FlashBuilder &e, function_ref<Value(int64_t)> load,
 /// h]). With a and b each holding one slot per aligned run of 2h lanes,
 /// the result holds one slot per run of h lanes: a's slots where bit h is
 /// clear, b's where it is set.
-Value combineHalves(FlashBuilder &e, Value a, Value b, int64_t h,
+Value combineHalves(KernelBuilder &e, Value a, Value b, int64_t h,
                     function_ref<Value(Value, Value)> combine);
 
 /// i with its lowest `bits` bits reversed.
@@ -78,13 +78,13 @@ int64_t reverseBits(int64_t i, int64_t bits);
 /// of log2(w) dependent steps and a scalar at the end. The tree leaves
 /// slot i in lane reverseBits(i); one last shuffle per row puts the slots
 /// in order.
-void foldSlotsOfRows(FlashBuilder &e, int64_t rows,
+void foldSlotsOfRows(KernelBuilder &e, int64_t rows,
                      function_ref<Value(int64_t, int64_t)> slotOf,
                      function_ref<Value(Value, Value)> combine,
                      function_ref<void(int64_t, Value)> done);
 
 /// foldSlotsOfRows for one row: `slots` (w vectors) folded into one.
-Value foldSlots(FlashBuilder &e, ArrayRef<Value> slots,
+Value foldSlots(KernelBuilder &e, ArrayRef<Value> slots,
                 function_ref<Value(Value, Value)> combine);
 
 /// How broadcastFmaBlock multiplies: `bcast` makes the A vector from the
@@ -100,22 +100,22 @@ struct BlockProduct {
 /// lanes and viewed as 2w bf16; step is x86vector.avx512.dot (vdpbf16ps:
 /// acc[l] += a[2l]·b[2l] + a[2l+1]·b[2l+1], f32 accumulation). loadB
 /// returns 2w bf16 (w pairs).
-BlockProduct bf16Pairs(FlashBuilder &e);
+BlockProduct bf16Pairs(KernelBuilder &e);
 
 /// w bf16 pairs (w = e.width): a vector of w i32, the layout the dot
 /// product's B operand is packed in.
-VectorType bf16PairVector(FlashBuilder &e);
+VectorType bf16PairVector(KernelBuilder &e);
 
 /// 2w bf16 at `ivs` of the bf16 buffer `m`, as w pairs (i32).
-Value loadBf16Pairs(FlashBuilder &e, Value m, ValueRange ivs);
+Value loadBf16Pairs(KernelBuilder &e, Value m, ValueRange ivs);
 
 /// w pairs (i32) at `ivs` of the i32 buffer `m`, as the 2w bf16 the dot
 /// product takes.
-Value loadPairHalves(FlashBuilder &e, Value m, ValueRange ivs);
+Value loadPairHalves(KernelBuilder &e, Value m, ValueRange ivs);
 
 /// The pair of bf16 at `ivs` and the next column of the bf16 buffer `m`,
 /// as one i32 (the A operand bf16Pairs broadcasts).
-Value loadBf16PairScalar(FlashBuilder &e, Value m, ValueRange ivs);
+Value loadBf16PairScalar(KernelBuilder &e, Value m, ValueRange ivs);
 
 /// The shuffle mask that interleaves two w-lane vectors a, b into
 /// (a0, b0, a1, b1, ...): two rows' elements side by side, as pairs.
@@ -127,7 +127,7 @@ SmallVector<int64_t> pairInterleaveMask(int64_t w);
 /// accumulators, started from `init`. `perStep`, when given, is emitted at
 /// the start of each step k (the decode's prefetches); `product`, when
 /// given, replaces the f32 broadcast and FMA.
-SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols, Value n,
+SmallVector<Value> broadcastFmaBlock(KernelBuilder &e, int64_t rows, int64_t cols, Value n,
                                      ValueRange init,
                                      function_ref<Value(Value, int64_t)> loadB,
                                      function_ref<Value(int64_t, Value)> loadA,
@@ -137,7 +137,7 @@ SmallVector<Value> broadcastFmaBlock(FlashBuilder &e, int64_t rows, int64_t cols
 /// scf.parallel over [0, upper) (step 1), body(ivs) emitted inside it;
 /// with `stackScope`, inside a memref.alloca_scope, so that each
 /// iteration's stack scratch is its own.
-void parallelLoop(FlashBuilder &e, ValueRange upper, bool stackScope,
+void parallelLoop(KernelBuilder &e, ValueRange upper, bool stackScope,
                   function_ref<void(ValueRange)> body);
 
 /// A strided memref type for reading a tensor in place: any offset and

@@ -90,7 +90,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     if (std::string why = projectRefusal(op, w); !why.empty())
       return rewriter.notifyMatchFailure(op, why);
     Location loc = op.getLoc();
-    FlashBuilder e{rewriter, loc, w};
+    KernelBuilder e{rewriter, loc, w};
 
     // x as [rows, In]: the leading dims collapsed. Collapsing two or more
     // dynamic leading dims crashes MLIR 22's expand-strided-metadata further

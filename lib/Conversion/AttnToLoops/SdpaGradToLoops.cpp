@@ -48,7 +48,7 @@ namespace {
 /// per-iteration scratch.
 class GradKernel {
 public:
-  GradKernel(FlashBuilder &b, const SdpaProblem &p, const SdpaBuffers &s, Value o, Value dO,
+  GradKernel(KernelBuilder &b, const SdpaProblem &p, const SdpaBuffers &s, Value o, Value dO,
              Value lse, Value dk, Value dv, int64_t tileQ, int64_t tileK)
       : b(b), p(p), s(s), o(o), dO(dO), lse(lse), dk(dk), dv(dv), tq(tileQ), tk(tileK),
         w(b.width), rowBlock(tileQ % rowBlockFor(b.width) == 0 ? rowBlockFor(b.width)
@@ -64,7 +64,7 @@ public:
   }
 
 private:
-  FlashBuilder &b;
+  KernelBuilder &b;
   const SdpaProblem &p;
   const SdpaBuffers &s;
   Value o, dO, lse, dk, dv;
@@ -458,7 +458,7 @@ struct SdpaGradToFlashLoops : OpRewritePattern<SdpaGradOp> {
     if (std::string why = gradRefusal(p, tiling.vectorWidth); !why.empty())
       return rewriter.notifyMatchFailure(op, why);
     Location loc = op.getLoc();
-    FlashBuilder e{rewriter, loc, tiling.vectorWidth};
+    KernelBuilder e{rewriter, loc, tiling.vectorWidth};
     SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer); // s.out: dQ
     auto toBuffer = [&](Value t) -> Value {
       return bufferization::ToBufferOp::create(

@@ -99,7 +99,7 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
       op.emitRemark() << "the mask function cannot be bounded per tile (its result rests on "
                          "floats, remainders or scf.if): every visited tile evaluates it "
                          "on every score, and no tile is skipped for it";
-    FlashBuilder e{rewriter, op.getLoc(), tiling.vectorWidth};
+    KernelBuilder e{rewriter, op.getLoc(), tiling.vectorWidth};
     // A static Tq below tile-q (decode: Tq = 1) groups the tile's rows over
     // the G query heads of a K/V head: G·Tq rows, rounded up to the
     // microkernel's row block (at most tile-q), instead of tile-q padded

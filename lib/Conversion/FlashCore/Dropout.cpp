@@ -46,7 +46,7 @@ Value dropoutSeedValue(OpBuilder &b, Location loc, Value runtimeSeed, int64_t se
 
 double dropoutScale(float rate) { return 1.0 / (1.0 - static_cast<double>(rate)); }
 
-Value dropoutFactors(FlashBuilder &e, Value first, Value seed, float rate) {
+Value dropoutFactors(KernelBuilder &e, Value first, Value seed, float rate) {
   int64_t w = e.width;
   auto lanes = VectorType::get({w}, e.b.getI64Type());
   Value base = vector::BroadcastOp::create(
@@ -59,7 +59,7 @@ Value dropoutFactors(FlashBuilder &e, Value first, Value seed, float rate) {
   return e.select(keep, e.splat(static_cast<float>(dropoutScale(rate))), e.splat(0.0));
 }
 
-Value probabilityIndex(FlashBuilder &e, Value b, int64_t heads, Value h, Value tq, Value q,
+Value probabilityIndex(KernelBuilder &e, Value b, int64_t heads, Value h, Value tq, Value q,
                        Value tk, Value key) {
   Value row = e.add(e.mul(e.add(e.mul(b, e.idx(heads)), h), tq), q);
   return e.add(e.mul(row, tk), key);

@@ -39,11 +39,11 @@ double dropoutScale(float rate);
 /// The dropout factors of the w = e.width elements at flat indices first,
 /// first + 1, ... (`first` an index): 1 / (1 - rate) where the element is
 /// kept, 0 where it is dropped, as an f32 vector.
-Value dropoutFactors(FlashBuilder &e, Value first, Value seed, float rate);
+Value dropoutFactors(KernelBuilder &e, Value first, Value seed, float rate);
 
 /// The row-major flat index of element (b, h, q, key) of the [B, H, Tq, Tk]
 /// probabilities, as an index.
-Value probabilityIndex(FlashBuilder &e, Value b, int64_t heads, Value h, Value tq, Value q,
+Value probabilityIndex(KernelBuilder &e, Value b, int64_t heads, Value h, Value tq, Value q,
                        Value tk, Value key);
 
 } // namespace mlir::attn::flash

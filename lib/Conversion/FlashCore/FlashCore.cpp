@@ -216,7 +216,7 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
   return bufs;
 }
 
-SmallVector<Value, 4> SdpaBuffers::keyRow(FlashBuilder &b, Value batch, Value kvHead,
+SmallVector<Value, 4> SdpaBuffers::keyRow(KernelBuilder &b, Value batch, Value kvHead,
                                           Value key) const {
   if (!table)
     return {batch, kvHead, key};
@@ -229,7 +229,7 @@ SmallVector<Value, 4> SdpaBuffers::keyRow(FlashBuilder &b, Value batch, Value kv
   return {block, b.rem(key, blockSize), kvHead};
 }
 
-SmallVector<Value, 4> SdpaBuffers::keyAt(FlashBuilder &b, Value batch, Value kvHead, Value key,
+SmallVector<Value, 4> SdpaBuffers::keyAt(KernelBuilder &b, Value batch, Value kvHead, Value key,
                                          Value col) const {
   return withColumn(keyRow(b, batch, kvHead, key), col);
 }
@@ -251,17 +251,17 @@ SmallVector<Value> mlir::attn::flash::resultTensors(OpBuilder &b, const SdpaProb
 }
 
 //===----------------------------------------------------------------------===//
-// FlashBuilder
+// KernelBuilder
 //===----------------------------------------------------------------------===//
 
-Value FlashBuilder::constantLike(Type t, double v) {
+Value KernelBuilder::constantLike(Type t, double v) {
   if (auto vt = dyn_cast<VectorType>(t))
     return arith::ConstantOp::create(
         b, loc, vt, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), v)));
   return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
 }
 
-Value FlashBuilder::fma(Value x, Value y, Value acc) {
+Value KernelBuilder::fma(Value x, Value y, Value acc) {
   if (isa<VectorType>(x.getType()))
     return vector::FMAOp::create(b, loc, x, y, acc);
   // Scalars: a multiply-add LLVM may contract into one fma instruction
@@ -277,7 +277,7 @@ static constexpr double kExp2Coefficients[6] = {
     1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3,
     5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1};
 
-Value FlashBuilder::exp2Polynomial(Value x) {
+Value KernelBuilder::exp2Polynomial(Value x) {
   Type t = x.getType();
   Type i32 = b.getI32Type();
   Type it = i32;
@@ -310,7 +310,7 @@ Value FlashBuilder::exp2Polynomial(Value x) {
   return select(cmpF(arith::CmpFPredicate::UNO, x, x), x, r);
 }
 
-Value FlashBuilder::tanhFromExp2(Value x) {
+Value KernelBuilder::tanhFromExp2(Value x) {
   Type t = x.getType();
   auto c = [&](double v) { return constantLike(t, v); };
   // |x| and the sign by bit operations (no math-dialect op: this expands
@@ -349,7 +349,7 @@ Value FlashBuilder::tanhFromExp2(Value x) {
   return arith::BitcastOp::create(b, loc, t, arith::OrIOp::create(b, loc, bitsOf(r), sign));
 }
 
-Value FlashBuilder::combineLanes(Value v, function_ref<Value(Value, Value)> combine) {
+Value KernelBuilder::combineLanes(Value v, function_ref<Value(Value, Value)> combine) {
   int64_t n = cast<VectorType>(v.getType()).getNumElements();
   for (int64_t half = n / 2; half >= 1; half /= 2) {
     // Lanes [half, 2·half) onto [0, half); the other lanes are don't-care.
@@ -361,7 +361,7 @@ Value FlashBuilder::combineLanes(Value v, function_ref<Value(Value, Value)> comb
   return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
 }
 
-Value FlashBuilder::laneIndices() {
+Value KernelBuilder::laneIndices() {
   auto vt = VectorType::get({width}, b.getI32Type());
   SmallVector<int32_t> lanes;
   for (int64_t l = 0; l < width; ++l)
@@ -370,13 +370,13 @@ Value FlashBuilder::laneIndices() {
                                    DenseElementsAttr::get(vt, ArrayRef<int32_t>(lanes)));
 }
 
-Value FlashBuilder::bcastI32(Value index) {
+Value KernelBuilder::bcastI32(Value index) {
   Type i32 = b.getI32Type();
   return vector::BroadcastOp::create(b, loc, VectorType::get({width}, i32),
                                      arith::IndexCastOp::create(b, loc, i32, index));
 }
 
-Value FlashBuilder::vloadF32(Value m, ValueRange ivs) {
+Value KernelBuilder::vloadF32(Value m, ValueRange ivs) {
   Type elt = cast<MemRefType>(m.getType()).getElementType();
   if (elt.isF32())
     return vload(m, ivs);
@@ -386,7 +386,7 @@ Value FlashBuilder::vloadF32(Value m, ValueRange ivs) {
   return arith::ExtFOp::create(b, loc, vec(), v);
 }
 
-void FlashBuilder::storeFromF32(Value v, Value m, ValueRange ivs) {
+void KernelBuilder::storeFromF32(Value v, Value m, ValueRange ivs) {
   Type elt = cast<MemRefType>(m.getType()).getElementType();
   if (!elt.isF32()) {
     Type t = elt;
@@ -400,14 +400,14 @@ void FlashBuilder::storeFromF32(Value v, Value m, ValueRange ivs) {
     memref::StoreOp::create(b, loc, v, m, ivs);
 }
 
-Value FlashBuilder::loadF32(Value m, ValueRange ivs) {
+Value KernelBuilder::loadF32(Value m, ValueRange ivs) {
   Value v = load(m, ivs);
   if (v.getType() != f32())
     v = arith::ExtFOp::create(b, loc, f32(), v);
   return v;
 }
 
-void FlashBuilder::loop(Value lb, Value ub, int64_t step,
+void KernelBuilder::loop(Value lb, Value ub, int64_t step,
                         function_ref<void(Value)> body) {
   scf::ForOp::create(b, loc, lb, ub, idx(step), ValueRange{},
                      [&](OpBuilder &nb, Location, Value iv, ValueRange) {
@@ -419,7 +419,7 @@ void FlashBuilder::loop(Value lb, Value ub, int64_t step,
 }
 
 SmallVector<Value>
-FlashBuilder::loopCarry(Value lb, Value ub, int64_t step, ValueRange init,
+KernelBuilder::loopCarry(Value lb, Value ub, int64_t step, ValueRange init,
                         function_ref<SmallVector<Value>(Value, ValueRange)> body) {
   auto op = scf::ForOp::create(
       b, loc, lb, ub, idx(step), init,
@@ -431,7 +431,7 @@ FlashBuilder::loopCarry(Value lb, Value ub, int64_t step, ValueRange init,
   return SmallVector<Value>(op.getResults());
 }
 
-void FlashBuilder::ifThen(Value cond, function_ref<void()> body) {
+void KernelBuilder::ifThen(Value cond, function_ref<void()> body) {
   scf::IfOp::create(b, loc, cond, [&](OpBuilder &nb, Location) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -440,7 +440,7 @@ void FlashBuilder::ifThen(Value cond, function_ref<void()> body) {
   });
 }
 
-void FlashBuilder::ifThenElse(Value cond, function_ref<void()> then,
+void KernelBuilder::ifThenElse(Value cond, function_ref<void()> then,
                               function_ref<void()> otherwise) {
   auto op = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElse=*/true);
   OpBuilder::InsertionGuard g(b);
@@ -450,7 +450,7 @@ void FlashBuilder::ifThenElse(Value cond, function_ref<void()> then,
   otherwise();
 }
 
-Value FlashBuilder::ifElse(Value cond, Type type, function_ref<Value()> then,
+Value KernelBuilder::ifElse(Value cond, Type type, function_ref<Value()> then,
                            function_ref<Value()> otherwise) {
   auto op = scf::IfOp::create(b, loc, TypeRange{type}, cond, /*withElse=*/true);
   OpBuilder::InsertionGuard g(b);
@@ -465,7 +465,7 @@ Value FlashBuilder::ifElse(Value cond, Type type, function_ref<Value()> then,
 // KeyVisibility
 //===----------------------------------------------------------------------===//
 
-KeyVisibility::KeyVisibility(FlashBuilder &fb, const SdpaProblem &p,
+KeyVisibility::KeyVisibility(KernelBuilder &fb, const SdpaProblem &p,
                              const SdpaBuffers &s, Value batch)
     : fb(fb), p(p), length(s.tk) {
   if (s.keyLengths) {
@@ -555,7 +555,7 @@ Value KeyVisibility::isVisible(Value row, Value key) {
 // Softcap and ALiBi
 //===----------------------------------------------------------------------===//
 
-Value mlir::attn::flash::softcapScores(FlashBuilder &fb, const SdpaProblem &p, Value x) {
+Value mlir::attn::flash::softcapScores(KernelBuilder &fb, const SdpaProblem &p, Value x) {
   if (!p.softcap)
     return x;
   // The scores are log2e·s; the cap applies to s: log2e·c·tanh(s/c) =
@@ -566,7 +566,7 @@ Value mlir::attn::flash::softcapScores(FlashBuilder &fb, const SdpaProblem &p, V
   return fb.fmul(capped, fb.constantLike(t, capLog2));
 }
 
-AlibiBias::AlibiBias(FlashBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
+AlibiBias::AlibiBias(KernelBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
                      KeyVisibility &keys, Value batch, Value head)
     : fb(fb), keys(keys) {
   Value slope = p.slopesType.getRank() == 1 ? fb.load(s.slopes, {head})
@@ -615,7 +615,7 @@ mlir::attn::flash::maskOperandDims(ShapedType maskType) {
   return dims;
 }
 
-SmallVector<Value> mlir::attn::flash::maskIndices(FlashBuilder &fb, ShapedType maskType,
+SmallVector<Value> mlir::attn::flash::maskIndices(KernelBuilder &fb, ShapedType maskType,
                                                   Value b, Value h, Value q, Value k) {
   Value full[4] = {b, h, q, k};
   SmallVector<Value> ids;

@@ -9,7 +9,7 @@
 //                  and key-length presence), read once from the op, with
 //                  the reason when a kernel cannot take it;
 //   SdpaBuffers    its operands as buffers, run-time dims and the output;
-//   FlashBuilder   scalar and vector arithmetic, loads/stores, loops, the
+//   KernelBuilder   scalar and vector arithmetic, loads/stores, loops, the
 //                  one exp2 (NaN in, NaN out; -inf in, 0 out) and the one
 //                  tanh built from it;
 //   KeyVisibility  which keys a query row of batch row b sees: the key
@@ -84,7 +84,7 @@ struct QuantizedKeys {
   Value keyScales, valueScales; ///< [B, Hkv, Tk] f32
 };
 
-struct FlashBuilder;
+struct KernelBuilder;
 
 /// What one attn.sdpa asks for, read once from the op.
 struct SdpaProblem {
@@ -178,10 +178,10 @@ struct SdpaBuffers {
   /// layout) with block = table[batch, key / BS]
   /// clamped into [0, NB) (whatever the table holds, no read leaves the
   /// cache; run-time checks report a bad id before the call).
-  SmallVector<Value, 4> keyRow(FlashBuilder &b, Value batch, Value kvHead,
+  SmallVector<Value, 4> keyRow(KernelBuilder &b, Value batch, Value kvHead,
                                Value key) const;
   /// keyRow with the column appended.
-  SmallVector<Value, 4> keyAt(FlashBuilder &b, Value batch, Value kvHead, Value key,
+  SmallVector<Value, 4> keyAt(KernelBuilder &b, Value batch, Value kvHead, Value key,
                               Value col) const;
 };
 
@@ -206,7 +206,7 @@ SmallVector<Value> resultTensors(OpBuilder &b, const SdpaProblem &p, const SdpaB
 /// Scalar and vector IR-building helpers bound to one builder and location.
 /// `width` is the vector length of vec()/splat()/vload(); arithmetic on
 /// values works on scalars and vectors alike.
-struct FlashBuilder {
+struct KernelBuilder {
   OpBuilder &b;
   Location loc;
   int64_t width = 1;
@@ -382,7 +382,7 @@ struct FlashBuilder {
 class KeyVisibility {
 public:
   /// The rules for batch row `batch` (loads and clamps len[batch] here).
-  KeyVisibility(FlashBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
+  KeyVisibility(KernelBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
                 Value batch);
 
   /// L: the keys that exist for this batch row, in [0, Tk].
@@ -414,7 +414,7 @@ public:
   Value isVisible(Value row, Value key);
 
 private:
-  FlashBuilder &fb;
+  KernelBuilder &fb;
   const SdpaProblem &p;
   Value length; ///< L
   Value diagonalOffset; ///< d(i) - i; set when a rule uses the diagonal
@@ -435,14 +435,14 @@ Value clampDiagonalShift(OpBuilder &b, Location loc, Value shift, Value tq, Valu
 
 /// softcap on scores in log2 units (x = log2e·s): log2e·c·tanh(s/c), i.e.
 /// c'·tanh(x/c') with c' = c·log2e. `x` unchanged without a softcap.
-Value softcapScores(FlashBuilder &fb, const SdpaProblem &p, Value x);
+Value softcapScores(KernelBuilder &fb, const SdpaProblem &p, Value x);
 
 /// The ALiBi bias of head h, batch row b, in log2 units:
 /// -log2e·slope[b,h]·|i + L - Tq - j|.
 class AlibiBias {
 public:
   /// Loads slope[h] ([H] slopes) or slope[b, h] ([B,H]).
-  AlibiBias(FlashBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
+  AlibiBias(KernelBuilder &fb, const SdpaProblem &p, const SdpaBuffers &s,
             KeyVisibility &keys, Value batch, Value head);
   /// The bias for row `row` and key `key` (f32).
   Value at(Value row, Value key);
@@ -451,7 +451,7 @@ public:
   Value atLanes(Value row, Value key0);
 
 private:
-  FlashBuilder &fb;
+  KernelBuilder &fb;
   KeyVisibility &keys;
   Value negSlopeLog2; ///< -log2e·slope (f32)
 };
@@ -462,7 +462,7 @@ private:
 SmallVector<std::optional<unsigned>> maskOperandDims(ShapedType maskType);
 
 /// The indices into a mask of type `maskType` for element (b, h, q, k).
-SmallVector<Value> maskIndices(FlashBuilder &fb, ShapedType maskType, Value b,
+SmallVector<Value> maskIndices(KernelBuilder &fb, ShapedType maskType, Value b,
                                Value h, Value q, Value k);
 
 /// The online-softmax state of one Q tile: running max m[row] and running

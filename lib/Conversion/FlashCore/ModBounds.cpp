@@ -32,7 +32,7 @@ std::optional<bool> constantBool(Value v) {
 
 class BoundsEmitter {
 public:
-  BoundsEmitter(FlashBuilder &fb, ValueRange captures, int64_t scanLimit)
+  BoundsEmitter(KernelBuilder &fb, ValueRange captures, int64_t scanLimit)
       : fb(fb), b(fb.b), loc(fb.loc), captures(captures), scanLimit(scanLimit) {}
 
   void bind(Value arg, Bounds r) { known[arg] = r; }
@@ -43,7 +43,7 @@ public:
 
 private:
   void visit(Operation &op, unsigned positions);
-  FlashBuilder &fb;
+  KernelBuilder &fb;
   OpBuilder &b;
   Location loc;
   ValueRange captures;
@@ -318,7 +318,7 @@ void BoundsEmitter::visitOrGiveUp(Operation &op, unsigned positions) {
 }
 
 std::optional<MaskVerdict>
-mlir::attn::flash::boundMaskFunction(FlashBuilder &fb, Region &body, Value batch,
+mlir::attn::flash::boundMaskFunction(KernelBuilder &fb, Region &body, Value batch,
                                      IndexRange heads, IndexRange queries, IndexRange keys,
                                      ValueRange captures, int64_t scanLimit) {
   Block &entry = body.front();
@@ -360,7 +360,7 @@ bool mlir::attn::flash::isBoundable(Region &body, ValueRange captures) {
         scratch.addArgument(MemRefType::get(t.getShape(), t.getElementType()), loc));
   }
   b.setInsertionPointToStart(&scratch);
-  FlashBuilder fb{b, loc, 1};
+  KernelBuilder fb{b, loc, 1};
   return boundMaskFunction(fb, body, pos[0], {pos[1], pos[2]}, {pos[3], pos[4]},
                            {pos[5], pos[6]}, buffers, /*scanLimit=*/2)
       .has_value();

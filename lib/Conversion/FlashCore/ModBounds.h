@@ -53,7 +53,7 @@ inline int64_t tileScanLimit(int64_t rows, int64_t keys) { return 4 * std::max(r
 /// Emits the interval evaluation of mask function `body` at the builder's
 /// point for batch row `batch` and the ranges of heads, queries and keys;
 /// nullopt (and nothing emitted) when the result cannot be bounded.
-std::optional<MaskVerdict> boundMaskFunction(FlashBuilder &fb, Region &body, Value batch,
+std::optional<MaskVerdict> boundMaskFunction(KernelBuilder &fb, Region &body, Value batch,
                                              IndexRange heads, IndexRange queries,
                                              IndexRange keys, ValueRange captures,
                                              int64_t scanLimit);

@@ -19,7 +19,7 @@ namespace {
 
 class ModEmitter {
 public:
-  ModEmitter(FlashBuilder &fb, unsigned positions, ValueRange captures)
+  ModEmitter(KernelBuilder &fb, unsigned positions, ValueRange captures)
       : fb(fb), b(fb.b), loc(fb.loc), positions(positions),
         captures(captures) {}
 
@@ -35,7 +35,7 @@ public:
   SmallVector<Value> emitBlock(Block &block);
 
 private:
-  FlashBuilder &fb;
+  KernelBuilder &fb;
   OpBuilder &b;
   Location loc;
   unsigned positions;
@@ -237,7 +237,7 @@ Value ModEmitter::readLanes(Value buffer, ArrayRef<Value> indices, Type elt) {
   return out;
 }
 
-Value mlir::attn::flash::emitModFunction(FlashBuilder &fb, Region &body, ModKind kind,
+Value mlir::attn::flash::emitModFunction(KernelBuilder &fb, Region &body, ModKind kind,
                                          const ModPoint &at, ValueRange captures) {
   Block &entry = body.front();
   unsigned positions = modFunctionPositions(kind);
@@ -263,7 +263,7 @@ Value mlir::attn::flash::emitModFunction(FlashBuilder &fb, Region &body, ModKind
   return e.emitBlock(entry).front();
 }
 
-Value mlir::attn::flash::scoreModLog2(FlashBuilder &fb, Region &body, ModPoint at, Value x,
+Value mlir::attn::flash::scoreModLog2(KernelBuilder &fb, Region &body, ModPoint at, Value x,
                                       ValueRange captures) {
   at.score = fb.fmul(x, fb.constantLike(x.getType(), 1.0 / kLog2E));
   Value y = emitModFunction(fb, body, ModKind::Score, at, captures);

@@ -16,7 +16,7 @@
 // index does and it is kv or -kv plus a lane-invariant offset (in bounds,
 // reversed for -kv; else the gather below), a gather when only the last index varies, lane by lane
 // otherwise. tanh, exp and exp2 of f32 use the kernels' own polynomials
-// (FlashBuilder), the same on every lane.
+// (KernelBuilder), the same on every lane.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_CONVERSION_FLASHCORE_MODFUNCTIONS_H
@@ -37,13 +37,13 @@ struct ModPoint {
 /// for `fb.width` consecutive keys (1: scalars) and returns its value: f32
 /// or i1, or vectors of them. `captures` are the capture operands, as
 /// tensors (width 1 only) or as buffers.
-Value emitModFunction(FlashBuilder &fb, Region &body, ModKind kind, const ModPoint &at,
+Value emitModFunction(KernelBuilder &fb, Region &body, ModKind kind, const ModPoint &at,
                       ValueRange captures);
 
 /// The score function on scores `x` in log2 units (f32 or a vector, as the
 /// fused kernels keep them): f(x·ln2, b, h, q, kv)·log2(e). `at.score` is
 /// ignored.
-Value scoreModLog2(FlashBuilder &fb, Region &body, ModPoint at, Value x, ValueRange captures);
+Value scoreModLog2(KernelBuilder &fb, Region &body, ModPoint at, Value x, ValueRange captures);
 
 } // namespace mlir::attn::flash
 

@@ -24,8 +24,14 @@
 // RUN: attn-run %s --entry=gqa_causal_buffer --pipeline=cpu --raise --random-inputs --seed=6 --expect=%t/f.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s
 // RUN: attn-run %s --entry=window_constant --random-inputs --seed=7 --output=%t/g.npy --quiet
 // RUN: attn-run %s --entry=window_constant --pipeline=cpu --raise --random-inputs --seed=7 --expect=%t/g.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s
+// K/V repeated by tiling (query head h reads K/V head h mod Hkv): Q's heads
+// are reordered into groups, and a per-head additive mask's with them.
+// RUN: attn-run %s --entry=gqa_tiled --random-inputs --seed=8 --output=%t/h.npy --quiet
+// RUN: attn-run %s --entry=gqa_tiled --pipeline=cpu --raise --random-inputs --seed=8 --expect=%t/h.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s
+// RUN: attn-run %s --entry=gqa_tiled_mask --random-inputs --seed=9 --output=%t/i.npy --quiet
+// RUN: attn-run %t/raised.mlir --entry=gqa_tiled_mask --pipeline=cpu --random-inputs --seed=9 --expect=%t/i.npy --rtol=1e-5 --atol=1e-6 --quiet | FileCheck %s
 // CHECK: ok
-// RAISED-COUNT-7: attn.sdpa
+// RAISED-COUNT-9: attn.sdpa
 // RAISED-NOT: math.exp
 
 #id3 = affine_map<(b, i, j) -> (b, i, j)>
@@ -433,6 +439,125 @@ func.func @window_constant(%q: tensor<1x8x8x16xf32>, %k: tensor<1x2x8x16xf32>, %
   ^bb0(%a: f32, %add: f32, %o: f32):
     %t = arith.mulf %a, %c : f32
     %y = arith.addf %t, %add : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %r0 = tensor.empty() : tensor<1x8x8xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %m = linalg.reduce ins(%x : tensor<1x8x8x8xf32>) outs(%m0 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.maximumf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %ex = linalg.generic {indexing_maps = [#g_id4, #g_row, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %m : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %t = arith.subf %a, %mx : f32
+    %y = math.exp %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %sum = linalg.reduce ins(%ex : tensor<1x8x8x8xf32>) outs(%z1 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.addf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %p = linalg.generic {indexing_maps = [#g_id4, #g_row, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %y = arith.divf %a, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %o0 = tensor.empty() : tensor<1x8x8x16xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %o = linalg.generic {indexing_maps = #g_pv, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %vr : tensor<1x8x8x8xf32>, tensor<1x8x8x16xf32>) outs(%oz : tensor<1x8x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %mm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x16xf32>
+  return %o : tensor<1x8x8x16xf32>
+}
+
+func.func @gqa_tiled(%q: tensor<1x8x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %tril = arith.constant dense<[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]> : tensor<8x8xi1>
+  %eb = tensor.empty() : tensor<1x4x2x8x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x4x2x8x16xf32>) dimensions = [1]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x4x2x8x16xf32>) dimensions = [1]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x4x2x8x16xf32> into tensor<1x8x8x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x4x2x8x16xf32> into tensor<1x8x8x16xf32>
+  %s0 = tensor.empty() : tensor<1x8x8x8xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %s = linalg.generic {indexing_maps = #g_qk, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kr : tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) outs(%sz : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %m : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#g_id4, #g_tri, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %tril : tensor<1x8x8x8xf32>, tensor<8x8xi1>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %keep: i1, %o: f32):
+    %t = arith.mulf %a, %c : f32
+    %y = arith.select %keep, %t, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %r0 = tensor.empty() : tensor<1x8x8xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %m = linalg.reduce ins(%x : tensor<1x8x8x8xf32>) outs(%m0 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.maximumf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %ex = linalg.generic {indexing_maps = [#g_id4, #g_row, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %m : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %t = arith.subf %a, %mx : f32
+    %y = math.exp %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %sum = linalg.reduce ins(%ex : tensor<1x8x8x8xf32>) outs(%z1 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.addf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %p = linalg.generic {indexing_maps = [#g_id4, #g_row, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %y = arith.divf %a, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %o0 = tensor.empty() : tensor<1x8x8x16xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %o = linalg.generic {indexing_maps = #g_pv, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %vr : tensor<1x8x8x8xf32>, tensor<1x8x8x16xf32>) outs(%oz : tensor<1x8x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %mm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x16xf32>
+  return %o : tensor<1x8x8x16xf32>
+}
+
+func.func @gqa_tiled_mask(%q: tensor<1x8x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %bias: tensor<1x8x8x8xf32>) -> tensor<1x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %eb = tensor.empty() : tensor<1x4x2x8x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x4x2x8x16xf32>) dimensions = [1]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x4x2x8x16xf32>) dimensions = [1]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x4x2x8x16xf32> into tensor<1x8x8x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x4x2x8x16xf32> into tensor<1x8x8x16xf32>
+  %s0 = tensor.empty() : tensor<1x8x8x8xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %s = linalg.generic {indexing_maps = #g_qk, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kr : tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) outs(%sz : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %m : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#g_id4, #g_id4, #g_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %bias : tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %bb: f32, %o: f32):
+    %t = arith.mulf %a, %c : f32
+    %y = arith.addf %t, %bb : f32
     linalg.yield %y : f32
   } -> tensor<1x8x8x8xf32>
   %r0 = tensor.empty() : tensor<1x8x8xf32>

@@ -167,3 +167,19 @@ Value AttentionRaiser::fromRank4(Value v, unsigned batchCount,
   return tensor::ExpandShapeOp::create(rewriter, loc, resultType, v, groups, sizes);
 }
 
+
+Value AttentionRaiser::swapHeadFactors(Value v, int64_t outer, int64_t inner) {
+  Location loc = pv.op.getLoc();
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<ReassociationIndices> groups{{0}, {1, 2}, {3}, {4}};
+  auto expandedType = RankedTensorType::get(
+      {type.getDimSize(0), outer, inner, type.getDimSize(2), type.getDimSize(3)},
+      type.getElementType());
+  Value e = tensor::ExpandShapeOp::create(rewriter, loc, expandedType, v, groups);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, e);
+  std::swap(sizes[1], sizes[2]);
+  Value init = tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+  Value t = linalg::TransposeOp::create(rewriter, loc, e, init, ArrayRef<int64_t>{0, 2, 1, 3, 4})
+                ->getResult(0);
+  return tensor::CollapseShapeOp::create(rewriter, loc, t, groups);
+}

@@ -294,7 +294,9 @@ bool AttentionRaiser::containsScores(const Term *t) {
 /// given) a multiplication by a constant to the tensor they start from.
 /// With `headLabel`, K/V repeated per query head group (GQA written as
 /// repeat_interleave: head h reads head h floordiv G of the source) are
-/// read through too: the source keeps its Hkv heads under that label.
+/// read through too: the source keeps its Hkv heads under that label. So
+/// are K/V repeated by tiling (`repeat`: head h reads head h mod Hkv), which
+/// the result marks `tiledHeads`.
 Labelled AttentionRaiser::lookThrough(Labelled in, double *scale, int headLabel) {
   auto type = cast<RankedTensorType>(in.tensor.getType());
   unsigned rank = type.getRank();
@@ -333,6 +335,18 @@ Labelled AttentionRaiser::lookThrough(Labelled in, double *scale, int headLabel)
           sourceType.getDimSize(pos) * group != type.getDimSize(d))
         return in;
       used[d] = true;
+      out.labels.push_back(headLabel);
+      continue;
+    }
+    if (auto d = dyn_cast<AffineDimExpr>(inner); d && inner != e) {
+      // h mod Hkv: a tiled repeat of the heads.
+      unsigned h = d.getPosition();
+      if (in.labels[h] != headLabel || headLabel == kUnit || used[h] ||
+          ShapedType::isDynamic(type.getDimSize(h)) ||
+          type.getDimSize(h) % sourceType.getDimSize(pos) != 0)
+        return in;
+      used[h] = true;
+      out.tiledHeads = true;
       out.labels.push_back(headLabel);
       continue;
     }
@@ -480,7 +494,8 @@ FailureOr<Value> AttentionRaiser::run() {
         return cast<RankedTensorType>(l.tensor.getType()).getDimSize(d);
     return 1;
   };
-  if (headsOf(groupedKey) == headsOf(groupedValue)) {
+  if (headsOf(groupedKey) == headsOf(groupedValue) &&
+      groupedKey.tiledHeads == groupedValue.tiledHeads) {
     key = groupedKey;
     value = groupedValue;
     chain.scale *= keyScale;
@@ -641,6 +656,27 @@ FailureOr<Value> AttentionRaiser::run() {
   for (unsigned d = 0; d < nb; ++d)
     batchSizes.push_back(tensor::getMixedSize(rewriter, op.getLoc(), *q, d));
   Value q4 = toRank4(*q, nb), k4 = toRank4(*k, nb), v4 = toRank4(*v, nb);
+  // K/V repeated by tiling: query head h = g·Hkv + j reads K/V head j. The
+  // sdpa groups query heads j·G … j·G + G − 1 on K/V head j, so Q's heads
+  // (and a per-head mask's) are reordered into that grouping and the
+  // output's back: two head transposes instead of a G-fold K/V copy.
+  int64_t tiledGroup = 1, kvHeads = cast<RankedTensorType>(k4.getType()).getDimSize(1);
+  if (key.tiledHeads) {
+    int64_t h = cast<RankedTensorType>(q4.getType()).getDimSize(1);
+    if (ShapedType::isDynamic(h) || ShapedType::isDynamic(kvHeads) || h % kvHeads)
+      return fail("K/V repeated by tiling over a dynamic number of heads");
+    tiledGroup = h / kvHeads;
+  }
+  if (tiledGroup > 1) {
+    if (chain.function || !modKeeps.empty())
+      return fail("a score or mask function with K/V repeated by tiling (it reads the "
+                  "query head, which the raise reorders)");
+    q4 = swapHeadFactors(q4, tiledGroup, kvHeads);
+    if (maskValue && cast<RankedTensorType>(maskValue.getType()).getDimSize(1) != 1)
+      maskValue = swapHeadFactors(maskValue, tiledGroup, kvHeads);
+    outcome.notes.push_back("K/V repeated by tiling: the query heads are reordered into "
+                            "groups and the output's back (no K/V copy)");
+  }
   auto q4Type = cast<RankedTensorType>(q4.getType());
   auto v4Type = cast<RankedTensorType>(v4.getType());
   auto resultType = RankedTensorType::get(
@@ -682,6 +718,8 @@ FailureOr<Value> AttentionRaiser::run() {
   }
   Value sdpa = sdpaOp.getResult();
   outcome.sdpa = sdpa.getDefiningOp();
+  if (tiledGroup > 1)
+    sdpa = swapHeadFactors(sdpa, kvHeads, tiledGroup);
   Value o = fromRank4(sdpa, nb, batchSizes);
   // [batch…, queries, columns] into the output's own order.
   SmallVector<int> outLabels = labelsOf(op.getMatchingIndexingMap(op.getDpsInitOperand(0)),

@@ -27,6 +27,9 @@ constexpr int kHeadDim = -2;  // Q·Kᵀ's contracted dim D
 struct Labelled {
   Value tensor;
   SmallVector<int> labels;
+  /// K/V read through a tiled head repeat (`repeat`, not
+  /// `repeat_interleave`): query head h reads head h mod Hkv of `tensor`.
+  bool tiledHeads = false;
 };
 
 /// A linalg contraction with one m, n and k loop.
@@ -91,6 +94,9 @@ private:
   FailureOr<Value> arrange(Labelled in, ArrayRef<int> order, bool unitsAllowed);
   Value toRank4(Value v, unsigned batchCount);
   Value fromRank4(Value v, unsigned batchCount, ArrayRef<OpFoldResult> batchSizes);
+  /// [B, H, x, y] with its heads reordered: H read as [outer, inner],
+  /// transposed to [inner, outer] (head o·inner + i moves to i·outer + o).
+  Value swapHeadFactors(Value v, int64_t outer, int64_t inner);
 
   RewriterBase &rewriter;
   Contraction pv;

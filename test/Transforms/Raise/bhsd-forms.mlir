@@ -306,3 +306,82 @@ func.func @window_constant(%q: tensor<1x8x8x16xf32>, %k: tensor<1x2x8x16xf32>, %
   } -> tensor<1x8x8x16xf32>
   return %o : tensor<1x8x8x16xf32>
 }
+
+// -----
+
+// GQA written as repeat (tiled): K and V [1, 2, 8, 16] broadcast to
+// [1, 4, 2, 8, 16] and collapsed, so query head h reads K/V head h mod 2.
+// The sdpa reads the 2 K/V heads (no copy); Q's heads are reordered into
+// groups (head g·2 + j to j·4 + g) and the output's back.
+// CHECK-LABEL: func.func @gqa_tiled
+// CHECK: %[[QE:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 4, 2, 8, 16]
+// CHECK: %[[QT:.*]] = linalg.transpose ins(%[[QE]] : tensor<1x4x2x8x16xf32>) outs(%{{.*}} : tensor<1x2x4x8x16xf32>) permutation = [0, 2, 1, 3, 4]
+// CHECK: %[[Q:.*]] = tensor.collapse_shape %[[QT]]
+// CHECK: %[[O:.*]] = attn.sdpa %[[Q]], %arg1, %arg2 {causal = #attn.causal<top_left>, scale = 2.500000e-01 : f32} : (tensor<1x8x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[OE:.*]] = tensor.expand_shape %[[O]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 2, 4, 8, 16]
+// CHECK: linalg.transpose ins(%[[OE]] : tensor<1x2x4x8x16xf32>) outs(%{{.*}} : tensor<1x4x2x8x16xf32>) permutation = [0, 2, 1, 3, 4]
+// CHECK-NOT: linalg.broadcast
+#qk = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>]
+#pv = [affine_map<(b, h, i, e, j) -> (b, h, i, j)>, affine_map<(b, h, i, e, j) -> (b, h, j, e)>, affine_map<(b, h, i, e, j) -> (b, h, i, e)>]
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#tri = affine_map<(b, h, i, j) -> (i, j)>
+func.func @gqa_tiled(%q: tensor<1x8x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %tril = arith.constant dense<[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]> : tensor<8x8xi1>
+  %eb = tensor.empty() : tensor<1x4x2x8x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x4x2x8x16xf32>) dimensions = [1]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x4x2x8x16xf32>) dimensions = [1]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x4x2x8x16xf32> into tensor<1x8x8x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x4x2x8x16xf32> into tensor<1x8x8x16xf32>
+  %s0 = tensor.empty() : tensor<1x8x8x8xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %s = linalg.generic {indexing_maps = #qk, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kr : tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) outs(%sz : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %m : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#id4, #tri, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %tril : tensor<1x8x8x8xf32>, tensor<8x8xi1>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %keep: i1, %o: f32):
+    %t = arith.mulf %a, %c : f32
+    %y = arith.select %keep, %t, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %r0 = tensor.empty() : tensor<1x8x8xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %m = linalg.reduce ins(%x : tensor<1x8x8x8xf32>) outs(%m0 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.maximumf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %ex = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %m : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %t = arith.subf %a, %mx : f32
+    %y = math.exp %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  %sum = linalg.reduce ins(%ex : tensor<1x8x8x8xf32>) outs(%z1 : tensor<1x8x8xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) { %y = arith.addf %a, %acc : f32
+                           linalg.yield %y : f32 }
+  %p = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<1x8x8x8xf32>, tensor<1x8x8xf32>) outs(%s0 : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %y = arith.divf %a, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x8xf32>
+  %o0 = tensor.empty() : tensor<1x8x8x16xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %o = linalg.generic {indexing_maps = #pv, iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %vr : tensor<1x8x8x8xf32>, tensor<1x8x8x16xf32>) outs(%oz : tensor<1x8x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %y = arith.addf %acc, %mm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x8x16xf32>
+  return %o : tensor<1x8x8x16xf32>
+}

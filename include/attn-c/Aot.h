@@ -39,7 +39,8 @@ typedef enum attn_aot_dtype {
   ATTN_AOT_I32 = 3,
   ATTN_AOT_I64 = 4,
   ATTN_AOT_BF16 = 5, /* bfloat16, 2-byte words (the high half of an f32) */
-  ATTN_AOT_I8 = 6    /* int8 (quantised K/V caches) */
+  ATTN_AOT_I8 = 6,   /* int8 (quantised K/V caches) */
+  ATTN_AOT_F64 = 7   /* float64 (checking: the reference lowering) */
 } attn_aot_dtype;
 
 typedef enum attn_aot_status {

@@ -15,8 +15,18 @@ namespace attn {
 /// float32; float16 (IEEE binary16, as uint16_t bits); bool (one byte, 0 or
 /// 1); int32 and int64 (index-like operands: key lengths, tables); bfloat16
 /// (the upper 16 bits of an IEEE binary32); int8 (quantised K/V caches,
-/// attn.dequantize).
-enum class ElementType { F32 = 0, F16 = 1, Bool = 2, I32 = 3, I64 = 4, BF16 = 5, I8 = 6 };
+/// attn.dequantize); float64 (for checking: gradcheck, finite differences;
+/// the reference lowering computes it in f64).
+enum class ElementType {
+  F32 = 0,
+  F16 = 1,
+  Bool = 2,
+  I32 = 3,
+  I64 = 4,
+  BF16 = 5,
+  I8 = 6,
+  F64 = 7
+};
 
 } // namespace attn
 

@@ -250,6 +250,8 @@ const char *attn_aot_dtype_name(int64_t dtype) {
     return "bfloat16";
   case ATTN_AOT_I8:
     return "int8";
+  case ATTN_AOT_F64:
+    return "float64";
   }
   return "?";
 }
@@ -266,6 +268,7 @@ size_t attn_aot_dtype_size(int64_t dtype) {
   case ATTN_AOT_I8:
     return 1;
   case ATTN_AOT_I64:
+  case ATTN_AOT_F64:
     return 8;
   }
   return 0;

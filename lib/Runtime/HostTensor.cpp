@@ -52,6 +52,8 @@ StringRef dtypeName(ElementType dtype) {
     return "bfloat16";
   case ElementType::I8:
     return "int8";
+  case ElementType::F64:
+    return "float64";
   }
   return "unknown";
 }
@@ -72,6 +74,8 @@ size_t dtypeSize(ElementType dtype) {
     return 2;
   case ElementType::I8:
     return 1;
+  case ElementType::F64:
+    return 8;
   }
   return 0;
 }
@@ -92,6 +96,8 @@ StringRef dtypeDescr(ElementType dtype) {
     return "<f4"; // written as float32
   case ElementType::I8:
     return "|i1";
+  case ElementType::F64:
+    return "<f8";
   }
   return "";
 }
@@ -203,8 +209,17 @@ float HostTensor::getAsFloat(int64_t flatIndex) const {
     return static_cast<float>(getAsInt(flatIndex));
   case ElementType::BF16:
     return bfloat16ToFloat(support::endian::read16le(p));
+  case ElementType::F64:
+    return static_cast<float>(bit_cast<double>(support::endian::read64le(p)));
   }
   return 0.0f;
+}
+
+double HostTensor::getAsDouble(int64_t flatIndex) const {
+  if (dtype != ElementType::F64)
+    return getAsFloat(flatIndex);
+  return bit_cast<double>(
+      support::endian::read64le(bytes.data() + elementOffset(*this, flatIndex)));
 }
 
 int64_t HostTensor::getAsInt(int64_t flatIndex) const {
@@ -220,7 +235,8 @@ int64_t HostTensor::getAsInt(int64_t flatIndex) const {
     return *p ? 1 : 0;
   case ElementType::F32:
   case ElementType::F16:
-  case ElementType::BF16: {
+  case ElementType::BF16:
+  case ElementType::F64: {
     float f = getAsFloat(flatIndex);
     if (std::isnan(f))
       return 0;
@@ -260,6 +276,9 @@ void HostTensor::setFromFloat(int64_t flatIndex, float v) {
   }
   case ElementType::BF16:
     support::endian::write16le(p, floatToBfloat16(v));
+    return;
+  case ElementType::F64:
+    support::endian::write64le(p, bit_cast<uint64_t>(static_cast<double>(v)));
     return;
   case ElementType::I8: {
     double r = std::isnan(v) ? 0.0 : std::nearbyint(static_cast<double>(v));

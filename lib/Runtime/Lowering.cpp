@@ -54,6 +54,8 @@ std::optional<ElementType> elementTypeOf(Type e) {
     return ElementType::I64;
   if (e.isSignlessInteger(8))
     return ElementType::I8;
+  if (e.isF64())
+    return ElementType::F64;
   return std::nullopt;
 }
 

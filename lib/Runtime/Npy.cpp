@@ -361,6 +361,8 @@ std::optional<ElementType> NpyArray::exactDType() const {
     return itemSize == 4 ? ElementType::I32 : ElementType::I64;
   if (kind != Kind::Float || bigEndian)
     return std::nullopt;
+  if (itemSize == 8)
+    return ElementType::F64;
   if (itemSize == 4)
     return ElementType::F32;
   if (itemSize == 2)

@@ -159,8 +159,8 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
     std::string why = "unsupported dtype '" + escape(a.descr) + "' (" + a.dtypeStr();
     if (target)
       why += " for a " + dtypeName(*target).str() + " destination";
-    why += "; accepted: float32 '<f4', float16 '<f2', bool '|b1', int8 '|i1', int32 '<i4', "
-           "int64 '<i8', float64 for float32/float16 and integers for "
+    why += "; accepted: float32 '<f4', float16 '<f2', float64 '<f8', bool '|b1', int8 '|i1', "
+           "int32 '<i4', int64 '<i8', float64 for float32/float16 and integers for "
            "bool/int32/int64)";
     return npyError(path, why);
   }
@@ -207,6 +207,9 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
         *q = any != 0;
         break;
       }
+      case ElementType::F64: // only ever exact (no conversion targets float64)
+        support::endian::write64le(q, bit_cast<uint64_t>(loadAsDouble(p, a.kind, a.itemSize)));
+        break;
       case ElementType::I8: // only ever exact (no conversion targets int8)
       case ElementType::I32:
       case ElementType::I64: {

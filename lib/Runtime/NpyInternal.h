@@ -24,8 +24,8 @@ namespace attn::runtime::detail {
 
 /// What readNpy (and toHostTensor without conversions) accepts.
 inline constexpr const char *kSupported =
-    "(supported: float32 '<f4', float16 '<f2', bool '|b1', int8 '|i1', int32 '<i4', "
-    "int64 '<i8')";
+    "(supported: float32 '<f4', float16 '<f2', float64 '<f8', bool '|b1', int8 '|i1', "
+    "int32 '<i4', int64 '<i8')";
 
 /// "<path>: <problem>" as an llvm::Error.
 llvm::Error npyError(const std::string &path, const llvm::Twine &problem);

@@ -67,6 +67,7 @@ public:
     module = mlir::ModuleOp::create(loc);
     elt = type == ElementType::F16    ? mlir::Type(b.getF16Type())
           : type == ElementType::BF16 ? mlir::Type(b.getBF16Type())
+          : type == ElementType::F64  ? mlir::Type(b.getF64Type())
                                       : mlir::Type(b.getF32Type());
   }
 
@@ -198,8 +199,8 @@ static void setFeatureAttrs(const Spec &s, FunctionBuilder &fb, Op op) {
 
 Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   if (s.type != ElementType::F32 && s.type != ElementType::F16 &&
-      s.type != ElementType::BF16)
-    return Status::error("SdpaSpec.type must be F32, F16 or BF16");
+      s.type != ElementType::BF16 && s.type != ElementType::F64)
+    return Status::error("SdpaSpec.type must be F32, F16, BF16 or F64");
   DimReader r;
   int64_t b = r.dim("batch", s.batch, true);
   int64_t h = r.dim("heads", s.heads, false);
@@ -226,13 +227,15 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   if (s.maskGrad && (s.part != SdpaPart::Gradients || s.mask != MaskKind::Additive))
     return Status::error("SdpaSpec.maskGrad needs part Gradients and an additive mask");
   addFeatureArgs(s, fb, b, h, args);
-  mlir::Type f32 = fb.builder().getF32Type();
+  // sdpa_partial's O and log-sum-exp: f32, f64 for f64.
+  mlir::Type acc = s.type == ElementType::F64 ? fb.builder().getF64Type()
+                                               : fb.builder().getF32Type();
   size_t firstExtra = 3;
   if (s.part == SdpaPart::Gradients) {
-    // O (f32, sdpa_partial's), dO, the log-sum-exp.
-    args.insert(args.begin() + 3, {mlir::RankedTensorType::get({b, h, tq, dv}, f32),
+    // O (sdpa_partial's), dO, the log-sum-exp.
+    args.insert(args.begin() + 3, {mlir::RankedTensorType::get({b, h, tq, dv}, acc),
                                    fb.tensor({b, h, tq, dv}),
-                                   mlir::RankedTensorType::get({b, h, tq}, f32)});
+                                   mlir::RankedTensorType::get({b, h, tq}, acc)});
     firstExtra = 6;
   }
   llvm::SmallVector<mlir::Value> results;
@@ -308,8 +311,8 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
 
 Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
   if (s.type != ElementType::F32 && s.type != ElementType::F16 &&
-      s.type != ElementType::BF16)
-    return Status::error("MhaSpec.type must be F32, F16 or BF16");
+      s.type != ElementType::BF16 && s.type != ElementType::F64)
+    return Status::error("MhaSpec.type must be F32, F16, BF16 or F64");
   DimReader r;
   int64_t b = r.dim("batch", s.batch, true);
   int64_t tq = r.dim("queryLen", s.queryLen, true);

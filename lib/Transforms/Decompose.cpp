@@ -122,9 +122,11 @@ struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
   }
 };
 
-/// `x` (f16/bf16) extended to f32 elementwise; `x` itself when f32.
+/// `x` (f16/bf16) extended to f32 elementwise; `x` itself when f32 or f64
+/// (the partial results' type, linalg_lowering::computeType).
 static Value extendToF32(OpBuilder &b, Location loc, Value x) {
-  return linalg_lowering::roundTo(b, loc, x, b.getF32Type(), tensor::getMixedSizes(b, loc, x));
+  Type acc = linalg_lowering::computeType(cast<RankedTensorType>(x.getType()).getElementType());
+  return linalg_lowering::roundTo(b, loc, x, acc, tensor::getMixedSizes(b, loc, x));
 }
 
 /// sdpa_partial(q, k, v) = (weighted_sum([dropout](softmax(S')), v) in f32,

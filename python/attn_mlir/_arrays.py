@@ -24,6 +24,7 @@ import numpy as np
 _NUMPY_TYPES = {
     np.dtype(np.float32): "float32",
     np.dtype(np.float16): "float16",
+    np.dtype(np.float64): "float64",
     np.dtype(np.bool_): "bool",
     np.dtype(np.int8): "int8",
     np.dtype(np.int32): "int32",
@@ -44,7 +45,8 @@ class _TorchTypes(dict):
         if not self:
             torch = _torch()
             self.update({torch.float32: "float32", torch.float16: "float16",
-                         torch.bfloat16: "bfloat16", torch.bool: "bool",
+                         torch.bfloat16: "bfloat16", torch.float64: "float64",
+                         torch.bool: "bool",
                          torch.int8: "int8", torch.int32: "int32", torch.int64: "int64"})
         return dict.get(self, dtype)
 

@@ -17,7 +17,9 @@ import numpy as np
 from . import _arrays
 from ._cache import CACHE
 
-_FLOAT_TYPES = ("float32", "float16", "bfloat16")
+# float64 is for checking (torch.autograd.gradcheck): it takes the
+# reference lowering, computed in f64, on either pipeline.
+_FLOAT_TYPES = ("float32", "float16", "bfloat16", "float64")
 
 
 def _fail(exc, msg):
@@ -150,8 +152,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """
     names = [_arrays.dtype_name(x) for x in (query, key, value)]
     if names[0] not in _FLOAT_TYPES:
-        _fail(TypeError, "query has dtype %s; attn_mlir takes float32, float16 or "
-              "bfloat16" % names[0])
+        _fail(TypeError, "query has dtype %s; attn_mlir takes float32, float16, "
+              "bfloat16 or float64" % names[0])
     if names[1] != names[0] or names[2] != names[0]:
         _fail(TypeError, "query, key and value must have one dtype, got %s, %s, %s"
               % tuple(names))
@@ -359,8 +361,10 @@ def _sdpa_function():
             q = _arrays.as_buffer(query, "query").reshape(b, h, l, e)
             k = _arrays.as_buffer(key, "key").reshape(b, hkv, s, e)
             v = _arrays.as_buffer(value, "value").reshape(b, hkv, s, ev)
-            out32 = torch.empty((b, h, l, ev), dtype=torch.float32)
-            lse = torch.empty((b, h, l), dtype=torch.float32)
+            # sdpa_partial's types: f32, f64 for f64.
+            acc = torch.float64 if plan.dtype == "float64" else torch.float32
+            out32 = torch.empty((b, h, l, ev), dtype=acc)
+            lse = torch.empty((b, h, l), dtype=acc)
             plan.forward().call([q, k, v] + list(plan.extras), [out32.numpy(), lse.numpy()])
             ctx.plan = plan
             ctx.save_for_backward(query, key, value, out32, lse)

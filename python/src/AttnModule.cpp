@@ -48,17 +48,17 @@ void check(const attn::Status &s) {
 }
 
 /// Element types by name, as the Python side spells them (the runtime's
-/// dtypeName: "float32", "float16", "bfloat16", "bool", "int8", "int32",
-/// "int64").
+/// dtypeName: "float32", "float16", "bfloat16", "float64", "bool", "int8",
+/// "int32", "int64").
 attn::ElementType elementType(const std::string &name) {
   for (attn::ElementType t :
        {attn::ElementType::F32, attn::ElementType::F16, attn::ElementType::BF16,
         attn::ElementType::Bool, attn::ElementType::I8, attn::ElementType::I32,
-        attn::ElementType::I64})
+        attn::ElementType::I64, attn::ElementType::F64})
     if (attn::runtime::dtypeName(t) == name)
       return t;
   throw py::type_error("attn_mlir: unknown element type '" + name +
-                       "' (float32, float16, bfloat16, bool, int8, int32, int64)");
+                       "' (float32, float16, bfloat16, float64, bool, int8, int32, int64)");
 }
 
 const char *elementTypeName(attn::ElementType t) {

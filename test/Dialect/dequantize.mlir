@@ -71,7 +71,7 @@ func.func @result_shape(%x: tensor<1x2x8x4xi8>, %s: tensor<1x2x8xf32>) {
 // -----
 
 func.func @result_type(%x: tensor<1x2x8x4xi8>, %s: tensor<1x2x8xf32>) {
-  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
   %a = attn.dequantize %x, %s : (tensor<1x2x8x4xi8>, tensor<1x2x8xf32>) -> tensor<1x2x8x4xi8>
   return
 }

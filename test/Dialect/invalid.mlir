@@ -92,7 +92,7 @@ func.func @project_dynamic_static_result(%x: tensor<2x?x4xf32>, %w: tensor<8x4xf
 // -----
 
 func.func @project_int_input(%x: tensor<2x3x4xi32>, %w: tensor<8x4xf32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
   %0 = attn.project %x, %w : (tensor<2x3x4xi32>, tensor<8x4xf32>) -> tensor<2x3x8xf32>
   return
 }
@@ -330,7 +330,7 @@ func.func @mask_type(%s: tensor<1x4x7x9xf32>, %m: tensor<7x9xf16>) {
 // -----
 
 func.func @mask_int_type(%s: tensor<1x4x7x9xf32>, %m: tensor<7x9xi8>) {
-  // expected-error @+1 {{operand #1 must be ranked tensor of 1-bit signless integer or 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error @+1 {{operand #1 must be ranked tensor of 1-bit signless integer or 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
   %0 = attn.mask %s, %m : tensor<1x4x7x9xf32>, tensor<7x9xi8>
   return
 }
@@ -1036,7 +1036,7 @@ func.func @sdpa_partial_lse_shape(%q: tensor<1x4x32x64xf32>, %k: tensor<1x4x64x6
 // -----
 
 func.func @sdpa_partial_result_f16(%q: tensor<1x4x32x64xf16>, %k: tensor<1x4x64x64xf16>) {
-  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float values, but got 'tensor<1x4x32x64xf16>'}}
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<1x4x32x64xf16>'}}
   %o, %l = "attn.sdpa_partial"(%q, %k, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x4x32x64xf16>, tensor<1x4x64x64xf16>, tensor<1x4x64x64xf16>)
         -> (tensor<1x4x32x64xf16>, tensor<1x4x32xf32>)

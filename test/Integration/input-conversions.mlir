@@ -76,7 +76,7 @@
 
 // --strict-inputs: each conversion is an error, exit status 2.
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --strict-inputs --input=%t/q64.npy --input=%t/k.npy --input=%t/v.npy --input=%t/m.npy | FileCheck %s --check-prefix=STRICT64
-// STRICT64: attn-run: {{.*}}q64.npy: unsupported dtype '<f8' (supported: float32 '<f4', float16 '<f2', bool '|b1', int8 '|i1', int32 '<i4', int64 '<i8') (--strict-inputs)
+// STRICT64: attn-run: f: input #0: dtype float64, expected float32 (float32[1,2,3,4])
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --strict-inputs --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/mi8.npy | FileCheck %s --check-prefix=STRICTMASK
 // STRICTMASK: attn-run: f: input #3: dtype int64, expected bool
 // RUN: %python %S/Inputs/expect_exit.py 2 attn-run %s --strict-inputs --input=%t/q.npy --input=%t/kbe.npy --input=%t/v.npy --input=%t/m.npy | FileCheck %s --check-prefix=STRICTBE

@@ -901,7 +901,7 @@ TEST(AttentionApiCompileErrors, BadSpecs) {
   EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "does not parse or verify");
   s = {};
   s.type = ElementType::Bool;
-  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32, F16 or BF16");
+  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32, F16, BF16 or F64");
   s = {};
   s.mask = MaskKind::Keep;
   s.maskShape = {1, 1, 1, 1, 1};
@@ -916,7 +916,7 @@ TEST(AttentionApiCompileErrors, BadSpecs) {
                "SdpaSpec.windowLeft/windowRight must be >= 0 or -1 (unbounded), got -1, -3");
   s = {};
   s.type = ElementType::I32;
-  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32, F16 or BF16");
+  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "must be F32, F16, BF16 or F64");
   MhaSpec m;
   m.embedDim = 30;
   m.numHeads = 4;

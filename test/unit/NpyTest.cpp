@@ -317,7 +317,7 @@ TEST_F(NpyTest, RoundTripEachDType) {
                {ElementType::Bool, {2, 2}},  {ElementType::F32, {}},
                {ElementType::F16, {}},       {ElementType::F32, {0, 4}},
                {ElementType::F32, {1, 2, 3, 4}}, {ElementType::I32, {3}},
-               {ElementType::I64, {2, 2}}};
+               {ElementType::I64, {2, 2}},   {ElementType::F64, {2, 3}}};
   int n = 0;
   for (const Case &c : cases) {
     HostTensor t = HostTensor::zeros(c.dtype, c.shape);
@@ -555,7 +555,8 @@ TEST_F(NpyTest, ErrorUnsupportedDType) {
       "{'descr': '<i2', 'fortran_order': False, 'shape': (1,), }",
       std::string(2, '\0')));
   EXPECT_HAS(msg, ": unsupported dtype '<i2' (supported: float32 '<f4', "
-                  "float16 '<f2', bool '|b1', int8 '|i1', int32 '<i4', int64 '<i8')");
+                  "float16 '<f2', float64 '<f8', bool '|b1', int8 '|i1', int32 '<i4', "
+                  "int64 '<i8')");
   EXPECT_HAS(errorFor(npyFile("{'descr': '|f4', 'fortran_order': False, "
                               "'shape': (1,), }",
                               f32le(1))),

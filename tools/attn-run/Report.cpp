@@ -232,7 +232,7 @@ ErrorStats compare(const rt::HostTensor &a, const rt::HostTensor &b) {
   ErrorStats s;
   double maxRef = 0;
   for (int64_t i = 0, n = a.numel(); i < n; ++i) {
-    double x = a.getAsFloat(i), y = b.getAsFloat(i);
+    double x = a.getAsDouble(i), y = b.getAsDouble(i);
     if (std::isnan(x) || std::isnan(y)) {
       if (std::isnan(x) != std::isnan(y))
         s.maxAbs = INFINITY;
@@ -255,6 +255,8 @@ static std::pair<double, double> defaultTolerances(rt::ElementType d) {
   switch (d) {
   case rt::ElementType::F32:
     return {1e-5, 1e-4};
+  case rt::ElementType::F64:
+    return {1e-12, 1e-10};
   case rt::ElementType::F16:
     return {1e-3, 1e-3};
   case rt::ElementType::BF16:
@@ -289,7 +291,7 @@ ExpectCheck checkExpected(const rt::HostTensor &got, const rt::HostTensor &expec
   c.numel = got.numel();
   double worstExcess = -INFINITY;
   for (int64_t i = 0; i < c.numel; ++i) {
-    double x = got.getAsFloat(i), y = expected.getAsFloat(i);
+    double x = got.getAsDouble(i), y = expected.getAsDouble(i);
     double excess;
     if (std::isnan(x) || std::isnan(y))
       excess = std::isnan(x) && std::isnan(y) ? -INFINITY : INFINITY;

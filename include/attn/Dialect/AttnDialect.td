@@ -72,10 +72,15 @@ def Attn_Dialect : Dialect {
 
     ### Element types
 
-    Data operands and results are ranked tensors of `f32`, `f16` or `bf16`
-    (anything else, and unranked tensors, are rejected by the op's type
-    constraint). All data operands of one op, and its result, have the
-    **same** element type; f16/bf16 lowerings accumulate in f32. Mask
+    Data operands and results are ranked tensors of `f32`, `f16`, `bf16` or
+    `f64` (anything else, and unranked tensors, are rejected by the op's
+    type constraint). All data operands of one op, and its result, have the
+    **same** element type; f16/bf16 lowerings accumulate in f32. `f64` is
+    for checking (`torch.autograd.gradcheck`, finite differences): the
+    reference lowering computes it in f64, the fused kernels refuse it (the
+    CPU pipeline lowers it by the reference route), and the partial results
+    that are `f32` for the other types (`sdpa_partial`'s output and
+    log-sum-exp, `logsumexp`, `merge_partial`) are `f64`. Mask
     operands are `i1` (a *keep* mask: `true` = attend, `false` = masked to
     `-inf`) or a float tensor of the same element type as the scores (an
     *additive* mask, added to the scores; use `-inf` or a large negative

@@ -15,8 +15,14 @@ include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
-def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
-def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
+// f64 is for checking (torch.autograd.gradcheck, finite differences): the
+// reference lowering computes it in f64; the fused kernels take f32, f16
+// and bf16.
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
+def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16, F64]>;
+// What attention accumulates in and its partial results are kept in: f32,
+// f64 for f64 operands.
+def Attn_AccTensor : RankedTensorOf<[F32, F64]>;
 def Attn_SlopesTensor : RankedTensorOf<[F32], [], "ALiBi slopes: a ranked tensor">;
 def Attn_SinksTensor : RankedTensorOf<[F32], [], "attention sinks: a ranked tensor">;
 def Attn_LengthsTensor : RankedTensorOf<[I32, I64], [], "key lengths: a ranked tensor">;

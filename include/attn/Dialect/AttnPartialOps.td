@@ -51,7 +51,8 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
     merged (the flat index is the block's own).
 
     `O` equals `attn.sdpa`'s result, but is always `f32` (it is an
-    intermediate to merge, kept at accumulator precision); `lse` is `f32`.
+    intermediate to merge, kept at accumulator precision; `f64` for `f64`
+    operands); `lse` likewise.
     PyTorch / FlashAttention: `flash_attn_func(..., return_attn_probs=True)`
     returns the same `softmax_lse`.
 
@@ -70,7 +71,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
 
     **Verifier.** Every rule of `attn.sdpa` on the operands and attributes;
     `diagonal` as on `attn.mask`; `sinks` has rank 1 `[H]`; the results are
-    `[B,H,Tq,Dv]` and `[B,H,Tq]`, both `f32`.
+    `[B,H,Tq,Dv]` and `[B,H,Tq]`, both `f32` (`f64` for `f64` operands).
 
     **Example.** The first 64 of 128 keys:
 
@@ -115,7 +116,7 @@ def Attn_SdpaPartialOp : Attn_Op<"sdpa_partial", [Pure, AttrSizedOperandSegments
                        OptionalAttr<Attn_WindowAttr>:$window,
                        OptionalAttr<Attn_F32Attr>:$dropout_rate,
                        OptionalAttr<I64Attr>:$dropout_seed);
-  let results = (outs RankedTensorOf<[F32]>:$result, RankedTensorOf<[F32]>:$lse);
+  let results = (outs Attn_AccTensor:$result, Attn_AccTensor:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
@@ -143,7 +144,8 @@ def Attn_LogSumExpOp : Attn_Op<"logsumexp", [Pure]> {
     `r[...] = m + log Σ_k exp(x[..., k] - m)` with `m = max_k x[..., k]`:
     `-inf` for a row that is all `-inf` (or empty), `+inf` if any element
     is `+inf`, NaN if any is NaN. PyTorch: `torch.logsumexp(x, dim=-1)`.
-    The result is `f32` whatever the input's element type.
+    The result is `f32` whatever the input's element type (`f64` for an
+    `f64` input).
 
     With `sinks(%s)` (`x` `[B,H,Tq,Tk]`, `%s` `f32` `[H]`: attention sinks,
     as on `attn.softmax`) each row's sum has one more term:
@@ -156,7 +158,7 @@ def Attn_LogSumExpOp : Attn_Op<"logsumexp", [Pure]> {
 
     **Verifier.** `input` has rank ≥ 1; with `sinks`, rank 4
     `[B,H,Tq,Tk]`, and `sinks` is `f32` of rank 1 `[H]`; the result is
-    `f32` with the input's shape minus its last dim.
+    `f32` (`f64` for an `f64` input) with the input's shape minus its last dim.
 
     **Example.**
 
@@ -168,7 +170,7 @@ def Attn_LogSumExpOp : Attn_Op<"logsumexp", [Pure]> {
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, Optional<Attn_SinksTensor>:$sinks);
-  let results = (outs RankedTensorOf<[F32]>:$result);
+  let results = (outs Attn_AccTensor:$result);
   let assemblyFormat = [{
     $input (`sinks` `(` $sinks^ `:` type($sinks) `)`)? attr-dict `:` type($input) `->` type($result)
   }];
@@ -196,7 +198,7 @@ def Attn_MergePartialOp : Attn_Op<"merge_partial", [Pure,
 
     **Verifier.** `out1`, `out2` and `result` have one type `[..., T, Dv]`;
     `lse1`, `lse2` and `lse` one type `[..., T]` (the outputs' shape minus
-    the last dim); all `f32`.
+    the last dim); all `f32`, or all `f64`.
 
     **Example.**
 
@@ -209,9 +211,9 @@ def Attn_MergePartialOp : Attn_Op<"merge_partial", [Pure,
     }
     ```
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$out1, RankedTensorOf<[F32]>:$lse1,
-                       RankedTensorOf<[F32]>:$out2, RankedTensorOf<[F32]>:$lse2);
-  let results = (outs RankedTensorOf<[F32]>:$result, RankedTensorOf<[F32]>:$lse);
+  let arguments = (ins Attn_AccTensor:$out1, Attn_AccTensor:$lse1,
+                       Attn_AccTensor:$out2, Attn_AccTensor:$lse2);
+  let results = (outs Attn_AccTensor:$result, Attn_AccTensor:$lse);
   let assemblyFormat = [{
     $out1 `,` $lse1 `,` $out2 `,` $lse2 attr-dict `:` type($out1) `,` type($lse1)
   }];

@@ -99,15 +99,16 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
       `score_mod`'s body.
     - `%o`, `%do`: `[B,H,Tq,Dv]`, the forward's output and its gradient,
       of the query's element type or `f32` (`sdpa_partial`'s output).
-    - `%lse`: `[B,H,Tq]` `f32`, the forward's log-sum-exp.
+    - `%lse`: `[B,H,Tq]` `f32` (`f64` for an `f64` query), the forward's
+      log-sum-exp.
     - Results: `dQ`, `dK`, `dV` of the types of `%q`, `%k`, `%v`
-      (computed in `f32`, rounded once), and optionally `dMask` of the
-      additive mask's type.
+      (computed in `f32`, or `f64` for `f64`, rounded once), and optionally
+      `dMask` of the additive mask's type.
 
     **Verifier.** Every operand and attribute rule of `attn.sdpa` (the
     mask function's too); `%o`
     and `%do` are `[B,H,Tq,Dv]` of the query's element type or `f32`;
-    `%lse` is `[B,H,Tq]` `f32`; the results have the types of `%q`, `%k`,
+    `%lse` is `[B,H,Tq]` `f32` (`f64` for an `f64` query); the results have the types of `%q`, `%k`,
     `%v`; a fourth result needs an additive mask and has its type.
 
     **Example.** The backward of a causal GQA attention:
@@ -129,7 +130,7 @@ def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [Pure, AttrSizedOperandSegments,
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
                        Attn_FloatTensor:$value, Attn_FloatTensor:$out,
-                       Attn_FloatTensor:$grad_out, RankedTensorOf<[F32]>:$lse,
+                       Attn_FloatTensor:$grad_out, Attn_AccTensor:$lse,
                        Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_LengthsTensor>:$key_lengths,

@@ -54,6 +54,8 @@ struct HostTensor {
   /// The element at a row-major index as a float (F16 converted, Bool 0/1,
   /// integers converted).
   float getAsFloat(int64_t flatIndex) const;
+  /// The element as a double: F64 exactly, every other type as getAsFloat.
+  double getAsDouble(int64_t flatIndex) const;
   /// Stores v at a row-major index (F16 rounded to nearest even, Bool
   /// v != 0, integers rounded to nearest and saturated).
   void setFromFloat(int64_t flatIndex, float v);

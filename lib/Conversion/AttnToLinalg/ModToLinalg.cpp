@@ -15,6 +15,7 @@
 #include "ModToLinalg.h"
 
 #include "Conversion/FlashCore/ModFunctions.h"
+#include "LinalgBuilders.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -62,9 +63,10 @@ struct ScoreModToLinalg : OpConversionPattern<ScoreModOp> {
     Value y = mapScores(rewriter, op.getLoc(), a.getInput(),
                         [&](KernelBuilder &fb, Value x, flash::ModPoint at) {
                           Type elt = x.getType();
-                          at.score = elt.isF32() ? x : arith::ExtFOp::create(fb.b, fb.loc, fb.f32(), x);
+                          // The function's score is f32 (an f64 score is rounded).
+                          at.score = linalg_lowering::castFloat(fb.b, fb.loc, x, fb.f32());
                           Value r = flash::emitModFunction(fb, fn, ModKind::Score, at, captures);
-                          return elt.isF32() ? r : arith::TruncFOp::create(fb.b, fb.loc, elt, r);
+                          return linalg_lowering::castFloat(fb.b, fb.loc, r, elt);
                         });
     rewriter.replaceOp(op, y);
     return success();
@@ -150,7 +152,9 @@ struct BlockMaskToLinalg : OpConversionPattern<BlockMaskOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
-    auto [any, all] = keptPerTile(b, loc, op, a.getCaptures());
+    // (Not a structured binding: the loop body's lambda captures them.)
+    std::pair<Value, Value> kept = keptPerTile(b, loc, op, a.getCaptures());
+    Value any = kept.first, all = kept.second;
     auto zeros = [&](Type t) {
       auto rt = cast<RankedTensorType>(t);
       Value init = tensor::EmptyOp::create(b, loc, rt.getShape(), rt.getElementType());

@@ -108,7 +108,7 @@ struct DequantizeToLinalg : OpConversionPattern<DequantizeOp> {
                           [&](OpBuilder &b, Location l, ValueRange args) -> Value {
                             Value x = arith::SIToFPOp::create(b, l, b.getF32Type(), args[0]);
                             Value v = arith::MulFOp::create(b, l, x, args[1]);
-                            return elt.isF32() ? v : Value(arith::TruncFOp::create(b, l, elt, v));
+                            return castFloat(b, l, v, elt); // f32 → f16/bf16/f64
                           });
     rewriter.replaceOp(op, y);
     return success();

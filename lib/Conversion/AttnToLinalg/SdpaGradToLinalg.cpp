@@ -37,12 +37,12 @@ using namespace mlir::attn::linalg_lowering;
 
 namespace {
 
-/// `x` widened to f32 (itself when f32).
-Value widen(OpBuilder &b, Location loc, Value x) {
-  return roundTo(b, loc, x, b.getF32Type(), tensor::getMixedSizes(b, loc, x));
+/// `x` widened to `acc` (itself when of that type).
+Value widen(OpBuilder &b, Location loc, Value x, Type acc) {
+  return roundTo(b, loc, x, acc, tensor::getMixedSizes(b, loc, x));
 }
 
-/// dq[b, h, i, d] = Σ_j ds[b, h, i, j] · k[b, h/G, j, d], in f32, loops
+/// dq[b, h, i, d] = Σ_j ds[b, h, i, j] · k[b, h/G, j, d], in ds's type, loops
 /// (b, h, i, j, d): d innermost, as above.
 Value rowsTimesKeys(OpBuilder &b, Location loc, Value ds, Value k, int64_t g,
                     ArrayRef<OpFoldResult> outSizes) {
@@ -50,27 +50,28 @@ Value rowsTimesKeys(OpBuilder &b, Location loc, Value ds, Value k, int64_t g,
   AffineExpr bb, h, i, j, d;
   bindDims(ctx, bb, h, i, j, d);
   auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(5, 0, e, ctx); };
-  Value acc = filled(b, loc, outSizes, b.getF32Type(), 0.0);
+  Value acc = filled(b, loc, outSizes, tensorType(ds).getElementType(), 0.0);
   return contraction(b, loc, ds, map({bb, h, i, j}), k, map({bb, kvHead(h, g), j, d}), acc,
                      map({bb, h, i, d}), {kPar, kPar, kPar, kRed, kPar});
 }
 
 /// s[b, h, i, j] = Σ_d a[b, h, i, d] · c[b, h/G, j, d] (Q·Kᵀ, dO·Vᵀ), in
-/// f32: c transposed once to [B, Hkv, D, Tk], then loops (b, h, i, d, j)
+/// a's type: c transposed once to [B, Hkv, D, Tk], then loops (b, h, i, d, j)
 /// with j innermost (contiguous rows of the result and of cᵀ).
 Value rowsTimesTransposed(OpBuilder &b, Location loc, Value a, Value c, int64_t g) {
   MLIRContext *ctx = b.getContext();
   SmallVector<OpFoldResult> cs = tensor::getMixedSizes(b, loc, c);
+  Type acc = tensorType(a).getElementType();
   Value ct = linalg::TransposeOp::create(
-                 b, loc, c, emptyTensor(b, loc, {cs[0], cs[1], cs[3], cs[2]}, b.getF32Type()),
+                 b, loc, c, emptyTensor(b, loc, {cs[0], cs[1], cs[3], cs[2]}, acc),
                  ArrayRef<int64_t>{0, 1, 3, 2})
                  ->getResult(0);
   SmallVector<OpFoldResult> as = tensor::getMixedSizes(b, loc, a);
   AffineExpr bb, h, i, d, j;
   bindDims(ctx, bb, h, i, d, j);
   auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(5, 0, e, ctx); };
-  Value acc = filled(b, loc, {as[0], as[1], as[2], cs[2]}, b.getF32Type(), 0.0);
-  return contraction(b, loc, a, map({bb, h, i, d}), ct, map({bb, kvHead(h, g), d, j}), acc,
+  return contraction(b, loc, a, map({bb, h, i, d}), ct, map({bb, kvHead(h, g), d, j}),
+                     filled(b, loc, {as[0], as[1], as[2], cs[2]}, acc, 0.0),
                      map({bb, h, i, j}), {kPar, kPar, kPar, kRed, kPar});
 }
 
@@ -87,7 +88,7 @@ Value scaleAndRound(OpBuilder &b, Location loc, Value x, double scale, Type elt)
   return roundTo(b, loc, x, elt, tensor::getMixedSizes(b, loc, x));
 }
 
-/// `x` [B,H,Tq,Tk] (f32) summed to the shape of `mask` (numpy broadcasting:
+/// `x` [B,H,Tq,Tk] (the accumulator type) summed to the shape of `mask` (numpy broadcasting:
 /// a dim the mask lacks or has as a static 1 where x's is not is summed),
 /// rounded to `type` (the mask's).
 Value reduceToMask(OpBuilder &b, Location loc, Value x, Value mask, RankedTensorType type) {
@@ -105,7 +106,7 @@ Value reduceToMask(OpBuilder &b, Location loc, Value x, Value mask, RankedTensor
     out.push_back(summed ? getAffineConstantExpr(0, ctx) : getAffineDimExpr(t, ctx));
     sizes.push_back(tensor::getMixedSize(b, loc, mask, m));
   }
-  Value acc = filled(b, loc, sizes, b.getF32Type(), 0.0);
+  Value acc = filled(b, loc, sizes, tensorType(x).getElementType(), 0.0);
   Value sum = linalg::GenericOp::create(
                   b, loc, TypeRange{acc.getType()}, ValueRange{x}, ValueRange{acc},
                   ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4),
@@ -134,12 +135,13 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
       return failure();
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    Type f32 = rewriter.getF32Type();
-    Value q = widen(rewriter, loc, a.getQuery()), k = widen(rewriter, loc, a.getKey()),
-          v = widen(rewriter, loc, a.getValue()), o = widen(rewriter, loc, a.getOut()),
-          dO = widen(rewriter, loc, a.getGradOut()), lse = a.getLse();
+    // f32, f64 for f64 (the lse's type).
+    Type acc = computeType(tensorType(a.getQuery()).getElementType());
+    Value q = widen(rewriter, loc, a.getQuery(), acc), k = widen(rewriter, loc, a.getKey(), acc),
+          v = widen(rewriter, loc, a.getValue(), acc), o = widen(rewriter, loc, a.getOut(), acc),
+          dO = widen(rewriter, loc, a.getGradOut(), acc), lse = a.getLse();
 
-    // The masked scores, as the forward computes them (in f32).
+    // The masked scores, as the forward computes them (in `acc`).
     Value s = scaled(rewriter, loc, rowsTimesTransposed(rewriter, loc, q, k, *g), *scale);
     FloatAttr cap = op.getSoftcapAttr();
     Value capped = cap ? Value(SoftcapOp::create(rewriter, loc, s, cap)) : s;
@@ -148,7 +150,7 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
       window = nullptr;
     Value mask = a.getMask();
     if (mask && !tensorType(mask).getElementType().isInteger(1))
-      mask = widen(rewriter, loc, mask);
+      mask = widen(rewriter, loc, mask, acc);
     // The score function y = f(capped) and its slope f'(capped) (the
     // op's score_mod_grad region), each an attn.score_mod on the scores.
     Value modded = capped, slope;
@@ -173,7 +175,7 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
     }
 
     SmallVector<OpFoldResult> scoreSizes = tensor::getMixedSizes(rewriter, loc, masked);
-    auto scoresType = RankedTensorType::get(tensorType(s).getShape(), f32);
+    auto scoresType = RankedTensorType::get(tensorType(s).getShape(), acc);
     AffineExpr b, hh, i, j;
     bindDims(ctx, b, hh, i, j);
     AffineMap rowMap = AffineMap::get(4, 0, {b, hh, i}, ctx);
@@ -183,9 +185,9 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
         rewriter, loc, masked, {lse}, {rowMap}, scoresType, scoreSizes,
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, args[1],
-                                              negInf(nb, nl, f32));
+                                              negInf(nb, nl, acc));
           Value e = math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]));
-          return arith::SelectOp::create(nb, nl, empty, floatConst(nb, nl, f32, 0.0), e);
+          return arith::SelectOp::create(nb, nl, empty, floatConst(nb, nl, acc, 0.0), e);
         });
 
     // dP = dO·Vᵀ; D = rowsum(dO ∘ O). With dropout, dP = Z ∘ dO·Vᵀ and dV
@@ -206,7 +208,7 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
     bindDims(ctx, b, hh, i, e);
     AffineMap full = AffineMap::get(4, 0, {b, hh, i, e}, ctx);
     Value dRow = contraction(rewriter, loc, dO, full, o, full,
-                             filled(rewriter, loc, rowSizes, f32, 0.0), rowMap,
+                             filled(rewriter, loc, rowSizes, acc, 0.0), rowMap,
                              {kPar, kPar, kPar, kRed});
 
     // The mask's gradient, when asked: P ∘ (dP - D), the gradient of the
@@ -241,8 +243,8 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
           Value r = arith::MulFOp::create(nb, nl, args[0], diff);
           if (cap) {
             Value t = arith::DivFOp::create(
-                nb, nl, args[3], floatConst(nb, nl, f32, cap.getValueAsDouble()));
-            Value d = arith::SubFOp::create(nb, nl, floatConst(nb, nl, f32, 1.0),
+                nb, nl, args[3], floatConst(nb, nl, acc, cap.getValueAsDouble()));
+            Value d = arith::SubFOp::create(nb, nl, floatConst(nb, nl, acc, 1.0),
                                             arith::MulFOp::create(nb, nl, t, t));
             r = arith::MulFOp::create(nb, nl, r, d);
           }
@@ -250,7 +252,7 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
             return r;
           // The slope, 0 where P = 0 (a slope that is not finite at a
           // masked score never reaches dS).
-          Value zero = floatConst(nb, nl, f32, 0.0);
+          Value zero = floatConst(nb, nl, acc, 0.0);
           Value none = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, args[0], zero);
           return arith::SelectOp::create(
               nb, nl, none, zero, arith::MulFOp::create(nb, nl, r, args[cap ? 4 : 3]));

@@ -70,7 +70,8 @@ struct BlockMaskToParallelLoops : OpRewritePattern<BlockMaskOp> {
             SmallVector<Value> next;
             for (auto [take, list, c] : {std::tuple{partial, results[1], count[0]},
                                          std::tuple{full, results[3], count[1]}}) {
-              e.ifThen(take, [&] { e.store(n32, list, at(c)); });
+              Value slot = c, dst = list; // (captured below: not the bindings)
+              e.ifThen(take, [&] { e.store(n32, dst, at(slot)); });
               next.push_back(e.add(c, arith::IndexCastOp::create(
                                           e.b, loc, e.b.getIndexType(),
                                           arith::ExtUIOp::create(e.b, loc, i32, take))));
@@ -82,7 +83,8 @@ struct BlockMaskToParallelLoops : OpRewritePattern<BlockMaskOp> {
         e.store(arith::IndexCastOp::create(e.b, loc, i32, c), count, ivs);
         // FlexAttention leaves the slots past the count unspecified; ours
         // are zeros, as the reference lowering's.
-        e.loop(c, nk, 1, [&](Value slot) { e.store(zero32, list, at(slot)); });
+        Value dst = list; // (captured below: not the binding)
+        e.loop(c, nk, 1, [&](Value slot) { e.store(zero32, dst, at(slot)); });
       }
     });
     SmallVector<Value> tensors;

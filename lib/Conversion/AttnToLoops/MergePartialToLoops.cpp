@@ -30,6 +30,8 @@ struct MergePartialToParallelLoops : OpRewritePattern<MergePartialOp> {
     int64_t rank = outT.getRank();
     if (rank < 2)
       return rewriter.notifyMatchFailure(op, "rank-1 outputs take the reference lowering");
+    if (!outT.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "f64 takes the reference lowering");
     Location loc = op.getLoc();
     KernelBuilder e{rewriter, loc, tiling.vectorWidth};
     auto buffer = [&](Value t) -> Value {

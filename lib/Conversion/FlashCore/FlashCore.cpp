@@ -65,6 +65,8 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
   if (!p.queryType || !p.keyType || !p.valueType || !p.resultType)
     return fail("the " + support.name + " needs ranked tensors");
   p.elementType = p.queryType.getElementType();
+  if (p.elementType.isF64())
+    return fail("f64 (for checking) takes the reference lowering");
   if (!support.lowPrecision && !p.elementType.isF32())
     return fail("the " + support.name + " takes only f32");
   constexpr bool isGrad = std::is_same_v<OpTy, SdpaGradOp>;

@@ -33,6 +33,12 @@ static SmallVector<int64_t> lseShape(Value query) {
   return {dimOf(query, 0), dimOf(query, 1), dimOf(query, 2)};
 }
 
+/// The type the partial results are kept in: f64 for f64, else f32.
+static Type accumulatorType(Value x) {
+  Type elt = tensorType(x).getElementType();
+  return elt.isF64() ? elt : Float32Type::get(elt.getContext());
+}
+
 LogicalResult SdpaPartialOp::verify() {
   Checker c(*this);
   if (failed(verifySdpaOperands(*this, c)) ||
@@ -44,9 +50,9 @@ LogicalResult SdpaPartialOp::verify() {
       failed(c.runtimeSeed(getRuntimeSeed(), getDropoutSeedAttr(), "dropout_seed",
                            getDropoutRateAttr())))
     return failure();
-  Type f32 = Float32Type::get(getContext());
-  if (failed(c.result(sdpaShape(getQuery(), getValue()), f32, 0)) ||
-      failed(c.result(lseShape(getQuery()), f32, 1)))
+  Type acc = accumulatorType(getQuery());
+  if (failed(c.result(sdpaShape(getQuery(), getValue()), acc, 0)) ||
+      failed(c.result(lseShape(getQuery()), acc, 1)))
     return failure();
   return success();
 }
@@ -56,9 +62,9 @@ LogicalResult SdpaPartialOp::inferReturnTypes(MLIRContext *ctx, std::optional<Lo
   if (failed(requireRanked(loc, getOperationName(),
                            {{"query", a.getQuery()}, {"value", a.getValue()}})))
     return failure();
-  Type f32 = Float32Type::get(ctx);
-  types.push_back(RankedTensorType::get(sdpaShape(a.getQuery(), a.getValue()), f32));
-  types.push_back(RankedTensorType::get(lseShape(a.getQuery()), f32));
+  Type acc = accumulatorType(a.getQuery());
+  types.push_back(RankedTensorType::get(sdpaShape(a.getQuery(), a.getValue()), acc));
+  types.push_back(RankedTensorType::get(lseShape(a.getQuery()), acc));
   return success();
 }
 
@@ -81,11 +87,14 @@ LogicalResult LogSumExpOp::verify() {
     if (failed(c.rank("input", getInput(), 4, "[B,H,Tq,Tk] (with sinks)")) ||
         failed(c.sinks(s, dimOf(getInput(), 1))))
       return failure();
-  return c.result(in.getShape().drop_back(), Float32Type::get(getContext()));
+  return c.result(in.getShape().drop_back(), accumulatorType(getInput()));
 }
 
 LogicalResult MergePartialOp::verify() {
   auto out = tensorType(getOut1()), lse = tensorType(getLse1());
+  if (out.getElementType() != lse.getElementType())
+    return emitOpError() << "operand 'lse1' has element type " << lse.getElementType()
+                         << ", expected the outputs' (" << out.getElementType() << ")";
   if (out.getRank() < 1 || lse.getRank() != out.getRank() - 1)
     return emitOpError() << "operand 'lse1' must have rank " << out.getRank() - 1
                          << " (the outputs' rank minus 1), got rank " << lse.getRank();
@@ -140,6 +149,10 @@ LogicalResult SdpaGradOp::verify() {
     if (failed(c.dim("lse", lse, i, i == 0 ? "batch" : i == 1 ? "heads" : "length",
                      outShape[i], lseWhy[i])))
       return failure();
+  if (Type acc = accumulatorType(q); tensorType(lse).getElementType() != acc)
+    return emitOpError() << "operand 'lse' element type " << tensorType(lse).getElementType()
+                         << " must be " << acc << " (the forward's, for a " << elt
+                         << " query)";
   if (failed(verifyModFunction(*this, getScoreMod(), ModKind::Score, getCaptures(),
                                "score_mod")) ||
       failed(verifyModFunction(*this, getScoreModGrad(), ModKind::Score, getCaptures(),

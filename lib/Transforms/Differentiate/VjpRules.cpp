@@ -28,7 +28,7 @@
 //
 // i1 masks, slopes, key lengths, integer captures, mask function captures
 // and other integer or constant operands get no adjoint. Every sum
-// accumulates in f32 and rounds once.
+// accumulates in f32 (f64 for f64) and rounds once.
 //
 //===----------------------------------------------------------------------===//
 #include "VjpRules.h"
@@ -61,7 +61,7 @@ using namespace mlir::attn::vjp;
 Value vjp::reduceTerms(OpBuilder &b, Location loc, ValueRange inputs,
                        ArrayRef<AffineMap> maps, AffineMap outMap, ArrayRef<IteratorType> iters,
                        ArrayRef<OpFoldResult> sizes, Type elt, TermFn term) {
-  Type f32 = b.getF32Type();
+  Type f32 = computeType(elt); // f64 for f64
   Value acc = filled(b, loc, sizes, f32, 0.0);
   SmallVector<AffineMap> all(maps);
   all.push_back(outMap);
@@ -87,7 +87,7 @@ Value vjp::reduceTerms(OpBuilder &b, Location loc, ValueRange inputs,
 Value vjp::pointwise(OpBuilder &b, Location loc, Value first, ValueRange others,
                      ArrayRef<AffineMap> otherMaps, TermFn body) {
   RankedTensorType type = tensorType(first);
-  Type f32 = b.getF32Type(), elt = type.getElementType();
+  Type elt = type.getElementType(), f32 = computeType(elt); // f64 for f64
   return elementwise(b, loc, first, others, otherMaps, type,
                      tensor::getMixedSizes(b, loc, first),
                      [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -371,8 +371,9 @@ struct SoftmaxVjp : DifferentiableOpInterface::ExternalModel<SoftmaxVjp, Softmax
     AffineMap rows = AffineMap::get(rank, 0, id.getResults().drop_back(), ctx);
     SmallVector<IteratorType> iters(rank, kPar);
     iters.back() = kRed;
+    Type acc = computeType(tensorType(p).getElementType());
     Value rowdot = reduceTerms(b, loc, {dP, p}, {id, id}, rows, iters, leadingSizes(b, loc, p),
-                               b.getF32Type());
+                               acc);
     operandAdjoints[0] = pointwise(
         b, loc, dP, {p, rowdot}, {id, rows}, [](OpBuilder &nb, Location nl, ArrayRef<Value> x) {
           Value centred = arith::SubFOp::create(nb, nl, x[0], x[2]);
@@ -380,7 +381,7 @@ struct SoftmaxVjp : DifferentiableOpInterface::ExternalModel<SoftmaxVjp, Softmax
         });
     // The sinks: −Σ_{b,i} p_sink·rowdot, p_sink = exp(sink − lse(x, sinks)).
     if (Value sinks = softmax.getSinks(); sinks && dependsOnArgument(sinks)) {
-      auto rowType = RankedTensorType::get(tensorType(p).getShape().drop_back(), b.getF32Type());
+      auto rowType = RankedTensorType::get(tensorType(p).getShape().drop_back(), acc);
       Value lse = LogSumExpOp::create(b, loc, rowType, softmax.getInput(), sinks);
       operandAdjoints[1] = buildSinksAdjoint(b, loc, dP, p, lse, sinks);
     }

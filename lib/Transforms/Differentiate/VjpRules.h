@@ -16,14 +16,15 @@ using TermFn = function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>;
 
 /// out[outMap] = Σ, over the loops `iters` marks as reductions, of
 /// term(the inputs read through `maps`, widened to f32) — the product of
-/// the inputs when no term is given —, accumulated in f32 and rounded to
-/// `elt`; `sizes` are the result's.
+/// the inputs when no term is given —, accumulated in f32 (f64 for an f64
+/// `elt`) and rounded to `elt`; `sizes` are the result's.
 Value reduceTerms(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<AffineMap> maps,
                   AffineMap outMap, ArrayRef<utils::IteratorType> iters,
                   ArrayRef<OpFoldResult> sizes, Type elt, TermFn term = nullptr);
 
 /// out[i...] = body(first[i...], the others read through `otherMaps`, all
-/// widened to f32), computed in f32 and rounded to first's element type.
+/// widened to f32, f64 for f64), computed in that type and rounded to
+/// first's element type.
 Value pointwise(OpBuilder &b, Location loc, Value first, ValueRange others,
                 ArrayRef<AffineMap> otherMaps, TermFn body);
 

@@ -72,12 +72,15 @@ def run(args, dtype, **kw):
     dq, dk, dv = torch.autograd.grad(o, (q, k, v), torch.tensor(do.astype(np.float64)))
     for name in ("dq", "dk", "dv"):
         assert torch.isfinite(locals()[name]).all()
+    # The forward's partial results and the gradients the test expects:
+    # f32, f64 for f64.
+    acc = np.float64 if dtype == np.float64 else np.float32
     files = dict(q=args["q"], k=args["k"], v=args["v"],
                  o=o.detach().numpy().astype(dtype), do=do,
-                 lse=lse.detach().numpy().astype(np.float32))
+                 lse=lse.detach().numpy().astype(acc))
     files.update(args.get("extra", {}))
-    files.update(dq=dq.numpy().astype(np.float32), dk=dk.numpy().astype(np.float32),
-                 dv=dv.numpy().astype(np.float32))
+    files.update(dq=dq.numpy().astype(acc), dk=dk.numpy().astype(acc),
+                 dv=dv.numpy().astype(acc))
     for name, a in files.items():
         np.save(os.path.join(out, name + ".npy"), a)
 
@@ -107,6 +110,15 @@ elif case == "bool_mask_mqa":
     run(dict(q=randn(B, H, TQ, D), k=randn(B, 1, TK, D), v=randn(B, 1, TK, D),
              extra=dict(mask=keep)), np.float32,
         scale=1 / np.sqrt(D), mask=torch.tensor(keep))
+elif case == "float64":
+    # f64.mlir: everything in float64 (the reference lowering computes in
+    # f64): GQA, bottom-right causal, softcap, an additive mask.
+    B, H, HKV, TQ, TK, D, DV = 2, 4, 2, 9, 13, 8, 6
+    q, k, v = (randn(*s).astype(np.float64) for s in
+               ((B, H, TQ, D), (B, HKV, TK, D), (B, HKV, TK, DV)))
+    mask = randn(1, 1, TQ, TK).astype(np.float64)
+    run(dict(q=q, k=k, v=v, extra=dict(mask=mask)), np.float64, scale=0.375,
+        causal="bottom_right", softcap=2.5, mask=torch.tensor(mask))
 elif case == "half":
     B, H, T, D = 1, 2, 33, 16
     q, k, v = (randn(B, H, T, D).astype(np.float16) for _ in range(3))

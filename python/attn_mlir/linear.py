@@ -23,8 +23,9 @@ import math
 from . import _arrays
 from ._cache import CACHE
 
-_FLOAT_TYPES = ("float32", "float16", "bfloat16")
-_IR_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+# float64 is for checking (gradcheck): the reference lowering, in f64.
+_FLOAT_TYPES = ("float32", "float16", "bfloat16", "float64")
+_IR_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64"}
 # dW's kernels: one per multiple of this many rows.
 _ROWS_ROUND = 64
 
@@ -70,7 +71,8 @@ def _project(x2, w, b, out, dtype, layout, pipeline, ref):
 def _check(input, weight, bias):
     names = [_arrays.dtype_name(x) for x in (input, weight)]
     if names[0] not in _FLOAT_TYPES:
-        _fail(TypeError, "input has dtype %s; attn_mlir takes float32, float16 or bfloat16"
+        _fail(TypeError, "input has dtype %s; attn_mlir takes float32, float16, bfloat16 "
+              "or float64"
               % names[0])
     if names[1] != names[0]:
         _fail(TypeError, "weight has dtype %s, input %s" % (names[1], names[0]))
@@ -97,7 +99,8 @@ def linear(input, weight, bias=None, *, pipeline="cpu"):
 
     input [..., in_features], weight [out_features, in_features], bias
     [out_features] or None; NumPy arrays or CPU torch tensors of one dtype
-    (float32, float16; bfloat16 for torch), accumulated in float32. Returns
+    (float32, float16; bfloat16 for torch; float64 for checking, computed in
+    float64), accumulated in float32. Returns
     [..., out_features] of the input's kind. With torch tensors and grad
     mode on, differentiable with respect to input, weight and bias (the
     backward's GEMMs compiled too; see the module docstring)."""
@@ -176,7 +179,8 @@ def _linear_function():
                 x2 = input.detach().reshape(n, width)
                 dw = _weight_grad(dy2, x2, dtype, pipeline)
             if need_b:
-                db = dy2.sum(0, dtype=torch.float32).to(input.dtype)
+                acc = torch.float64 if dy2.dtype == torch.float64 else torch.float32
+                db = dy2.sum(0, dtype=acc).to(input.dtype)
             return dx, dw, db, None
 
     _LINEAR_FUNCTION.append(Linear)

@@ -104,6 +104,18 @@ def test_linear_numpy():
     assert np.abs(y - ref).max() < 1e-4 * np.abs(ref).max()
 
 
+@pytest.mark.parametrize("pipeline", ["reference", "cpu"])
+def test_linear_gradcheck_float64(pipeline):
+    """torch.autograd.gradcheck in float64 (the reference lowering of
+    attn.project, in f64): input, weight and bias."""
+    g = torch.Generator().manual_seed(3)
+    x, w, b = (torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+               for s in ((2, 3, 8), (16, 8), (16,)))
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: attn_mlir.linear(x, w, b, pipeline=pipeline), (x, w, b),
+        eps=1e-6, atol=1e-8, rtol=1e-6)
+
+
 @pytest.mark.parametrize("args,exc,msg", [
     ((torch.randn(4, 8), torch.randn(16, 9)), ValueError, "input has 8 features"),
     ((torch.randn(4, 8), torch.randn(16, 8).double()), TypeError, "weight has dtype float64"),
@@ -242,6 +254,21 @@ def test_mha_dropout_in_training():
     y3, _ = ours(x, x, x, need_weights=False)
     y3r, _ = ref(x.double(), x.double(), x.double(), need_weights=False)
     _close(y3, y3r, F32_TOL, "eval output")
+
+
+def test_mha_gradcheck_float64():
+    """The whole module in float64 (.double()): gradcheck of its output
+    with respect to the query and key/value inputs, through the
+    projections' and the attention's backward kernels (reference lowering,
+    in f64), with a causal mask."""
+    torch.manual_seed(0)
+    m = attn_mlir.nn.MultiheadAttention(8, 2, batch_first=True).double()
+    q = torch.randn(1, 4, 8, dtype=torch.float64, requires_grad=True)
+    kv = torch.randn(1, 5, 8, dtype=torch.float64, requires_grad=True)
+    causal = torch.ones(4, 5, dtype=torch.bool).triu(2)
+    assert torch.autograd.gradcheck(
+        lambda q, kv: m(q, kv, kv, need_weights=False, attn_mask=causal)[0], (q, kv),
+        eps=1e-6, atol=1e-8, rtol=1e-6)
 
 
 def test_mha_refusals():

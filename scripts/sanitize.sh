@@ -75,7 +75,7 @@ build_s=$((SECONDS - t0))
 #    stage): the emulator's tf32 path stays covered by the five tf32 points
 #    of Variants/TensorCoreFeatures, and the grid's shapes by its f16/bf16
 #    points.
-# The lit suite samples one (file, pass) pair in six of
+# The lit suite samples one (file, pass) pair in twelve of
 # test/Robustness/every_pass.py there (%every_pass_sample in lit.cfg.py).
 # ATTN_SAN_CTEST_EXCLUDE= (set, empty) runs every ctest here too.
 dims=(D16 D64 D80) causals=(nocausal topleft bottomright) masks=(nomask keep add)

@@ -46,12 +46,12 @@ config.substitutions.append(("%mlir_c_runner_utils", os.path.join(
 # The ASan+UBSan build (scripts/sanitize.sh): ASan reserves terabytes of
 # address space and reports failed allocations itself, so tests that limit
 # the address space or make allocations fail do not apply there.
-# every_pass.py (test/Robustness) runs one (file, pass) pair in six there:
+# every_pass.py (test/Robustness) runs one (file, pass) pair in twelve there:
 # the normal build runs them all, and a run costs ~4x as much under ASan.
 sanitize = getattr(config, "attn_sanitize", "OFF").upper() in ("ON", "1", "TRUE", "YES")
 if sanitize:
     config.available_features.add("asan")
-config.substitutions.append(("%every_pass_sample", "--sample 6" if sanitize else ""))
+config.substitutions.append(("%every_pass_sample", "--sample 12" if sanitize else ""))
 
 # Host CPU features, for tests that check the JIT compiles for this CPU.
 try:

@@ -197,9 +197,14 @@ static void setFeatureAttrs(const Spec &s, FunctionBuilder &fb, Op op) {
     op.setWindowAttr(fb.window(s.windowLeft, s.windowRight));
 }
 
+/// The element types a spec's tensors may have (f64: for checking).
+static bool isSpecFloatType(ElementType t) {
+  return t == ElementType::F32 || t == ElementType::F16 || t == ElementType::BF16 ||
+         t == ElementType::F64;
+}
+
 Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
-  if (s.type != ElementType::F32 && s.type != ElementType::F16 &&
-      s.type != ElementType::BF16 && s.type != ElementType::F64)
+  if (!isSpecFloatType(s.type))
     return Status::error("SdpaSpec.type must be F32, F16, BF16 or F64");
   DimReader r;
   int64_t b = r.dim("batch", s.batch, true);
@@ -310,8 +315,7 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
 }
 
 Status mhaToMlir(const MhaSpec &s, std::string &mlir) {
-  if (s.type != ElementType::F32 && s.type != ElementType::F16 &&
-      s.type != ElementType::BF16 && s.type != ElementType::F64)
+  if (!isSpecFloatType(s.type))
     return Status::error("MhaSpec.type must be F32, F16, BF16 or F64");
   DimReader r;
   int64_t b = r.dim("batch", s.batch, true);

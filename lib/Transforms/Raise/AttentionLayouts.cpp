@@ -167,7 +167,6 @@ Value AttentionRaiser::fromRank4(Value v, unsigned batchCount,
   return tensor::ExpandShapeOp::create(rewriter, loc, resultType, v, groups, sizes);
 }
 
-
 Value AttentionRaiser::swapHeadFactors(Value v, int64_t outer, int64_t inner) {
   Location loc = pv.op.getLoc();
   auto type = cast<RankedTensorType>(v.getType());

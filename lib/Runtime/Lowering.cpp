@@ -70,7 +70,8 @@ llvm::Expected<TensorSpec> specOf(Type t, const llvm::Twine &what) {
   std::optional<ElementType> dtype = elementTypeOf(e);
   if (!dtype)
     return err(what + " has element type " + llvm::Twine(typeStr(e)) +
-               "; .npy exchange supports f32, f16, bf16 (as float32), i1, i8, i32 and i64");
+               "; .npy exchange supports f32, f16, bf16 (as float32), f64, i1, i8, i32 "
+               "and i64");
   spec.dtype = *dtype;
   for (int64_t d : rt.getShape())
     spec.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);

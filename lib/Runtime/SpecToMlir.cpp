@@ -126,6 +126,8 @@ public:
   }
 
   mlir::OpBuilder &builder() { return b; }
+  /// The spec's element type (of Q, K, V, the output and a float mask).
+  mlir::Type elementType() const { return elt; }
 
 private:
   mlir::MLIRContext ctx;
@@ -233,8 +235,7 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
     return Status::error("SdpaSpec.maskGrad needs part Gradients and an additive mask");
   addFeatureArgs(s, fb, b, h, args);
   // sdpa_partial's O and log-sum-exp: f32, f64 for f64.
-  mlir::Type acc = s.type == ElementType::F64 ? fb.builder().getF64Type()
-                                               : fb.builder().getF32Type();
+  mlir::Type acc = mlir::attn::accumulatorType(fb.elementType());
   size_t firstExtra = 3;
   if (s.part == SdpaPart::Gradients) {
     // O (sdpa_partial's), dO, the log-sum-exp.

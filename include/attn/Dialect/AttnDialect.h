@@ -30,6 +30,13 @@ namespace mlir::attn {
 /// Dialect-prefixed discardable attributes (`foo.bar`) are allowed.
 LogicalResult verifyNoUnknownAttributes(Operation *op);
 
+/// What attention on `elt` data accumulates in and keeps its partial results
+/// in (sdpa_partial's O and lse, logsumexp, merge_partial, sdpa_grad's
+/// lse): f64 for f64, f32 for f32, f16 and bf16.
+inline Type accumulatorType(Type elt) {
+  return elt.isF64() ? elt : Float32Type::get(elt.getContext());
+}
+
 /// The diagonal d(i) the causal and window keep rules of an op measure
 /// from: the causal kind when the op has one, else the window's align, else
 /// bottom_right (FlashAttention's convention).

@@ -11,6 +11,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOLINALG_LINALGBUILDERS_H
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -30,11 +31,9 @@ constexpr IteratorType kRed = IteratorType::reduction;
 
 inline RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// What an element type is computed and accumulated in: f32 for
-/// f16/bf16/f32, f64 for f64.
-inline Type computeType(Type elt) {
-  return elt.isF32() || elt.isF64() ? elt : Float32Type::get(elt.getContext());
-}
+/// What an element type is computed and accumulated in: the dialect's
+/// accumulatorType (f32 for f16/bf16/f32, f64 for f64).
+inline Type computeType(Type elt) { return accumulatorType(elt); }
 
 /// Scalar float cast to `to` (extf/truncf or nothing).
 inline Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {

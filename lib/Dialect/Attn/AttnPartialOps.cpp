@@ -33,11 +33,8 @@ static SmallVector<int64_t> lseShape(Value query) {
   return {dimOf(query, 0), dimOf(query, 1), dimOf(query, 2)};
 }
 
-/// The type the partial results are kept in: f64 for f64, else f32.
-static Type accumulatorType(Value x) {
-  Type elt = tensorType(x).getElementType();
-  return elt.isF64() ? elt : Float32Type::get(elt.getContext());
-}
+/// accumulatorType of `x`'s element type: the partial results' type.
+static Type accumulatorOf(Value x) { return accumulatorType(tensorType(x).getElementType()); }
 
 LogicalResult SdpaPartialOp::verify() {
   Checker c(*this);
@@ -50,7 +47,7 @@ LogicalResult SdpaPartialOp::verify() {
       failed(c.runtimeSeed(getRuntimeSeed(), getDropoutSeedAttr(), "dropout_seed",
                            getDropoutRateAttr())))
     return failure();
-  Type acc = accumulatorType(getQuery());
+  Type acc = accumulatorOf(getQuery());
   if (failed(c.result(sdpaShape(getQuery(), getValue()), acc, 0)) ||
       failed(c.result(lseShape(getQuery()), acc, 1)))
     return failure();
@@ -62,7 +59,7 @@ LogicalResult SdpaPartialOp::inferReturnTypes(MLIRContext *ctx, std::optional<Lo
   if (failed(requireRanked(loc, getOperationName(),
                            {{"query", a.getQuery()}, {"value", a.getValue()}})))
     return failure();
-  Type acc = accumulatorType(a.getQuery());
+  Type acc = accumulatorOf(a.getQuery());
   types.push_back(RankedTensorType::get(sdpaShape(a.getQuery(), a.getValue()), acc));
   types.push_back(RankedTensorType::get(lseShape(a.getQuery()), acc));
   return success();
@@ -87,7 +84,7 @@ LogicalResult LogSumExpOp::verify() {
     if (failed(c.rank("input", getInput(), 4, "[B,H,Tq,Tk] (with sinks)")) ||
         failed(c.sinks(s, dimOf(getInput(), 1))))
       return failure();
-  return c.result(in.getShape().drop_back(), accumulatorType(getInput()));
+  return c.result(in.getShape().drop_back(), accumulatorOf(getInput()));
 }
 
 LogicalResult MergePartialOp::verify() {
@@ -149,7 +146,7 @@ LogicalResult SdpaGradOp::verify() {
     if (failed(c.dim("lse", lse, i, i == 0 ? "batch" : i == 1 ? "heads" : "length",
                      outShape[i], lseWhy[i])))
       return failure();
-  if (Type acc = accumulatorType(q); tensorType(lse).getElementType() != acc)
+  if (Type acc = accumulatorOf(q); tensorType(lse).getElementType() != acc)
     return emitOpError() << "operand 'lse' element type " << tensorType(lse).getElementType()
                          << " must be " << acc << " (the forward's, for a " << elt
                          << " query)";

@@ -61,8 +61,8 @@ using namespace mlir::attn::vjp;
 Value vjp::reduceTerms(OpBuilder &b, Location loc, ValueRange inputs,
                        ArrayRef<AffineMap> maps, AffineMap outMap, ArrayRef<IteratorType> iters,
                        ArrayRef<OpFoldResult> sizes, Type elt, TermFn term) {
-  Type f32 = computeType(elt); // f64 for f64
-  Value acc = filled(b, loc, sizes, f32, 0.0);
+  Type accType = computeType(elt); // f64 for f64, else f32
+  Value acc = filled(b, loc, sizes, accType, 0.0);
   SmallVector<AffineMap> all(maps);
   all.push_back(outMap);
   Value sum = linalg::GenericOp::create(
@@ -70,7 +70,7 @@ Value vjp::reduceTerms(OpBuilder &b, Location loc, ValueRange inputs,
                   [&](OpBuilder &nb, Location nl, ValueRange args) {
                     SmallVector<Value> xs;
                     for (Value x : args.drop_back())
-                      xs.push_back(castFloat(nb, nl, x, f32));
+                      xs.push_back(castFloat(nb, nl, x, accType));
                     Value t = xs[0];
                     if (term)
                       t = term(nb, nl, xs);
@@ -87,13 +87,13 @@ Value vjp::reduceTerms(OpBuilder &b, Location loc, ValueRange inputs,
 Value vjp::pointwise(OpBuilder &b, Location loc, Value first, ValueRange others,
                      ArrayRef<AffineMap> otherMaps, TermFn body) {
   RankedTensorType type = tensorType(first);
-  Type elt = type.getElementType(), f32 = computeType(elt); // f64 for f64
+  Type elt = type.getElementType(), accType = computeType(elt); // f64 for f64, else f32
   return elementwise(b, loc, first, others, otherMaps, type,
                      tensor::getMixedSizes(b, loc, first),
                      [&](OpBuilder &nb, Location nl, ValueRange args) {
                        SmallVector<Value> xs;
                        for (Value x : args.drop_back())
-                         xs.push_back(castFloat(nb, nl, x, f32));
+                         xs.push_back(castFloat(nb, nl, x, accType));
                        return castFloat(nb, nl, body(nb, nl, xs), elt);
                      });
 }

@@ -55,6 +55,19 @@ CHECKS = [
          fn="window_bias"),
 ]
 
+# The backward (attn.sdpa_grad: the CUDA-core dK/dV and dQ kernels,
+# docs/gpu.md): GQA, both causal kinds, an additive mask, D 64 and 128,
+# f32/f16/bf16, T not a multiple of the tile. Host buffers only.
+GRAD_CHECKS = [
+    dict(name="grad_causal_gqa_f32", grad=True, b=2, h=4, hkv=2, tq=100, tk=130, d=64,
+         dtype="f32", causal="bottom_right"),
+    dict(name="grad_mask_f16", grad=True, b=1, h=4, hkv=4, tq=77, tk=77, d=64, dtype="f16",
+         mask="additive"),
+    dict(name="grad_d128_bf16", grad=True, b=1, h=8, hkv=2, tq=129, tk=129, d=128,
+         dtype="bf16", causal="top_left"),
+]
+CHECKS += GRAD_CHECKS
+
 # Timing: B 4, H 16, against torch's SDPA backends on the same shapes.
 TIMINGS = [
     dict(name=f"time_{dt}_d{d}_t{t}_{'causal' if c else 'full'}", b=4, h=16, hkv=16, tq=t, tk=t,
@@ -74,6 +87,14 @@ TIMINGS += [
 # by it) against the named causal row above and torch's causal SDPA.
 TIMINGS += [dict(name="time_bf16_d128_t4096_causal_fn", b=4, h=16, hkv=16, tq=4096, tk=4096,
                  d=128, dtype="bf16", fn="causal", timing=True)]
+
+# The backward, B 4, H 16, D 64, T 1024, against torch autograd's backward
+# of each SDPA backend (FLOPs: 2.5x the forward's).
+TIMINGS += [
+    dict(name=f"time_grad_{dt}_d64_t1024_{'causal' if c else 'full'}", grad=True, b=4, h=16,
+         hkv=16, tq=1024, tk=1024, d=64, dtype=dt, causal="top_left" if c else None, timing=True)
+    for dt in ("f32", "bf16") for c in (False, True)
+]
 
 # The score_mod / mask_mod regions of each `fn` (gpu_check.py's float64
 # reference computes the same: reference()).
@@ -121,6 +142,17 @@ def mlir_for(k):
         types.append(mt)
     attrs = f" {{causal = #attn.causal<{k['causal']}>}}" if k.get("causal") else ""
     attrs += FUNCTIONS[k["fn"]] if k.get("fn") else ""
+    if k.get("grad"):
+        # (q, k, v, o, do, lse[, mask]) -> (dq, dk, dv)
+        lse = f"tensor<{k['b']}x{k['h']}x{k['tq']}xf32>"
+        gargs = args[:3] + [f"%o: {q}", f"%do: {q}", f"%lse: {lse}"] + args[3:]
+        gops = ops[:3] + ["%o", "%do", "%lse"] + ops[3:]
+        gtypes = types[:3] + [q, q, lse] + types[3:]
+        res = f"{q}, {kv}, {kv}"
+        return (f"func.func @{k['name']}({', '.join(gargs)}) -> ({res}) {{\n"
+                f"  %dq, %dk, %dv = attn.sdpa_grad {', '.join(gops)}{attrs} : "
+                f"({', '.join(gtypes)}) -> ({res})\n"
+                f"  return %dq, %dk, %dv : {res}\n}}\n")
     return (f"func.func @{k['name']}({', '.join(args)}) -> {q} {{\n"
             f"  %o = attn.sdpa {', '.join(ops)}{attrs} : ({', '.join(types)}) -> {q}\n"
             f"  return %o : {q}\n}}\n")
@@ -187,10 +219,11 @@ def main():
     out = os.path.abspath(a.out or os.path.join(build, "gpu-bundle"))
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    # The check shapes twice (host buffers; device buffers as <name>_dev),
-    # the timing shapes on device buffers only.
-    kernels = CHECKS + [dict(k, name=k["name"] + "_dev", device=True) for k in CHECKS] + \
-        [dict(k, device=True) for k in TIMINGS]
+    # The check shapes twice (host buffers; device buffers as <name>_dev;
+    # the backward's on host buffers only), the timing shapes on device
+    # buffers only.
+    kernels = CHECKS + [dict(k, name=k["name"] + "_dev", device=True) for k in CHECKS
+                        if not k.get("grad")] + [dict(k, device=True) for k in TIMINGS]
     with tempfile.TemporaryDirectory() as work:
         objects = compile_all(build, kernels, "gpu", [f"--gpu-chips={a.chips}"], work)
         lib = os.path.join(out, "libattn_gpu_check.so")

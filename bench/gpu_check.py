@@ -8,7 +8,8 @@ python3, numpy, and torch 2.x for the timing.
 1. Correctness: each check kernel of manifest.json (attn-aot --pipeline=gpu)
    on seeded random inputs against attention computed in float64 with numpy
    from the same (rounded) inputs; torch's SDPA on the same inputs is shown
-   beside it for scale.
+   beside it for scale. The backward kernels (attn.sdpa_grad) against the
+   float64 gradients of the same inputs.
    With torch and CUDA, the same shapes again through the kernels built
    --device-resident (<name>_dev), on torch's device tensors.
 2. Timing (torch with CUDA): each timing kernel (built --device-resident)
@@ -19,7 +20,8 @@ python3, numpy, and torch 2.x for the timing.
    with each backend that runs (flash, cuDNN, efficient, math), in TFLOP/s
    (4·B·H·Tq·Tk·D, halved for causal) and as % of a bf16 8192³ matmul (of a
    TF32 one for the f32 kernels built --tf32)
-   measured in the same run.
+   measured in the same run; then the backward kernels against torch
+   autograd's backward of each backend.
 The last line is PASS or FAIL.
 
     python3 gpu_check.py --self-test DIR
@@ -94,14 +96,17 @@ def tensor(a):
 
 
 def call(lib, address, arrays, out):
-    """Runs a kernel; returns the kernel-only milliseconds (GPU) and the
-    output attn_tensor (its data the runtime's when `out` is None)."""
+    """Runs a kernel; returns the kernel-only milliseconds (GPU; summed over
+    its launches) and the output attn_tensor (its data the runtime's when
+    `out` is None). `out` may be a list: one entry per result, and then the
+    attn_tensors come back as a list."""
+    outs = out if isinstance(out, list) else [out]
     inputs = (AttnTensor * len(arrays))(*[tensor(a) for a in arrays])
-    outputs = (AttnTensor * 1)(tensor(out))
-    status = lib.attn_aot_call(address, inputs, len(arrays), outputs, 1)
+    outputs = (AttnTensor * len(outs))(*[tensor(o) for o in outs])
+    status = lib.attn_aot_call(address, inputs, len(arrays), outputs, len(outs))
     if status:
         raise RuntimeError(lib.attn_aot_last_error().decode())
-    return lib.attn_aot_last_kernel_ms(), outputs[0]
+    return lib.attn_aot_last_kernel_ms(), (list(outputs) if isinstance(out, list) else outputs[0])
 
 
 # Storage: f32 as float32, f16 as float16, bf16 as the uint16 bits.
@@ -134,11 +139,9 @@ def inputs_for(k, rng):
     return arrays
 
 
-def reference(k, arrays):
-    """float64 attention of the rounded inputs; a row with no visible key is 0."""
-    q, kk, v = (from_storage(a, k["dtype"]) for a in arrays[:3])
-    group = k["h"] // k["hkv"]
-    kk, v = np.repeat(kk, group, axis=1), np.repeat(v, group, axis=1)
+def scores(k, q, kk, mask):
+    """float64 scores of the rounded q and (repeated) k, -inf where a key is
+    hidden, and the keep pattern."""
     s = np.einsum("bhid,bhjd->bhij", q, kk) / np.sqrt(k["d"])
     tq, tk = k["tq"], k["tk"]
     keep = np.ones((tq, tk), dtype=bool)
@@ -153,14 +156,78 @@ def reference(k, arrays):
         keep = (j <= i) & (i - j < 48)
     keep = np.broadcast_to(keep, s.shape).copy()
     if k.get("mask") == "bool":
-        keep &= arrays[3].astype(bool)
+        keep &= mask.astype(bool)
     elif k.get("mask") == "additive":
-        s = s + from_storage(arrays[3], k["dtype"])
-    s = np.where(keep, s, -np.inf)
+        s = s + from_storage(mask, k["dtype"])
+    return np.where(keep, s, -np.inf), keep
+
+
+def reference(k, arrays):
+    """float64 attention of the rounded inputs; a row with no visible key is 0."""
+    return reference_with_lse(k, arrays)[0]
+
+
+def reference_with_lse(k, arrays):
+    """(O, lse) in float64 of the rounded inputs (q, k, v[, mask])."""
+    q, kk, v = (from_storage(a, k["dtype"]) for a in arrays[:3])
+    group = k["h"] // k["hkv"]
+    kk, v = np.repeat(kk, group, axis=1), np.repeat(v, group, axis=1)
+    s, keep = scores(k, q, kk, arrays[3] if len(arrays) > 3 else None)
     m = s.max(axis=-1, keepdims=True)
     p = np.where(keep, np.exp(s - np.where(np.isfinite(m), m, 0)), 0)
     l = p.sum(axis=-1, keepdims=True)
-    return np.einsum("bhij,bhjd->bhid", p / np.where(l > 0, l, 1), v)
+    with np.errstate(divide="ignore"):
+        lse = (np.where(np.isfinite(m), m, 0) + np.log(l))[..., 0]
+    return np.einsum("bhij,bhjd->bhid", p / np.where(l > 0, l, 1), v), lse
+
+
+def grad_inputs_for(k, rng):
+    """(q, k, v, o, do, lse[, mask]) of a backward kernel: O and lse from the
+    float64 forward of the rounded inputs (O rounded like the inputs, lse
+    f32), dO random."""
+    fwd = inputs_for(k, rng)
+    o, lse = reference_with_lse(k, fwd)
+    do = to_storage(rng.uniform(-1, 1, o.shape), k["dtype"])
+    return fwd[:3] + [to_storage(o, k["dtype"]), do, lse.astype(np.float32)] + fwd[3:]
+
+
+def reference_grad(k, arrays):
+    """float64 (dQ, dK, dV) of the backward's inputs: P = exp(S - lse),
+    dV = Pᵀ·dO, dS = P∘(dO·Vᵀ - rowsum(dO∘O)), dQ = dS·K/√D, dK = dSᵀ·Q/√D,
+    dK and dV summed over each K/V head's query heads."""
+    q, kk, v, o, do = (from_storage(a, k["dtype"]) for a in arrays[:5])
+    lse = arrays[5].astype(np.float64)[..., None]
+    group = k["h"] // k["hkv"]
+    kr, vr = np.repeat(kk, group, axis=1), np.repeat(v, group, axis=1)
+    s, keep = scores(k, q, kr, arrays[6] if len(arrays) > 6 else None)
+    p = np.where(keep & np.isfinite(lse), np.exp(s - np.where(np.isfinite(lse), lse, 0)), 0)
+    dv = np.einsum("bhij,bhid->bhjd", p, do)
+    ds = p * (np.einsum("bhid,bhjd->bhij", do, vr) - (do * o).sum(-1, keepdims=True))
+    scale = 1 / np.sqrt(k["d"])
+    dq = np.einsum("bhij,bhjd->bhid", ds, kr) * scale
+    dk = np.einsum("bhij,bhid->bhjd", ds, q) * scale
+    fold = lambda x: x.reshape(k["b"], k["hkv"], group, k["tk"], k["d"]).sum(2)  # noqa: E731
+    return dq, fold(dk), fold(dv)
+
+
+def check_grad(lib, k, rng):
+    """One backward kernel on host buffers; (passed, line). The error is
+    max |ours - float64| over each gradient relative to its largest value."""
+    arrays = grad_inputs_for(k, rng)
+    want = reference_grad(k, arrays)
+    outs = [np.zeros(w.shape, dtype=arrays[0].dtype) for w in want]
+    desc = (f"{k['name']:<21} B{k['b']} H{k['h']}/{k['hkv']} Tq{k['tq']} Tk{k['tk']} "
+            f"D{k['d']} {k['dtype']:<4} {k.get('causal') or 'no causal':<12} "
+            f"{(k.get('mask') or 'no') + ' mask':<13} backward")
+    try:
+        call(lib, kernel_address(lib, k["name"]), arrays, outs)
+    except Exception as e:  # noqa: BLE001 (a FAIL line, never a crash)
+        return False, f"FAIL {desc} {type(e).__name__}: {e}"
+    err = max(float(np.abs(from_storage(o, k["dtype"]) - w).max() / max(np.abs(w).max(), 1e-30))
+              for o, w in zip(outs, want))
+    passed = err <= tolerance(k)
+    return passed, (f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} "
+                    f"(tol {tolerance(k):.0e}, relative to the largest gradient)")
 
 
 def torch_module():
@@ -225,6 +292,11 @@ def check(manifest, lib, torch):
     print("== correctness: max |ours - float64 reference| (torch SDPA on the same inputs beside it)")
     for k in manifest["kernels"]:
         if not k["check"] or (k.get("device") and torch is None):
+            continue
+        if k.get("grad"):
+            passed, line = check_grad(lib, k, rng)
+            ok &= passed
+            print(line, flush=True)
             continue
         arrays = inputs_for(k, rng)
         want = reference(k, arrays)
@@ -297,7 +369,7 @@ def timing(manifest, lib, torch, reps, deadline):
     rng = np.random.default_rng(1)
     failed = False
     for k in manifest["kernels"]:
-        if k["check"]:
+        if k["check"] or k.get("grad"):
             continue
         if time.time() > deadline:
             print(f"{k['name']:<28} skipped: the check's time budget is spent", flush=True)
@@ -347,6 +419,82 @@ def timing(manifest, lib, torch, reps, deadline):
     return not failed
 
 
+def grad_timing(manifest, lib, torch, reps, deadline):
+    """The backward kernels (built --device-resident) on torch device tensors
+    against torch autograd's backward of each SDPA backend, in TFLOP/s
+    (2.5 x 4·B·H·Tq·Tk·D, halved for causal)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    F = torch.nn.functional
+    backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION), ("math", SDPBackend.MATH)]
+    print("== backward timing (TFLOP/s; 2.5·4·B·H·Tq·Tk·D, halved for causal; torch: "
+          "autograd.grad of its SDPA after one forward)")
+    print(f"{'kernel':<28} {'ours kernel':>11} {'ours e2e ms':>11} " +
+          " ".join(f"{b:>9}" for b, _ in backends))
+    failed = False
+    for k in manifest["kernels"]:
+        if k["check"] or not k.get("grad"):
+            continue
+        if time.time() > deadline:
+            print(f"{k['name']:<28} skipped: the check's time budget is spent", flush=True)
+            continue
+        dt = getattr(torch, TORCH_DTYPE[k["dtype"]])
+        causal = bool(k.get("causal"))
+        flops = 2.5 * 4 * k["b"] * k["h"] * k["tq"] * k["tk"] * k["d"] / (2 if causal else 1)
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        q, kk, v, do = (torch.rand((k["b"], k["h"], k["tq"], k["d"]), generator=gen,
+                                   device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dt)
+                        for _ in range(4))
+        with torch.no_grad():
+            s = (q.float() @ kk.float().transpose(-1, -2)) / k["d"] ** 0.5
+            if causal:
+                s.masked_fill_(torch.ones(k["tq"], k["tk"], dtype=torch.bool,
+                                          device="cuda").triu(1), float("-inf"))
+            lse = torch.logsumexp(s, dim=-1).contiguous()
+            o = (torch.softmax(s, dim=-1) @ v.float()).to(dt).contiguous()
+            s = None
+        as_int = lambda x: x.view(torch.int16) if x.dtype == torch.bfloat16 else x  # noqa: E731
+        dev_in = [as_int(x) for x in (q, kk, v, o, do)] + [lse]
+        address = kernel_address(lib, k["name"])
+
+        def ours_once():
+            ms, outs = call(lib, address, dev_in, [None, None, None])
+            for out in outs:
+                lib.attn_aot_device_free(out.data)
+            return ms
+
+        try:
+            torch.cuda.synchronize()
+            ours_once()
+            kernel_ms, wall_ms = [], []
+            for _ in range(reps):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                kernel_ms.append(ours_once())
+                wall_ms.append((time.perf_counter() - t0) * 1e3)
+            row = (f"{k['name']:<28} {flops / max(min(kernel_ms), 1e-9) / 1e9:>11.2f} "
+                   f"{min(wall_ms):>11.1f} ")
+        except Exception as e:  # noqa: BLE001
+            failed = True
+            row = f"{k['name']:<28} ours failed: {type(e).__name__}: {e} "
+        cells = []
+        for _, backend in backends:
+            try:
+                qg, kg, vg = (x.detach().requires_grad_() for x in (q, kk, v))
+                with sdpa_kernel(backend):
+                    out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
+                    ms = cuda_time(torch, lambda: torch.autograd.grad(
+                        out, (qg, kg, vg), do, retain_graph=True), 3)
+                cells.append(f"{flops / ms / 1e9:>9.1f}")
+            except Exception:  # noqa: BLE001 (a backend that does not run here)
+                cells.append(f"{'-':>9}")
+            out = qg = kg = vg = None
+        print(row + " ".join(cells), flush=True)
+        q = kk = v = do = o = lse = dev_in = None
+        torch.cuda.empty_cache()
+    return not failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", default=os.path.dirname(os.path.abspath(__file__)))
@@ -376,6 +524,7 @@ def main():
     if torch is not None and not a.no_timing:
         try:
             ok &= timing(manifest, lib, torch, a.reps, started + a.budget)
+            ok &= grad_timing(manifest, lib, torch, a.reps, started + a.budget + 60)
         except Exception as e:  # noqa: BLE001
             print(f"gpu_check: timing aborted: {type(e).__name__}: {e}", flush=True)
             ok = False

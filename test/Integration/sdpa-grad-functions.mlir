@@ -4,11 +4,13 @@
 // attention, whose gradient function attn-differentiate builds (the
 // derivative from the body, the fused backward since the bias table gets no
 // gradient). The reference route, the fused CPU backward (D 16) and small
-// tiles, against torch.autograd in float64 (Inputs/sdpa_grad_case.py).
+// tiles, and the GPU backward's kernels (gpu-schedule, emulated), against
+// torch.autograd in float64 (Inputs/sdpa_grad_case.py).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t score_function
 // RUN: attn-opt %s --attn-differentiate=functions=forward -o %t/grad.mlir
-// RUN: for p in "reference" "cpu" "cpu --vector-width=8 --tile-q=8 --tile-k=16"; do \
+// RUN: for p in "reference" "cpu" "cpu --vector-width=8 --tile-q=8 --tile-k=16" \
+// RUN:          "gpu-schedule --tile-q=16 --tile-k=8"; do \
 // RUN:   attn-run %s --entry=explicit --pipeline=$p --quiet \
 // RUN:     --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/o.npy \
 // RUN:     --input=%t/do.npy --input=%t/lse.npy --input=%t/bias.npy \
@@ -17,7 +19,7 @@
 // RUN:     --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/bias.npy \
 // RUN:     --input=%t/do.npy --expect=%t/dq.npy --expect=%t/dk.npy --expect=%t/dv.npy || exit 1; \
 // RUN: done > %t/log 2>&1; cat %t/log | FileCheck %s
-// CHECK-COUNT-18: ok (atol
+// CHECK-COUNT-24: ok (atol
 //
 // The fused backward takes both (no "not fused" remark), and the
 // differentiated function holds the fused op, not the chain.

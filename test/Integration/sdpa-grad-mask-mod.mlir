@@ -3,18 +3,20 @@
 // on the reference route (an attn.mask_mod on the [B,H,Tq,Tk] scores) and
 // the fused backward (the function per tile, tiles its bounds say it keeps
 // nothing of skipped; small tiles so that some are skipped and some are
-// partial), against torch.autograd's float64 gradients of the same rule
+// partial) and the GPU backward (gpu-schedule, emulated), against
+// torch.autograd's float64 gradients of the same rule
 // written as a bool mask (Inputs/sdpa_grad_case.py). Rows 5..11 keep no
 // key: zero gradients.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t documents_mask_function
-// RUN: for p in "reference" "cpu" "cpu --vector-width=8 --tile-q=8 --tile-k=16"; do \
+// RUN: for p in "reference" "cpu" "cpu --vector-width=8 --tile-q=8 --tile-k=16" \
+// RUN:          "gpu-schedule --tile-q=16 --tile-k=8"; do \
 // RUN:   attn-run %s --pipeline=$p --quiet \
 // RUN:     --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/o.npy \
 // RUN:     --input=%t/do.npy --input=%t/lse.npy --input=%t/doc.npy \
 // RUN:     --expect=%t/dq.npy --expect=%t/dk.npy --expect=%t/dv.npy || exit 1; \
 // RUN: done > %t/log 2>&1; cat %t/log | FileCheck %s
-// CHECK-COUNT-9: ok (atol
+// CHECK-COUNT-12: ok (atol
 // CHECK-NOT: MISMATCH
 //
 // The fused backward takes it (no "not fused" remark).

@@ -9,7 +9,8 @@
 // The reference and the default cpu pipeline run every function; the
 // 4-lane small tiles two of them, the 8-lane ones the other two (the
 // kernel is the same code at every width: bench/NOTES.md, "Test suite
-// time").
+// time"). gpu-schedule (the GPU backward's two kernels, emulated) runs
+// every function with 16 threads a block and steps of 4 rows or keys.
 // REQUIRES: torch
 // RUN: rm -rf %t && mkdir -p %t/a %t/b %t/c %t/d
 // RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/a gqa_causal_softcap_lengths
@@ -17,7 +18,7 @@
 // RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/c bool_mask_mqa
 // RUN: %torch_python %S/Inputs/sdpa_grad_case.py %t/d half
 // RUN: for p in "reference" "cpu" "cpu --vector-width=4 --tile-q=8 --tile-k=8" \
-// RUN:          "cpu --vector-width=8 --tile-q=16 --tile-k=16"; do \
+// RUN:          "cpu --vector-width=8 --tile-q=16 --tile-k=16" "gpu-schedule --tile-q=16 --tile-k=4"; do \
 // RUN:   if [ "${p#*width=8}" = "$p" ]; then \
 // RUN:   attn-run %s --entry=gqa_causal_softcap_lengths --pipeline=$p --quiet \
 // RUN:     --input=%t/a/q.npy --input=%t/a/k.npy --input=%t/a/v.npy --input=%t/a/o.npy \
@@ -39,7 +40,7 @@
 // RUN:     --input=%t/d/do.npy --input=%t/d/lse.npy \
 // RUN:     --expect=%t/d/dq.npy --expect=%t/d/dk.npy --expect=%t/d/dv.npy --atol=5e-3 --rtol=5e-3 || exit 1; fi; \
 // RUN: done > %t/log 2>&1; cat %t/log | FileCheck %s
-// CHECK-COUNT-36: result #{{[0-2]}} vs {{.*}}: {{.*}}, ok
+// CHECK-COUNT-48: result #{{[0-2]}} vs {{.*}}: {{.*}}, ok
 //
 // Deterministic: 1 and 2 threads give the same bits.
 // RUN: for n in 1 2; do \

@@ -388,6 +388,16 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     lane ↔ element maps come from `include/attn/GPU/FragmentLayout.h`.
     `report-kernel` remarks at every sdpa that keeps the CUDA-core kernel.
 
+    Each `attn.sdpa_grad` becomes two CUDA-core schedules in the same
+    style: a dK/dV kernel (blocks over batch·K/V head and key tiles, one
+    key per thread, the group's query heads and the Q tiles that see the
+    tile walked inside) and a dQ kernel (blocks over batch·head and Q
+    tiles, one query row per thread), each gradient element summed by one
+    thread in a fixed order (deterministic, no atomics), their workgroup
+    buffers shrunk to fit 48 KiB. One it does not take (dropout,
+    `grad_mask`, paged or int8 K/V, f64) keeps the reference route on the
+    host; `report-kernel` says why.
+
     With `tf32` (off by default: it trades accuracy for speed), an f32 sdpa
     with head dims 64 or 128 takes the same kernel with TF32 operands:
     `nvgpu.mma.sync` m16n8k8 `tf32Enabled`, Q·Kᵀ and P·V operands rounded

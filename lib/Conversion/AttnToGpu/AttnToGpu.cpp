@@ -32,6 +32,7 @@
 #include "Conversion/FlashCore/FlashCore.h"
 #include "Conversion/FlashCore/ModFunctions.h"
 #include "GpuBlock.h"
+#include "SdpaGradKernel.h"
 #include "TensorCoreKernel.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -171,7 +172,6 @@ private:
   /// max_j s_j.
   Value scoreRow(Value t, Value row, Value k0) {
     sRow = memref::AllocaOp::create(g.b, g.loc, MemRefType::get({TK}, g.f32()));
-    Value scale = g.f(p.scaleLog2);
     SmallVector<Value> mx =
         g.loopCarry(g.idx(0), g.idx(TK), 1, {g.negInf()}, [&](Value j, ValueRange a) {
           Value kj = g.add(k0, j);
@@ -180,30 +180,7 @@ private:
                 return SmallVector<Value>{
                     g.fma(g.load(qsT, {c, t}), g.load(ks, {j, c}), acc[0])};
               });
-          Value sc = softcapScores(g, p, g.fmul(dot[0], scale));
-          if (p.scoreMod)
-            sc = scoreModLog2(g, *p.scoreMod, ModPoint{Value(), bIdx, hIdx, row, kj}, sc,
-                              s.captures);
-          if (alibi)
-            sc = g.fadd(sc, alibi->at(row, kj));
-          Value visible = keys->isVisible(row, kj);
-          if (p.maskMod)
-            visible = g.andI(visible, emitModFunction(g, *p.maskMod, ModKind::Mask,
-                                                      ModPoint{Value(), bIdx, hIdx, row, kj},
-                                                      s.captures));
-          if (s.mask) {
-            // Reading the mask past Tk is out of bounds: clamp the index.
-            Value kc = g.minI(kj, g.sub(s.tk, g.idx(1)));
-            Value mv = g.load(s.mask, maskIndices(g, p.maskType, bIdx, hIdx, row, kc));
-            if (p.maskKind == MaskKind::Keep) {
-              visible = g.andI(visible, mv);
-            } else {
-              if (mv.getType() != g.f32())
-                mv = arith::ExtFOp::create(g.b, g.loc, g.f32(), mv);
-              sc = g.fma(mv, g.f(kLog2E), sc);
-            }
-          }
-          sc = g.select(visible, sc, g.negInf());
+          Value sc = scoreAt(dot[0], row, kj);
           g.store(sc, sRow, {j});
           return SmallVector<Value>{g.fmax(a[0], sc)};
         });
@@ -340,6 +317,17 @@ struct ConvertAttnToGpuPass
         op.emitOpError(reason);
         refused = true;
       }
+    }
+    // The backward takes the GPU kernels where they apply; any other
+    // sdpa_grad (dropout, the mask's gradient, ...) keeps the reference
+    // route on the host, with the reason under report-kernel.
+    SmallVector<SdpaGradOp> grads;
+    getOperation()->walk([&](SdpaGradOp op) { grads.push_back(op); });
+    for (SdpaGradOp op : grads) {
+      std::string reason;
+      if (failed(rewriteSdpaGradToGpuSchedule(rewriter, op, tileQ, tileK, reason)) &&
+          reportKernel)
+        op.emitRemark() << "attn.sdpa_grad keeps the reference route on the host: " << reason;
     }
     if (refused)
       signalPassFailure();

@@ -1,9 +1,11 @@
 //===- GpuBlock.h - what both GPU kernels know about their thread block -*- C++ -*-===//
 //
 // The CUDA-core kernel (AttnToGpu.cpp) and the tensor-core kernel
-// (TensorCoreKernel.cpp) are both one thread block per (batch·head, Q tile):
-// the grid, the thread loops, the block's indices, its key visibility rules,
-// ALiBi bias and K/V tile range are written once here.
+// (TensorCoreKernel.cpp) are both one thread block per (batch·head, Q tile);
+// the backward's kernels (SdpaGradKernel.cpp) walk one (batch row, head) at
+// a time too. The grid, the thread loops, the block's indices, its key
+// visibility rules, ALiBi bias, K/V tile range and the score of one (row,
+// key) are written once here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_GPUBLOCK_H
@@ -43,6 +45,31 @@ struct GpuBlock {
       alibi.emplace(g, p, s, *keys, bIdx, hIdx);
   }
 
+  /// The rules of batch row `batch` and query head `head` for a kernel
+  /// that walks several Q tiles (q0 stays null: no rowEnd/tileRange).
+  GpuBlock(flash::KernelBuilder &g, const flash::SdpaProblem &p,
+           const flash::SdpaBuffers &s, int64_t rows, Value batch, Value head, Value kvHead)
+      : g(g), p(p), s(s), rows(rows), bIdx(batch), hIdx(head), hk(kvHead) {
+    keys.emplace(g, p, s, bIdx);
+    if (p.hasAlibi())
+      alibi.emplace(g, p, s, *keys, bIdx, hIdx);
+  }
+
+  /// The factors the backward multiplies dP∘P by to reach the gradient of
+  /// the scaled dot product: the softcap's 1 - tanh² and the score
+  /// function's derivative (attn.sdpa_grad's score_mod_grad), each null
+  /// where the problem has none.
+  struct ScoreSlopes {
+    Value softcap, scoreMod;
+  };
+
+  /// The score of query row `row` and key `kj` (index) of (bIdx, hIdx) in
+  /// log2 units, from dot = q_row·k_kj (f32): scale·log2e, the softcap, the
+  /// score function, the ALiBi bias and log2e·(additive mask); -inf where a
+  /// keep rule hides the key (key visibility, the mask function, an i1
+  /// mask). With `slopes`, also the backward's factors at this score.
+  Value scoreAt(Value dot, Value row, Value kj, ScoreSlopes *slopes = nullptr);
+
   /// One past the block's last query row: min(q0 + rows, Tq).
   Value rowEnd() { return g.minI(g.add(q0, g.idx(rows)), s.tq); }
 
@@ -67,24 +94,31 @@ inline void forEachThread(flash::KernelBuilder &g, int64_t n, function_ref<void(
                         });
 }
 
-/// forall (bh, qTile) in (B·H, ceil(Tq / rows)) mapped to
-/// [#gpu.block<x>, #gpu.block<y>], body(bh, qTile) emitted inside.
-inline void forEachBlock(flash::KernelBuilder &g, const flash::SdpaProblem &p,
-                         const flash::SdpaBuffers &s, int64_t rows,
-                         function_ref<void(Value, Value)> body) {
+/// forall (x, y) in (nx, ny) mapped to [#gpu.block<x>, #gpu.block<y>],
+/// body(x, y) emitted inside: one thread block per pair.
+inline void forEachBlockOf(flash::KernelBuilder &g, Value nx, Value ny,
+                           function_ref<void(Value, Value)> body) {
   OpBuilder &b = g.b;
-  Value bh = g.mul(s.batch, g.idx(p.heads));
-  Value numQTiles = g.ceilDiv(s.tq, rows);
   auto mapping = b.getArrayAttr(
       {gpu::GPUBlockMappingAttr::get(b.getContext(), gpu::MappingId::DimX),
        gpu::GPUBlockMappingAttr::get(b.getContext(), gpu::MappingId::DimY)});
-  scf::ForallOp::create(b, g.loc, ArrayRef<OpFoldResult>{bh, numQTiles}, ValueRange{},
-                        mapping, [&](OpBuilder &nb, Location, ValueRange ivs) {
+  scf::ForallOp::create(b, g.loc, ArrayRef<OpFoldResult>{nx, ny}, ValueRange{}, mapping,
+                        [&](OpBuilder &nb, Location, ValueRange ivs) {
                           OpBuilder::InsertionGuard inner(b);
                           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
                           body(ivs[0], ivs[1]);
                           scf::InParallelOp::create(b, g.loc);
                         });
+}
+
+/// forall (bh, qTile) in (B·H, ceil(Tq / rows)) as blocks, body(bh, qTile)
+/// emitted inside.
+inline void forEachBlock(flash::KernelBuilder &g, const flash::SdpaProblem &p,
+                         const flash::SdpaBuffers &s, int64_t rows,
+                         function_ref<void(Value, Value)> body) {
+  Value bh = g.mul(s.batch, g.idx(p.heads));
+  Value numQTiles = g.ceilDiv(s.tq, rows);
+  forEachBlockOf(g, bh, numQTiles, body);
 }
 
 } // namespace mlir::attn

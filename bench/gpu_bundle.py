@@ -67,6 +67,10 @@ GRAD_CHECKS = [
          dtype="bf16", causal="top_left"),
 ]
 CHECKS += GRAD_CHECKS
+# A training step's forward (attn.sdpa_partial: O and the row log-sum-exp,
+# the CUDA-core kernel). Host buffers only.
+CHECKS += [dict(name="partial_causal_gqa_f32", partial=True, b=2, h=4, hkv=2, tq=100, tk=130,
+                d=64, dtype="f32", causal="bottom_right")]
 
 # Timing: B 4, H 16, against torch's SDPA backends on the same shapes.
 TIMINGS = [
@@ -142,6 +146,12 @@ def mlir_for(k):
         types.append(mt)
     attrs = f" {{causal = #attn.causal<{k['causal']}>}}" if k.get("causal") else ""
     attrs += FUNCTIONS[k["fn"]] if k.get("fn") else ""
+    if k.get("partial"):
+        lse = f"tensor<{k['b']}x{k['h']}x{k['tq']}xf32>"
+        return (f"func.func @{k['name']}({', '.join(args)}) -> ({q}, {lse}) {{\n"
+                f"  %o, %lse = attn.sdpa_partial {', '.join(ops)}{attrs} : "
+                f"({', '.join(types)}) -> ({q}, {lse})\n"
+                f"  return %o, %lse : {q}, {lse}\n}}\n")
     if k.get("grad"):
         # (q, k, v, o, do, lse[, mask]) -> (dq, dk, dv)
         lse = f"tensor<{k['b']}x{k['h']}x{k['tq']}xf32>"
@@ -220,10 +230,11 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     # The check shapes twice (host buffers; device buffers as <name>_dev;
-    # the backward's on host buffers only), the timing shapes on device
+    # the training step's on host buffers only), the timing shapes on device
     # buffers only.
     kernels = CHECKS + [dict(k, name=k["name"] + "_dev", device=True) for k in CHECKS
-                        if not k.get("grad")] + [dict(k, device=True) for k in TIMINGS]
+                        if not (k.get("grad") or k.get("partial"))] + \
+        [dict(k, device=True) for k in TIMINGS]
     with tempfile.TemporaryDirectory() as work:
         objects = compile_all(build, kernels, "gpu", [f"--gpu-chips={a.chips}"], work)
         lib = os.path.join(out, "libattn_gpu_check.so")

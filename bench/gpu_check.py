@@ -8,8 +8,9 @@ python3, numpy, and torch 2.x for the timing.
 1. Correctness: each check kernel of manifest.json (attn-aot --pipeline=gpu)
    on seeded random inputs against attention computed in float64 with numpy
    from the same (rounded) inputs; torch's SDPA on the same inputs is shown
-   beside it for scale. The backward kernels (attn.sdpa_grad) against the
-   float64 gradients of the same inputs.
+   beside it for scale. The training step's kernels (attn.sdpa_partial: O
+   and the log-sum-exp; attn.sdpa_grad) against float64 forward values and
+   gradients of the same inputs.
    With torch and CUDA, the same shapes again through the kernels built
    --device-resident (<name>_dev), on torch's device tensors.
 2. Timing (torch with CUDA): each timing kernel (built --device-resident)
@@ -210,6 +211,26 @@ def reference_grad(k, arrays):
     return dq, fold(dk), fold(dv)
 
 
+def check_partial(lib, k, rng):
+    """One sdpa_partial kernel on host buffers: O and lse against the
+    float64 forward; (passed, line)."""
+    arrays = inputs_for(k, rng)
+    want_o, want_lse = reference_with_lse(k, arrays)
+    out_o = np.zeros(arrays[0].shape, dtype=arrays[0].dtype)
+    out_lse = np.zeros(want_lse.shape, dtype=np.float32)
+    desc = (f"{k['name']:<21} B{k['b']} H{k['h']}/{k['hkv']} Tq{k['tq']} Tk{k['tk']} "
+            f"D{k['d']} {k['dtype']:<4} {k.get('causal') or 'no causal':<12} "
+            f"{(k.get('mask') or 'no') + ' mask':<13} O and lse")
+    try:
+        call(lib, kernel_address(lib, k["name"]), arrays, [out_o, out_lse])
+    except Exception as e:  # noqa: BLE001 (a FAIL line, never a crash)
+        return False, f"FAIL {desc} {type(e).__name__}: {e}"
+    err = max(float(np.abs(from_storage(out_o, k["dtype"]) - want_o).max()),
+              float(np.abs(out_lse.astype(np.float64) - want_lse).max()))
+    passed = err <= tolerance(k)
+    return passed, f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} (tol {tolerance(k):.0e})"
+
+
 def check_grad(lib, k, rng):
     """One backward kernel on host buffers; (passed, line). The error is
     max |ours - float64| over each gradient relative to its largest value."""
@@ -293,8 +314,8 @@ def check(manifest, lib, torch):
     for k in manifest["kernels"]:
         if not k["check"] or (k.get("device") and torch is None):
             continue
-        if k.get("grad"):
-            passed, line = check_grad(lib, k, rng)
+        if k.get("grad") or k.get("partial"):
+            passed, line = (check_grad if k.get("grad") else check_partial)(lib, k, rng)
             ok &= passed
             print(line, flush=True)
             continue

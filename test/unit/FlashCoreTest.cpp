@@ -6,7 +6,10 @@
 // kernels feed it (x <= 0: scores minus the running max), and its rules for
 // the special values: NaN in, NaN out; -inf and anything <= -127 give
 // exactly 0. The tanh built from it (the softcap) against std::tanh and at
-// its special values. KeyVisibility (key lengths, causal, window) JIT-run
+// its special values. The natural log the GPU kernels' log-sum-exp uses
+// (KernelBuilder::logPolynomial, scalars) against std::log over the row
+// sums it is given (0 and 1 .. 2^24) and beyond, and its special values.
+// KeyVisibility (key lengths, causal, window) JIT-run
 // for many problems against the rules of docs/design.md (*Attention
 // variants*) evaluated directly: per element, the K/V tile loop bounds of
 // each Q tile (every visible key inside, no tile outside the first and last
@@ -42,9 +45,12 @@ namespace {
 constexpr int64_t kN = 64;    // inputs per call
 constexpr int64_t kWidth = 8; // vector lanes
 
+enum class Unary { Exp2, Tanh, Log };
+
 /// func @exp2(x: tensor<64xf32>) -> (vector f(x), scalar f(x)) with f =
-/// KernelBuilder::exp2 or KernelBuilder::tanh (math.exp2, math.tanh).
-OwningOpRef<ModuleOp> buildUnaryModule(MLIRContext &ctx, bool tanh) {
+/// KernelBuilder::exp2 or KernelBuilder::tanh (math.exp2, math.tanh), or
+/// KernelBuilder::logPolynomial (scalars only: both results scalar).
+OwningOpRef<ModuleOp> buildUnaryModule(MLIRContext &ctx, Unary kind) {
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -59,9 +65,16 @@ OwningOpRef<ModuleOp> buildUnaryModule(MLIRContext &ctx, bool tanh) {
                                               /*read_only=*/true);
   Value vecOut = memref::AllocOp::create(b, loc, mt);
   Value scalarOut = memref::AllocOp::create(b, loc, mt);
-  auto f = [&](Value v) { return tanh ? fb.tanh(v) : fb.exp2(v); };
-  fb.loop(fb.idx(0), fb.idx(kN), kWidth,
-          [&](Value i) { fb.vstore(f(fb.vload(x, {i})), vecOut, {i}); });
+  auto f = [&](Value v) {
+    return kind == Unary::Tanh ? fb.tanh(v)
+           : kind == Unary::Exp2 ? fb.exp2(v)
+                                 : fb.logPolynomial(v);
+  };
+  if (kind == Unary::Log)
+    fb.loop(fb.idx(0), fb.idx(kN), 1, [&](Value i) { fb.store(f(fb.load(x, {i})), vecOut, {i}); });
+  else
+    fb.loop(fb.idx(0), fb.idx(kN), kWidth,
+            [&](Value i) { fb.vstore(f(fb.vload(x, {i})), vecOut, {i}); });
   fb.loop(fb.idx(0), fb.idx(kN), 1,
           [&](Value i) { fb.store(f(fb.load(x, {i})), scalarOut, {i}); });
   Value r0 = bufferization::ToTensorOp::create(b, loc, t, vecOut, true, true);
@@ -72,13 +85,13 @@ OwningOpRef<ModuleOp> buildUnaryModule(MLIRContext &ctx, bool tanh) {
 
 class FlashCoreUnary : public ::testing::Test {
 protected:
-  explicit FlashCoreUnary(bool tanh) : tanh(tanh) {}
+  explicit FlashCoreUnary(Unary kind) : kind(kind) {}
   void SetUp() override {
     DialectRegistry registry;
     rt::registerJitDialects(registry);
     ctx = std::make_unique<MLIRContext>(registry);
     ctx->loadAllAvailableDialects();
-    module = buildUnaryModule(*ctx, tanh);
+    module = buildUnaryModule(*ctx, kind);
     PassManager pm(ctx.get());
     pm.addPass(mlir::attn::createAttnExpandMath());
     ASSERT_TRUE(succeeded(pm.run(*module)));
@@ -107,7 +120,7 @@ protected:
     return {v, s};
   }
 
-  bool tanh;
+  Unary kind;
   std::unique_ptr<MLIRContext> ctx;
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<rt::CompiledFunction> compiled;
@@ -115,13 +128,62 @@ protected:
 
 class FlashCoreExp2 : public FlashCoreUnary {
 protected:
-  FlashCoreExp2() : FlashCoreUnary(false) {}
+  FlashCoreExp2() : FlashCoreUnary(Unary::Exp2) {}
 };
 
 class FlashCoreTanh : public FlashCoreUnary {
 protected:
-  FlashCoreTanh() : FlashCoreUnary(true) {}
+  FlashCoreTanh() : FlashCoreUnary(Unary::Tanh) {}
 };
+
+class FlashCoreLog : public FlashCoreUnary {
+protected:
+  FlashCoreLog() : FlashCoreUnary(Unary::Log) {}
+};
+
+TEST_F(FlashCoreLog, MatchesStdLog) {
+  // 1, just either side of √2 (the mantissa's fold), the row sums a kernel
+  // sees (1 .. 2^24), and normal values below 1 and up to FLT_MAX.
+  std::vector<float> in(kN);
+  for (int64_t i = 0; i < kN; ++i)
+    in[i] = std::exp2(-120.0f + 247.0f * static_cast<float>(i) / (kN - 1));
+  in[0] = 1.0f;
+  in[1] = std::nextafter(1.0f, 2.0f);
+  in[2] = std::nextafter(1.0f, 0.0f);
+  in[3] = 1.41421354f;
+  in[4] = std::nextafter(1.41421354f, 2.0f);
+  in[5] = 3.0f;
+  in[6] = 1000.0f;
+  in[7] = 16777216.0f;
+  in[8] = std::numeric_limits<float>::max();
+  in[9] = std::numeric_limits<float>::min();
+  auto [vec, scalar] = run(in);
+  ASSERT_EQ(scalar.size(), size_t(kN));
+  for (int64_t i = 0; i < kN; ++i) {
+    double want = std::log(static_cast<double>(in[i]));
+    // 2 ulp of the result, and 2 ulp of 1 near x = 1 (where ln x is tiny).
+    double tol = 2.5e-7 * std::fabs(want) + 2e-8;
+    EXPECT_NEAR(scalar[i], want, tol) << "x = " << in[i];
+    EXPECT_EQ(vec[i], scalar[i]);
+  }
+}
+
+TEST_F(FlashCoreLog, SpecialValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> in(kN, 1.0f);
+  in[0] = 0.0f; // an empty row's sum: -inf
+  in[1] = inf;
+  in[2] = nan;
+  in[3] = 2.0f;
+  auto [vec, scalar] = run(in);
+  ASSERT_EQ(scalar.size(), size_t(kN));
+  EXPECT_EQ(scalar[0], -inf);
+  EXPECT_EQ(scalar[1], inf);
+  EXPECT_TRUE(std::isnan(scalar[2]));
+  EXPECT_NEAR(scalar[3], std::log(2.0), 1e-7);
+  EXPECT_EQ(scalar[4], 0.0f);
+}
 
 TEST_F(FlashCoreExp2, MatchesStdExp2WhereTheKernelsUseIt) {
   // x in [-126, 0] (scores minus the running max) plus a little above 0.

@@ -388,15 +388,18 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     lane ↔ element maps come from `include/attn/GPU/FragmentLayout.h`.
     `report-kernel` remarks at every sdpa that keeps the CUDA-core kernel.
 
+    An `attn.sdpa_partial` (a training step's forward) takes the CUDA-core
+    schedule, which then also writes each row's log-sum-exp.
+
     Each `attn.sdpa_grad` becomes two CUDA-core schedules in the same
     style: a dK/dV kernel (blocks over batch·K/V head and key tiles, one
     key per thread, the group's query heads and the Q tiles that see the
     tile walked inside) and a dQ kernel (blocks over batch·head and Q
     tiles, one query row per thread), each gradient element summed by one
     thread in a fixed order (deterministic, no atomics), their workgroup
-    buffers shrunk to fit 48 KiB. One it does not take (dropout,
-    `grad_mask`, paged or int8 K/V, f64) keeps the reference route on the
-    host; `report-kernel` says why.
+    buffers shrunk to fit 48 KiB. An sdpa_partial or sdpa_grad the kernels
+    do not take (dropout, `grad_mask`, paged or int8 K/V, f64) keeps the
+    reference route on the host; `report-kernel` says why.
 
     With `tf32` (off by default: it trades accuracy for speed), an f32 sdpa
     with head dims 64 or 128 takes the same kernel with TF32 operands:

@@ -219,12 +219,17 @@ private:
     });
   }
 
-  /// O[b, h, row, c] = accT[c][t] / l (0 where l = 0; a NaN sum stays NaN).
+  /// O[b, h, row, c] = accT[c][t] / l (0 where l = 0; a NaN sum stays NaN);
+  /// for attn.sdpa_partial also lse[b, h, row] = ln2·m + ln l (-inf for a
+  /// row that saw no key).
   void writeOutput(const TileState &state) {
     forEachThread(g, TQ, [&](Value t) {
       Value row = g.add(q0, t);
       g.ifThen(g.lt(row, s.tq), [&] {
         Value l = g.load(state.l, {t});
+        if (s.lse)
+          g.store(g.fma(g.load(state.m, {t}), g.f(1.0 / kLog2E), g.logPolynomial(l)), s.lse,
+                  {bIdx, hIdx, row});
         Value inv = g.inverseRowSum(l);
         Type outElt = p.resultType.getElementType();
         g.loop(g.idx(0), g.idx(p.dv), 1, [&](Value c) {
@@ -243,9 +248,11 @@ MemRefType identityBuffer(RankedTensorType t) {
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
-/// sdpa(q, k, v[, mask]) → the kernel schedule on buffers, at the op;
-/// fails with `reason` (and the IR untouched) when the kernel cannot take it.
-LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
+/// sdpa(q, k, v[, mask]) or sdpa_partial → the kernel schedule on
+/// buffers, at the op; fails with `reason` (and the IR untouched) when the
+/// kernel cannot take it.
+template <typename OpTy>
+LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, OpTy op,
                                        int64_t tileQ, int64_t tileK, bool tensorCores,
                                        bool tf32, bool reportKernel, std::string &reason) {
   FailureOr<SdpaProblem> problem = SdpaProblem::analyze(
@@ -263,11 +270,11 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
     KernelBuilder g{rewriter, op.getLoc()};
     SdpaBuffers s = materializeBuffers(rewriter, p, identityBuffer);
     buildTensorCoreSchedule(g, p, s);
-    rewriter.replaceOp(op, outputTensor(rewriter, p, s));
+    rewriter.replaceOp(op, resultTensors(rewriter, p, s));
     return success();
   }
   if (reportKernel)
-    op.emitRemark() << "attn.sdpa takes the CUDA-core GPU kernel, not the tensor-core one: "
+    op.emitRemark() << op->getName() << " takes the CUDA-core GPU kernel, not the tensor-core one: "
                     << why;
   // Fit 48 KiB: halve tile-k down to 8 keys, then tile-q down to 16 rows
   // (large head dims), then tile-k further.
@@ -292,7 +299,7 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, SdpaOp op,
   forEachBlock(g, p, s, tq, [&](Value bh, Value qTile) {
     GpuKernel(g, p, s, tq, tk, bh, qTile).build();
   });
-  rewriter.replaceOp(op, outputTensor(rewriter, p, s));
+  rewriter.replaceOp(op, resultTensors(rewriter, p, s));
   return success();
 }
 
@@ -318,9 +325,19 @@ struct ConvertAttnToGpuPass
         refused = true;
       }
     }
-    // The backward takes the GPU kernels where they apply; any other
-    // sdpa_grad (dropout, the mask's gradient, ...) keeps the reference
-    // route on the host, with the reason under report-kernel.
+    // A training step's forward (sdpa_partial: O and the log-sum-exp) and
+    // backward take the GPU kernels where they apply; any other (dropout,
+    // the mask's gradient, ...) keeps the reference route on the host,
+    // with the reason under report-kernel.
+    SmallVector<SdpaPartialOp> partials;
+    getOperation()->walk([&](SdpaPartialOp op) { partials.push_back(op); });
+    for (SdpaPartialOp op : partials) {
+      std::string reason;
+      if (failed(rewriteSdpaToGpuSchedule(rewriter, op, tileQ, tileK, tensorCores, tf32,
+                                          reportKernel, reason)) &&
+          reportKernel)
+        op.emitRemark() << "attn.sdpa_partial keeps the reference route on the host: " << reason;
+    }
     SmallVector<SdpaGradOp> grads;
     getOperation()->walk([&](SdpaGradOp op) { grads.push_back(op); });
     for (SdpaGradOp op : grads) {

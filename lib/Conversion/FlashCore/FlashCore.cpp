@@ -312,6 +312,36 @@ Value KernelBuilder::exp2Polynomial(Value x) {
   return select(cmpF(arith::CmpFPredicate::UNO, x, x), x, r);
 }
 
+Value KernelBuilder::logPolynomial(Value x) {
+  Type i32 = b.getI32Type();
+  auto ci = [&](int32_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, i32, x);
+  // e = biased exponent - 127, m = the mantissa with exponent 0: [1, 2).
+  Value e = arith::SubIOp::create(b, loc, arith::ShRUIOp::create(b, loc, bits, ci(23)), ci(127));
+  Value m = arith::BitcastOp::create(
+      b, loc, f32(),
+      arith::OrIOp::create(b, loc, arith::AndIOp::create(b, loc, bits, ci(0x7fffff)),
+                           ci(0x3f800000)));
+  // m in [√½, √2): halve a mantissa above √2 and count it in e.
+  Value high = cmpF(arith::CmpFPredicate::OGT, m, f(llvm::numbers::sqrt2));
+  m = select(high, fmul(m, f(0.5)), m);
+  e = select(high, arith::AddIOp::create(b, loc, e, ci(1)), e);
+  Value sv = arith::DivFOp::create(b, loc, fsub(m, f(1.0)), fadd(m, f(1.0)));
+  Value s2 = fmul(sv, sv);
+  // 2·atanh(s) = 2s·(1 + s²/3 + s⁴/5 + s⁶/7 + s⁸/9)
+  Value poly = f(1.0 / 9.0);
+  for (double c : {1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0, 1.0})
+    poly = fma(poly, s2, f(c));
+  Value lnM = fmul(fmul(sv, f(2.0)), poly);
+  Value r = fma(arith::SIToFPOp::create(b, loc, f32(), e), f(llvm::numbers::ln2), lnM);
+  r = select(cmpF(arith::CmpFPredicate::OEQ, x, f(0.0)), negInf(), r);
+  r = select(cmpF(arith::CmpFPredicate::OEQ, x, f(std::numeric_limits<double>::infinity())), x,
+             r);
+  return select(cmpF(arith::CmpFPredicate::UNO, x, x), x, r);
+}
+
 Value KernelBuilder::tanhFromExp2(Value x) {
   Type t = x.getType();
   auto c = [&](double v) { return constantLike(t, v); };

@@ -335,6 +335,13 @@ struct KernelBuilder {
   /// |x| and ±inf; NaN in, NaN out.
   Value tanhFromExp2(Value x);
 
+  /// ln(x) of an f32 scalar with plain arithmetic (no libm or libdevice
+  /// call; the GPU kernels' log-sum-exp): x = 2^e·m with m in
+  /// [√½, √2), ln(m) = 2·atanh(s), s = (m−1)/(m+1), by its odd series to s⁹
+  /// (|s| ≤ 0.172: within an f32 ulp). ln(0) = -inf, ln(+inf) = +inf, NaN
+  /// stays NaN; x must be 0 or normal (the row sums it is for are 0 or ≥ 1).
+  Value logPolynomial(Value x);
+
   // Memory.
   Value load(Value m, ValueRange ivs) { return memref::LoadOp::create(b, loc, m, ivs); }
   /// A load extended to f32 (from f16/bf16).

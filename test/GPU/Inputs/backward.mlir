@@ -88,3 +88,13 @@ func.func @d128(
         -> (tensor<1x2x100x128xf32>, tensor<1x2x100x128xf32>, tensor<1x2x100x128xf32>)
   return %dq, %dk, %dv : tensor<1x2x100x128xf32>, tensor<1x2x100x128xf32>, tensor<1x2x100x128xf32>
 }
+
+// A training step's forward: O and the log-sum-exp (the CUDA-core kernel).
+func.func @partial_causal(
+    %q: tensor<2x8x256x64xf32>, %k: tensor<2x2x256x64xf32>, %v: tensor<2x2x256x64xf32>)
+    -> (tensor<2x8x256x64xf32>, tensor<2x8x256xf32>) {
+  %o, %lse = attn.sdpa_partial %q, %k, %v {causal = #attn.causal<top_left>}
+      : (tensor<2x8x256x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32>)
+        -> (tensor<2x8x256x64xf32>, tensor<2x8x256xf32>)
+  return %o, %lse : tensor<2x8x256x64xf32>, tensor<2x8x256xf32>
+}

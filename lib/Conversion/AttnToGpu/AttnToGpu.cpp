@@ -146,9 +146,10 @@ private:
     });
   }
 
-  /// Ks[j][c] = K[b, h/G, k0 + j, c], Vs likewise (0 past L), all threads
-  /// together: thread t takes elements t, t + TQ, ... so that neighbouring
-  /// threads read neighbouring addresses.
+  /// Ks[j][c] = K[b, h/G, k0 + j, c], Vs likewise (0 past L; from the
+  /// paged caches through the block table when K/V are attn.gather_pages
+  /// of them), all threads together: thread t takes elements t, t + TQ,
+  /// ... so that neighbouring threads read neighbouring addresses.
   void loadKeyValueTile(Value k0) {
     forEachThread(g, TQ, [&](Value t) {
       loadTile(s.k, ks, p.d, k0, t);
@@ -160,9 +161,10 @@ private:
     g.loop(t, g.idx(TK * width), TQ, [&](Value e) {
       Value j = g.div(e, g.idx(width)), c = g.rem(e, g.idx(width));
       Value kj = g.add(k0, j);
+      // (s.keyAt: the row of a paged cache through the block table.)
       Value x = g.ifElse(
-          g.lt(kj, keys->keyCount()), g.f32(), [&] { return g.loadF32(src, {bIdx, hk, kj, c}); },
-          [&] { return g.f(0.0); });
+          g.lt(kj, keys->keyCount()), g.f32(),
+          [&] { return g.loadF32(src, s.keyAt(g, bIdx, hk, kj, c)); }, [&] { return g.f(0.0); });
       g.store(x, tile, {j, c});
     });
   }
@@ -258,7 +260,7 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, OpTy op,
   FailureOr<SdpaProblem> problem = SdpaProblem::analyze(
       op,
       KernelSupport{"GPU kernel", /*lowPrecision=*/true, /*modFunctions=*/true,
-                    /*pagedKeys=*/false, /*sinks=*/true},
+                    /*pagedKeys=*/true, /*sinks=*/true},
       reason);
   if (failed(problem))
     return failure();

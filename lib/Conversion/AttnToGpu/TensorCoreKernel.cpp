@@ -577,6 +577,10 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::str
     why = "the tensor-core kernel does not take attention sinks yet";
     return false;
   }
+  if (p.paged) {
+    why = "the tensor-core kernel reads contiguous K/V, not paged caches in place";
+    return false;
+  }
   return true;
 }
 

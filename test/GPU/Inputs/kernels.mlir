@@ -63,3 +63,18 @@ func.func @functions(%q: tensor<1x4x?x64xf16>, %k: tensor<1x4x?x64xf16>, %v: ten
       -> tensor<1x4x?x64xf16>
   return %o : tensor<1x4x?x64xf16>
 }
+
+// Paged f16 decode, GQA, the caches read in place through the block table
+// (the CUDA-core kernel: the tensor-core one reads contiguous K/V).
+func.func @paged_decode_f16(%q: tensor<4x32x1x128xf16>, %kc: tensor<256x16x8x128xf16>,
+                            %vc: tensor<256x16x8x128xf16>, %table: tensor<4x64xi32>,
+                            %len: tensor<4xi32>) -> tensor<4x32x1x128xf16> {
+  %k = attn.gather_pages %kc, %table lengths(%len)
+      : (tensor<256x16x8x128xf16>, tensor<4x64xi32>, tensor<4xi32>) -> tensor<4x8x1024x128xf16>
+  %v = attn.gather_pages %vc, %table lengths(%len)
+      : (tensor<256x16x8x128xf16>, tensor<4x64xi32>, tensor<4xi32>) -> tensor<4x8x1024x128xf16>
+  %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
+      : (tensor<4x32x1x128xf16>, tensor<4x8x1024x128xf16>, tensor<4x8x1024x128xf16>, tensor<4xi32>)
+        -> tensor<4x32x1x128xf16>
+  return %o : tensor<4x32x1x128xf16>
+}

@@ -67,6 +67,10 @@ GRAD_CHECKS = [
          dtype="bf16", causal="top_left"),
 ]
 CHECKS += GRAD_CHECKS
+# Paged decode: K/V read in place from caches [NB, BS, Hkv, D] through a
+# shuffled block table, per-sequence lengths (the CUDA-core kernel).
+CHECKS += [dict(name="paged_decode_f16", paged=True, b=3, h=8, hkv=2, tq=1, tk=96, d=64,
+                dtype="f16", causal="bottom_right", block_size=16, num_blocks=24)]
 # A training step's forward (attn.sdpa_partial: O and the row log-sum-exp,
 # the CUDA-core kernel). Host buffers only.
 CHECKS += [dict(name="partial_causal_gqa_f32", partial=True, b=2, h=4, hkv=2, tq=100, tk=130,
@@ -146,6 +150,17 @@ def mlir_for(k):
         types.append(mt)
     attrs = f" {{causal = #attn.causal<{k['causal']}>}}" if k.get("causal") else ""
     attrs += FUNCTIONS[k["fn"]] if k.get("fn") else ""
+    if k.get("paged"):
+        bs, nb = k["block_size"], k["num_blocks"]
+        mb = k["tk"] // bs
+        cache = f"tensor<{nb}x{bs}x{k['hkv']}x{k['d']}x{t}>"
+        table, lens = f"tensor<{k['b']}x{mb}xi32>", f"tensor<{k['b']}xi32>"
+        return (f"func.func @{k['name']}(%q: {q}, %kc: {cache}, %vc: {cache}, %t: {table}, "
+                f"%l: {lens}) -> {q} {{\n"
+                f"  %k = attn.gather_pages %kc, %t lengths(%l) : ({cache}, {table}, {lens}) -> {kv}\n"
+                f"  %v = attn.gather_pages %vc, %t lengths(%l) : ({cache}, {table}, {lens}) -> {kv}\n"
+                f"  %o = attn.sdpa %q, %k, %v key_lengths(%l){attrs} : ({q}, {kv}, {kv}, {lens}) -> {q}\n"
+                f"  return %o : {q}\n}}\n")
     if k.get("partial"):
         lse = f"tensor<{k['b']}x{k['h']}x{k['tq']}xf32>"
         return (f"func.func @{k['name']}({', '.join(args)}) -> ({q}, {lse}) {{\n"
@@ -233,7 +248,7 @@ def main():
     # the training step's on host buffers only), the timing shapes on device
     # buffers only.
     kernels = CHECKS + [dict(k, name=k["name"] + "_dev", device=True) for k in CHECKS
-                        if not (k.get("grad") or k.get("partial"))] + \
+                        if not (k.get("grad") or k.get("partial") or k.get("paged"))] + \
         [dict(k, device=True) for k in TIMINGS]
     with tempfile.TemporaryDirectory() as work:
         objects = compile_all(build, kernels, "gpu", [f"--gpu-chips={a.chips}"], work)

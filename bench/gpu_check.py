@@ -211,6 +211,40 @@ def reference_grad(k, arrays):
     return dq, fold(dk), fold(dv)
 
 
+def check_paged(lib, k, rng):
+    """One paged kernel on host buffers: q, the K and V caches, a shuffled
+    block table (garbage past each length) and lengths, against float64
+    attention of the gathered keys; (passed, line)."""
+    bs, nb, mb = k["block_size"], k["num_blocks"], k["tk"] // k["block_size"]
+    q = to_storage(rng.uniform(-1, 1, (k["b"], k["h"], k["tq"], k["d"])), k["dtype"])
+    kc, vc = (to_storage(rng.uniform(-1, 1, (nb, bs, k["hkv"], k["d"])), k["dtype"])
+              for _ in range(2))
+    table = rng.permutation(nb)[:k["b"] * mb].reshape(k["b"], mb).astype(np.int32)
+    lens = rng.integers(1, k["tk"] + 1, k["b"]).astype(np.int32)
+    lens[0] = k["tk"]
+    for b in range(k["b"]):
+        table[b, -(-int(lens[b]) // bs):] = rng.integers(-5, 1000, mb - (-(-int(lens[b]) // bs)))
+    want = np.zeros((k["b"], k["h"], k["tq"], k["d"]))
+    for b in range(k["b"]):
+        n = int(lens[b])
+        rows = [table[b, j // bs] * bs + j % bs for j in range(n)]
+        kk = from_storage(kc, k["dtype"]).reshape(nb * bs, k["hkv"], k["d"])[rows].transpose(1, 0, 2)
+        vv = from_storage(vc, k["dtype"]).reshape(nb * bs, k["hkv"], k["d"])[rows].transpose(1, 0, 2)
+        sub = dict(k, b=1, tk=n)
+        want[b] = reference(sub, [q[b:b + 1], to_storage(kk[None], k["dtype"]),
+                                  to_storage(vv[None], k["dtype"])])[0]
+    out = np.zeros(q.shape, dtype=q.dtype)
+    desc = (f"{k['name']:<21} B{k['b']} H{k['h']}/{k['hkv']} Tq{k['tq']} Tk{k['tk']} "
+            f"D{k['d']} {k['dtype']:<4} {k.get('causal') or 'no causal':<12} paged, BS {bs}")
+    try:
+        call(lib, kernel_address(lib, k["name"]), [q, kc, vc, table, lens], out)
+    except Exception as e:  # noqa: BLE001 (a FAIL line, never a crash)
+        return False, f"FAIL {desc} {type(e).__name__}: {e}"
+    err = float(np.abs(from_storage(out, k["dtype"]) - want).max())
+    passed = err <= tolerance(k)
+    return passed, f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} (tol {tolerance(k):.0e})"
+
+
 def check_partial(lib, k, rng):
     """One sdpa_partial kernel on host buffers: O and lse against the
     float64 forward; (passed, line)."""
@@ -314,8 +348,9 @@ def check(manifest, lib, torch):
     for k in manifest["kernels"]:
         if not k["check"] or (k.get("device") and torch is None):
             continue
-        if k.get("grad") or k.get("partial"):
-            passed, line = (check_grad if k.get("grad") else check_partial)(lib, k, rng)
+        if k.get("grad") or k.get("partial") or k.get("paged"):
+            fn = check_grad if k.get("grad") else check_partial if k.get("partial") else check_paged
+            passed, line = fn(lib, k, rng)
             ok &= passed
             print(line, flush=True)
             continue

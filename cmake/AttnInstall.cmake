@@ -16,6 +16,7 @@ set(ATTN_EXPORTED_LIBS
   AttnDialect:Dialect
   AttnTransforms:Transforms
   AttnGPUTransforms:GPUTransforms
+  AttnPtxDialect:PtxDialect
   AttnFlashCore:FlashCore
   AttnToLinalg:ToLinalg
   AttnToLoops:ToLoops

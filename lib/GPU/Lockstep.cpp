@@ -1,7 +1,7 @@
 //===- Lockstep.cpp - a thread loop with warp instructions, run in lockstep -===//
 //
 // A thread-mapped scf.forall whose body uses warp-wide instructions
-// (nvgpu.ldmatrix, nvgpu.mma.sync, gpu.shuffle) or inline-PTX barriers
+// (nvgpu.ldmatrix, nvgpu.mma.sync, gpu.shuffle) or attn_ptx barriers
 // cannot run one thread after another: each of those needs every lane's
 // value at once. Here its N threads run in lockstep instead, lanes as
 // vector elements:
@@ -21,9 +21,9 @@
 //     attn_emu_mma_m16n8k16 / attn_emu_mma_m16n8k8_tf32
 //     (attn/Runtime/WarpEmulation.h), which follow the fragment table
 //     attn/GPU/FragmentLayout.h;
-//   - inline PTX: ex2.approx becomes exp2 (2^x; -inf gives 0),
-//     cvt.rna.tf32.f32 rounds the f32 bits in integer arithmetic, barriers and
-//     cp.async commit/wait disappear (every lane has finished every earlier
+//   - attn_ptx ops: ex2_approx becomes exp2 (2^x; -inf gives 0),
+//     cvt_rna_tf32 rounds the f32 bits in integer arithmetic, bar_sync and
+//     the cp.async group commit/wait disappear (every lane has finished every earlier
 //     op, and every copy is complete when it returns).
 //
 // What this cannot catch: a missing barrier or cp.async wait (lockstep
@@ -34,6 +34,7 @@
 #include "Lockstep.h"
 
 #include "attn/GPU/FragmentLayout.h"
+#include "attn/GPU/PtxDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,7 +54,7 @@ using namespace mlir;
 
 namespace {
 
-namespace ptx = ::attn::gpu::ptx;
+namespace ptx = ::mlir::attn::ptx;
 
 class Lockstep {
 public:
@@ -248,8 +249,8 @@ private:
       return convertFor(loop);
     if (auto ifOp = dyn_cast<scf::IfOp>(op))
       return convertIf(ifOp);
-    if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
-      return convertInlinePtx(asmOp);
+    if (isa<ptx::PtxDialect>(op->getDialect()))
+      return convertPtx(op);
     bool anyVarying = llvm::any_of(op->getResults(), [&](Value r) { return isVarying(r); }) ||
                       llvm::any_of(op->getOperands(), [&](Value x) { return isVarying(x); });
     if (auto store = dyn_cast<memref::StoreOp>(op); store && (anyVarying || mask))
@@ -429,21 +430,21 @@ private:
     return success();
   }
 
-  LogicalResult convertInlinePtx(LLVM::InlineAsmOp op) {
-    StringRef text = op.getAsmString();
-    if (text == ptx::kBarrier || text == ptx::kCommitGroup ||
-        text.starts_with(ptx::kWaitGroupPrefix))
+  /// The attn_ptx ops: the barrier and the cp.async group ops are no-ops
+  /// (the lanes run in order and the copies are synchronous), ex2.approx
+  /// is exp2, the TF32 rounding is done in integer arithmetic.
+  LogicalResult convertPtx(Operation *op) {
+    if (isa<ptx::BarSyncOp, ptx::CpAsyncCommitGroupOp, ptx::CpAsyncWaitGroupOp>(op))
       return success();
-    if (text == ptx::kEx2) {
-      Value x = map.lookupOrDefault(op.getOperand(0));
-      map.map(op.getResult(0), exp2(x));
-      return success();
-    }
-    if (text == ptx::kCvtTf32) {
-      map.map(op.getResult(0), roundTf32(map.lookupOrDefault(op.getOperand(0))));
+    if (auto ex2 = dyn_cast<ptx::Ex2ApproxOp>(op)) {
+      map.map(ex2.getResult(), exp2(map.lookupOrDefault(ex2.getX())));
       return success();
     }
-    return op.emitOpError("lockstep emulation: unknown inline PTX '") << text << "'";
+    if (auto cvt = dyn_cast<ptx::CvtRnaTf32Op>(op)) {
+      map.map(cvt.getResult(), roundTf32(map.lookupOrDefault(cvt.getX())));
+      return success();
+    }
+    return op->emitOpError("lockstep emulation: unknown attn_ptx op");
   }
 
   /// 2^x for f32 x (scalar or vector): math.exp2 (its CPU lowering gives 0
@@ -646,7 +647,7 @@ private:
 bool mlir::attn::needsLockstep(scf::ForallOp threadLoop) {
   WalkResult r = threadLoop.getBody()->walk([](Operation *op) {
     if (isa<nvgpu::NVGPUDialect>(op->getDialect()) || isa<gpu::ShuffleOp>(op) ||
-        isa<LLVM::InlineAsmOp>(op))
+        isa<ptx::PtxDialect>(op->getDialect()))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });

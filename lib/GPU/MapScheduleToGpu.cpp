@@ -13,7 +13,7 @@
 
 #include "ScheduleMapping.h"
 
-#include "attn/GPU/FragmentLayout.h"
+#include "attn/GPU/PtxDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -324,14 +324,11 @@ struct AttnMapScheduleToGpuPass
       rewriter.eraseOp(inner);
     }
 
-    // Barriers written as inline PTX inside a thread loop (a schedule whose
-    // threads run in lockstep) become gpu.barrier.
-    SmallVector<LLVM::InlineAsmOp> asmBarriers;
-    launch.getBody().walk([&](LLVM::InlineAsmOp a) {
-      if (a.getAsmString() == ::attn::gpu::ptx::kBarrier)
-        asmBarriers.push_back(a);
-    });
-    for (LLVM::InlineAsmOp a : asmBarriers) {
+    // Barriers inside a thread loop (a schedule whose threads run in
+    // lockstep) become gpu.barrier.
+    SmallVector<ptx::BarSyncOp> barriers;
+    launch.getBody().walk([&](ptx::BarSyncOp a) { barriers.push_back(a); });
+    for (ptx::BarSyncOp a : barriers) {
       rewriter.setInsertionPoint(a);
       rewriter.replaceOpWithNewOp<gpu::BarrierOp>(a);
     }

@@ -1,5 +1,6 @@
 //===- InitAttn.cpp - registration entry points for embedders -------------===//
 #include "attn/InitAttn.h"
+#include "attn/GPU/PtxDialect.h"
 #include "attn/Transforms/TilingInterfaceImpl.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -9,6 +10,8 @@
 
 void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
   registry.insert<AttnDialect>();
+  // The PTX ops of the GPU kernel schedules (include/attn/GPU/PtxOps.td).
+  registry.insert<ptx::PtxDialect>();
 }
 
 void mlir::attn::registerAttnLoweringDependencies(DialectRegistry &registry) {

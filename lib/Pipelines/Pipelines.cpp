@@ -231,6 +231,9 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   // bf16 mma.sync, which upstream's nvgpu lowering does not take.
   pm.addNestedPass<gpu::GPUModuleOp>(createAttnLegalizeMmaBf16());
+  // The attn_ptx ops (cp.async groups, ex2.approx, TF32 rounding) as inline
+  // PTX, now that bufferisation no longer needs their memory effects.
+  pm.addNestedPass<gpu::GPUModuleOp>(createAttnLowerPtxOps());
   // 16-byte aligned shared memory for cp.async and ldmatrix.
   pm.addNestedPass<gpu::GPUModuleOp>(createAttnAlignWorkgroupBuffers());
   gpu::GPUToNVVMPipelineOptions nvvm;

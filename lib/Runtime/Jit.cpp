@@ -4,6 +4,7 @@
 #include "attn/Runtime/Mpi.h"
 
 #include "attn/Dialect/AttnDialect.h"
+#include "attn/GPU/PtxDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/CudaRuntime.h"
 
@@ -65,7 +66,7 @@ static llvm::Error asCompileError(CompileErrorKind kind, llvm::Error e) {
 void registerJitDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
-  registry.insert<mlir::attn::AttnDialect>();
+  registry.insert<mlir::attn::AttnDialect, mlir::attn::ptx::PtxDialect>();
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);

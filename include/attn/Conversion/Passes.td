@@ -433,7 +433,8 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
                            "::mlir::vector::VectorDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::attn::ptx::PtxDialect"];
 }
 
 def AttnShard : Pass<"attn-shard", "::mlir::ModuleOp"> {

@@ -184,23 +184,5 @@ template <typename I> constexpr I swizzledColumn(I row, I col, int chunk) {
 
 } // namespace attn::gpu::frag
 
-namespace attn::gpu::ptx {
-// The PTX the tensor-core kernel writes as llvm.inline_asm: cp.async group
-// commit/wait (nvgpu's create_group/wait ops have no memory effects, which
-// the buffer deallocation pass refuses), ex2.approx and the TF32 rounding. The CPU emulation
-// recognises exactly these strings.
-/// A block barrier in the kernel schedule (gpu.barrier has no memory
-/// effects either); attn-map-schedule-to-gpu turns it into gpu.barrier.
-inline constexpr const char *kBarrier = "bar.sync 0;";
-inline constexpr const char *kCommitGroup = "cp.async.commit_group;";
-inline constexpr const char *kWaitGroupPrefix = "cp.async.wait_group ";
-inline constexpr const char *kEx2 = "ex2.approx.ftz.f32 $0, $1;";
-inline constexpr const char *kEx2Constraints = "=f,f";
-/// f32 -> TF32 (10 mantissa bits, round to nearest, ties away from zero),
-/// the 32-bit pattern of an f32. (nvvm.convert.float.to.tf32 declares no
-/// memory effects either.)
-inline constexpr const char *kCvtTf32 = "cvt.rna.tf32.f32 $0, $1;";
-inline constexpr const char *kCvtTf32Constraints = "=r,f";
-} // namespace attn::gpu::ptx
 
 #endif // ATTN_GPU_FRAGMENTLAYOUT_H

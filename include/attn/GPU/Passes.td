@@ -20,7 +20,7 @@ def AttnEmulateGpuSchedule : Pass<"attn-emulate-gpu-schedule"> {
     `scf.parallel` loops (OpenMP threads on the CPU).
 
     A thread loop whose body uses warp-wide instructions (`nvgpu.ldmatrix`,
-    `nvgpu.mma.sync`, `gpu.shuffle`) or inline PTX (barriers, cp.async
+    `nvgpu.mma.sync`, `gpu.shuffle`) or `attn_ptx` ops (barriers, cp.async
     groups, ex2.approx) runs its threads in lockstep instead: a per-thread
     value becomes a vector with one element per thread; loads, stores and
     cp.async copies loop over the lanes; xor shuffles are vector shuffles;
@@ -66,6 +66,28 @@ def AttnMapScheduleToGpu : Pass<"attn-map-schedule-to-gpu"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def AttnLowerPtxOps : Pass<"attn-lower-ptx-ops"> {
+  let summary = "Lower attn_ptx ops to llvm.inline_asm PTX";
+  let description = [{
+    Each `attn_ptx` op (PtxDialect.md) becomes the one PTX instruction it
+    stands for, as `llvm.inline_asm` with side effects where the op has
+    memory effects: `bar.sync 0;`, `cp.async.commit_group;`,
+    `cp.async.wait_group N;`, `ex2.approx.ftz.f32`, `cvt.rna.tf32.f32`.
+    Run it after bufferisation (the deallocation pass needs the ops'
+    declared effects), on the GPU module before the NVVM lowering;
+    `attn-gpu-pipeline` does.
+
+    ```mlir
+    func.func @fast_exp2(%x: f32) -> f32 {
+      // becomes llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f" %x
+      %y = attn_ptx.ex2_approx %x
+      return %y : f32
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def AttnLegalizeMmaBf16 : Pass<"attn-legalize-mma-bf16"> {

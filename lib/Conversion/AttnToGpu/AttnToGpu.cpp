@@ -47,6 +47,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "attn/GPU/PtxDialect.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOGPU

@@ -49,6 +49,7 @@
 #include "Conversion/FlashCore/ModFunctions.h"
 
 #include "attn/GPU/FragmentLayout.h"
+#include "attn/GPU/PtxDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -163,22 +164,10 @@ private:
           ValueRange{bIdx, head, srcRow, col}, b.getIndexAttr(chunk), n, b.getUnitAttr()));
     }
   }
-  Value inlinePtx(Type result, ValueRange operands, StringRef text, StringRef constraints,
-                  bool sideEffects) {
-    auto op = LLVM::InlineAsmOp::create(
-        b, loc, result, operands, b.getStringAttr(text), b.getStringAttr(constraints),
-        sideEffects ? b.getUnitAttr() : UnitAttr(), UnitAttr(),
-        LLVM::TailCallKindAttr::get(b.getContext(), LLVM::tailcallkind::TailCallKind::None),
-        LLVM::AsmDialectAttr(), ArrayAttr());
-    return result ? op.getResult(0) : Value();
-  }
   /// Commits the copies issued so far as one group.
-  void commit() { inlinePtx(Type(), {}, ::attn::gpu::ptx::kCommitGroup, "", true); }
+  void commit() { ptx::CpAsyncCommitGroupOp::create(b, loc); }
   /// Waits until at most `pending` committed groups are in flight.
-  void waitGroups(int32_t pending) {
-    inlinePtx(Type(), {}, (::attn::gpu::ptx::kWaitGroupPrefix + std::to_string(pending) + ";"),
-              "", true);
-  }
+  void waitGroups(int32_t pending) { ptx::CpAsyncWaitGroupOp::create(b, loc, pending); }
   /// The K and V rows of tile `kTile` into the stage at row `base`.
   void copyKeyValueTile(Value kTile, Value base) {
     Value k0 = g.mul(kTile, g.idx(BK));
@@ -188,7 +177,7 @@ private:
     commit();
   }
 
-  void barrier() { inlinePtx(Type(), {}, ::attn::gpu::ptx::kBarrier, "", true); }
+  void barrier() { ptx::BarSyncOp::create(b, loc); }
 
   /// ldmatrix.x4 at tile[row, col] (col: the logical column of the lane's
   /// chunk; the swizzle is applied here): four registers of 16-bit pairs
@@ -267,8 +256,7 @@ private:
   /// x rounded to TF32 (cvt.rna.tf32.f32: 10 mantissa bits, ties away from
   /// zero), still an f32: what the tensor core then reads exactly.
   Value roundTf32(Value x) {
-    Value bits = inlinePtx(b.getI32Type(), x, ::attn::gpu::ptx::kCvtTf32,
-                           ::attn::gpu::ptx::kCvtTf32Constraints, false);
+    Value bits = ptx::CvtRnaTf32Op::create(b, loc, b.getI32Type(), x);
     return arith::BitcastOp::create(b, loc, g.f32(), bits);
   }
   Value fragment(VectorType t, ArrayRef<Value> values) {
@@ -345,8 +333,7 @@ private:
   /// 2^x with the GPU's ex2.approx (the emulation evaluates FlashCore's
   /// exp2 in its place): -inf gives 0.
   Value ex2(Value x) {
-    return inlinePtx(g.f32(), x, ::attn::gpu::ptx::kEx2, ::attn::gpu::ptx::kEx2Constraints,
-                     false);
+    return ptx::Ex2ApproxOp::create(b, loc, g.f32(), x);
   }
   /// The reduction of x over the 4 lanes of a quad (xor shuffles 1, 2).
   Value quad(Value x, bool isMax) {

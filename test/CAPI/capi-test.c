@@ -656,6 +656,15 @@ static const char *kBf16MmaModule =
     "}\n";
 
 /* A math.tanh on a vector (attn-expand-math). */
+/* attn_ptx ops (attn-lower-ptx-ops): the dialect comes with
+ * attnRegisterLoweringDependencies. */
+static const char *kPtxModule =
+    "func.func @f(%x: f32) -> f32 {\n"
+    "  attn_ptx.cp_async_wait_group 0\n"
+    "  %y = attn_ptx.ex2_approx %x\n"
+    "  return %y : f32\n"
+    "}\n";
+
 static const char *kTanhModule =
     "func.func @f(%x: vector<8xf32>) -> vector<8xf32> {\n"
     "  %y = math.tanh %x : vector<8xf32>\n"
@@ -762,6 +771,7 @@ static void testPasses(MlirContext ctx) {
   runAndListOpsOn(ctx, kRingModule, "shard", mlirCreateAttnConversionAttnShard(), none);
   runAndListOpsOn(ctx, kBf16MmaModule, "legalize-mma-bf16",
                   mlirCreateAttnGPUAttnLegalizeMmaBf16(), mlirCreateAttnGPUAttnAlignWorkgroupBuffers());
+  runAndListOpsOn(ctx, kPtxModule, "lower-ptx-ops", mlirCreateAttnGPUAttnLowerPtxOps(), none);
   runAndListOpsOn(ctx, kRingModule, "shard+lower-mpi", mlirCreateAttnConversionAttnShard(),
                   mlirCreateAttnConversionAttnLowerMpi());
   runAndListOpsOn(ctx, kOmpModule, "openmp-schedule",
@@ -808,6 +818,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnGPUAttnEmulateGpuSchedule();
   mlirRegisterAttnGPUAttnMapScheduleToGpu();
   mlirRegisterAttnGPUAttnLegalizeMmaBf16();
+  mlirRegisterAttnGPUAttnLowerPtxOps();
   mlirRegisterAttnGPUAttnAlignWorkgroupBuffers();
   attnRegisterPasses();
   attnRegisterPipelines();
@@ -841,6 +852,7 @@ static void testPasses(MlirContext ctx) {
 // CHECK: shard: ok: mpi.comm_world mpi.comm_rank mpi.comm_size {{.*}}cf.assert {{.*}}memref.alloc memref.alloc {{.*}}scf.for tensor.empty {{.*}}memref.subview bufferization.to_tensor linalg.copy tensor.insert_slice func.return
 // CHECK-NOT: mpi.
 // CHECK: legalize-mma-bf16: ok: {{.*}}llvm.bitcast {{.*}}nvvm.mma.sync {{.*}}llvm.extractvalue {{.*}}vector.from_elements func.return
+// CHECK: lower-ptx-ops: ok: llvm.inline_asm llvm.inline_asm func.return
 // CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return
 // CHECK: openmp-schedule: ok: arith.constant arith.constant arith.constant omp.parallel func.return
 // CHECK: expand-math: ok: {{.*}}arith.divf {{.*}}vector.fma {{.*}}func.return

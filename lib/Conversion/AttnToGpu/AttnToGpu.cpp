@@ -60,9 +60,6 @@ using namespace mlir::attn::flash;
 
 namespace {
 
-/// Static shared memory a kernel may use without opting in.
-constexpr int64_t kSharedBytes = 48 * 1024;
-
 /// Workgroup bytes for tiles tq × tk: K and V tiles, the Q tile, the
 /// accumulator and the row statistics, all f32.
 int64_t sharedBytes(int64_t tq, int64_t tk, int64_t d, int64_t dv) {
@@ -281,19 +278,16 @@ LogicalResult rewriteSdpaToGpuSchedule(RewriterBase &rewriter, OpTy op,
                     << why;
   // Fit 48 KiB: halve tile-k down to 8 keys, then tile-q down to 16 rows
   // (large head dims), then tile-k further.
-  int64_t tq = tileQ, tk = tileK;
-  while (tk > 8 && sharedBytes(tq, tk, p.d, p.dv) > kSharedBytes)
-    tk /= 2;
-  while (tq > 16 && sharedBytes(tq, tk, p.d, p.dv) > kSharedBytes)
-    tq /= 2;
-  while (tk > 1 && sharedBytes(tq, tk, p.d, p.dv) > kSharedBytes)
-    tk /= 2;
-  if (sharedBytes(tq, tk, p.d, p.dv) > kSharedBytes) {
+  auto fit = fitShared(tileQ, tileK, [&](int64_t q, int64_t k) {
+    return sharedBytes(q, k, p.d, p.dv);
+  });
+  if (!fit) {
     reason = "head dims D = " + std::to_string(p.d) + ", Dv = " + std::to_string(p.dv) +
              " need more than 48 KiB of shared memory even with tile-q = " +
-             std::to_string(tq) + " and tile-k = " + std::to_string(tk);
+             std::to_string(std::min<int64_t>(tileQ, 16)) + " and tile-k = 1";
     return failure();
   }
+  int64_t tq = fit->first, tk = fit->second;
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);

@@ -80,6 +80,27 @@ struct GpuBlock {
   }
 };
 
+/// Static shared memory a kernel may use without opting in.
+inline constexpr int64_t kSharedBytes = 48 * 1024;
+
+/// Threads per block and rows or keys per step whose workgroup buffers
+/// (`bytes(threads, step)`) fit kSharedBytes, from (threads, step): the
+/// step halved down to 8, then the threads down to 16, then the step
+/// further; nullopt when even (16, 1) does not fit. All GPU kernels size
+/// their tiles by this one rule.
+inline std::optional<std::pair<int64_t, int64_t>>
+fitShared(int64_t threads, int64_t step, function_ref<int64_t(int64_t, int64_t)> bytes) {
+  while (step > 8 && bytes(threads, step) > kSharedBytes)
+    step /= 2;
+  while (threads > 16 && bytes(threads, step) > kSharedBytes)
+    threads /= 2;
+  while (step > 1 && bytes(threads, step) > kSharedBytes)
+    step /= 2;
+  if (bytes(threads, step) > kSharedBytes)
+    return std::nullopt;
+  return std::pair{threads, step};
+}
+
 /// A forall over `n` threads (`#gpu.thread<x>`); body(t) is emitted inside.
 inline void forEachThread(flash::KernelBuilder &g, int64_t n, function_ref<void(Value)> body) {
   OpBuilder &b = g.b;

@@ -50,9 +50,6 @@ using namespace mlir::attn::flash;
 
 namespace {
 
-/// Static shared memory a kernel may use without opting in.
-constexpr int64_t kSharedBytes = 48 * 1024;
-
 /// Workgroup bytes of the dK/dV kernel: K, V and their gradients for
 /// `threads` keys, Q and dO for `step` rows, two row statistics.
 int64_t keyKernelBytes(int64_t threads, int64_t step, int64_t d, int64_t dv) {
@@ -63,22 +60,6 @@ int64_t keyKernelBytes(int64_t threads, int64_t step, int64_t d, int64_t dv) {
 /// V for `step` keys, two row statistics.
 int64_t queryKernelBytes(int64_t threads, int64_t step, int64_t d, int64_t dv) {
   return 4 * (threads * (2 * d + dv) + step * (d + dv) + 2 * threads);
-}
-
-/// Threads and step that fit 48 KiB, from (threads, step): the step halved
-/// down to 8, then the threads down to 16, then the step further; nullopt
-/// when even (16, 1) does not fit.
-std::optional<std::pair<int64_t, int64_t>>
-fitShared(int64_t threads, int64_t step, function_ref<int64_t(int64_t, int64_t)> bytes) {
-  while (step > 8 && bytes(threads, step) > kSharedBytes)
-    step /= 2;
-  while (threads > 16 && bytes(threads, step) > kSharedBytes)
-    threads /= 2;
-  while (step > 1 && bytes(threads, step) > kSharedBytes)
-    step /= 2;
-  if (bytes(threads, step) > kSharedBytes)
-    return std::nullopt;
-  return std::pair{threads, step};
 }
 
 /// What both kernels read besides the forward's operands.
@@ -105,10 +86,27 @@ protected:
                                     MemRefType::get(shape, g.f32(), AffineMap(), wg));
   }
 
-  /// x = src[idx] widened to f32 where `inside`, else 0.
-  Value loadOrZero(Value inside, Value src, ValueRange idx) {
-    return g.ifElse(inside, g.f32(), [&] { return g.loadF32(src, idx); },
-                    [&] { return g.f(0.0); });
+  /// Rows first .. first + rows of src[bIdx, head, ·, :] (width columns)
+  /// into the workgroup tile dst, as dst[r][c] or, `transposed`, dst[c][r];
+  /// 0 for rows at or past `end`. Thread t of `threads` takes elements t,
+  /// t + threads, ... (neighbouring threads read neighbouring addresses).
+  void loadRows(Value t, int64_t threads, Value src, Value bIdx, Value head, Value first,
+                Value end, int64_t rows, int64_t width, Value dst, bool transposed) {
+    g.loop(t, g.idx(rows * width), threads, [&](Value e) {
+      Value r = g.div(e, g.idx(width)), c = g.rem(e, g.idx(width));
+      Value row = g.add(first, r);
+      Value x = g.ifElse(
+          g.lt(row, end), g.f32(), [&] { return g.loadF32(src, {bIdx, head, row, c}); },
+          [&] { return g.f(0.0); });
+      g.store(x, dst, transposed ? ValueRange{c, r} : ValueRange{r, c});
+    });
+  }
+
+  /// Σ_{c < n} a(c)·b(c), in column order.
+  Value dotOver(int64_t n, function_ref<Value(Value)> a, function_ref<Value(Value)> b) {
+    return g.loopCarry(g.idx(0), g.idx(n), 1, {g.f(0.0)}, [&](Value c, ValueRange acc) {
+      return SmallVector<Value>{g.fma(a(c), b(c), acc[0])};
+    })[0];
   }
 
   /// lse2[r] = lse[b, h, row]·log2e and dRow[r] = Σ_c dO[b,h,row,c]·O[b,h,row,c]
@@ -218,15 +216,8 @@ private:
   /// neighbouring addresses); dKT, dVT = 0.
   void loadKeyValueTile(Value keyCount) {
     forEachThread(g, NK, [&](Value t) {
-      for (auto [src, dst, n] : {std::tuple{s.k, ksT, p.d}, std::tuple{s.v, vsT, p.dv}}) {
-        Value from = src, to = dst;
-        int64_t width = n;
-        g.loop(t, g.idx(NK * width), NK, [&](Value e) {
-          Value j = g.div(e, g.idx(width)), c = g.rem(e, g.idx(width));
-          Value kj = g.add(k0, j);
-          g.store(loadOrZero(g.lt(kj, keyCount), from, {bIdx, hk, kj, c}), to, {c, j});
-        });
-      }
+      loadRows(t, NK, s.k, bIdx, hk, k0, keyCount, NK, p.d, ksT, /*transposed=*/true);
+      loadRows(t, NK, s.v, bIdx, hk, k0, keyCount, NK, p.dv, vsT, /*transposed=*/true);
       g.loop(g.idx(0), g.idx(p.d), 1, [&](Value c) { g.store(g.f(0.0), dkT, {c, t}); });
       g.loop(g.idx(0), g.idx(p.dv), 1, [&](Value c) { g.store(g.f(0.0), dvT, {c, t}); });
     });
@@ -236,15 +227,8 @@ private:
   /// statistics.
   void loadQueryRows(Value h, Value i0) {
     forEachThread(g, NK, [&](Value t) {
-      for (auto [src, dst, n] : {std::tuple{s.q, qs, p.d}, std::tuple{gb.dO, dOs, p.dv}}) {
-        Value from = src, to = dst;
-        int64_t width = n;
-        g.loop(t, g.idx(MQ * width), NK, [&](Value e) {
-          Value i = g.div(e, g.idx(width)), c = g.rem(e, g.idx(width));
-          Value row = g.add(i0, i);
-          g.store(loadOrZero(g.lt(row, s.tq), from, {bIdx, h, row, c}), to, {i, c});
-        });
-      }
+      loadRows(t, NK, s.q, bIdx, h, i0, s.tq, MQ, p.d, qs, /*transposed=*/false);
+      loadRows(t, NK, gb.dO, bIdx, h, i0, s.tq, MQ, p.dv, dOs, /*transposed=*/false);
       g.loop(t, g.idx(MQ), NK, [&](Value r) {
         rowStatistics(bIdx, h, g.add(i0, r), r, lse2, dRow);
       });
@@ -276,10 +260,8 @@ private:
 
   /// Σ_c rowsBuf[i][c]·colsT[c][t] over n columns.
   Value dot(Value rowsBuf, Value colsT, Value i, Value t, int64_t n) {
-    return g.loopCarry(g.idx(0), g.idx(n), 1, {g.f(0.0)}, [&](Value c, ValueRange acc) {
-      return SmallVector<Value>{
-          g.fma(g.load(rowsBuf, {i, c}), g.load(colsT, {c, t}), acc[0])};
-    })[0];
+    return dotOver(n, [&](Value c) { return g.load(rowsBuf, {i, c}); },
+                   [&](Value c) { return g.load(colsT, {c, t}); });
   }
 };
 
@@ -322,16 +304,10 @@ private:
   /// statistics; dQT[:, t] = 0.
   void loadQueryTile(GpuBlock &rules) {
     forEachThread(g, TQ, [&](Value t) {
-      for (auto [src, dst, n] : {std::tuple{s.q, qsT, p.d}, std::tuple{gb.dO, dOsT, p.dv}}) {
-        Value from = src, to = dst;
-        int64_t width = n;
-        g.loop(t, g.idx(TQ * width), TQ, [&](Value e) {
-          Value i = g.div(e, g.idx(width)), c = g.rem(e, g.idx(width));
-          Value row = g.add(rules.q0, i);
-          g.store(loadOrZero(g.lt(row, s.tq), from, {rules.bIdx, rules.hIdx, row, c}), to,
-                  {c, i});
-        });
-      }
+      loadRows(t, TQ, s.q, rules.bIdx, rules.hIdx, rules.q0, s.tq, TQ, p.d, qsT,
+               /*transposed=*/true);
+      loadRows(t, TQ, gb.dO, rules.bIdx, rules.hIdx, rules.q0, s.tq, TQ, p.dv, dOsT,
+               /*transposed=*/true);
       rowStatistics(rules.bIdx, rules.hIdx, g.add(rules.q0, t), t, lse2, dRow);
       g.loop(g.idx(0), g.idx(p.d), 1, [&](Value c) { g.store(g.f(0.0), dqT, {c, t}); });
     });
@@ -339,18 +315,11 @@ private:
 
   /// Ks[j][c] = K[b, h/G, k0 + j, c], Vs likewise (0 past the key count).
   void loadKeyValueTile(GpuBlock &rules, Value k0) {
+    Value keyCount = rules.keys->keyCount();
     forEachThread(g, TQ, [&](Value t) {
-      for (auto [src, dst, n] : {std::tuple{s.k, ks, p.d}, std::tuple{s.v, vs, p.dv}}) {
-        Value from = src, to = dst;
-        int64_t width = n;
-        g.loop(t, g.idx(TK * width), TQ, [&](Value e) {
-          Value j = g.div(e, g.idx(width)), c = g.rem(e, g.idx(width));
-          Value kj = g.add(k0, j);
-          g.store(loadOrZero(g.lt(kj, rules.keys->keyCount()), from,
-                             {rules.bIdx, rules.hk, kj, c}),
-                  to, {j, c});
-        });
-      }
+      loadRows(t, TQ, s.k, rules.bIdx, rules.hk, k0, keyCount, TK, p.d, ks, /*transposed=*/false);
+      loadRows(t, TQ, s.v, rules.bIdx, rules.hk, k0, keyCount, TK, p.dv, vs,
+               /*transposed=*/false);
     });
   }
 
@@ -375,10 +344,8 @@ private:
 
   /// Σ_c colsT[c][t]·rowsBuf[j][c] over n columns.
   Value dotT(Value colsT, Value rowsBuf, Value t, Value j, int64_t n) {
-    return g.loopCarry(g.idx(0), g.idx(n), 1, {g.f(0.0)}, [&](Value c, ValueRange acc) {
-      return SmallVector<Value>{
-          g.fma(g.load(colsT, {c, t}), g.load(rowsBuf, {j, c}), acc[0])};
-    })[0];
+    return dotOver(n, [&](Value c) { return g.load(colsT, {c, t}); },
+                   [&](Value c) { return g.load(rowsBuf, {j, c}); });
   }
 };
 

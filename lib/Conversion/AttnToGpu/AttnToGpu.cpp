@@ -308,43 +308,48 @@ struct ConvertAttnToGpuPass
       getOperation()->emitError() << bad;
       return signalPassFailure();
     }
+    IRRewriter rewriter(&getContext());
+    auto forward = [&](auto op, std::string &reason) {
+      return rewriteSdpaToGpuSchedule(rewriter, op, tileQ, tileK, tensorCores, tf32,
+                                      reportKernel, reason);
+    };
     // Every sdpa is rewritten or refused with its reason: none is silently
     // left behind.
-    SmallVector<SdpaOp> ops;
-    getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
-    IRRewriter rewriter(&getContext());
     bool refused = false;
-    for (SdpaOp op : ops) {
-      std::string reason;
-      if (failed(rewriteSdpaToGpuSchedule(rewriter, op, tileQ, tileK, tensorCores, tf32,
-                                          reportKernel, reason))) {
-        op.emitOpError(reason);
-        refused = true;
-      }
-    }
+    rewriteEach<SdpaOp>(forward, [&](Operation *op, StringRef reason) {
+      op->emitOpError(reason);
+      refused = true;
+    });
     // A training step's forward (sdpa_partial: O and the log-sum-exp) and
     // backward take the GPU kernels where they apply; any other (dropout,
     // the mask's gradient, ...) keeps the reference route on the host,
     // with the reason under report-kernel.
-    SmallVector<SdpaPartialOp> partials;
-    getOperation()->walk([&](SdpaPartialOp op) { partials.push_back(op); });
-    for (SdpaPartialOp op : partials) {
-      std::string reason;
-      if (failed(rewriteSdpaToGpuSchedule(rewriter, op, tileQ, tileK, tensorCores, tf32,
-                                          reportKernel, reason)) &&
-          reportKernel)
-        op.emitRemark() << "attn.sdpa_partial keeps the reference route on the host: " << reason;
-    }
-    SmallVector<SdpaGradOp> grads;
-    getOperation()->walk([&](SdpaGradOp op) { grads.push_back(op); });
-    for (SdpaGradOp op : grads) {
-      std::string reason;
-      if (failed(rewriteSdpaGradToGpuSchedule(rewriter, op, tileQ, tileK, reason)) &&
-          reportKernel)
-        op.emitRemark() << "attn.sdpa_grad keeps the reference route on the host: " << reason;
-    }
+    auto keepOnHost = [&](Operation *op, StringRef reason) {
+      if (reportKernel)
+        op->emitRemark() << op->getName() << " keeps the reference route on the host: "
+                         << reason;
+    };
+    rewriteEach<SdpaPartialOp>(forward, keepOnHost);
+    rewriteEach<SdpaGradOp>(
+        [&](SdpaGradOp op, std::string &reason) {
+          return rewriteSdpaGradToGpuSchedule(rewriter, op, tileQ, tileK, reason);
+        },
+        keepOnHost);
     if (refused)
       signalPassFailure();
+  }
+
+  /// rewrite(op, reason) for every OpTy (collected first: the rewrites
+  /// replace them); onRefusal(op, reason) where it fails.
+  template <typename OpTy, typename Rewrite>
+  void rewriteEach(Rewrite rewrite, function_ref<void(Operation *, StringRef)> onRefusal) {
+    SmallVector<OpTy> ops;
+    getOperation()->walk([&](OpTy op) { ops.push_back(op); });
+    for (OpTy op : ops) {
+      std::string reason;
+      if (failed(rewrite(op, reason)))
+        onRefusal(op, reason);
+    }
   }
 };
 

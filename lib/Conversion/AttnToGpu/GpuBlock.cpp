@@ -13,7 +13,8 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::flash;
 
-Value GpuBlock::scoreAt(Value dot, Value row, Value kj, ScoreSlopes *slopes) {
+Value GpuBlock::scoreAt(Value dot, Value row, Value kj, ScoreSlopes *slopes,
+                        bool keepRules) {
   Value sc = softcapScores(g, p, g.fmul(dot, g.f(p.scaleLog2)));
   if (slopes && p.softcap) {
     // d(c·tanh(x/c))/dx = 1 - tanh², the same in log2 units.
@@ -34,13 +35,16 @@ Value GpuBlock::scoreAt(Value dot, Value row, Value kj, ScoreSlopes *slopes) {
   }
   if (alibi)
     sc = g.fadd(sc, alibi->at(row, kj));
+  if (!keepRules)
+    return sc;
   Value visible = keys->isVisible(row, kj);
   if (p.maskMod)
     visible = g.andI(visible, emitModFunction(g, *p.maskMod, ModKind::Mask, at, s.captures));
   if (s.mask) {
-    // Reading the mask past Tk is out of bounds: clamp the index.
+    // Reading the mask past Tq or Tk is out of bounds: clamp the indices.
+    Value rc = g.minI(row, g.sub(s.tq, g.idx(1)));
     Value kc = g.minI(kj, g.sub(s.tk, g.idx(1)));
-    Value mv = g.load(s.mask, maskIndices(g, p.maskType, bIdx, hIdx, row, kc));
+    Value mv = g.load(s.mask, maskIndices(g, p.maskType, bIdx, hIdx, rc, kc));
     if (p.maskKind == MaskKind::Keep) {
       visible = g.andI(visible, mv);
     } else {

@@ -67,8 +67,12 @@ struct GpuBlock {
   /// log2 units, from dot = q_row·k_kj (f32): scale·log2e, the softcap, the
   /// score function, the ALiBi bias and log2e·(additive mask); -inf where a
   /// keep rule hides the key (key visibility, the mask function, an i1
-  /// mask). With `slopes`, also the backward's factors at this score.
-  Value scoreAt(Value dot, Value row, Value kj, ScoreSlopes *slopes = nullptr);
+  /// mask). The mask operand is read at row and key clamped into [0, Tq)
+  /// and [0, Tk) (padding rows and keys of a tile). With `slopes`, also the
+  /// backward's factors at this score. Without `keepRules` (a tile every
+  /// row sees whole, no mask) only the score, no keep rule.
+  Value scoreAt(Value dot, Value row, Value kj, ScoreSlopes *slopes = nullptr,
+                bool keepRules = true);
 
   /// One past the block's last query row: min(q0 + rows, Tq).
   Value rowEnd() { return g.minI(g.add(q0, g.idx(rows)), s.tq); }

@@ -41,7 +41,6 @@
 #include "Conversion/FlashCore/FlashCore.h"
 #include "GpuBlock.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
@@ -61,12 +60,6 @@ int64_t keyKernelBytes(int64_t threads, int64_t step, int64_t d, int64_t dv) {
 int64_t queryKernelBytes(int64_t threads, int64_t step, int64_t d, int64_t dv) {
   return 4 * (threads * (2 * d + dv) + step * (d + dv) + 2 * threads);
 }
-
-/// What both kernels read besides the forward's operands.
-struct GradBuffers {
-  Value o, dO, lse; ///< [B,H,Tq,Dv], [B,H,Tq,Dv], [B,H,Tq]
-  Value dk, dv;     ///< [B,Hkv,Tk,D], [B,Hkv,Tk,Dv]; dQ is SdpaBuffers::out
-};
 
 /// The parts of the backward both kernels share.
 class GradKernelBase {
@@ -388,24 +381,7 @@ LogicalResult mlir::attn::rewriteSdpaGradToGpuSchedule(RewriterBase &rewriter, S
   Location loc = op.getLoc();
   KernelBuilder g{rewriter, loc};
   SdpaBuffers s = materializeBuffers(rewriter, p, identityBuffer); // s.out: dQ
-  auto toBuffer = [&](Value t) -> Value {
-    return bufferization::ToBufferOp::create(
-        rewriter, loc, identityBuffer(cast<RankedTensorType>(t.getType())), t,
-        /*read_only=*/true);
-  };
-  auto alloc = [&](RankedTensorType t) -> Value {
-    SmallVector<Value> dyn;
-    if (t.isDynamicDim(0))
-      dyn.push_back(s.batch);
-    if (t.isDynamicDim(2))
-      dyn.push_back(s.tk);
-    return memref::AllocOp::create(rewriter, loc, identityBuffer(t), dyn,
-                                   rewriter.getI64IntegerAttr(64));
-  };
-  auto kType = cast<RankedTensorType>(op.getGradKey().getType());
-  auto vType = cast<RankedTensorType>(op.getGradValue().getType());
-  GradBuffers gb{toBuffer(op.getOut()), toBuffer(op.getGradOut()), toBuffer(op.getLse()),
-                 alloc(kType), alloc(vType)};
+  GradBuffers gb = materializeGradBuffers(rewriter, op, s, identityBuffer);
 
   int64_t nk = keyFit->first, mq = keyFit->second;
   forEachBlockOf(g, g.mul(s.batch, g.idx(p.kvHeads)), g.ceilDiv(s.tk, nk),
@@ -417,11 +393,6 @@ LogicalResult mlir::attn::rewriteSdpaGradToGpuSchedule(RewriterBase &rewriter, S
     QueryTileKernel(g, p, s, gb, tq, tk).build(bh, qTile);
   });
 
-  auto toTensor = [&](RankedTensorType t, Value buf) -> Value {
-    return bufferization::ToTensorOp::create(rewriter, loc, t, buf, /*restrict=*/true,
-                                             /*writable=*/true);
-  };
-  rewriter.replaceOp(op, {outputTensor(rewriter, p, s), toTensor(kType, gb.dk),
-                          toTensor(vType, gb.dv)});
+  rewriter.replaceOp(op, gradResultTensors(rewriter, p, s, gb));
   return success();
 }

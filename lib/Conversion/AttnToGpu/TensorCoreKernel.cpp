@@ -346,36 +346,6 @@ private:
     return x;
   }
 
-  /// The score of accumulator value v of n-tile j in log2 units, with every
-  /// rule applied: -inf where the key is hidden.
-  Value score(Value sv, Value row, Value key, bool rules) {
-    Value x = softcapScores(g, p, g.fmul(sv, g.f(p.scaleLog2)));
-    if (p.scoreMod)
-      x = scoreModLog2(g, *p.scoreMod, ModPoint{Value(), bIdx, hIdx, row, key}, x, s.captures);
-    if (alibi)
-      x = g.fadd(x, alibi->at(row, key));
-    if (!rules)
-      return x;
-    Value visible = keys->isVisible(row, key);
-    if (p.maskMod)
-      visible = g.andI(visible, emitModFunction(g, *p.maskMod, ModKind::Mask,
-                                                ModPoint{Value(), bIdx, hIdx, row, key},
-                                                s.captures));
-    if (s.mask) {
-      Value rc = g.minI(row, g.sub(s.tq, g.idx(1)));
-      Value kc = g.minI(key, g.sub(s.tk, g.idx(1)));
-      Value mv = g.load(s.mask, maskIndices(g, p.maskType, bIdx, hIdx, rc, kc));
-      if (p.maskKind == MaskKind::Keep) {
-        visible = g.andI(visible, mv);
-      } else {
-        if (mv.getType() != g.f32())
-          mv = arith::ExtFOp::create(b, loc, g.f32(), mv);
-        x = g.fma(mv, g.f(kLog2E), x);
-      }
-    }
-    return g.select(visible, x, g.negInf());
-  }
-
   void threadBody(Value t) {
     tid = t;
     warp = g.div(tid, g.idx(frag::kWarpSize));
@@ -445,7 +415,7 @@ private:
                 // mmaC(lane, v).col.
                 Value row = v < 2 ? rowA : rowB;
                 Value key = g.add(k0, (8 * j + frag::mmaC(l, v).col).v);
-                x.push_back(score(at(sAcc[j], v), row, key, rules));
+                x.push_back(scoreAt(at(sAcc[j], v), row, key, /*slopes=*/nullptr, rules));
               }
             return x;
           };

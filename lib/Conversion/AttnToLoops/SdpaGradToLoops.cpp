@@ -34,7 +34,6 @@
 #include "Conversion/FlashCore/ModFunctions.h"
 #include "PopulatePatterns.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -48,10 +47,10 @@ namespace {
 /// per-iteration scratch.
 class GradKernel {
 public:
-  GradKernel(KernelBuilder &b, const SdpaProblem &p, const SdpaBuffers &s, Value o, Value dO,
-             Value lse, Value dk, Value dv, int64_t tileQ, int64_t tileK)
-      : b(b), p(p), s(s), o(o), dO(dO), lse(lse), dk(dk), dv(dv), tq(tileQ), tk(tileK),
-        w(b.width), rowBlock(tileQ % rowBlockFor(b.width) == 0 ? rowBlockFor(b.width)
+  GradKernel(KernelBuilder &b, const SdpaProblem &p, const SdpaBuffers &s,
+             const GradBuffers &gb, int64_t tileQ, int64_t tileK)
+      : b(b), p(p), s(s), o(gb.o), dO(gb.dO), lse(gb.lse), dk(gb.dk), dv(gb.dv), tq(tileQ),
+        tk(tileK), w(b.width), rowBlock(tileQ % rowBlockFor(b.width) == 0 ? rowBlockFor(b.width)
                                                                : kRowBlock) {}
 
   /// The dK/dV loop, then the dQ loop.
@@ -460,32 +459,9 @@ struct SdpaGradToFlashLoops : OpRewritePattern<SdpaGradOp> {
     Location loc = op.getLoc();
     KernelBuilder e{rewriter, loc, tiling.vectorWidth};
     SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer); // s.out: dQ
-    auto toBuffer = [&](Value t) -> Value {
-      return bufferization::ToBufferOp::create(
-          rewriter, loc, anyLayoutBuffer(cast<RankedTensorType>(t.getType())), t,
-          /*read_only=*/true);
-    };
-    Value o = toBuffer(op.getOut()), dO = toBuffer(op.getGradOut()), lse = toBuffer(op.getLse());
-    auto alloc = [&](RankedTensorType t) -> Value {
-      SmallVector<Value> dyn;
-      if (t.isDynamicDim(0))
-        dyn.push_back(s.batch);
-      if (t.isDynamicDim(2))
-        dyn.push_back(s.tk);
-      return memref::AllocOp::create(rewriter, loc,
-                                     MemRefType::get(t.getShape(), t.getElementType()), dyn,
-                                     rewriter.getI64IntegerAttr(64));
-    };
-    auto kType = cast<RankedTensorType>(op.getGradKey().getType());
-    auto vType = cast<RankedTensorType>(op.getGradValue().getType());
-    Value dk = alloc(kType), dv = alloc(vType);
-    GradKernel(e, p, s, o, dO, lse, dk, dv, tiling.tileQ, tiling.tileK).emit();
-    auto toTensor = [&](RankedTensorType t, Value buf) -> Value {
-      return bufferization::ToTensorOp::create(rewriter, loc, t, buf, /*restrict=*/true,
-                                               /*writable=*/true);
-    };
-    rewriter.replaceOp(op, {outputTensor(rewriter, p, s), toTensor(kType, dk),
-                            toTensor(vType, dv)});
+    GradBuffers gb = materializeGradBuffers(rewriter, op, s, anyLayoutBuffer);
+    GradKernel(e, p, s, gb, tiling.tileQ, tiling.tileK).emit();
+    rewriter.replaceOp(op, gradResultTensors(rewriter, p, s, gb));
     return success();
   }
 

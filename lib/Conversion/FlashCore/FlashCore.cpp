@@ -242,6 +242,39 @@ Value mlir::attn::flash::outputTensor(OpBuilder &b, const SdpaProblem &p,
                                            /*restrict=*/true, /*writable=*/true);
 }
 
+GradBuffers
+mlir::attn::flash::materializeGradBuffers(OpBuilder &b, SdpaGradOp op, const SdpaBuffers &s,
+                                          function_ref<MemRefType(RankedTensorType)> bufferType) {
+  Location loc = op.getLoc();
+  auto toBuffer = [&](Value t) -> Value {
+    return bufferization::ToBufferOp::create(b, loc, bufferType(cast<RankedTensorType>(t.getType())),
+                                             t, /*read_only=*/true);
+  };
+  auto alloc = [&](Value result) -> Value {
+    auto t = cast<RankedTensorType>(result.getType());
+    SmallVector<Value> dyn;
+    if (t.isDynamicDim(0))
+      dyn.push_back(s.batch);
+    if (t.isDynamicDim(2))
+      dyn.push_back(s.tk);
+    return memref::AllocOp::create(b, loc, MemRefType::get(t.getShape(), t.getElementType()),
+                                   dyn, b.getI64IntegerAttr(64));
+  };
+  return GradBuffers{toBuffer(op.getOut()), toBuffer(op.getGradOut()), toBuffer(op.getLse()),
+                     alloc(op.getGradKey()), alloc(op.getGradValue())};
+}
+
+SmallVector<Value> mlir::attn::flash::gradResultTensors(OpBuilder &b, const SdpaProblem &p,
+                                                        const SdpaBuffers &s,
+                                                        const GradBuffers &gb) {
+  auto toTensor = [&](Value result, Value buf) -> Value {
+    return bufferization::ToTensorOp::create(b, p.op->getLoc(), result.getType(), buf,
+                                             /*restrict=*/true, /*writable=*/true);
+  };
+  return {outputTensor(b, p, s), toTensor(p.op->getResult(1), gb.dk),
+          toTensor(p.op->getResult(2), gb.dv)};
+}
+
 SmallVector<Value> mlir::attn::flash::resultTensors(OpBuilder &b, const SdpaProblem &p,
                                                     const SdpaBuffers &bufs) {
   SmallVector<Value> results{outputTensor(b, p, bufs)};

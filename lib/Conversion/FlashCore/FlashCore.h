@@ -203,6 +203,20 @@ Value outputTensor(OpBuilder &b, const SdpaProblem &p, const SdpaBuffers &bufs);
 /// The op's results: the output, and for attn.sdpa_partial the lse.
 SmallVector<Value> resultTensors(OpBuilder &b, const SdpaProblem &p, const SdpaBuffers &bufs);
 
+/// What an attn.sdpa_grad's kernels read and write beside SdpaBuffers
+/// (whose `out` is dQ).
+struct GradBuffers {
+  Value o, dO, lse; ///< [B,H,Tq,Dv], [B,H,Tq,Dv], [B,H,Tq]: the op's operands
+  Value dk, dv;     ///< [B,Hkv,Tk,D], [B,Hkv,Tk,Dv]: fresh, 64-byte aligned
+};
+/// O, dO and the lse of `op` as buffers (of the type `bufferType` gives),
+/// and dK, dV allocated, at the builder's insertion point.
+GradBuffers materializeGradBuffers(OpBuilder &b, SdpaGradOp op, const SdpaBuffers &s,
+                                   function_ref<MemRefType(RankedTensorType)> bufferType);
+/// dQ, dK, dV as the attn.sdpa_grad's result tensors.
+SmallVector<Value> gradResultTensors(OpBuilder &b, const SdpaProblem &p, const SdpaBuffers &s,
+                                     const GradBuffers &gb);
+
 /// Scalar and vector IR-building helpers bound to one builder and location.
 /// `width` is the vector length of vec()/splat()/vload(); arithmetic on
 /// values works on scalars and vectors alike.

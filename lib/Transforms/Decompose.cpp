@@ -123,9 +123,9 @@ struct DecomposeSdpa : OpRewritePattern<SdpaOp> {
 };
 
 /// `x` (f16/bf16) extended to f32 elementwise; `x` itself when f32 or f64
-/// (the partial results' type, linalg_lowering::computeType).
+/// (the partial results' type, accumulatorType).
 static Value extendToF32(OpBuilder &b, Location loc, Value x) {
-  Type acc = linalg_lowering::computeType(cast<RankedTensorType>(x.getType()).getElementType());
+  Type acc = accumulatorType(cast<RankedTensorType>(x.getType()).getElementType());
   return linalg_lowering::roundTo(b, loc, x, acc, tensor::getMixedSizes(b, loc, x));
 }
 

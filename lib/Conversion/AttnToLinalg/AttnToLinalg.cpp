@@ -55,7 +55,7 @@ struct ProjectToLinalg : OpConversionPattern<ProjectOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resTy = op.getType();
-    Type elt = resTy.getElementType(), acc = computeType(elt);
+    Type elt = resTy.getElementType(), acc = accumulatorType(elt);
     int64_t r = resTy.getRank(); // loops: l... (r-1), o, i
     int64_t n = r + 1;
     MLIRContext *ctx = rewriter.getContext();
@@ -158,7 +158,7 @@ static LogicalResult lowerHeadContraction(Operation *op, Value lhs, Value rhs,
   AffineMap rhsMap = rhsReducedLast ? map({b, hk, n, r}) : map({b, hk, r, n});
   Type elt = tensorType(op->getResult(0)).getElementType();
   SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
-  Value acc = filled(rewriter, loc, sizes, computeType(elt), 0.0);
+  Value acc = filled(rewriter, loc, sizes, accumulatorType(elt), 0.0);
   Value out = contraction(rewriter, loc, lhs, map({b, h, i, r}), rhs, rhsMap, acc,
                           map({b, h, i, n}), {kPar, kPar, kPar, kPar, kRed});
   rewriter.replaceOp(op, roundTo(rewriter, loc, out, elt, sizes));
@@ -192,7 +192,7 @@ static void replaceByUnary(Operation *op, Value input, ConversionPatternRewriter
                            function_ref<Value(OpBuilder &, Location, Value, Type)> fn) {
   Location loc = op->getLoc();
   auto ty = cast<RankedTensorType>(op->getResult(0).getType());
-  Type elt = ty.getElementType(), acc = computeType(elt);
+  Type elt = ty.getElementType(), acc = accumulatorType(elt);
   Value y = elementwise(rewriter, loc, input, {}, {}, ty,
                         tensor::getMixedSizes(rewriter, loc, input),
                         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -246,7 +246,7 @@ struct MaskToLinalg : OpConversionPattern<MaskOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType ty = op.getType();
-    Type elt = ty.getElementType(), acc = computeType(elt);
+    Type elt = ty.getElementType(), acc = accumulatorType(elt);
     Value in = a.getInput();
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, in);
     AffineExpr db, dh;
@@ -388,7 +388,7 @@ struct RopeToLinalg : OpConversionPattern<RopeOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType ty = op.getType();
-    Type elt = ty.getElementType(), acc = computeType(elt);
+    Type elt = ty.getElementType(), acc = accumulatorType(elt);
     RankedTensorType tableTy = tensorType(a.getCos());
     int64_t half = tableTy.getShape().back(), r = 2 * half, d = ty.getDimSize(3);
     bool interleaved = op.getStyle() == RopeStyle::interleaved;

@@ -31,10 +31,6 @@ constexpr IteratorType kRed = IteratorType::reduction;
 
 inline RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// What an element type is computed and accumulated in: the dialect's
-/// accumulatorType (f32 for f16/bf16/f32, f64 for f64).
-inline Type computeType(Type elt) { return accumulatorType(elt); }
-
 /// Scalar float cast to `to` (extf/truncf or nothing).
 inline Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = v.getType();
@@ -170,7 +166,7 @@ inline Value splitGroups(OpBuilder &b, Location loc, Value x, int64_t hkv, int64
 
 /// out[b, g, j, n] = Σ_{r, i} lhs[b, g, r, i, j] · rhs[b, g, r, i, n]: the
 /// transposed product summed over the query heads of each group, in
-/// computeType of lhs's element type.
+/// accumulatorType of lhs's element type.
 inline Value groupedTransposedProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
                                ArrayRef<OpFoldResult> outSizes) {
   MLIRContext *ctx = b.getContext();
@@ -179,7 +175,7 @@ inline Value groupedTransposedProduct(OpBuilder &b, Location loc, Value lhs, Val
   AffineExpr bb, g, r, i, j, n;
   bindDims(ctx, bb, g, r, i, j, n);
   auto map = [&](ArrayRef<AffineExpr> e) { return AffineMap::get(6, 0, e, ctx); };
-  Value acc = filled(b, loc, outSizes, computeType(tensorType(lhs).getElementType()), 0.0);
+  Value acc = filled(b, loc, outSizes, accumulatorType(tensorType(lhs).getElementType()), 0.0);
   return contraction(b, loc, lhs, map({bb, g, r, i, j}), rhs, map({bb, g, r, i, n}), acc,
                      map({bb, g, j, n}), {kPar, kPar, kRed, kRed, kPar, kPar});
 }

@@ -136,7 +136,7 @@ struct SdpaGradToLinalg : OpConversionPattern<SdpaGradOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     // f32, f64 for f64 (the lse's type).
-    Type acc = computeType(tensorType(a.getQuery()).getElementType());
+    Type acc = accumulatorType(tensorType(a.getQuery()).getElementType());
     Value q = widen(rewriter, loc, a.getQuery(), acc), k = widen(rewriter, loc, a.getKey(), acc),
           v = widen(rewriter, loc, a.getValue(), acc), o = widen(rewriter, loc, a.getOut(), acc),
           dO = widen(rewriter, loc, a.getGradOut(), acc), lse = a.getLse();

@@ -114,7 +114,7 @@ struct SoftmaxToLinalg : OpConversionPattern<SoftmaxOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType ty = op.getType();
-    Type elt = ty.getElementType(), acc = computeType(elt);
+    Type elt = ty.getElementType(), acc = accumulatorType(elt);
     int64_t r = ty.getRank();
     Value x = a.getInput();
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
@@ -142,7 +142,7 @@ struct DropoutToLinalg : OpConversionPattern<DropoutOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType ty = op.getType();
-    Type elt = ty.getElementType(), acc = computeType(elt);
+    Type elt = ty.getElementType(), acc = accumulatorType(elt);
     int64_t r = ty.getRank();
     float rate = op.getRateAttr().getValue().convertToFloat();
     double keepScale = flash::dropoutScale(rate);

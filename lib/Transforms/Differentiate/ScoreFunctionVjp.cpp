@@ -302,7 +302,7 @@ LogicalResult captureAdjoints(ScoreModOp mod, OpBuilder &b, Value dy,
   SmallVector<Value> inits;
   for (unsigned i : slots) {
     Value c = mod.getCaptures()[i];
-    Type acc = computeType(tensorType(c).getElementType());
+    Type acc = accumulatorType(tensorType(c).getElementType());
     inits.push_back(filled(b, loc, tensor::getMixedSizes(b, loc, c), acc, 0.0));
   }
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);

@@ -61,7 +61,7 @@ using namespace mlir::attn::vjp;
 Value vjp::reduceTerms(OpBuilder &b, Location loc, ValueRange inputs,
                        ArrayRef<AffineMap> maps, AffineMap outMap, ArrayRef<IteratorType> iters,
                        ArrayRef<OpFoldResult> sizes, Type elt, TermFn term) {
-  Type accType = computeType(elt); // f64 for f64, else f32
+  Type accType = accumulatorType(elt);
   Value acc = filled(b, loc, sizes, accType, 0.0);
   SmallVector<AffineMap> all(maps);
   all.push_back(outMap);
@@ -87,7 +87,7 @@ Value vjp::reduceTerms(OpBuilder &b, Location loc, ValueRange inputs,
 Value vjp::pointwise(OpBuilder &b, Location loc, Value first, ValueRange others,
                      ArrayRef<AffineMap> otherMaps, TermFn body) {
   RankedTensorType type = tensorType(first);
-  Type elt = type.getElementType(), accType = computeType(elt); // f64 for f64, else f32
+  Type elt = type.getElementType(), accType = accumulatorType(elt);
   return elementwise(b, loc, first, others, otherMaps, type,
                      tensor::getMixedSizes(b, loc, first),
                      [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -371,7 +371,7 @@ struct SoftmaxVjp : DifferentiableOpInterface::ExternalModel<SoftmaxVjp, Softmax
     AffineMap rows = AffineMap::get(rank, 0, id.getResults().drop_back(), ctx);
     SmallVector<IteratorType> iters(rank, kPar);
     iters.back() = kRed;
-    Type acc = computeType(tensorType(p).getElementType());
+    Type acc = accumulatorType(tensorType(p).getElementType());
     Value rowdot = reduceTerms(b, loc, {dP, p}, {id, id}, rows, iters, leadingSizes(b, loc, p),
                                acc);
     operandAdjoints[0] = pointwise(

@@ -22,17 +22,13 @@ MPIRUN, ATTN_RUN, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 CASES = [
     # T, np, causal, layout, H, Hkv, D, Dv, dtype, mask
     (256, 1, "top_left", "zigzag", 4, 2, 64, 64, "f32", "none"),
-    (256, 2, "top_left", "zigzag", 4, 2, 64, 64, "f32", "none"),
     (256, 4, "top_left", "unit", 4, 2, 64, 64, "f32", "none"),
-    (1000, 2, "none", "contiguous", 2, 2, 32, 48, "f32", "keypad"),
     (1000, 4, "none", "contiguous", 2, 2, 32, 48, "f32", "keypad"),
-    (1000, 4, "top_left", "zigzag", 2, 1, 64, 64, "f32", "none"),
+    (1000, 4, "top_left", "zigzag", 2, 1, 128, 64, "f32", "none"),
     (255, 3, "bottom_right", "contiguous", 2, 2, 64, 64, "f32", "keep"),
-    (384, 3, "top_left", "zigzag", 8, 2, 64, 64, "f32", "none"),
     (384, 3, "none", "striped", 2, 2, 64, 64, "f16", "keep"),
     (2048, 4, "bottom_right", "striped", 2, 1, 64, 64, "f32", "none"),
     (2048, 2, "top_left", "contiguous", 2, 2, 64, 64, "f16", "add"),
-    (2048, 4, "none", "zigzag", 2, 2, 128, 64, "f32", "none"),
     # masks with each layout's block split: zigzag with query-row and
     # key-column chunks, striped with strided mask columns
     (512, 4, "top_left", "zigzag", 2, 1, 64, 64, "f32", "add"),
@@ -43,7 +39,6 @@ CASES = [
     (256, 2, "none", "contiguous", 2, 2, 64, 64, "f16", "sinks"),
     # score and mask functions on global positions, every layout
     (384, 3, "top_left", "zigzag", 4, 2, 64, 64, "f32", "mods"),
-    (256, 2, "none", "zigzag", 2, 2, 64, 64, "f32", "mods"),
     (256, 4, "none", "striped", 2, 1, 32, 32, "f32", "mods"),
     (300, 3, "bottom_right", "contiguous", 2, 2, 64, 64, "f16", "mods"),
 ]

@@ -3,20 +3,27 @@
 // the padding mask (1 - m)·-10000 added, softmax by reduce_max / sub / exp
 // / reduce_sum / reciprocal / mul, head merge, output projection, bias,
 // residual; 4 heads of 8, T 32) after upstream's TOSA lowerings: the
-// attention becomes one attn.sdpa whose score function adds the captured
-// mask, the four projections attn.project, and the layer raised through
-// the cpu pipeline matches the layer as written through the reference
-// pipeline.
+// attention with its four projections becomes one attn.mha (the rank-3
+// weights and [1, 1, 32] biases collapsed to rank 2 and 1) whose score
+// function adds the captured mask; the output bias and the residual stay
+// generic adds. With mha=false it is attn.sdpa between attn.projects. The
+// layer raised through the cpu pipeline (both ways) matches the layer as
+// written through the reference pipeline.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-opt %s --pass-pipeline="builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor))" -o %t/linalg.mlir
 // RUN: attn-opt %t/linalg.mlir --attn-raise=zero-empty-rows --canonicalize | FileCheck %s --check-prefix=IR
-// IR-COUNT-3: attn.project %arg0
-// IR: attn.sdpa {{.*}} captures(%arg1) {scale = 1.000000e+00 : f32} score_mod {
-// IR: attn.project
+// IR: attn.mha %arg0, %arg0, {{.*}} qkv_bias({{.*}}) captures(%arg1) {layout = #attn.layout<in_out>, num_heads = 4 : i64, scale = 1.000000e+00 : f32} score_mod {
+// IR-NOT: attn.sdpa
+// IR-NOT: attn.project
 // IR-NOT: linalg.batch_matmul
 // IR-NOT: math.exp
+// RUN: attn-opt %t/linalg.mlir "--attn-raise=zero-empty-rows mha=false" --canonicalize | FileCheck %s --check-prefix=NOMHA
+// NOMHA-COUNT-3: attn.project %arg0
+// NOMHA: attn.sdpa {{.*}} captures(%arg1) {scale = 1.000000e+00 : f32} score_mod {
+// NOMHA: attn.project
 // RUN: attn-run %t/linalg.mlir --random-inputs --seed=5 --output=%t/ref.npy --quiet
 // RUN: attn-run %t/linalg.mlir --pipeline=cpu --raise=zero-empty-rows=1 --random-inputs --seed=5 --expect=%t/ref.npy --rtol=1e-5 --atol=1e-5 --quiet | FileCheck %s
+// RUN: attn-run %t/linalg.mlir --pipeline=cpu "--raise=zero-empty-rows=1 mha=0" --random-inputs --seed=5 --expect=%t/ref.npy --rtol=1e-5 --atol=1e-5 --quiet | FileCheck %s
 // CHECK: ok
 // A bad attn-raise option is refused (exit 2):
 // RUN: attn-run %t/linalg.mlir --pipeline=cpu --raise=no-such-option=1 --random-inputs > %t/bad.txt 2>&1 || echo "exit $?" >> %t/bad.txt

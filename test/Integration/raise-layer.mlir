@@ -4,14 +4,27 @@
 // output projection, bias and residual; bench/raise_bench.py's layer at
 // T 24, 4 heads of 8), and the same layer with RoPE (rotate-half: one
 // generic reading x at (d + 4) mod 8 with the sign from linalg.index) on Q and K: attn-raise turns the
-// attention into attn.sdpa and the two projections around it into
-// attn.project (the RoPE stays generic IR between them), and each layer run raised through the cpu pipeline matches the layer run
-// as written through the reference pipeline.
+// first block into one attn.mha, the second's attention into attn.sdpa and
+// the two projections around it into attn.project (the RoPE stays generic
+// IR between them), and each layer run raised through the cpu pipeline
+// matches the layer run as written through the reference pipeline.
+// The GPT-2 layer's block becomes one attn.mha: the packed QKV weight and
+// bias sliced into Wq/Wk/Wv and bq/bk/bv, x as [1, 24, 32]; the output
+// bias and the residual stay one add after it. The RoPE layer's Q is not
+// a projection's head split (the RoPE generic is between), so its block
+// stays attn.project, attn.sdpa, attn.project.
 // RUN: attn-opt %s --attn-raise --canonicalize | FileCheck %s --check-prefix=IR
 // IR-LABEL: func.func @gpt2_layer
-// IR: attn.project %arg0, %arg1 {layout = #attn.layout<in_out>} : (tensor<24x32xf32>, tensor<32x96xf32>) -> tensor<24x96xf32>
-// IR: attn.sdpa {{.*}}causal = #attn.causal<top_left>
-// IR: attn.project {{.*}}, %arg3 {layout = #attn.layout<in_out>} : (tensor<24x32xf32>, tensor<32x32xf32>) -> tensor<24x32xf32>
+// IR: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [1, 24, 32]
+// IR-DAG: %[[WQ:.*]] = tensor.extract_slice %arg1[0, 0] [32, 32] [1, 1]
+// IR-DAG: %[[WK:.*]] = tensor.extract_slice %arg1[0, 32] [32, 32] [1, 1]
+// IR-DAG: %[[WV:.*]] = tensor.extract_slice %arg1[0, 64] [32, 32] [1, 1]
+// IR-DAG: %[[BQ:.*]] = tensor.extract_slice %arg2[0] [32] [1]
+// IR-DAG: %[[BK:.*]] = tensor.extract_slice %arg2[32] [32] [1]
+// IR-DAG: %[[BV:.*]] = tensor.extract_slice %arg2[64] [32] [1]
+// IR: attn.mha %[[X]], %[[X]], %[[WQ]], %[[WK]], %[[WV]], %arg3 qkv_bias(%[[BQ]], %[[BK]], %[[BV]]) {causal = #attn.causal<top_left>, layout = #attn.layout<in_out>, num_heads = 4 : i64, scale = 0.353553385 : f32}
+// IR: linalg.generic
+// IR-NOT: attn.sdpa
 // IR-NOT: math.exp
 // IR-NOT: linalg.matmul
 // IR-LABEL: func.func @rope_layer
@@ -20,6 +33,14 @@
 // IR: attn.sdpa {{.*}}causal = #attn.causal<top_left>
 // IR: attn.project
 // IR-NOT: linalg.matmul
+// RUN: attn-opt %s --attn-raise=report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// REPORT: remark: attn-raise: the block raised to attn.mha
+// REPORT: remark: attn-raise: not raised to attn.mha: Q is read through a generic that is not a bias add
+// RUN: attn-opt %s --attn-raise=mha=false --canonicalize | FileCheck %s --check-prefix=NOMHA
+// NOMHA-LABEL: func.func @gpt2_layer
+// NOMHA: attn.project %arg0, %arg1 {layout = #attn.layout<in_out>} : (tensor<24x32xf32>, tensor<32x96xf32>) -> tensor<24x96xf32>
+// NOMHA: attn.sdpa {{.*}}causal = #attn.causal<top_left>
+// NOMHA: attn.project {{.*}}, %arg3 {layout = #attn.layout<in_out>} : (tensor<24x32xf32>, tensor<32x32xf32>) -> tensor<24x32xf32>
 // RUN: attn-opt %s --attn-raise=projections=false | FileCheck %s --check-prefix=NOPROJ
 // NOPROJ: linalg.matmul
 // NOPROJ: attn.sdpa

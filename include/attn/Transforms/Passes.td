@@ -205,7 +205,12 @@ def AttnRaise : Pass<"attn-raise"> {
     conditions that are not bands nor one `i1` tensor). K/V repeated per
     head group (`repeat_interleave`) are read with their own heads, and
     with `projections` the contractions feeding Q/K/V and reading the
-    output become `attn.project`.
+    output become `attn.project`. With `mha` too, a whole block becomes
+    one `attn.mha` where each of Q, K and V is provably
+    `split_heads(slice(project(x, W) + b))` (a packed QKV projection is
+    sliced into `Wq`, `Wk`, `Wv`) and the output projection reads
+    `merge_heads` of the attention (static shapes; the output projection's
+    bias stays an add after it).
 
     Batch dims of the contractions become sdpa's `B` and `H` (none: both
     1; one: `H`; more than two: the leading ones fold into `B`), with
@@ -286,6 +291,11 @@ def AttnRaise : Pass<"attn-raise"> {
            "attn.project: the Q/K/V projections that reach it through "
            "slices, reshapes, transposes and bias adds, and the output "
            "projection that reads it">,
+    Option<"raiseMha", "mha", "bool", /*default=*/"true",
+           "With projections: also raise each whole block (Q/K/V "
+           "projections, head split, attention, head merge, output "
+           "projection) to one attn.mha where the split and merge are "
+           "proven from the views' index maps">,
     Option<"zeroEmptyRows", "zero-empty-rows", "bool", /*default=*/"false",
            "Raise even where a query row may keep no key (the source's NaN "
            "or mean of V there becomes sdpa's 0)">,

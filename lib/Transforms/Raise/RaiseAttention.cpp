@@ -297,10 +297,25 @@ bool AttentionRaiser::containsScores(const Term *t) {
 /// read through too: the source keeps its Hkv heads under that label. So
 /// are K/V repeated by tiling (`repeat`: head h reads head h mod Hkv), which
 /// the result marks `tiledHeads`.
+///
+/// Reading as far as it goes can end past the tensor that holds the heads:
+/// at a projection's [B·T, H·D] output beneath the head split, where the
+/// repeat is no longer one dim's floordiv. Then a second attempt stops at
+/// the head split's expand_shape.
 Labelled AttentionRaiser::lookThrough(Labelled in, double *scale, int headLabel) {
+  Labelled out = lookThroughUntil(in, scale, headLabel, [](Value) { return false; });
+  if (out.tensor != in.tensor)
+    return out;
+  return lookThroughUntil(in, scale, headLabel, [](Value v) {
+    return v.getDefiningOp<tensor::ExpandShapeOp>() != nullptr;
+  });
+}
+
+Labelled AttentionRaiser::lookThroughUntil(Labelled in, double *scale, int headLabel,
+                                           const std::function<bool(Value)> &stop) {
   auto type = cast<RankedTensorType>(in.tensor.getType());
   unsigned rank = type.getRank();
-  TermBuilder terms(context, rank, rank, [](Value v) { return false; });
+  TermBuilder terms(context, rank, rank, stop);
   const Term *t = terms.build(in.tensor, AffineMap::getMultiDimIdentityMap(rank, context));
   double factor = 1.0;
   const Term *inner;

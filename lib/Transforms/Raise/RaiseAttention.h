@@ -91,6 +91,9 @@ private:
   bool containsScores(const Term *t);
   LogicalResult toFunction(const Term *x, ScoresChain &chain, const Twine &otherwise);
   Labelled lookThrough(Labelled in, double *scale, int headLabel = kUnit);
+  /// lookThrough's one attempt: reads no further than where `stop` holds.
+  Labelled lookThroughUntil(Labelled in, double *scale, int headLabel,
+                            const std::function<bool(Value)> &stop);
   FailureOr<Value> arrange(Labelled in, ArrayRef<int> order, bool unitsAllowed);
   Value toRank4(Value v, unsigned batchCount);
   Value fromRank4(Value v, unsigned batchCount, ArrayRef<OpFoldResult> batchSizes);

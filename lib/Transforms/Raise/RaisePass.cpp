@@ -1,11 +1,14 @@
 //===- RaisePass.cpp - attn-raise ----------------------------------------===//
 //
 // Every contraction of the function is tried as the P·V of an attention
-// (RaiseAttention.cpp), in program order; what dies with a raised one
-// (its softmax, its scores) is erased after.
+// (RaiseAttention.cpp), in program order; then the projections around each
+// raised one become attn.project, and a whole block attn.mha
+// (RaiseMha.cpp). What dies with a raised one (its softmax, its scores, a
+// block's views) is erased after.
 //
 //===----------------------------------------------------------------------===//
 #include "RaiseAttention.h"
+#include "RaiseMha.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Dialect/AttnDialect.h"
 
@@ -180,10 +183,30 @@ struct AttnRaisePass : public mlir::attn::impl::AttnRaiseBase<AttnRaisePass> {
         rewriter.replaceAllUsesWith(op->getResult(0), *project);
         raised.push_back(op);
       }
-    // The softmax and scores chains die with their P·V.
+    // The softmax and scores chains die with their P·V, the contractions
+    // with their attn.project.
     DenseSet<Operation *> erased;
     for (Operation *op : llvm::reverse(raised))
       eraseWithDeadProducers(rewriter, op, erased);
+    if (!raiseProjections || !raiseMha)
+      return;
+    // With the projections raised, each whole block becomes one attn.mha
+    // (RaiseMha.cpp) where the head split and merge are proven; its views
+    // and projections die with the output projection. (A fresh set: new
+    // ops may reuse the erased ones' addresses.)
+    DenseSet<Operation *> erasedBlocks;
+    for (Operation *op : raisedSdpas) {
+      std::string why;
+      FailureOr<Operation *> dead = raiseBlockToMha(rewriter, cast<SdpaOp>(op), why);
+      if (failed(dead)) {
+        if (report && !why.empty())
+          emitRemark(op->getLoc(), "attn-raise: not raised to attn.mha: ") << why;
+        continue;
+      }
+      if (report)
+        emitRemark(op->getLoc(), "attn-raise: the block raised to attn.mha");
+      eraseWithDeadProducers(rewriter, *dead, erasedBlocks);
+    }
   }
 };
 

@@ -2,7 +2,8 @@
 //
 // attn-raise's reshapes: a labelled tensor to the dim order the sdpa
 // wants (unit dims dropped or inserted, one transpose), batch dims folded
-// into or unfolded from sdpa's B and H.
+// into or unfolded from sdpa's B and H; and the reading of Q, K and V
+// through transposes, broadcasts and head repeats (lookThrough).
 //
 //===----------------------------------------------------------------------===//
 #include "RaiseAttention.h"
@@ -181,4 +182,99 @@ Value AttentionRaiser::swapHeadFactors(Value v, int64_t outer, int64_t inner) {
   Value t = linalg::TransposeOp::create(rewriter, loc, e, init, ArrayRef<int64_t>{0, 2, 1, 3, 4})
                 ->getResult(0);
   return tensor::CollapseShapeOp::create(rewriter, loc, t, groups);
+}
+
+/// Reads through transposes, broadcasts of unit dims and (when `scale` is
+/// given) a multiplication by a constant to the tensor they start from.
+/// With `headLabel`, K/V repeated per query head group (GQA written as
+/// repeat_interleave: head h reads head h floordiv G of the source) are
+/// read through too: the source keeps its Hkv heads under that label. So
+/// are K/V repeated by tiling (`repeat`: head h reads head h mod Hkv), which
+/// the result marks `tiledHeads`.
+///
+/// Reading as far as it goes can end past the tensor that holds the heads:
+/// at a projection's [B·T, H·D] output beneath the head split, where the
+/// repeat is no longer one dim's floordiv. Then a second attempt stops at
+/// the head split's expand_shape.
+Labelled AttentionRaiser::lookThrough(Labelled in, double *scale, int headLabel) {
+  Labelled out = lookThroughUntil(in, scale, headLabel, [](Value) { return false; });
+  if (out.tensor != in.tensor)
+    return out;
+  return lookThroughUntil(in, scale, headLabel, [](Value v) {
+    return v.getDefiningOp<tensor::ExpandShapeOp>() != nullptr;
+  });
+}
+
+Labelled AttentionRaiser::lookThroughUntil(Labelled in, double *scale, int headLabel,
+                                           const std::function<bool(Value)> &stop) {
+  auto type = cast<RankedTensorType>(in.tensor.getType());
+  unsigned rank = type.getRank();
+  TermBuilder terms(context, rank, rank, stop);
+  const Term *t = terms.build(in.tensor, AffineMap::getMultiDimIdentityMap(rank, context));
+  double factor = 1.0;
+  const Term *inner;
+  double c;
+  if (scale && (t->isOp("arith.mulf") || t->isOp("arith.divf")) && splitConstant(t, inner, c) &&
+      (t->isOp("arith.mulf") || inner == t->operands[0]) && inner->kind == Term::Kind::Leaf) {
+    factor = t->isOp("arith.mulf") ? c : 1.0 / c;
+    if (!(factor > 0) || !std::isfinite(factor))
+      return in;
+    t = inner;
+  }
+  if (t->kind != Term::Kind::Leaf || t->tensor == in.tensor)
+    return in;
+  if (getElementTypeOrSelf(t->tensor.getType()) != type.getElementType())
+    return in;
+  Labelled out{t->tensor, {}};
+  SmallVector<bool> used(rank, false);
+  auto sourceType = cast<RankedTensorType>(t->tensor.getType());
+  for (auto [pos, e] : llvm::enumerate(t->map.getResults())) {
+    // (h floordiv G) mod Hkv, or h floordiv G: a repeated head.
+    AffineExpr inner = e;
+    if (auto mod = dyn_cast<AffineBinaryOpExpr>(e); mod && mod.getKind() == AffineExprKind::Mod &&
+        mod.getRHS() == getAffineConstantExpr(sourceType.getDimSize(pos), context))
+      inner = mod.getLHS();
+    if (auto div = dyn_cast<AffineBinaryOpExpr>(inner);
+        div && div.getKind() == AffineExprKind::FloorDiv && isa<AffineDimExpr>(div.getLHS()) &&
+        isa<AffineConstantExpr>(div.getRHS())) {
+      unsigned d = cast<AffineDimExpr>(div.getLHS()).getPosition();
+      int64_t group = cast<AffineConstantExpr>(div.getRHS()).getValue();
+      if (in.labels[d] != headLabel || headLabel == kUnit || used[d] ||
+          ShapedType::isDynamic(type.getDimSize(d)) ||
+          sourceType.getDimSize(pos) * group != type.getDimSize(d))
+        return in;
+      used[d] = true;
+      out.labels.push_back(headLabel);
+      continue;
+    }
+    if (auto d = dyn_cast<AffineDimExpr>(inner); d && inner != e) {
+      // h mod Hkv: a tiled repeat of the heads.
+      unsigned h = d.getPosition();
+      if (in.labels[h] != headLabel || headLabel == kUnit || used[h] ||
+          ShapedType::isDynamic(type.getDimSize(h)) ||
+          type.getDimSize(h) % sourceType.getDimSize(pos) != 0)
+        return in;
+      used[h] = true;
+      out.tiledHeads = true;
+      out.labels.push_back(headLabel);
+      continue;
+    }
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (used[d.getPosition()])
+        return in;
+      used[d.getPosition()] = true;
+      out.labels.push_back(in.labels[d.getPosition()]);
+    } else if (isa<AffineConstantExpr>(e)) {
+      out.labels.push_back(kUnit);
+    } else {
+      return in; // a reshape that is not a repeat
+    }
+  }
+  // Every non-unit dim of `in` must still be there.
+  for (unsigned d = 0; d < rank; ++d)
+    if (!used[d] && type.getDimSize(d) != 1)
+      return in;
+  if (scale)
+    *scale *= factor;
+  return out;
 }

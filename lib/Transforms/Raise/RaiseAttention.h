@@ -42,6 +42,10 @@ struct Contraction {
 /// `op` as a contraction with one m, n and k loop, if it is one.
 std::optional<Contraction> asContraction(Operation *op);
 
+/// The one operand of binary op `t` that is a constant (`c`), and the
+/// other (`other`).
+bool splitConstant(const Term *t, const Term *&other, double &c);
+
 
 /// What raising one P·V contraction found out.
 struct Outcome {

@@ -1054,7 +1054,7 @@ TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
     const char *name;
     Spec spec;
     double tol = kTol;
-    std::optional<int64_t> minWorkItems; ///< unset: twice the threads
+    std::optional<int64_t> minWorkItems = std::nullopt; ///< unset: twice the threads
   };
   auto spec = [](int64_t h, int64_t hkv, int64_t d, ref::Causal causal) {
     Spec s;
@@ -1110,7 +1110,7 @@ TEST(Bf16Dot, PrefillTilesMatchReference) {
   struct Case {
     const char *name;
     Spec spec;
-    std::optional<int64_t> minWorkItems; ///< unset: twice the threads
+    std::optional<int64_t> minWorkItems = std::nullopt; ///< unset: twice the threads
   };
   auto spec = [](int64_t h, int64_t hkv, int64_t d, int64_t dv, ref::Causal causal) {
     Spec s;
@@ -1175,8 +1175,8 @@ TEST(FusedDropout, MatchesReference) {
     Spec spec;
     std::vector<Shape> shapes;
     int64_t width = 16;
-    std::optional<int64_t> minWorkItems;
-    std::optional<bool> bf16Dot;
+    std::optional<int64_t> minWorkItems = std::nullopt;
+    std::optional<bool> bf16Dot = std::nullopt;
   };
   auto spec = [](int64_t h, int64_t hkv, int64_t d, ref::Causal causal, float rate, int64_t seed) {
     Spec s;

@@ -58,7 +58,7 @@ struct Visibility {
   std::optional<std::vector<int64_t>> keyLengths;
   /// sdpa_partial's `diagonal(%d)` (top-left rule moved to i + d), when %d
   /// is a constant.
-  std::optional<int64_t> diagonalShift;
+  std::optional<int64_t> diagonalShift = std::nullopt;
 };
 
 /// The key lengths of an op whose key_lengths operand is an entry argument.

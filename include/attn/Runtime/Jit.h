@@ -310,7 +310,7 @@ public:
     std::optional<int64_t> tileQ, tileK, vectorWidth;
     /// cpu: the bf16-dot option the pipeline ran with (bf16 prefill tiles
     /// that qualify multiply on AVX512-BF16 dot products).
-    std::optional<bool> bf16Dot;
+    std::optional<bool> bf16Dot = std::nullopt;
   };
   const Tiling &tiling() const { return usedTiling; }
 

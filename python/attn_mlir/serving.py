@@ -132,15 +132,26 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
     through %table with lengths %len, then attn.sdpa (attn.sdpa_partial
     with the lse); `tq` None is a dynamic query length; `bs` None takes
     K and V as plain [B, Hkv, Tk, D] tensors %k, %v (no table); `int8`
-    (with `bs` None) takes them as int8 %kq, %vq [B, Hkv, Tk, D] with f32
+    takes them as int8 %kq, %vq [B, Hkv, Tk, D] with f32
     scales %ks, %vs [B, Hkv, Tk] through attn.dequantize. Returns the text
     and the extra inputs (slopes, sinks, leftpad) that follow (q, kc, vc,
-    table, len; q, k, v, len; or q, kq, ks, vq, vs, len). `leftpad` (int32
+    table, len; q, k, v, len; q, kq, ks, vq, vs, len; or with `int8` and
+    `bs`, paged int8 caches and their scale caches, dequantized and
+    gathered: q, kq, ks, vq, vs, table, len). `leftpad` (int32
     [B]) drops sequence b's keys before leftpad[b] by a mask function."""
     t_q = "tensor<?x%dx%sx%dx%s>" % (h, "?" if tq is None else str(tq), d, elt)
     t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
     t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
-    if int8:
+    if int8 and bs is not None:
+        mid = (hkv, bs) if hnd else (bs, hkv)
+        t_kq = "tensor<?x%dx%dx%dxi8>" % (mid + (d,))
+        t_vq = "tensor<?x%dx%dx%dxi8>" % (mid + (dv,))
+        t_s = "tensor<?x%dx%dxf32>" % mid
+        t_kc = "tensor<?x%dx%dx%dx%s>" % (mid + (d, elt))
+        t_vc = "tensor<?x%dx%dx%dx%s>" % (mid + (dv, elt))
+        args = ["%%q: %s" % t_q, "%%kq: %s" % t_kq, "%%ks: %s" % t_s, "%%vq: %s" % t_vq,
+                "%%vs: %s" % t_s, "%table: tensor<?x?xi32>", "%len: tensor<?xi32>"]
+    elif int8:
         t_kq = "tensor<?x%dx?x%dxi8>" % (hkv, d)
         t_vq = "tensor<?x%dx?x%dxi8>" % (hkv, dv)
         t_s = "tensor<?x%dx?xf32>" % hkv
@@ -196,8 +207,14 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
     gather = ("  %%%s = attn.gather_pages %%%s, %%table lengths(%%len)" +
               (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
               "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
-    if int8:
-        dequantize = "  %%%s = attn.dequantize %%%sq, %%%ss : (%s, %s) -> %s\n"
+    dequantize = "  %%%s = attn.dequantize %%%sq, %%%ss : (%s, %s) -> %s\n"
+    if int8 and bs is not None:
+        # The caches dequantized whole, then gathered: the decode tile
+        # reads the int8 rows and scales in place through the table.
+        body = (dequantize % ("kc", "k", "k", t_kq, t_s, t_kc) +
+                dequantize % ("vc", "v", "v", t_vq, t_s, t_vc) +
+                gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v))
+    elif int8:
         body = (dequantize % ("k", "k", "k", t_kq, t_s, t_k) +
                 dequantize % ("v", "v", "v", t_vq, t_s, t_v))
     else:
@@ -391,10 +408,14 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     k_scale, v_scale: with int8 k_cache and v_cache (a quantised cache,
     contiguous [B, T, Hkv, D], or [B, Hkv, T, D] with kv_layout='HND'), the
     float32 scale of each token and head ([B, T, Hkv], or [B, Hkv, T]):
-    key j of head g is k_cache[b, j, g] * k_scale[b, j, g]. The decode
-    kernel reads the int8 rows in place (attn.dequantize). New rows k, v
-    (float) are quantised per token and head (max |x| -> 127) and written
-    with their scales, in place, before attending."""
+    key j of head g is k_cache[b, j, g] * k_scale[b, j, g]. With a
+    block_table the int8 caches are paged, [num_blocks, page_block_size,
+    Hkv, D] (or [num_blocks, Hkv, page_block_size, D] with 'HND'), and the
+    scales [num_blocks, page_block_size, Hkv] (or [num_blocks, Hkv,
+    page_block_size]). The decode kernel reads the int8 rows and scales in
+    place (attn.dequantize, attn.gather_pages). New rows k, v (float) are
+    quantised per token and head (max |x| -> 127) and written with their
+    scales, in place (through the block table), before attending."""
     dt = _arrays.dtype_name(q)
     if dt not in _MLIR_TYPES:
         _fail(TypeError, "q must be float32, float16 or bfloat16, got %s" % dt)
@@ -478,25 +499,20 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         if _arrays.dtype_name(x) != "int8":
             _fail(TypeError, "k_cache and v_cache must both be int8, %s is %s"
                   % (name, _arrays.dtype_name(x)))
-    if block_table is not None or cache_batch_idx is not None:
-        _fail(NotImplementedError, "int8 caches are contiguous for now: no block_table or "
-              "cache_batch_idx")
+    if cache_batch_idx is not None:
+        _fail(NotImplementedError, "int8 caches take no cache_batch_idx (use a block_table)")
+    if block_table is not None:
+        return _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
+                                   softmax_scale, causal, window_size, softcap, alibi_slopes,
+                                   return_softmax_lse, sinks, kv_layout, k_scale, v_scale,
+                                   threads, rotary, cache_leftpad)
     hnd = _hnd(kv_layout)
     (b, tq, h, d), (cb, t, hkv, dv) = _cache_dims(q, k_cache, v_cache, hnd)
     ks = _arrays.shape_of(k_cache)
     if cb < b:
         _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (cb, b))
-    scales = []
-    for name, sc in (("k_scale", k_scale), ("v_scale", v_scale)):
-        if sc is None:
-            _fail(ValueError, "an int8 cache needs %s (float32, one per token and head)" % name)
-        if _arrays.dtype_name(sc) != "float32":
-            _fail(TypeError, "%s must be float32, got %s" % (name, _arrays.dtype_name(sc)))
-        if _arrays.shape_of(sc) != ks[:3]:
-            _fail(ValueError, "%s must have shape %s (the cache's without the head dim), got "
-                  "%s" % (name, list(ks[:3]), list(_arrays.shape_of(sc))))
-        buf = _arrays.as_buffer(sc, name)[:b]
-        scales.append(buf if hnd else buf.transpose(0, 2, 1))
+    scales = [x[:b] if hnd else x[:b].transpose(0, 2, 1)
+              for x in _scale_caches(k_scale, v_scale, ks)]
     lens = _cache_lengths(cache_seqlens, b, t)
     pad = None if cache_leftpad is None else _per_sequence(cache_leftpad, "cache_leftpad", b, t)
     new_rows = _new_rows(k, v, b, hkv, d, dv)
@@ -523,6 +539,66 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         caches.append(buf if hnd else buf.transpose(0, 2, 1, 3))
     bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3), caches[0], scales[0], caches[1],
             scales[1], lens] + [_arrays.as_buffer(x, "an input") for x in extra]
+    return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)
+
+
+def _scale_caches(k_scale, v_scale, cache_shape):
+    """The float32 scale arrays of an int8 cache, each of the cache's shape
+    without the head dim, as buffers."""
+    bufs = []
+    for name, sc in (("k_scale", k_scale), ("v_scale", v_scale)):
+        if sc is None:
+            _fail(ValueError, "an int8 cache needs %s (float32, one per token and head)" % name)
+        if _arrays.dtype_name(sc) != "float32":
+            _fail(TypeError, "%s must be float32, got %s" % (name, _arrays.dtype_name(sc)))
+        if _arrays.shape_of(sc) != tuple(cache_shape[:3]):
+            _fail(ValueError, "%s must have shape %s (the cache's without the head dim), got "
+                  "%s" % (name, list(cache_shape[:3]), list(_arrays.shape_of(sc))))
+        bufs.append(_arrays.as_buffer(sc, name))
+    return bufs
+
+
+def _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
+                        softmax_scale, causal, window_size, softcap, alibi_slopes,
+                        return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads,
+                        rotary, cache_leftpad):
+    """flash_attn_with_kvcache on paged int8 caches [NB, BS, Hkv, D] (or
+    [NB, Hkv, BS, D]) with scale caches [NB, BS, Hkv] (or [NB, Hkv, BS]):
+    attn.gather_pages of attn.dequantize of the caches, read in place by
+    the decode tile."""
+    dt = _arrays.dtype_name(q)
+    hnd = _hnd(kv_layout)
+    (b, tq, h, d), (nb, bs, hkv, dv) = _cache_dims(q, k_cache, v_cache, hnd)
+    scales = _scale_caches(k_scale, v_scale, _arrays.shape_of(k_cache))
+    table = _int32(block_table, "block_table")
+    if table.ndim != 2 or table.shape[0] != b:
+        _fail(ValueError, "block_table must be [batch=%d, max_blocks], got shape %s"
+              % (b, list(table.shape)))
+    capacity = table.shape[1] * bs
+    lens = _cache_lengths(cache_seqlens, b, capacity)
+    pad = None if cache_leftpad is None else _per_sequence(cache_leftpad, "cache_leftpad", b,
+                                                           capacity)
+    new_rows = _new_rows(k, v, b, hkv, d, dv)
+    if rotary:
+        q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
+    if new_rows:
+        # New rows quantised per token and head, written with their scales
+        # through the block table, in place.
+        for name, new, cache, sc in (("k", k, k_cache, k_scale), ("v", v, v_cache, v_scale)):
+            rows, row_scales = _quantize_int8(new, name)
+            _append(cache, rows, table, lens, bs, hnd, name)
+            _append(sc, row_scales, table, lens, bs, hnd, name + "_scale")
+        lens = lens + _arrays.shape_of(k)[1]
+    attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
+    text, extra = _kernel_text("kvcache_paged_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, bs,
+                               hnd, attrs, b, alibi_slopes, sinks, return_softmax_lse,
+                               int8=True, leftpad=pad)
+    kernel = CACHE.get(("kvcache_paged_int8", text, threads), lambda: text,
+                       "kvcache_paged_int8", "cpu", threads)
+    bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3),
+            _arrays.as_buffer(k_cache, "k_cache"), scales[0],
+            _arrays.as_buffer(v_cache, "v_cache"), scales[1], table, lens]
+    bufs += [_arrays.as_buffer(x, "an input") for x in extra]
     return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)
 
 

@@ -551,10 +551,63 @@ def test_int8_cache_lse_and_refusals():
     with pytest.raises(ValueError, match="passes the cache's capacity"):
         kvc(q, kq, vq, k=torch.randn(2, 1, 2, 32), v=torch.randn(2, 1, 2, 32),
             k_scale=ks, v_scale=vs, cache_seqlens=20)
-    with pytest.raises(NotImplementedError, match="contiguous for now"):
-        kvc(q, kq, vq, k_scale=ks, v_scale=vs, block_table=torch.zeros(2, 1, dtype=torch.int32))
+    with pytest.raises(NotImplementedError, match="no cache_batch_idx"):
+        kvc(q, kq, vq, k_scale=ks, v_scale=vs, cache_batch_idx=torch.tensor([1, 0]))
     with pytest.raises(ValueError, match="go with an int8 k_cache"):
         kvc(q, kq.float(), vq.float(), k_scale=ks, v_scale=vs)
+
+
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+@pytest.mark.parametrize("tq", [1, 3])
+def test_paged_int8_cache(layout, tq):
+    """Paged int8 caches [NB, BS, Hkv, D] with scale caches [NB, BS, Hkv]
+    through a shuffled block table, new rows appended (quantised, through
+    the table) first: against float64 attention on the gathered,
+    dequantised cache after the same append. GQA, causal, lengths 0 / short
+    / across blocks; an out-of-range block id refused."""
+    g = torch.Generator().manual_seed(24)
+    b, h, hkv, d, nb, bs, mb, n = 3, 8, 2, 64, 24, 8, 5, 2
+    q = torch.randn(b, tq, h, d, generator=g)
+    kq, ks = _quantize(torch.randn(1, nb * bs, hkv, d, generator=g))
+    vq, vs = _quantize(torch.randn(1, nb * bs, hkv, d, generator=g))
+    kq, vq = kq.reshape(nb, bs, hkv, d), vq.reshape(nb, bs, hkv, d)
+    ks, vs = ks.reshape(nb, bs, hkv), vs.reshape(nb, bs, hkv)
+    table = torch.randperm(nb, generator=g)[:b * mb].reshape(b, mb).to(torch.int32)
+    lens = torch.tensor([0, 11, 30], dtype=torch.int32)
+    k_new, v_new = torch.randn(b, n, hkv, d, generator=g), torch.randn(b, n, hkv, d, generator=g)
+    caches = [kq.clone(), vq.clone(), ks.clone(), vs.clone()]
+    if layout == "HND":
+        caches = [x.transpose(1, 2).contiguous() for x in caches]
+    out = attn_mlir.flash_attn_with_kvcache(q, caches[0], caches[1], k=k_new, v=v_new,
+                                            cache_seqlens=lens, block_table=table,
+                                            k_scale=caches[2], v_scale=caches[3],
+                                            kv_layout=layout, causal=True)
+    # The expected caches: the new rows quantised, at each length, through
+    # the table.
+    for i, ln in enumerate(lens.tolist()):
+        for new, c, sc in ((k_new, kq, ks), (v_new, vq, vs)):
+            nq, nsc = _quantize(new[i:i + 1])
+            for t in range(n):
+                blk, row = table[i, (ln + t) // bs].item(), (ln + t) % bs
+                c[blk, row], sc[blk, row] = nq[0, t], nsc[0, t]
+    if layout == "HND":
+        caches = [x.transpose(1, 2) for x in caches]
+    for got, want in zip(caches, (kq, vq, ks, vs)):
+        assert (got.double() - want.double()).abs().max().item() <= 1e-6 * max(
+            1.0, want.double().abs().max().item())
+    j = torch.arange(mb * bs)
+    kf = torch.stack([kq[table[i, j // bs].long(), j % bs].double() *
+                      ks[table[i, j // bs].long(), j % bs][..., None] for i in range(b)])
+    vf = torch.stack([vq[table[i, j // bs].long(), j % bs].double() *
+                      vs[table[i, j // bs].long(), j % bs][..., None] for i in range(b)])
+    want, _ = ref(q, kf, vf, torch.arange(b)[:, None], lens + n, mb * bs, causal=True)
+    assert out.shape == (b, tq, h, d)
+    assert (out.double() - want).abs().max().item() < TOL[torch.float32]
+    bad = table.clone()
+    bad[2, 0] = nb
+    with pytest.raises(Exception, match="outside"):
+        attn_mlir.flash_attn_with_kvcache(q, kq, vq, cache_seqlens=lens, block_table=bad,
+                                          k_scale=ks, v_scale=vs)
 
 
 @pytest.mark.parametrize("layout", ["NHD", "HND"])

@@ -129,7 +129,11 @@ def Attn_DequantizeOp : Attn_Op<"dequantize", [Pure, InferShapedTypeOpAdaptor,
     decode step on an int8 cache runs: the fused CPU kernel's decode tile
     reads the int8 rows in place and applies the scales to the scores and
     to the probabilities (docs/serving.md); elsewhere the reference
-    lowering builds the float tensor.
+    lowering builds the float tensor. A paged int8 cache is
+    `attn.gather_pages` of `attn.dequantize` of the whole cache
+    (`[NB, BS, Hkv, D]` with scales `[NB, BS, Hkv]`: the dims are the
+    cache's, any three leading ones): the decode tile reads it in place
+    too, each key's row and scale at the same (block, slot, head).
 
     **Verifier.**
     - `x` is `i8` of rank 4 `[B,Hkv,T,D]`; `scale` is `f32` `[B,Hkv,T]`

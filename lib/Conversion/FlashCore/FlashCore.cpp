@@ -122,8 +122,11 @@ static FailureOr<SdpaProblem> analyzeSdpaLike(OpTy op, KernelSupport support,
     p.paged = pagedKeysOf(p.key, p.value, p.keyLengths);
   if (p.paged && p.dropoutRate)
     return fail("dropout with paged K/V is not supported by the " + support.name);
-  if (support.quantizedKeys && !p.paged)
-    p.quantized = quantizedKeysOf(p.key, p.value);
+  // int8 K/V: dequantized tensors, or paged caches dequantized whole
+  // (gather_pages(dequantize(cache, scales))), both read in place.
+  if (support.quantizedKeys)
+    p.quantized = p.paged ? quantizedKeysOf(p.paged->keyCache, p.paged->valueCache)
+                          : quantizedKeysOf(p.key, p.value);
   if constexpr (!isGrad)
     p.sinks = op.getSinks();
   if (p.sinks && !support.sinks)
@@ -165,8 +168,12 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
   SdpaBuffers bufs;
   bufs.q = toBuffer(p.query);
   if (p.paged) {
-    bufs.k = toBuffer(p.paged->keyCache);
-    bufs.v = toBuffer(p.paged->valueCache);
+    bufs.k = toBuffer(p.quantized ? p.quantized->keys : p.paged->keyCache);
+    bufs.v = toBuffer(p.quantized ? p.quantized->values : p.paged->valueCache);
+    if (p.quantized) {
+      bufs.keyScales = toBuffer(p.quantized->keyScales);
+      bufs.valueScales = toBuffer(p.quantized->valueScales);
+    }
     bufs.table = toBuffer(p.paged->table);
     bufs.layout = p.paged->layout;
     bufs.numBlocks = memref::DimOp::create(b, loc, bufs.k, 0);

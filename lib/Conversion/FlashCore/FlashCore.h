@@ -78,10 +78,12 @@ struct PagedKeys {
 
 /// int8 K and V with one scale per (batch row, K/V head, key): the operands
 /// of the attn.dequantize ops the sdpa's K and V come from, when the kernel
-/// reads the int8 rows in place (SdpaProblem::quantized).
+/// reads the int8 rows in place (SdpaProblem::quantized). With paged K/V
+/// the dequantized tensors are the caches: a key's row and scale are then
+/// at SdpaBuffers::keyRow's indices in both.
 struct QuantizedKeys {
-  Value keys, values;           ///< [B, Hkv, Tk, D] and [B, Hkv, Tk, Dv] i8
-  Value keyScales, valueScales; ///< [B, Hkv, Tk] f32
+  Value keys, values;           ///< [B, Hkv, Tk, D] and [B, Hkv, Tk, Dv] i8 (or caches)
+  Value keyScales, valueScales; ///< [B, Hkv, Tk] f32 (or [NB, BS, Hkv] / [NB, Hkv, BS])
 };
 
 struct KernelBuilder;
@@ -168,8 +170,8 @@ struct SdpaBuffers {
   /// block ids; `blockSize` and `numBlocks` index values. Null otherwise.
   Value table, blockSize, numBlocks;
   KvLayout layout = KvLayout::nhd;
-  /// int8 K/V (SdpaProblem::quantized): k and v are the int8 tensors, these
-  /// their [B, Hkv, Tk] f32 scales. Null otherwise.
+  /// int8 K/V (SdpaProblem::quantized): k and v are the int8 tensors (or
+  /// caches), these their f32 scales, indexed as keyRow. Null otherwise.
   Value keyScales, valueScales;
 
   /// The indices of row `key` of K/V head `kvHead` of batch row `batch` in

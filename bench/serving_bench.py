@@ -21,9 +21,11 @@ to 4096 tokens (H 8, D 64) against 16 separate calls of
 scaled_dot_product_attention, and the same for 16 sequences of 64.
 
 And (--only int8) the same decode on an int8 cache (attn.dequantize, one
-f32 scale per token and head, values quantised from the f32 cache) against
-the f32 and the f16 cache, with each one's error against float64
-attention on the dequantised K/V.
+f32 scale per token and head, values quantised from the f32 cache), and on
+the same values as a paged int8 cache (shuffled blocks of 16, NHD, through
+flash_attn_with_kvcache) beside the f32 cache paged the same way, against
+the f32 and the f16 cache, with each
+one's error against float64 attention on the dequantised K/V.
 --only decode|ragged|int8 runs one part."""
 
 import argparse
@@ -132,8 +134,32 @@ def int8_decode(rounds, tk, build):
     f16 = attn_mlir.compile(text("f16", False))
     i8 = attn_mlir.compile(text("f32", True))
     q16, k16, v16 = (x.astype(np.float16) for x in (q, k, v))
+    # The same int8 values as a paged cache: shuffled blocks of 16 tokens
+    # (NHD), scales [blocks, 16, Hkv], through flash_attn_with_kvcache.
+    bs = 16
+    perm = rng.permutation(tk // bs)
+    def paged(x):
+        rows = x[0].swapaxes(0, 1)  # [Tk, Hkv, ...]
+        blocks = rows.reshape((tk // bs, bs) + rows.shape[1:])
+        out = np.empty_like(blocks)
+        out[perm] = blocks
+        return np.ascontiguousarray(out)
+    pkq, pks, pvq, pvs = paged(kq), paged(ks), paged(vq), paged(vs)
+    table = perm.astype(np.int32)[None, :]
+    lens = np.array([tk], dtype=np.int32)
+    qf = np.ascontiguousarray(q.swapaxes(1, 2))  # [B, 1, H, D]
+    pk, pv = paged(k), paged(v)
+    def f32_paged():
+        out = attn_mlir.flash_attn_with_kvcache(qf, pk, pv, cache_seqlens=lens, block_table=table)
+        return np.asarray(out).swapaxes(1, 2)
+    def i8_paged():
+        out = attn_mlir.flash_attn_with_kvcache(qf, pkq, pvq, cache_seqlens=lens,
+                                                block_table=table, k_scale=pks, v_scale=pvs)
+        return np.asarray(out).swapaxes(1, 2)
     progs = {"f32 cache": lambda: f32(q, k, v), "f16 cache": lambda: f16(q16, k16, v16),
-             "int8 cache + f32 scales": lambda: i8(q, kq, ks, vq, vs)}
+             "int8 cache + f32 scales": lambda: i8(q, kq, ks, vq, vs),
+             "f32 paged (blocks of 16)": f32_paged,
+             "int8 paged (blocks of 16) + f32 scales": i8_paged}
     # Each against float64 attention on the K/V it holds (f16 and int8:
     # the rounded values), so the error is the kernel's, not the format's.
     def reference(kk, vv, qq):
@@ -145,6 +171,8 @@ def int8_decode(rounds, tk, build):
     refs = {"f32 cache": reference(k, v, q), "f16 cache": reference(k16, v16, q16),
             "int8 cache + f32 scales": reference(kq * ks[..., None].astype(np.float64),
                                                  vq * vs[..., None].astype(np.float64), q)}
+    refs["int8 paged (blocks of 16) + f32 scales"] = refs["int8 cache + f32 scales"]
+    refs["f32 paged (blocks of 16)"] = refs["f32 cache"]
     errs = {}
     for name, f in progs.items():
         out = np.asarray(f(), dtype=np.float64)
@@ -152,7 +180,9 @@ def int8_decode(rounds, tk, build):
     times = alternate(progs, rounds)
     gbps, cmd = bandwidth(build, 1024, os.cpu_count())
     nbytes = {"f32 cache": 2 * HKV * tk * D * 4, "f16 cache": 2 * HKV * tk * D * 2,
-              "int8 cache + f32 scales": 2 * HKV * tk * (D + 4)}
+              "int8 cache + f32 scales": 2 * HKV * tk * (D + 4),
+              "int8 paged (blocks of 16) + f32 scales": 2 * HKV * tk * (D + 4),
+              "f32 paged (blocks of 16)": 2 * HKV * tk * D * 4}
     base = times["f32 cache"]
     print("int8 decode: B %d, H %d, Hkv %d, D %d, Tk %d, %d rounds alternating; read "
           "bandwidth %.1f GB/s (attn-fma-peak %s)" % (B, H, HKV, D, tk, rounds, gbps, cmd))

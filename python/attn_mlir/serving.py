@@ -446,10 +446,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     else:
         if cache_batch_idx is not None:
             _fail(ValueError, "cache_batch_idx goes with a contiguous cache, not a block_table")
-        table = _int32(block_table, "block_table")
-        if table.ndim != 2 or table.shape[0] != b:
-            _fail(ValueError, "block_table must be [batch=%d, max_blocks], got shape %s"
-                  % (b, list(table.shape)))
+        table = _block_table(block_table, b)
     capacity = table.shape[1] * bs
 
     lens = _cache_lengths(cache_seqlens, b, capacity)
@@ -488,6 +485,26 @@ def _quantize_int8(x, what):
     return q, scale
 
 
+def _block_table(block_table, b):
+    """block_table as int32 [b, max_blocks], checked."""
+    table = _int32(block_table, "block_table")
+    if table.ndim != 2 or table.shape[0] != b:
+        _fail(ValueError, "block_table must be [batch=%d, max_blocks], got shape %s"
+              % (b, list(table.shape)))
+    return table
+
+
+def _append_int8(k, v, k_cache, v_cache, k_scale, v_scale, table, lens, block_size, hnd):
+    """New rows k, v quantised per token and head (max |x| -> 127) and
+    written with their scales at each sequence's length, through `table`,
+    in place. Returns the lengths after."""
+    for name, new, cache, sc in (("k", k, k_cache, k_scale), ("v", v, v_cache, v_scale)):
+        rows, row_scales = _quantize_int8(new, name)
+        _append(cache, rows, table, lens, block_size, hnd, name)
+        _append(sc, row_scales, table, lens, block_size, hnd, name + "_scale")
+    return lens + _arrays.shape_of(k)[1]
+
+
 def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table,
                   softmax_scale, causal, window_size, softcap, alibi_slopes,
                   return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads,
@@ -519,14 +536,9 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
     if rotary:
         q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
     if new_rows:
-        # New rows: quantised per token and head (max |x| -> 127), written
-        # with their scales at each sequence's length, in place.
-        table = np.arange(b, dtype=np.int32)[:, None]
-        for name, new, cache, sc in (("k", k, k_cache, k_scale), ("v", v, v_cache, v_scale)):
-            rows, row_scales = _quantize_int8(new, name)
-            _append(cache, rows, table, lens, t, hnd, name)
-            _append(sc, row_scales, table, lens, t, hnd, name + "_scale")
-        lens = lens + _arrays.shape_of(k)[1]
+        # A contiguous cache is one block of t tokens per sequence.
+        lens = _append_int8(k, v, k_cache, v_cache, k_scale, v_scale,
+                            np.arange(b, dtype=np.int32)[:, None], lens, t, hnd)
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     text, extra = _kernel_text("kvcache_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
                                False, attrs, b, alibi_slopes, sinks, return_softmax_lse,
@@ -570,10 +582,7 @@ def _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
     hnd = _hnd(kv_layout)
     (b, tq, h, d), (nb, bs, hkv, dv) = _cache_dims(q, k_cache, v_cache, hnd)
     scales = _scale_caches(k_scale, v_scale, _arrays.shape_of(k_cache))
-    table = _int32(block_table, "block_table")
-    if table.ndim != 2 or table.shape[0] != b:
-        _fail(ValueError, "block_table must be [batch=%d, max_blocks], got shape %s"
-              % (b, list(table.shape)))
+    table = _block_table(block_table, b)
     capacity = table.shape[1] * bs
     lens = _cache_lengths(cache_seqlens, b, capacity)
     pad = None if cache_leftpad is None else _per_sequence(cache_leftpad, "cache_leftpad", b,
@@ -582,13 +591,7 @@ def _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
     if rotary:
         q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
     if new_rows:
-        # New rows quantised per token and head, written with their scales
-        # through the block table, in place.
-        for name, new, cache, sc in (("k", k, k_cache, k_scale), ("v", v, v_cache, v_scale)):
-            rows, row_scales = _quantize_int8(new, name)
-            _append(cache, rows, table, lens, bs, hnd, name)
-            _append(sc, row_scales, table, lens, bs, hnd, name + "_scale")
-        lens = lens + _arrays.shape_of(k)[1]
+        lens = _append_int8(k, v, k_cache, v_cache, k_scale, v_scale, table, lens, bs, hnd)
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     text, extra = _kernel_text("kvcache_paged_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, bs,
                                hnd, attrs, b, alibi_slopes, sinks, return_softmax_lse,

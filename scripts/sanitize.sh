@@ -74,9 +74,14 @@ build_s=$((SECONDS - t0))
 #  - the 10 tf32 points of the tensor-core emulation grid (~260 s of the
 #    stage): the emulator's tf32 path stays covered by the five tf32 points
 #    of Variants/TensorCoreFeatures, and the grid's shapes by its f16/bf16
-#    points.
-# The lit suite samples one (file, pass) pair in twelve of
-# test/Robustness/every_pass.py there (%every_pass_sample in lit.cfg.py).
+#    points;
+#  - PrefillPacking, Bf16Dot and FusedDropout (~70 s of the stage): JIT
+#    runs of kernels the sanitizers do not instrument; the lowerings they
+#    drive run here in test/Conversion and test/Integration.
+# The lit suite samples one (file, pass) pair in twenty-four of
+# test/Robustness/every_pass.py there (%every_pass_sample in lit.cfg.py),
+# over two of its four file shards, and leaves out the tests whose time is
+# ptxas or the uninstrumented JIT code (UNSUPPORTED: asan in each).
 # ATTN_SAN_CTEST_EXCLUDE= (set, empty) runs every ctest here too.
 dims=(D16 D64 D80) causals=(nocausal topleft bottomright) masks=(nomask keep add)
 off_square=()
@@ -89,7 +94,7 @@ for i in 0 1 2; do
 done
 # (ctest names a point "<name>  # GetParam() = ...": a space ends the name.)
 one_head_out="^Grid/SdpaGrid\.[A-Za-z]+/H1_Hkv1_($(IFS='|'; echo "${off_square[*]}")) "
-EXCLUDE="${ATTN_SAN_CTEST_EXCLUDE-^Grid/SdpaGrid\.[A-Za-z]+/H4_|$one_head_out|^Grid/TensorCore\..* tf32}"
+EXCLUDE="${ATTN_SAN_CTEST_EXCLUDE-^Grid/SdpaGrid\.[A-Za-z]+/H4_|$one_head_out|^Grid/TensorCore\..* tf32|^(PrefillPacking|Bf16Dot|FusedDropout)\.}"
 t0=$SECONDS
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" ${EXCLUDE:+-E "$EXCLUDE"})
 test_s=$((SECONDS - t0))

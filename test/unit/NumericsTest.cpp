@@ -49,8 +49,15 @@ Jitted::Jitted(const std::string &source, const std::string &entry,
     ADD_FAILURE() << "does not parse:\n" << source;
     return;
   }
+  // The reference pipeline is the unfused oracle: these tests check what
+  // it lowers to, and LLVM's O3 on its loops was most of their time
+  // (bench/NOTES.md, 2026-12-06: Test suite time: the reference grids at
+  // O0). The fused pipelines keep the level asked for (default O3).
+  runtime::JitOptions jitOptions = options;
+  if (pipeline == runtime::Pipeline::Reference)
+    jitOptions.optLevel = 0;
   auto compiled =
-      runtime::CompiledFunction::compile(*module, entry, pipeline, options);
+      runtime::CompiledFunction::compile(*module, entry, pipeline, jitOptions);
   if (!compiled) {
     ADD_FAILURE() << llvm::toString(compiled.takeError()) << "\n" << source;
     return;

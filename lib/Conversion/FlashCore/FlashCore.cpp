@@ -167,26 +167,23 @@ mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
   };
   SdpaBuffers bufs;
   bufs.q = toBuffer(p.query);
-  if (p.paged) {
-    bufs.k = toBuffer(p.quantized ? p.quantized->keys : p.paged->keyCache);
-    bufs.v = toBuffer(p.quantized ? p.quantized->values : p.paged->valueCache);
-    if (p.quantized) {
-      bufs.keyScales = toBuffer(p.quantized->keyScales);
-      bufs.valueScales = toBuffer(p.quantized->valueScales);
-    }
-    bufs.table = toBuffer(p.paged->table);
-    bufs.layout = p.paged->layout;
-    bufs.numBlocks = memref::DimOp::create(b, loc, bufs.k, 0);
-    bufs.blockSize =
-        memref::DimOp::create(b, loc, bufs.k, bufs.layout == KvLayout::nhd ? 1 : 2);
-  } else if (p.quantized) {
+  // K and V as the kernel reads them: int8 tensors or caches (quantized),
+  // float caches (paged), or the operands.
+  if (p.quantized) {
     bufs.k = toBuffer(p.quantized->keys);
     bufs.v = toBuffer(p.quantized->values);
     bufs.keyScales = toBuffer(p.quantized->keyScales);
     bufs.valueScales = toBuffer(p.quantized->valueScales);
   } else {
-    bufs.k = toBuffer(p.key);
-    bufs.v = toBuffer(p.value);
+    bufs.k = toBuffer(p.paged ? p.paged->keyCache : p.key);
+    bufs.v = toBuffer(p.paged ? p.paged->valueCache : p.value);
+  }
+  if (p.paged) {
+    bufs.table = toBuffer(p.paged->table);
+    bufs.layout = p.paged->layout;
+    bufs.numBlocks = memref::DimOp::create(b, loc, bufs.k, 0);
+    bufs.blockSize =
+        memref::DimOp::create(b, loc, bufs.k, bufs.layout == KvLayout::nhd ? 1 : 2);
   }
   if (p.mask)
     bufs.mask = toBuffer(p.mask);

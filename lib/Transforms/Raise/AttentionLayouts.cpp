@@ -14,6 +14,17 @@
 using namespace mlir;
 using namespace mlir::attn::raise;
 
+bool mlir::attn::raise::isView(Operation *op) {
+  return isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+             tensor::CastOp, linalg::TransposeOp>(op);
+}
+
+Value mlir::attn::raise::viewSource(Operation *op) {
+  if (auto t = dyn_cast<linalg::TransposeOp>(op))
+    return t.getInput();
+  return op->getOperand(0);
+}
+
 std::optional<Contraction> mlir::attn::raise::asContraction(Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() || linalgOp.getNumDpsInputs() != 2 ||

@@ -42,6 +42,12 @@ struct Contraction {
 /// `op` as a contraction with one m, n and k loop, if it is one.
 std::optional<Contraction> asContraction(Operation *op);
 
+/// A view the raise reads through: tensor.extract_slice, expand_shape,
+/// collapse_shape, cast, linalg.transpose.
+bool isView(Operation *op);
+/// The tensor a view (isView) reads.
+Value viewSource(Operation *op);
+
 /// The one operand of binary op `t` that is a constant (`c`), and the
 /// other (`other`).
 bool splitConstant(const Term *t, const Term *&other, double &c);

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseMha.h"
+#include "RaiseAttention.h"
 #include "attn/Dialect/AttnDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -105,7 +106,8 @@ std::optional<ViewMap> through(Operation *op, const ViewMap &m) {
     for (ReassociationIndices group : collapse.getReassociationIndices()) {
       // Consecutive dims (size 1 ones aside) must nest: the outer one
       // moves the source index by the inner one's step times its size.
-      std::optional<int64_t> inner;
+      // The merged dim steps as the innermost non-unit one.
+      std::optional<int64_t> inner, innermost;
       int64_t size = 1;
       for (int64_t d : llvm::reverse(group)) {
         size *= m.sizes[d];
@@ -113,14 +115,11 @@ std::optional<ViewMap> through(Operation *op, const ViewMap &m) {
           continue;
         if (inner && m.cols[d] != scaled(m.cols[*inner], m.sizes[*inner]))
           return std::nullopt;
+        if (!innermost)
+          innermost = d;
         inner = d;
       }
-      // (Only the innermost non-unit dim's step matters from here on.)
-      int64_t innermost = -1;
-      for (int64_t d : group)
-        if (m.sizes[d] != 1)
-          innermost = d;
-      r.cols.push_back(innermost < 0 ? Vec(m.offset.size(), 0) : m.cols[innermost]);
+      r.cols.push_back(innermost ? m.cols[*innermost] : Vec(m.offset.size(), 0));
       r.sizes.push_back(size);
     }
     return r;
@@ -140,15 +139,16 @@ std::optional<ViewMap> through(Operation *op, const ViewMap &m) {
   return std::nullopt;
 }
 
-bool isView(Operation *op) {
-  return isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-             tensor::CastOp, linalg::TransposeOp>(op);
-}
-
-Value viewSource(Operation *op) {
-  if (auto t = dyn_cast<linalg::TransposeOp>(op))
-    return t.getInput();
-  return op->getOperand(0);
+/// `shape`'s identity pushed through `views` in order, or nullopt.
+std::optional<ViewMap> compose(ArrayRef<int64_t> shape, ArrayRef<Operation *> views) {
+  ViewMap m = ViewMap::identity(shape);
+  for (Operation *view : views) {
+    std::optional<ViewMap> next = through(view, m);
+    if (!next)
+      return std::nullopt;
+    m = *next;
+  }
+  return m;
 }
 
 /// `g` is `P + b` with b a bias along P's last dim (1-D, or TOSA's
@@ -237,16 +237,14 @@ FailureOr<HeadSplit> matchHeadSplit(Value x, std::string &why, StringRef name) {
     why = (name + "'s projection is not static of rank 2 or 3").str();
     return failure();
   }
-  ViewMap m = ViewMap::identity(rootType.getShape());
-  for (Operation *view : llvm::reverse(views)) {
-    std::optional<ViewMap> next = through(view, m);
-    if (!next) {
-      why = (name + " is not a slice of its projection's output under reshapes "
-                    "and transposes").str();
-      return failure();
-    }
-    m = *next;
+  std::reverse(views.begin(), views.end()); // projection → X
+  std::optional<ViewMap> composed = compose(rootType.getShape(), views);
+  if (!composed) {
+    why = (name + " is not a slice of its projection's output under reshapes "
+                  "and transposes").str();
+    return failure();
   }
+  const ViewMap &m = *composed;
   // X [B, H, T, D] over P [B·T, N] or [B, T, N]: d and h walk the columns
   // (h by D), t the rows, b the rows by T (or P's batch).
   size_t r = rootType.getRank();
@@ -275,7 +273,7 @@ FailureOr<ProjectOp> matchHeadMerge(Value o, std::string &why) {
   SmallVector<Operation *> views;
   Value cur = o;
   ProjectOp project;
-  while (!project) {
+  for (;;) {
     if (!cur.hasOneUse()) {
       why = "the attention's output has other users than one output projection";
       return failure();
@@ -297,15 +295,12 @@ FailureOr<ProjectOp> matchHeadMerge(Value o, std::string &why) {
     why = "the output projection does not read the heads merged by a reshape";
     return failure();
   }
-  ViewMap m = ViewMap::identity(type.getShape());
-  for (Operation *view : ArrayRef(views).drop_back()) {
-    std::optional<ViewMap> next = through(view, m);
-    if (!next) {
-      why = "the heads are not merged by reshapes and transposes";
-      return failure();
-    }
-    m = *next;
+  std::optional<ViewMap> composed = compose(type.getShape(), ArrayRef(views).drop_back());
+  if (!composed) {
+    why = "the heads are not merged by reshapes and transposes";
+    return failure();
   }
+  const ViewMap &m = *composed;
   // Before the last collapse: [b,] t, h, d (size-1 dims aside), each
   // reading its own dim of O [B, H, T, Dv]; the collapse then merges h
   // with d, last, and nothing else with them.
@@ -439,12 +434,8 @@ FailureOr<Operation *> raiseBlockToMha(RewriterBase &rewriter, SdpaOp sdpa, std:
   Value xq = q->project.getInput(), xkv = k->project.getInput();
   auto qType = cast<RankedTensorType>(sdpa.getQuery().getType());
   auto kType = cast<RankedTensorType>(sdpa.getKey().getType());
+  // (matchHeadSplit proved the projections' rows are [B·T] or [B, T].)
   int64_t batch = qType.getDimSize(0);
-  if (cast<RankedTensorType>(xq.getType()).getRank() != 2 &&
-      cast<RankedTensorType>(xq.getType()).getDimSize(0) != batch) {
-    why = "the query input's batch is not the attention's";
-    return failure();
-  }
 
   Location loc = sdpa.getLoc();
   rewriter.setInsertionPoint(*out);

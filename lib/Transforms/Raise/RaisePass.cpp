@@ -63,11 +63,8 @@ void collectProducers(Value v, llvm::SetVector<Operation *> &found, int depth = 
       found.insert(def);
     return;
   }
-  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
-          tensor::CastOp>(def))
-    return collectProducers(def->getOperand(0), found, depth + 1);
-  if (auto transpose = dyn_cast<linalg::TransposeOp>(def))
-    return collectProducers(transpose.getInput(), found, depth + 1);
+  if (isView(def))
+    return collectProducers(viewSource(def), found, depth + 1);
   if (auto generic = dyn_cast<linalg::GenericOp>(def);
       generic && generic.getNumReductionLoops() == 0)
     for (Value in : generic.getDpsInputs())

@@ -11,6 +11,8 @@ import sys
 
 import numpy as np
 
+from paged_case import paged_attention
+
 out = sys.argv[1]
 rng = np.random.default_rng(11)
 B, H, HKV, D, NB, BS, MB = 3, 8, 2, 64, 20, 4, 6
@@ -27,22 +29,7 @@ vf = vq.astype(np.float64) * vs[..., None]
 
 
 def attention(q):
-    tq = q.shape[2]
-    expect = np.zeros(q.shape)
-    for b, n in enumerate(lens):
-        j = np.arange(n)
-        k = kf[table[b, j // BS], j % BS]  # [n, HKV, D]
-        v = vf[table[b, j // BS], j % BS]
-        for h in range(H):
-            s = q[b, h].astype(np.float64) @ k[:, h // (H // HKV)].T / np.sqrt(D)
-            i = np.arange(tq)[:, None]
-            s = np.where(j[None, :] <= i + n - tq, s, -np.inf)
-            m = s.max(axis=1, keepdims=True)
-            m = np.where(np.isfinite(m), m, 0)
-            p = np.exp(s - m)
-            l = p.sum(axis=1, keepdims=True)
-            expect[b, h] = np.where(l > 0, p / np.where(l > 0, l, 1), 0) @ v[:, h // (H // HKV)]
-    return expect.astype(np.float32)
+    return paged_attention(q, kf, vf, table, lens, BS).astype(np.float32)
 
 
 q1 = rng.standard_normal((B, H, 1, D), dtype=np.float32)

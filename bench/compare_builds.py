@@ -5,7 +5,9 @@
         [--ts 2048] [--rounds 5] [--repeat 3] [--threads N] [PROGRAM.mlir ...]
 
 For each T and causal/non-causal (the sdpa program of run_bench.py), or for
-each PROGRAM.mlir given instead (random inputs, so static shapes), alternates
+each PROGRAM.mlir given instead (random inputs, so static shapes; or
+PROGRAM.mlir:INPUTS.npz, its arguments by name, as bench/serving_programs.py
+writes them), alternates
 before/after (ABAB...) for `rounds` rounds, each an attn-run --repeat run,
 and prints the minimum and the median of the per-round medians and the
 after/before ratio of the medians, with the 2-thread FMA peak measured
@@ -25,8 +27,11 @@ from run_bench import program  # noqa: E402  (the same sdpa program: B 1, H 12, 
 
 
 def median_ms(bindir, path, repeat, threads=0):
-    cmd = [os.path.join(bindir, "attn-run"), path, "--pipeline=cpu", "--random-inputs",
-           "--seed=1", "--repeat=%d" % repeat, "--json", "--num-threads=%d" % threads]
+    """PROGRAM.mlir (random inputs) or PROGRAM.mlir:INPUTS.npz."""
+    path, _, npz = path.partition(":")
+    inputs = ["--input=" + npz] if npz else ["--random-inputs", "--seed=1"]
+    cmd = [os.path.join(bindir, "attn-run"), path, "--pipeline=cpu"] + inputs + [
+           "--repeat=%d" % repeat, "--json", "--num-threads=%d" % threads]
     out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     return out["median_ms"]
 
@@ -65,7 +70,7 @@ def main():
         print("| program | " + head)
         print("|---|---:|---:|---:|---:|---:|")
         for path in a.programs:
-            print("| %s | %s" % (os.path.basename(path), compare(path)))
+            print("| %s | %s" % (os.path.basename(path.partition(":")[0]), compare(path)))
             sys.stdout.flush()
     else:
         print("| T | causal | " + head)

@@ -527,6 +527,38 @@ def test_int8_cache(layout, tq, causal):
     assert out[0].abs().max().item() == 0.0  # no key: 0
 
 
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+def test_int8_cache_batch_idx(layout):
+    """cache_batch_idx picks the rows of a contiguous int8 cache (3 cache
+    rows for 2 sequences, in another order), a new row appended to each
+    through it (quantised): against float64 attention on the picked,
+    dequantised rows."""
+    g = torch.Generator().manual_seed(24)
+    h, hkv, t, d = 8, 2, 40, 32
+    q = torch.randn(2, 1, h, d, generator=g)
+    kq, ks = _quantize(torch.randn(3, t, hkv, d, generator=g))
+    vq, vs = _quantize(torch.randn(3, t, hkv, d, generator=g))
+    idx = torch.tensor([2, 0], dtype=torch.int32)
+    lens = torch.tensor([17, 39], dtype=torch.int32)
+    k_new, v_new = torch.randn(2, 1, hkv, d, generator=g), torch.randn(2, 1, hkv, d, generator=g)
+    args = [kq, vq, ks, vs]
+    if layout == "HND":
+        args = [x.transpose(1, 2).contiguous() for x in args]
+    out = attn_mlir.flash_attn_with_kvcache(q, args[0], args[1], k=k_new, v=v_new,
+                                            cache_seqlens=lens, cache_batch_idx=idx,
+                                            causal=True, k_scale=args[2], v_scale=args[3],
+                                            kv_layout=layout)
+    if layout == "HND":  # the caches after the append, back in NHD
+        args = [x.transpose(1, 2) for x in args]
+    kf, vf = args[0].double() * args[2][..., None], args[1].double() * args[3][..., None]
+    for b, (row, n) in enumerate(zip(idx.tolist(), lens.tolist())):
+        # The new row was written at position n of cache row `row`.
+        want_k, _ = _quantize(k_new[b, 0])
+        assert torch.equal(args[0][row, n], want_k)
+    want, _ = ref(q, kf, vf, idx[:, None].long(), lens + 1, t, causal=True)
+    assert (out.double() - want).abs().max().item() < TOL[torch.float32]
+
+
 def test_int8_cache_lse_and_refusals():
     g = torch.Generator().manual_seed(22)
     q = torch.randn(2, 1, 4, 32, generator=g)
@@ -551,8 +583,9 @@ def test_int8_cache_lse_and_refusals():
     with pytest.raises(ValueError, match="passes the cache's capacity"):
         kvc(q, kq, vq, k=torch.randn(2, 1, 2, 32), v=torch.randn(2, 1, 2, 32),
             k_scale=ks, v_scale=vs, cache_seqlens=20)
-    with pytest.raises(NotImplementedError, match="no cache_batch_idx"):
-        kvc(q, kq, vq, k_scale=ks, v_scale=vs, cache_batch_idx=torch.tensor([1, 0]))
+    with pytest.raises(ValueError, match="not a block_table"):
+        kvc(q, kq, vq, k_scale=ks, v_scale=vs, cache_batch_idx=torch.tensor([1, 0]),
+            block_table=torch.tensor([[0], [1]], dtype=torch.int32))
     with pytest.raises(ValueError, match="go with an int8 k_cache"):
         kvc(q, kq.float(), vq.float(), k_scale=ks, v_scale=vs)
 

@@ -116,6 +116,73 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
   });
 }
 
+bool FlashKernel::takesEveryHead(const SdpaProblem &problem, const SdpaBuffers &bufs,
+                                 bool directKeys) {
+  return directKeys && bufs.table && bufs.layout == KvLayout::nhd && problem.kvHeads > 1;
+}
+
+/// all[h] as a view of rank one less.
+static Value headSlice(KernelBuilder &b, Value all, Value h) {
+  auto type = cast<MemRefType>(all.getType());
+  OpFoldResult zero = b.b.getIndexAttr(0), one = b.b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets{h}, sizes{one}, strides(type.getRank(), one);
+  for (int64_t d = 1; d < type.getRank(); ++d) {
+    offsets.push_back(zero);
+    sizes.push_back(b.b.getIndexAttr(type.getDimSize(d)));
+  }
+  MemRefType slice = memref::SubViewOp::inferRankReducedResultType(
+      type.getShape().drop_front(), type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b.b, b.loc, slice, all, offsets, sizes, strides);
+}
+
+void FlashKernel::selectHead(const HeadStates &states, Value kvHead) {
+  hkv = kvHead;
+  rows.kvHead = kvHead;
+  qs = headSlice(b, states.q, kvHead);
+  mRow = headSlice(b, states.m, kvHead);
+  lRow = headSlice(b, states.l, kvHead);
+  acc = headSlice(b, states.acc, kvHead);
+}
+
+/// The paged NHD decode (takesEveryHead). A cache row holds every K/V
+/// head (4 KiB at Hkv 8, D 128, f32), so a work item of one K/V head reads
+/// 512 of every 4096 bytes, and each block of the cache is fetched in Hkv
+/// passes far apart in time, one per work item. With the heads inner, the
+/// passes over a K/V tile's blocks follow each other, and the keys are
+/// split across threads instead of the heads (bench/NOTES.md, 2026-12-07:
+/// Paged NHD decode, every K/V head in one work item).
+FlashKernel::HeadStates FlashKernel::attendEveryHead(Value bIdx, const TileRows &rows,
+                                                     Value split, Value splits) {
+  this->bIdx = bIdx;
+  this->rows = rows;
+  keys.emplace(b, problem, bufs, bIdx);
+  tileAlibi.reset();
+  allocateScratch();
+  int64_t heads = problem.kvHeads;
+  HeadStates states{scratch({heads, opts.tileQ, problem.d}), scratch({heads, opts.tileQ}),
+                    scratch({heads, opts.tileQ}), scratch({heads, opts.tileQ, dvPadded})};
+  b.loop(b.idx(0), b.idx(heads), 1, [&](Value h) {
+    selectHead(states, h);
+    packQueryTile();
+    initRunningState(split);
+  });
+  QueryRange q = queryRange();
+  KeyVisibility::Range tiles = visibleTiles(q, split, splits);
+  b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
+    b.loop(b.idx(0), b.idx(heads), 1, [&](Value h) {
+      selectHead(states, h);
+      attendTile(q, kTile);
+    });
+  });
+  return states;
+}
+
+TileState FlashKernel::headState(const HeadStates &states, const TileRows &rows) {
+  this->rows = rows;
+  selectHead(states, rows.kvHead);
+  return TileState{mRow, lRow, acc};
+}
+
 /// Keys a step of computeScoresDirect takes: at 16 lanes, the most of 4,
 /// 2, 1 whose score accumulators (keys × tile rows) fit accumulatorBudget
 /// (4 rows, a GQA group of 4 at Tq 1: 4 keys; 8 rows: 2; 12: 1). At 8

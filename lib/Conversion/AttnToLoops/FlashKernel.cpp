@@ -84,8 +84,15 @@ TileState FlashKernel::attend(Value bIdx, const TileRows &rows, Value split, Val
   allocateScratch();
   packQueryTile();
   initRunningState(split);
-  // Only the K/V tiles holding a key some row of this Q tile sees.
   QueryRange q = queryRange();
+  KeyVisibility::Range tiles = visibleTiles(q, split, splits);
+  b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) { attendTile(q, kTile); });
+  return TileState{mRow, lRow, acc};
+}
+
+/// Only the K/V tiles holding a key some row of this Q tile sees; of a
+/// key split, its run of them.
+KeyVisibility::Range FlashKernel::visibleTiles(const QueryRange &q, Value split, Value splits) {
   KeyVisibility::Range tiles =
       keys->tileRange([&] { return q.begin; }, [&] { return q.end; }, opts.tileK);
   if (split) {
@@ -93,33 +100,35 @@ TileState FlashKernel::attend(Value bIdx, const TileRows &rows, Value split, Val
     Value first = b.minI(b.add(tiles.begin, b.mul(split, chunk)), tiles.end);
     tiles = {first, b.minI(b.add(first, chunk), tiles.end)};
   }
-  b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
-    Value k0 = b.mul(kTile, b.idx(opts.tileK));
-    // Keys past L (the key length, else Tk) are neither read nor kept.
-    Value kRows = b.minI(b.idx(opts.tileK), b.sub(keys->keyCount(), k0));
-    auto tile = [&](Value maskModKeepsAll) {
-      if (directKeys) {
-        computeScoresDirect(k0, kRows);
-      } else {
-        packKeyValueTile(kTile, k0, kRows);
-        computeScores(k0);
-      }
-      maskTile(q, k0, kRows, maskModKeepsAll);
-      tileK0 = k0;
-      onlineSoftmax();
-      accumulateValues(k0, kRows);
-    };
-    // A mask function bounded over the tile: a tile it keeps no key of is
-    // skipped, one it keeps every key of is not masked per element.
-    std::optional<flash::MaskVerdict> verdict;
-    if (problem.maskMod)
-      verdict = boundMaskModOverTile(q, k0, kRows);
-    if (verdict)
-      b.ifThen(verdict->anyKept, [&] { tile(verdict->allKept); });
-    else
-      tile(Value());
-  });
-  return TileState{mRow, lRow, acc};
+  return tiles;
+}
+
+/// One K/V tile of the online softmax: scores, mask, softmax, P·V.
+void FlashKernel::attendTile(const QueryRange &q, Value kTile) {
+  Value k0 = b.mul(kTile, b.idx(opts.tileK));
+  // Keys past L (the key length, else Tk) are neither read nor kept.
+  Value kRows = b.minI(b.idx(opts.tileK), b.sub(keys->keyCount(), k0));
+  auto tile = [&](Value maskModKeepsAll) {
+    if (directKeys) {
+      computeScoresDirect(k0, kRows);
+    } else {
+      packKeyValueTile(kTile, k0, kRows);
+      computeScores(k0);
+    }
+    maskTile(q, k0, kRows, maskModKeepsAll);
+    tileK0 = k0;
+    onlineSoftmax();
+    accumulateValues(k0, kRows);
+  };
+  // A mask function bounded over the tile: a tile it keeps no key of is
+  // skipped, one it keeps every key of is not masked per element.
+  std::optional<flash::MaskVerdict> verdict;
+  if (problem.maskMod)
+    verdict = boundMaskModOverTile(q, k0, kRows);
+  if (verdict)
+    b.ifThen(verdict->anyKept, [&] { tile(verdict->allKept); });
+  else
+    tile(Value());
 }
 
 /// Row i of the tile, clamped to the last row of the row space (padding

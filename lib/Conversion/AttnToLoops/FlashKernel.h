@@ -123,6 +123,25 @@ public:
   /// of `splits` (contiguous runs of the visible K/V tiles).
   TileState attend(Value bIdx, const TileRows &rows, Value split = {}, Value splits = {});
 
+  /// Whether a decode tile runs every K/V head in one work item
+  /// (attendEveryHead): K/V read in place from paged NHD caches
+  /// ([blocks, block size, Hkv, D]), whose rows hold every K/V head side by
+  /// side, so that one head's rows are 1/Hkv of each row, Hkv·D apart.
+  static bool takesEveryHead(const SdpaProblem &problem, const SdpaBuffers &bufs,
+                             bool directKeys);
+  /// Every K/V head's query rows and state, [Hkv, tile-q(, D | Dv padded)].
+  struct HeadStates {
+    Value q, m, l, acc;
+  };
+  /// attend() for the grouped rows `rows` of every K/V head at once
+  /// (rows.kvHead is ignored): for each K/V tile, each head's scores,
+  /// softmax and P·V in turn, so that a block of the cache is read whole
+  /// while it is in cache instead of once per head.
+  HeadStates attendEveryHead(Value bIdx, const TileRows &rows, Value split, Value splits);
+  /// The state of head rows.kvHead in `states` (views), with the kernel's
+  /// rows set to `rows` (for storeSplit).
+  TileState headState(const HeadStates &states, const TileRows &rows);
+
   /// O[b, h, q, c] = acc[i][c] / l_i for each valid row i (h, q its head
   /// and query), and 0 for a row that saw no key.
   void writeOutput(Value bIdx, const TileRows &rows, const TileState &state);
@@ -165,6 +184,10 @@ private:
   struct QueryRange {
     Value begin, end;
   };
+
+  KeyVisibility::Range visibleTiles(const QueryRange &q, Value split, Value splits);
+  void attendTile(const QueryRange &q, Value kTile);
+  void selectHead(const HeadStates &states, Value kvHead);
 
   // The tile's rows and scratch (FlashKernel.cpp).
   Value rowAt(Value i);

@@ -180,8 +180,13 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
     // into runs of at least kMinTilesPerSplit K/V tiles (flash-decoding):
     // the splits' states are kept, then merged by a second parallel loop.
     Value items = e.mul(e.mul(e.idx(p.kvHeads * headsPerItem), s.batch), numTiles);
+    // A decode of paged NHD caches runs every K/V head in one work item
+    // (FlashKernel::attendEveryHead): the keys are split across threads.
+    bool everyHead = FlashKernel::takesEveryHead(p, s, directKeys);
+    Value parallelItems =
+        everyHead ? e.mul(e.mul(e.idx(headsPerItem), s.batch), numTiles) : items;
     // (No work item — B = 0 or Tq = 0 — must not divide by zero.)
-    Value wanted = e.ceilDiv(e.idx(tiling.minWorkItems), e.maxI(items, e.idx(1)));
+    Value wanted = e.ceilDiv(e.idx(tiling.minWorkItems), e.maxI(parallelItems, e.idx(1)));
     Value most = e.maxI(e.idx(1), e.ceilDiv(s.tk, tiling.tileK * kMinTilesPerSplit));
     Value splits = e.maxI(e.idx(1), e.minI(wanted, most));
     Value split = e.gt(splits, e.idx(1));
@@ -201,17 +206,37 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
       x = e.add(e.mul(x, e.idx(headsPerItem)), ivs[2]);
       return e.add(e.mul(x, numTiles), ivs[3]);
     };
-    SmallVector<Value> upperSplit(upper);
-    upperSplit.push_back(splits);
-    parallelLoop(e, upperSplit, /*stackScope=*/true, [&](ValueRange ivs) {
-      FlashKernel kernel(e, p, s, tiling, directKeys, packedKeys);
-      TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
-      TileState state = kernel.attend(/*batch=*/ivs[1], rows, ivs[4], splits);
+    // A tile's state: kept in its split's slot, or written out when the
+    // keys are not split.
+    auto keepState = [&](FlashKernel &kernel, const TileState &state, const TileRows &rows,
+                         ValueRange item, Value keySplit) {
       e.ifThenElse(
           split,
-          [&] { kernel.storeSplit(state, states, e.add(e.mul(itemIndex(ivs), splits), ivs[4])); },
-          [&] { kernel.writeOutput(ivs[1], rows, state); });
-    });
+          [&] { kernel.storeSplit(state, states, e.add(e.mul(itemIndex(item), splits), keySplit)); },
+          [&] { kernel.writeOutput(item[1], rows, state); });
+    };
+    if (everyHead) {
+      SmallVector<Value> upperEvery{s.batch, e.idx(headsPerItem), numTiles, splits};
+      parallelLoop(e, upperEvery, /*stackScope=*/true, [&](ValueRange ivs) {
+        FlashKernel kernel(e, p, s, tiling, directKeys, packedKeys);
+        FlashKernel::HeadStates heads = kernel.attendEveryHead(
+            ivs[0], tileRows(e.idx(0), ivs[1], ivs[2]), ivs[3], splits);
+        e.loop(e.idx(0), e.idx(p.kvHeads), 1, [&](Value h) {
+          TileRows rows = tileRows(h, ivs[1], ivs[2]);
+          SmallVector<Value> item{h, ivs[0], ivs[1], ivs[2]};
+          keepState(kernel, kernel.headState(heads, rows), rows, item, ivs[3]);
+        });
+      });
+    } else {
+      SmallVector<Value> upperSplit(upper);
+      upperSplit.push_back(splits);
+      parallelLoop(e, upperSplit, /*stackScope=*/true, [&](ValueRange ivs) {
+        FlashKernel kernel(e, p, s, tiling, directKeys, packedKeys);
+        TileRows rows = tileRows(ivs[0], ivs[2], ivs[3]);
+        TileState state = kernel.attend(/*batch=*/ivs[1], rows, ivs[4], splits);
+        keepState(kernel, state, rows, ivs.take_front(4), ivs[4]);
+      });
+    }
     e.ifThen(split, [&] {
       parallelLoop(e, upper, /*stackScope=*/true, [&](ValueRange ivs) {
         FlashKernel kernel(e, p, s, tiling, directKeys, packedKeys);

@@ -85,26 +85,37 @@ void copyStridedRaw(const uint8_t *src, const int64_t *srcStrides, uint8_t *dst,
     n *= shape[k];
   if (n == 0)
     return;
-  // Both row-major contiguous (the usual case): one copy.
-  bool contiguous = true;
-  for (int64_t k = rank - 1, expect = 1; k >= 0; --k) {
-    if (shape[k] != 1 && (srcStrides[k] != expect || dstStrides[k] != expect))
-      contiguous = false;
-    expect *= shape[k];
+  // The innermost dims contiguous in both (all of them in the usual case:
+  // one copy) make a run of `run` elements, copied by one memcpy each; the
+  // dims outside it are walked, the innermost of those (`last`) in a tight
+  // loop. A transposed view ([B, T, H, D] read as [B, H, T, D]) is then a
+  // memcpy per row of D elements, not one per element.
+  int64_t inner = rank, run = 1;
+  while (inner > 0 && (shape[inner - 1] == 1 ||
+                       (srcStrides[inner - 1] == run && dstStrides[inner - 1] == run))) {
+    run *= shape[inner - 1];
+    --inner;
   }
-  if (contiguous) {
+  if (inner == 0) {
     std::memcpy(dst, src, n * elementSize);
     return;
   }
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t flat = 0; flat < n; ++flat) {
+  int64_t last = inner - 1, count = shape[last];
+  int64_t srcStep = srcStrides[last] * static_cast<int64_t>(elementSize);
+  int64_t dstStep = dstStrides[last] * static_cast<int64_t>(elementSize);
+  size_t runBytes = static_cast<size_t>(run) * elementSize;
+  std::vector<int64_t> idx(last, 0);
+  for (int64_t outer = n / (run * count); outer > 0; --outer) {
     int64_t so = 0, doff = 0;
-    for (int64_t k = 0; k < rank; ++k) {
+    for (int64_t k = 0; k < last; ++k) {
       so += idx[k] * srcStrides[k];
       doff += idx[k] * dstStrides[k];
     }
-    std::memcpy(dst + doff * elementSize, src + so * elementSize, elementSize);
-    for (int64_t k = rank - 1; k >= 0; --k) {
+    const uint8_t *s = src + so * static_cast<int64_t>(elementSize);
+    uint8_t *d = dst + doff * static_cast<int64_t>(elementSize);
+    for (int64_t i = 0; i < count; ++i, s += srcStep, d += dstStep)
+      std::memcpy(d, s, runBytes);
+    for (int64_t k = last - 1; k >= 0; --k) {
       if (++idx[k] < shape[k])
         break;
       idx[k] = 0;

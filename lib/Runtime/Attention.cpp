@@ -380,8 +380,9 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       }))
     return Status();
 
-  // Contiguous inputs are passed as they are; others are packed.
-  std::vector<std::vector<uint8_t>> scratch(inputs.size());
+  // Contiguous inputs are passed as they are; others are packed (into
+  // uninitialised scratch: the copy writes every byte).
+  std::vector<std::unique_ptr<uint8_t[]>> scratch(inputs.size());
   std::vector<const void *> data;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorRef &t = inputs[i];
@@ -393,10 +394,10 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
     int64_t numel = 1;
     for (int64_t s : t.shape)
       numel *= s;
-    scratch[i].resize(numel * es);
+    scratch[i].reset(new uint8_t[numel * es]);
     rt::copyStrided(static_cast<const uint8_t *>(t.data), t.strides,
-                    scratch[i].data(), rt::rowMajorStrides(t.shape), t.shape, es);
-    data.push_back(scratch[i].data());
+                    scratch[i].get(), rt::rowMajorStrides(t.shape), t.shape, es);
+    data.push_back(scratch[i].get());
   }
 
   std::string sinkError;

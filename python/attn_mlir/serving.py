@@ -413,7 +413,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     Hkv, D] (or [num_blocks, Hkv, page_block_size, D] with 'HND'), and the
     scales [num_blocks, page_block_size, Hkv] (or [num_blocks, Hkv,
     page_block_size]). The decode kernel reads the int8 rows and scales in
-    place (attn.dequantize, attn.gather_pages). New rows k, v (float) are
+    place (attn.dequantize, attn.gather_pages). cache_batch_idx picks a
+    contiguous int8 cache's rows as for float caches. New rows k, v (float) are
     quantised per token and head (max |x| -> 127) and written with their
     scales, in place (through the block table), before attending."""
     dt = _arrays.dtype_name(q)
@@ -509,27 +510,41 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
                   softmax_scale, causal, window_size, softcap, alibi_slopes,
                   return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads,
                   rotary=None, cache_leftpad=None):
-    """flash_attn_with_kvcache on a contiguous int8 cache with per-token
-    scales: one attn.sdpa over attn.dequantize of the caches."""
+    """flash_attn_with_kvcache on an int8 cache with per-token scales: one
+    attn.sdpa over attn.dequantize of a contiguous HND cache, else (NHD,
+    cache_batch_idx, block_table) over attn.gather_pages of it."""
     dt = _arrays.dtype_name(q)
     for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
         if _arrays.dtype_name(x) != "int8":
             _fail(TypeError, "k_cache and v_cache must both be int8, %s is %s"
                   % (name, _arrays.dtype_name(x)))
-    if cache_batch_idx is not None:
-        _fail(NotImplementedError, "int8 caches take no cache_batch_idx (use a block_table)")
+    if cache_batch_idx is not None and block_table is not None:
+        _fail(ValueError, "cache_batch_idx goes with a contiguous cache, not a block_table")
+    if block_table is None and (cache_batch_idx is not None or not _hnd(kv_layout)):
+        # A contiguous cache is one block of T tokens per sequence (the rows
+        # cache_batch_idx picks, else the first B), read in place by the
+        # paged kernel: an NHD cache as it is, where the contiguous kernel
+        # would take a transposed copy of it each call (bench/NOTES.md,
+        # 2026-12-07: int8 NHD caches).
+        b = _arrays.shape_of(q)[0]
+        if cache_batch_idx is None:
+            cb = _arrays.shape_of(k_cache)[0]
+            if cb < b:
+                _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (cb, b))
+            block_table = np.arange(b, dtype=np.int32)[:, None]
+        else:
+            block_table = _int32(cache_batch_idx, "cache_batch_idx").reshape(b, 1)
     if block_table is not None:
         return _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
                                    softmax_scale, causal, window_size, softcap, alibi_slopes,
                                    return_softmax_lse, sinks, kv_layout, k_scale, v_scale,
                                    threads, rotary, cache_leftpad)
-    hnd = _hnd(kv_layout)
-    (b, tq, h, d), (cb, t, hkv, dv) = _cache_dims(q, k_cache, v_cache, hnd)
+    # A contiguous HND cache [B, Hkv, T, D]: the K/V operands as they are.
+    (b, tq, h, d), (cb, t, hkv, dv) = _cache_dims(q, k_cache, v_cache, True)
     ks = _arrays.shape_of(k_cache)
     if cb < b:
         _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (cb, b))
-    scales = [x[:b] if hnd else x[:b].transpose(0, 2, 1)
-              for x in _scale_caches(k_scale, v_scale, ks)]
+    scales = [x[:b] for x in _scale_caches(k_scale, v_scale, ks)]
     lens = _cache_lengths(cache_seqlens, b, t)
     pad = None if cache_leftpad is None else _per_sequence(cache_leftpad, "cache_leftpad", b, t)
     new_rows = _new_rows(k, v, b, hkv, d, dv)
@@ -538,17 +553,15 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
     if new_rows:
         # A contiguous cache is one block of t tokens per sequence.
         lens = _append_int8(k, v, k_cache, v_cache, k_scale, v_scale,
-                            np.arange(b, dtype=np.int32)[:, None], lens, t, hnd)
+                            np.arange(b, dtype=np.int32)[:, None], lens, t, True)
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
     text, extra = _kernel_text("kvcache_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
                                False, attrs, b, alibi_slopes, sinks, return_softmax_lse,
                                int8=True, leftpad=pad)
     kernel = CACHE.get(("kvcache_int8", text, threads), lambda: text, "kvcache_int8", "cpu",
                        threads)
-    caches = []
-    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
-        buf = _arrays.as_buffer(x, name)[:b]
-        caches.append(buf if hnd else buf.transpose(0, 2, 1, 3))
+    caches = [_arrays.as_buffer(x, name)[:b]
+              for name, x in (("k_cache", k_cache), ("v_cache", v_cache))]
     bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3), caches[0], scales[0], caches[1],
             scales[1], lens] + [_arrays.as_buffer(x, "an input") for x in extra]
     return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)

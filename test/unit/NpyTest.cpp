@@ -1,6 +1,7 @@
 //===- NpyTest.cpp - Tests of HostTensor, binary16 and .npy I/O -----------===//
 
 #include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/PackedCall.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1103,3 +1105,57 @@ TEST_F(NpyTest, ShareOfEachLayoutMatchesTheWholeTensorsRows) {
 }
 
 } // namespace
+
+// copyStridedRaw against an element-by-element gather: permuted views
+// (transposes, as the Python layer passes [B, T, H, D] as [B, H, T, D]) of
+// ranks 0 to 4, unit dims, a strided innermost dim and a strided
+// destination, for 1-, 2- and 4-byte elements.
+TEST(CopyStrided, MatchesElementwise) {
+  std::mt19937 rng(7);
+  auto check = [&](std::vector<int64_t> shape, std::vector<int64_t> srcStrides,
+                   std::vector<int64_t> dstStrides, size_t es) {
+    int64_t rank = shape.size(), n = 1, srcSpan = 1, dstSpan = 1;
+    for (int64_t k = 0; k < rank; ++k) {
+      n *= shape[k];
+      srcSpan += (shape[k] - 1) * srcStrides[k];
+      dstSpan += (shape[k] - 1) * dstStrides[k];
+    }
+    std::vector<uint8_t> src(srcSpan * es), dst(dstSpan * es, 0xAB), want(dst);
+    for (uint8_t &x : src)
+      x = static_cast<uint8_t>(rng());
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t flat = 0; flat < n; ++flat) {
+      int64_t so = 0, doff = 0;
+      for (int64_t k = 0; k < rank; ++k) {
+        so += idx[k] * srcStrides[k];
+        doff += idx[k] * dstStrides[k];
+      }
+      std::memcpy(&want[doff * es], &src[so * es], es);
+      for (int64_t k = rank - 1; k >= 0; --k) {
+        if (++idx[k] < shape[k])
+          break;
+        idx[k] = 0;
+      }
+    }
+    attn::runtime::copyStridedRaw(src.data(), srcStrides.data(), dst.data(), dstStrides.data(),
+                                  shape.data(), rank, es);
+    EXPECT_EQ(dst, want);
+  };
+  auto rowMajor = [](const std::vector<int64_t> &shape) {
+    return attn::runtime::rowMajorStridesRaw(shape.data(), shape.size());
+  };
+  for (size_t es : {1, 2, 4}) {
+    check({}, {}, {}, es);
+    check({5}, {3}, {1}, es);
+    check({2, 3, 4, 5}, rowMajor({2, 3, 4, 5}), rowMajor({2, 3, 4, 5}), es);
+    // [B, T, H, D] = [2, 6, 3, 8] read as [B, H, T, D].
+    check({2, 3, 6, 8}, {6 * 3 * 8, 8, 3 * 8, 1}, rowMajor({2, 3, 6, 8}), es);
+    // [B, T, H] scales read as [B, H, T]: a strided innermost dim.
+    check({2, 3, 6}, {18, 1, 3}, rowMajor({2, 3, 6}), es);
+    // Unit dims anywhere, and a contiguous inner block under a transpose.
+    check({1, 4, 1, 3, 5}, {999, 5, 7, 20, 1}, rowMajor({1, 4, 1, 3, 5}), es);
+    // A strided destination (an output written into a view).
+    check({3, 4}, {4, 1}, {1, 3}, es);
+    check({0, 4}, {4, 1}, {4, 1}, es);
+  }
+}

@@ -44,7 +44,8 @@ bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
                 uint64_t &failedBytes, bool freeResults);
 
 /// Copies a strided tensor (strides in elements) into another of the same
-/// shape; one memcpy when both are row-major contiguous.
+/// shape: one memcpy per run of the innermost dims contiguous in both (one
+/// in all when both are row-major contiguous).
 void copyStridedRaw(const uint8_t *src, const int64_t *srcStrides, uint8_t *dst,
                     const int64_t *dstStrides, const int64_t *shape,
                     int64_t rank, size_t elementSize);

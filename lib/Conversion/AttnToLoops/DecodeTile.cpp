@@ -65,43 +65,46 @@ bool FlashKernel::takesDirectKeys(const SdpaProblem &problem, const ConvertAttnT
 void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
   int64_t w = opts.vectorWidth, rowsN = opts.tileQ, n = keysPerStep();
   Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
-  b.loop(b.idx(0), b.idx(opts.tileK), w, [&](Value j) {
-    b.loop(b.idx(0), b.idx(w), n, [&](Value step) {
-      SmallVector<Value> slots{step}, stepKeys;
-      for (int64_t i = 1; i < n; ++i)
-        slots.push_back(b.add(step, b.idx(i)));
-      for (Value slot : slots) {
-        Value inTile = b.add(j, slot);
-        Value key = b.add(k0, inTile);
-        stepKeys.push_back(b.minI(key, lastKey));
-      }
-      SmallVector<SmallVector<Value, 4>> keyRows;
-      for (auto [slot, key] : llvm::zip(slots, stepKeys)) {
-        if (keyScaleSlots) // int8 K: the key's scale, applied after the fold
-          b.store(b.load(bufs.keyScales, bufs.keyRow(b, bIdx, hkv, key)), keyScaleSlots, {slot});
-        keyRows.push_back(bufs.keyRow(b, bIdx, hkv, key));
-        prefetchRow(bufs.v, keyRows.back(), problem.dv);
-        prefetchRow(bufs.k, bufs.keyRow(b, bIdx, hkv, keyAhead(key)), problem.d, kNonTemporal);
-      }
-      SmallVector<Value> init(n * rowsN, b.splat(0.0));
-      SmallVector<Value> sums = b.loopCarry(
-          b.idx(0), b.idx(problem.d), w, init, [&](Value d, ValueRange a) {
-            SmallVector<Value> kv;
-            for (ArrayRef<Value> row : keyRows)
-              kv.push_back(b.vloadF32(bufs.k, withColumn(row, d)));
-            // next[i·rowsN + r]: key i of the step, row r.
-            SmallVector<Value> next(n * rowsN);
-            for (int64_t r = 0; r < rowsN; ++r) {
-              Value q = b.vload(qs, {b.idx(r), d});
-              for (int64_t i = 0; i < n; ++i)
-                next[i * rowsN + r] = b.fma(q, kv[i], a[i * rowsN + r]);
-            }
-            return next;
-          });
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t r = 0; r < rowsN; ++r)
-          b.vstore(sums[i * rowsN + r], keySums, {slots[i], b.idx(r * w)});
-    });
+  // The n keys of step `step` of run `j`: their sums over D, per row, into
+  // keySums.
+  auto scoreStep = [&](Value j, Value step) {
+    SmallVector<Value> slots{step}, stepKeys;
+    for (int64_t i = 1; i < n; ++i)
+      slots.push_back(b.add(step, b.idx(i)));
+    for (Value slot : slots) {
+      Value inTile = b.add(j, slot);
+      Value key = b.add(k0, inTile);
+      stepKeys.push_back(b.minI(key, lastKey));
+    }
+    SmallVector<SmallVector<Value, 4>> keyRows;
+    for (auto [slot, key] : llvm::zip(slots, stepKeys)) {
+      if (keyScaleSlots) // int8 K: the key's scale, applied after the fold
+        b.store(b.load(bufs.keyScales, bufs.keyRow(b, bIdx, hkv, key)), keyScaleSlots, {slot});
+      keyRows.push_back(bufs.keyRow(b, bIdx, hkv, key));
+      prefetchRow(bufs.v, keyRows.back(), problem.dv);
+      prefetchRow(bufs.k, bufs.keyRow(b, bIdx, hkv, keyAhead(key)), problem.d, kNonTemporal);
+    }
+    SmallVector<Value> init(n * rowsN, b.splat(0.0));
+    SmallVector<Value> sums = b.loopCarry(
+        b.idx(0), b.idx(problem.d), w, init, [&](Value d, ValueRange a) {
+          SmallVector<Value> kv;
+          for (ArrayRef<Value> row : keyRows)
+            kv.push_back(b.vloadF32(bufs.k, withColumn(row, d)));
+          // next[i·rowsN + r]: key i of the step, row r.
+          SmallVector<Value> next(n * rowsN);
+          for (int64_t r = 0; r < rowsN; ++r) {
+            Value q = b.vload(qs, {b.idx(r), d});
+            for (int64_t i = 0; i < n; ++i)
+              next[i * rowsN + r] = b.fma(q, kv[i], a[i * rowsN + r]);
+          }
+          return next;
+        });
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t r = 0; r < rowsN; ++r)
+        b.vstore(sums[i * rowsN + r], keySums, {slots[i], b.idx(r * w)});
+  };
+  // Run j's w vectors of each row folded into one vector of w scores.
+  auto foldRun = [&](Value j) {
     // int8 K: the run's w key scales, one vector for every row's scores.
     Value runScales = keyScaleSlots ? b.vload(keyScaleSlots, {b.idx(0)}) : Value();
     foldSlotsOfRows(
@@ -113,6 +116,19 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
         [&](int64_t r, Value scores) {
           storeScores(k0, b.idx(r), {j}, {runScales ? b.fmul(scores, runScales) : scores});
         });
+  };
+  b.loop(b.idx(0), b.idx(opts.tileK), w, [&](Value j) {
+    b.loop(b.idx(0), b.idx(w), n, [&](Value step) { forEachHead([&] { scoreStep(j, step); }); });
+    forEachHead([&] { foldRun(j); });
+  });
+}
+
+void FlashKernel::forEachHead(function_ref<void()> body) {
+  if (!everyHead)
+    return body();
+  b.loop(b.idx(0), b.idx(problem.kvHeads), 1, [&](Value h) {
+    selectHead(*everyHead, h);
+    body();
   });
 }
 
@@ -142,6 +158,12 @@ void FlashKernel::selectHead(const HeadStates &states, Value kvHead) {
   mRow = headSlice(b, states.m, kvHead);
   lRow = headSlice(b, states.l, kvHead);
   acc = headSlice(b, states.acc, kvHead);
+  if (states.scores) {
+    sp = headSlice(b, states.scores, kvHead);
+    keySums = headSlice(b, states.keySums, kvHead);
+    if (states.keyScales)
+      keyScaleSlots = headSlice(b, states.keyScales, kvHead);
+  }
 }
 
 /// The paged NHD decode (takesEveryHead). A cache row holds every K/V
@@ -168,10 +190,34 @@ FlashKernel::HeadStates FlashKernel::attendEveryHead(Value bIdx, const TileRows 
   });
   QueryRange q = queryRange();
   KeyVisibility::Range tiles = visibleTiles(q, split, splits);
+  if (problem.maskMod) {
+    b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
+      b.loop(b.idx(0), b.idx(heads), 1, [&](Value h) {
+        selectHead(states, h);
+        attendTile(q, kTile);
+      });
+    });
+    return states;
+  }
+  // Without a mask function (whose verdict per tile is each head's), the
+  // score loop takes every head in turn at each step of keys, so that K's
+  // rows (and the V rows it prefetches) are read in memory order; then
+  // each head's softmax and P·V (bench/NOTES.md, 2026-12-07: Paged NHD
+  // decode, every K/V head in one work item).
+  int64_t w = opts.vectorWidth;
+  states.scores = scratch({heads, opts.tileQ, opts.tileK});
+  states.keySums = scratch({heads, w, opts.tileQ * w});
+  if (problem.quantized)
+    states.keyScales = scratch({heads, w});
   b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
+    Value k0 = b.mul(kTile, b.idx(opts.tileK));
+    Value kRows = b.minI(b.idx(opts.tileK), b.sub(keys->keyCount(), k0));
+    everyHead = &states;
+    computeScoresDirect(k0, kRows);
+    everyHead = nullptr;
     b.loop(b.idx(0), b.idx(heads), 1, [&](Value h) {
       selectHead(states, h);
-      attendTile(q, kTile);
+      finishTile(q, k0, kRows, Value());
     });
   });
   return states;

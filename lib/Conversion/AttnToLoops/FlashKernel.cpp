@@ -115,10 +115,7 @@ void FlashKernel::attendTile(const QueryRange &q, Value kTile) {
       packKeyValueTile(kTile, k0, kRows);
       computeScores(k0);
     }
-    maskTile(q, k0, kRows, maskModKeepsAll);
-    tileK0 = k0;
-    onlineSoftmax();
-    accumulateValues(k0, kRows);
+    finishTile(q, k0, kRows, maskModKeepsAll);
   };
   // A mask function bounded over the tile: a tile it keeps no key of is
   // skipped, one it keeps every key of is not masked per element.
@@ -129,6 +126,14 @@ void FlashKernel::attendTile(const QueryRange &q, Value kTile) {
     b.ifThen(verdict->anyKept, [&] { tile(verdict->allKept); });
   else
     tile(Value());
+}
+
+/// The steps of a K/V tile after its scores: mask, online softmax, P·V.
+void FlashKernel::finishTile(const QueryRange &q, Value k0, Value kRows, Value maskModKeepsAll) {
+  maskTile(q, k0, kRows, maskModKeepsAll);
+  tileK0 = k0;
+  onlineSoftmax();
+  accumulateValues(k0, kRows);
 }
 
 /// Row i of the tile, clamped to the last row of the row space (padding

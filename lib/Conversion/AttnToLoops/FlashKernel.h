@@ -132,6 +132,7 @@ public:
   /// Every K/V head's query rows and state, [Hkv, tile-q(, D | Dv padded)].
   struct HeadStates {
     Value q, m, l, acc;
+    Value scores, keySums, keyScales; ///< sp, keySums, keyScaleSlots per head
   };
   /// attend() for the grouped rows `rows` of every K/V head at once
   /// (rows.kvHead is ignored): for each K/V tile, each head's scores,
@@ -187,6 +188,7 @@ private:
 
   KeyVisibility::Range visibleTiles(const QueryRange &q, Value split, Value splits);
   void attendTile(const QueryRange &q, Value kTile);
+  void finishTile(const QueryRange &q, Value k0, Value kRows, Value maskModKeepsAll);
   void selectHead(const HeadStates &states, Value kvHead);
 
   // The tile's rows and scratch (FlashKernel.cpp).
@@ -239,6 +241,10 @@ private:
 
   // The decode tile: K and V read in place, with prefetches (DecodeTile.cpp).
   void computeScoresDirect(Value k0, Value kRows);
+  /// With every head in one work item (attendEveryHead), the heads the
+  /// score loop runs over in turn at each step of keys; null otherwise.
+  const HeadStates *everyHead = nullptr;
+  void forEachHead(function_ref<void()> body);
   int64_t keysPerStep() const;
   void prefetchRow(Value buf, ArrayRef<Value> row, int64_t width, uint32_t locality = kIntoL2);
   /// memref.prefetch locality hints as x86 lowers them: 2 is prefetcht1

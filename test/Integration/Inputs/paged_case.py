@@ -19,6 +19,8 @@ def paged_attention(q, kc, vc, table, lens, bs):
     g = h_n // kc.shape[2]
     expect = np.zeros(q.shape[:3] + (vc.shape[-1],))
     for b, n in enumerate(lens):
+        if n == 0:  # no key: every row is 0
+            continue
         j = np.arange(n)
         k = kc[table[b, j // bs], j % bs].astype(np.float64)  # [n, HKV, D]
         v = vc[table[b, j // bs], j % bs].astype(np.float64)

@@ -16,7 +16,7 @@ from paged_case import paged_attention
 
 out = sys.argv[1]
 rng = np.random.default_rng(23)
-B, H, HKV, D, MB16 = 3, 8, 4, 32, 40
+B, H, HKV, D, MB16 = 4, 8, 4, 32, 40
 CAP = MB16 * 16
 
 
@@ -35,7 +35,7 @@ def paged(keys, bs, extra):
 
 k = rng.standard_normal((B, CAP, HKV, D), dtype=np.float32)
 v = rng.standard_normal((B, CAP, HKV, D), dtype=np.float32)
-lens = np.array([CAP, 1, 37], dtype=np.int32)
+lens = np.array([CAP, 1, 37, 0], dtype=np.int32)
 q = rng.standard_normal((B, H, 1, D), dtype=np.float32)
 kc16, table16 = paged(k, 16, 5)
 vc16 = np.empty_like(kc16)

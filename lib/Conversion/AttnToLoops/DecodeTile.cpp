@@ -5,7 +5,8 @@
 // memory, read in place in key order, never packed: the scores from
 // per-key vectors over D folded by foldSlotsOfRows, P·V by whole V rows,
 // and prefetches that keep both arrays ahead of the reads (docs/cpu.md,
-// the *Decode:* entries).
+// the *Decode:* entries). On paged NHD caches one work item takes every
+// K/V head (attendEveryHead).
 //
 //===----------------------------------------------------------------------===//
 #include "FlashKernel.h"

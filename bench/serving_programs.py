@@ -76,7 +76,8 @@ def main():
     ap.add_argument("--tk", type=int, default=32768)
     ap.add_argument("--only", default=None, help="comma-separated program names")
     ap.add_argument("--block-sizes", default=None,
-                    help="extra paged_f32_nhd<BS> programs, comma-separated")
+                    help="extra paged f32 programs, comma-separated block sizes, "
+                    "NHD, or hnd<BS> for HND")
     a = ap.parse_args()
     tk = a.tk
     os.makedirs(a.dir, exist_ok=True)
@@ -107,7 +108,9 @@ def main():
              "paged_f32_hnd16": (("hnd", 16), False), "paged_f32_nhd256": (("nhd", 256), False),
              "contiguous_int8": (None, True), "paged_int8_nhd16": (("nhd", 16), True)}
     for bs in (a.block_sizes.split(",") if a.block_sizes else []):
-        cases["paged_f32_nhd%s" % bs] = (("nhd", int(bs)), False)
+        layout = "hnd" if bs.startswith("hnd") else "nhd"
+        bs = bs[3:] if layout == "hnd" else bs
+        cases["paged_f32_%s%s" % (layout, bs)] = ((layout, int(bs)), False)
     for name, (pg, int8) in cases.items():
         if a.only and name not in a.only.split(","):
             continue

@@ -1,7 +1,7 @@
-// Paged NHD decode with every K/V head in one work item
+// Paged decode with every K/V head in one work item
 // (FlashKernel::attendEveryHead, docs/serving.md): GQA (8 query heads on 4
-// K/V heads), blocks of 16 and of 1 token, lengths 640 (the table's
-// capacity), 1, 37 and 0, garbage ids past each length; one long sequence
+// K/V heads), blocks of 16 (NHD and HND) and of 1 token, lengths 640 (the
+// table's capacity), 1, 37 and 0, garbage ids past each length; one long sequence
 // whose keys are split across threads (1 and 2 threads: 2 and 3 splits);
 // and sinks, ALiBi, softcap and a window together. Against NumPy's gather
 // + float64 attention (Inputs/paged_heads_case.py), and the features entry
@@ -11,6 +11,7 @@
 // RUN: %torch_python %S/Inputs/paged_heads_case.py %t
 // RUN: attn-run %s --entry=decode16 --pipeline=cpu --input=%t/q.npy --input=%t/kc16.npy --input=%t/vc16.npy --input=%t/table16.npy --input=%t/lens.npy --expect=%t/expect.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=decode16 --pipeline=cpu --num-threads=1 --vector-width=8 --input=%t/q.npy --input=%t/kc16.npy --input=%t/vc16.npy --input=%t/table16.npy --input=%t/lens.npy --expect=%t/expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=decode16_hnd --pipeline=cpu --input=%t/q.npy --input=%t/kc16_hnd.npy --input=%t/vc16_hnd.npy --input=%t/table16.npy --input=%t/lens.npy --expect=%t/expect.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=decode1 --pipeline=cpu --input=%t/q.npy --input=%t/kc1.npy --input=%t/vc1.npy --input=%t/table1.npy --input=%t/lens.npy --expect=%t/expect.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=decode_long --pipeline=cpu --num-threads=1 --input=%t/q_long.npy --input=%t/kc16.npy --input=%t/vc16.npy --input=%t/table_long.npy --input=%t/lens_long.npy --expect=%t/expect_long.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=decode_long --pipeline=cpu --num-threads=2 --input=%t/q_long.npy --input=%t/kc16.npy --input=%t/vc16.npy --input=%t/table_long.npy --input=%t/lens_long.npy --expect=%t/expect_long.npy --quiet | FileCheck %s
@@ -98,5 +99,18 @@ func.func @masked(%q: tensor<4x8x1x32xf32>, %kc: tensor<165x16x4x32xf32>, %vc: t
     attn.yield %keep : i1
   } : (tensor<4x8x1x32xf32>, tensor<4x4x640x32xf32>, tensor<4x4x640x32xf32>, tensor<4xi32>)
       -> tensor<4x8x1x32xf32>
+  return %o : tensor<4x8x1x32xf32>
+}
+
+func.func @decode16_hnd(%q: tensor<4x8x1x32xf32>, %kc: tensor<165x4x16x32xf32>,
+                        %vc: tensor<165x4x16x32xf32>, %table: tensor<4x40xi32>,
+                        %len: tensor<4xi32>) -> tensor<4x8x1x32xf32> {
+  %k = attn.gather_pages %kc, %table lengths(%len) {layout = #attn.kv_layout<hnd>}
+      : (tensor<165x4x16x32xf32>, tensor<4x40xi32>, tensor<4xi32>) -> tensor<4x4x640x32xf32>
+  %v = attn.gather_pages %vc, %table lengths(%len) {layout = #attn.kv_layout<hnd>}
+      : (tensor<165x4x16x32xf32>, tensor<4x40xi32>, tensor<4xi32>) -> tensor<4x4x640x32xf32>
+  %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
+      : (tensor<4x8x1x32xf32>, tensor<4x4x640x32xf32>, tensor<4x4x640x32xf32>, tensor<4xi32>)
+        -> tensor<4x8x1x32xf32>
   return %o : tensor<4x8x1x32xf32>
 }

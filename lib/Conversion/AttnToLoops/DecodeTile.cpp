@@ -133,9 +133,24 @@ void FlashKernel::forEachHead(function_ref<void()> body) {
   });
 }
 
+/// The longest run of one K/V head's rows in a block of an HND cache
+/// ([blocks, Hkv, block size, D]: block size · D elements) that still
+/// takes every head in one work item: blocks of 16 tokens at D 128 in f32
+/// (8 KiB) were faster so, blocks of 64 neither faster nor slower, blocks
+/// of 256 and whole sequences slower (bench/NOTES.md, 2026-12-07: Paged
+/// NHD decode, every K/V head in one work item).
+static constexpr int64_t kEveryHeadMaxRunBytes = 8 * 1024;
+
 bool FlashKernel::takesEveryHead(const SdpaProblem &problem, const SdpaBuffers &bufs,
                                  bool directKeys) {
-  return directKeys && bufs.table && bufs.layout == KvLayout::nhd && problem.kvHeads > 1;
+  if (!directKeys || !bufs.table || problem.kvHeads < 2)
+    return false;
+  if (bufs.layout == KvLayout::nhd)
+    return true;
+  auto cache = cast<MemRefType>(bufs.k.getType());
+  int64_t blockSize = cache.getDimSize(2);
+  return !ShapedType::isDynamic(blockSize) &&
+         blockSize * problem.d * cache.getElementTypeBitWidth() / 8 <= kEveryHeadMaxRunBytes;
 }
 
 /// all[h] as a view of rank one less.
@@ -167,13 +182,15 @@ void FlashKernel::selectHead(const HeadStates &states, Value kvHead) {
   }
 }
 
-/// The paged NHD decode (takesEveryHead). A cache row holds every K/V
-/// head (4 KiB at Hkv 8, D 128, f32), so a work item of one K/V head reads
-/// 512 of every 4096 bytes, and each block of the cache is fetched in Hkv
-/// passes far apart in time, one per work item. With the heads inner, the
-/// passes over a K/V tile's blocks follow each other, and the keys are
-/// split across threads instead of the heads (bench/NOTES.md, 2026-12-07:
-/// Paged NHD decode, every K/V head in one work item).
+/// The paged decode of takesEveryHead. A row of an NHD cache holds every
+/// K/V head (4 KiB at Hkv 8, D 128, f32), so a work item of one K/V head
+/// reads 512 of every 4096 bytes, and each block of the cache is fetched
+/// in Hkv passes far apart in time, one per work item; an HND cache with
+/// small blocks has short runs of one head's rows, a jump every block.
+/// With the heads inner, the passes over a K/V tile's blocks follow each
+/// other, and the keys are split across threads instead of the heads
+/// (bench/NOTES.md, 2026-12-07: Paged NHD decode, every K/V head in one
+/// work item).
 FlashKernel::HeadStates FlashKernel::attendEveryHead(Value bIdx, const TileRows &rows,
                                                      Value split, Value splits) {
   this->bIdx = bIdx;

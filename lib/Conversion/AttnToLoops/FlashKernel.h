@@ -126,7 +126,9 @@ public:
   /// Whether a decode tile runs every K/V head in one work item
   /// (attendEveryHead): K/V read in place from paged NHD caches
   /// ([blocks, block size, Hkv, D]), whose rows hold every K/V head side by
-  /// side, so that one head's rows are 1/Hkv of each row, Hkv·D apart.
+  /// side, so that one head's rows are 1/Hkv of each row, Hkv·D apart; or
+  /// from HND caches whose blocks hold short runs of each head's rows (a
+  /// static block size, block size · D at most 8 KiB).
   static bool takesEveryHead(const SdpaProblem &problem, const SdpaBuffers &bufs,
                              bool directKeys);
   /// Every K/V head's query rows and state, [Hkv, tile-q(, D | Dv padded)].

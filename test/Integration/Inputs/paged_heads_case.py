@@ -2,7 +2,7 @@
 """paged_heads_case.py DIR: paged NHD decode cases for paged-every-head.mlir
 in DIR, where the CPU kernel runs every K/V head in one work item: q
 [3, 8, 1, 32] (GQA, 4 K/V heads), K/V caches [NB, BS, 4, 32] with blocks
-of 16 and of 1 token holding the same keys, shuffled block tables (ids
+of 16 and of 1 token holding the same keys (blocks of 16 in HND too), shuffled block tables (ids
 past each sequence's length are garbage), lengths 640 (the table's
 capacity), 1 and 37; a single long sequence (633 keys, key splits); sinks
 and ALiBi slopes for the features entry; and the expected outputs from
@@ -59,6 +59,8 @@ expect_long = paged_attention(q[:1], kc16, vc16, table16[:1], long_lens, 16)
 sinks = rng.uniform(-1, 3, H).astype(np.float32)
 slopes = (2.0 ** -np.arange(1, H + 1)).astype(np.float32)
 arrays = dict(q=q, kc16=kc16, vc16=vc16, table16=table16, kc1=kc1, vc1=vc1, table1=table1,
+              kc16_hnd=np.ascontiguousarray(kc16.transpose(0, 2, 1, 3)),
+              vc16_hnd=np.ascontiguousarray(vc16.transpose(0, 2, 1, 3)),
               lens=lens, q_long=q[:1].copy(), table_long=table16[:1].copy(),
               lens_long=long_lens, sinks=sinks, slopes=slopes,
               expect=expect.astype(np.float32), expect_long=expect_long.astype(np.float32))

@@ -436,18 +436,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     hnd = _hnd(kv_layout)
     (b, tq, h, d), (nb, bs, hkv, dv) = _cache_dims(q, k_cache, v_cache, hnd)
 
-    # The block table: a contiguous cache is one block per sequence.
-    if block_table is None:
-        if cache_batch_idx is None:
-            if nb < b:
-                _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (nb, b))
-            table = np.arange(b, dtype=np.int32)[:, None]
-        else:
-            table = _int32(cache_batch_idx, "cache_batch_idx").reshape(b, 1)
-    else:
-        if cache_batch_idx is not None:
-            _fail(ValueError, "cache_batch_idx goes with a contiguous cache, not a block_table")
-        table = _block_table(block_table, b)
+    table = _call_table(block_table, cache_batch_idx, b, nb)
     capacity = table.shape[1] * bs
 
     lens = _cache_lengths(cache_seqlens, b, capacity)
@@ -495,6 +484,21 @@ def _block_table(block_table, b):
     return table
 
 
+def _call_table(block_table, cache_batch_idx, b, cache_rows):
+    """The block table of a flash_attn_with_kvcache call: block_table
+    (checked), or for a contiguous cache of cache_rows sequences one block
+    per sequence, the rows cache_batch_idx picks, else the first b."""
+    if block_table is not None:
+        if cache_batch_idx is not None:
+            _fail(ValueError, "cache_batch_idx goes with a contiguous cache, not a block_table")
+        return _block_table(block_table, b)
+    if cache_batch_idx is not None:
+        return _int32(cache_batch_idx, "cache_batch_idx").reshape(b, 1)
+    if cache_rows < b:
+        _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (cache_rows, b))
+    return np.arange(b, dtype=np.int32)[:, None]
+
+
 def _append_int8(k, v, k_cache, v_cache, k_scale, v_scale, table, lens, block_size, hnd):
     """New rows k, v quantised per token and head (max |x| -> 127) and
     written with their scales at each sequence's length, through `table`,
@@ -518,23 +522,13 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         if _arrays.dtype_name(x) != "int8":
             _fail(TypeError, "k_cache and v_cache must both be int8, %s is %s"
                   % (name, _arrays.dtype_name(x)))
-    if cache_batch_idx is not None and block_table is not None:
-        _fail(ValueError, "cache_batch_idx goes with a contiguous cache, not a block_table")
-    if block_table is None and (cache_batch_idx is not None or not _hnd(kv_layout)):
-        # A contiguous cache is one block of T tokens per sequence (the rows
-        # cache_batch_idx picks, else the first B), read in place by the
-        # paged kernel: an NHD cache as it is, where the contiguous kernel
-        # would take a transposed copy of it each call (bench/NOTES.md,
-        # 2026-12-07: int8 NHD caches).
-        b = _arrays.shape_of(q)[0]
-        if cache_batch_idx is None:
-            cb = _arrays.shape_of(k_cache)[0]
-            if cb < b:
-                _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (cb, b))
-            block_table = np.arange(b, dtype=np.int32)[:, None]
-        else:
-            block_table = _int32(cache_batch_idx, "cache_batch_idx").reshape(b, 1)
-    if block_table is not None:
+    if block_table is not None or cache_batch_idx is not None or not _hnd(kv_layout):
+        # The paged kernel; a contiguous cache is one block of T tokens per
+        # sequence there, so an NHD cache is read in place, where the
+        # contiguous kernel would take a transposed copy of it each call
+        # (bench/NOTES.md, 2026-12-07: int8 NHD caches).
+        block_table = _call_table(block_table, cache_batch_idx, _arrays.shape_of(q)[0],
+                                  _arrays.shape_of(k_cache)[0])
         return _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
                                    softmax_scale, causal, window_size, softcap, alibi_slopes,
                                    return_softmax_lse, sinks, kv_layout, k_scale, v_scale,

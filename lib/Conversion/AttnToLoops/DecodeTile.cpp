@@ -63,7 +63,7 @@ bool FlashKernel::takesDirectKeys(const SdpaProblem &problem, const ConvertAttnT
 /// loads each of them again for every key: with 4 keys a step a key
 /// costs 2 loads per vector of D instead of 5 (bench/NOTES.md,
 /// 2026-12-02: Several keys a decode step).
-void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
+void FlashKernel::computeScoresDirect(Value k0, Value kRows, const HeadStates *heads) {
   int64_t w = opts.vectorWidth, rowsN = opts.tileQ, n = keysPerStep();
   Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
   // The n keys of step `step` of run `j`: their sums over D, per row, into
@@ -118,17 +118,22 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows) {
           storeScores(k0, b.idx(r), {j}, {runScales ? b.fmul(scores, runScales) : scores});
         });
   };
+  // With `heads`, each step (and each fold) for every head in turn.
+  auto eachHead = [&](function_ref<void()> body) {
+    if (heads)
+      forEachHead(*heads, body);
+    else
+      body();
+  };
   b.loop(b.idx(0), b.idx(opts.tileK), w, [&](Value j) {
-    b.loop(b.idx(0), b.idx(w), n, [&](Value step) { forEachHead([&] { scoreStep(j, step); }); });
-    forEachHead([&] { foldRun(j); });
+    b.loop(b.idx(0), b.idx(w), n, [&](Value step) { eachHead([&] { scoreStep(j, step); }); });
+    eachHead([&] { foldRun(j); });
   });
 }
 
-void FlashKernel::forEachHead(function_ref<void()> body) {
-  if (!everyHead)
-    return body();
+void FlashKernel::forEachHead(const HeadStates &states, function_ref<void()> body) {
   b.loop(b.idx(0), b.idx(problem.kvHeads), 1, [&](Value h) {
-    selectHead(*everyHead, h);
+    selectHead(states, h);
     body();
   });
 }
@@ -201,20 +206,15 @@ FlashKernel::HeadStates FlashKernel::attendEveryHead(Value bIdx, const TileRows 
   int64_t heads = problem.kvHeads;
   HeadStates states{scratch({heads, opts.tileQ, problem.d}), scratch({heads, opts.tileQ}),
                     scratch({heads, opts.tileQ}), scratch({heads, opts.tileQ, dvPadded})};
-  b.loop(b.idx(0), b.idx(heads), 1, [&](Value h) {
-    selectHead(states, h);
+  forEachHead(states, [&] {
     packQueryTile();
     initRunningState(split);
   });
   QueryRange q = queryRange();
   KeyVisibility::Range tiles = visibleTiles(q, split, splits);
   if (problem.maskMod) {
-    b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
-      b.loop(b.idx(0), b.idx(heads), 1, [&](Value h) {
-        selectHead(states, h);
-        attendTile(q, kTile);
-      });
-    });
+    b.loop(tiles.begin, tiles.end, 1,
+           [&](Value kTile) { forEachHead(states, [&] { attendTile(q, kTile); }); });
     return states;
   }
   // Without a mask function (whose verdict per tile is each head's), the
@@ -230,13 +230,8 @@ FlashKernel::HeadStates FlashKernel::attendEveryHead(Value bIdx, const TileRows 
   b.loop(tiles.begin, tiles.end, 1, [&](Value kTile) {
     Value k0 = b.mul(kTile, b.idx(opts.tileK));
     Value kRows = b.minI(b.idx(opts.tileK), b.sub(keys->keyCount(), k0));
-    everyHead = &states;
-    computeScoresDirect(k0, kRows);
-    everyHead = nullptr;
-    b.loop(b.idx(0), b.idx(heads), 1, [&](Value h) {
-      selectHead(states, h);
-      finishTile(q, k0, kRows, Value());
-    });
+    computeScoresDirect(k0, kRows, &states);
+    forEachHead(states, [&] { finishTile(q, k0, kRows, Value()); });
   });
   return states;
 }

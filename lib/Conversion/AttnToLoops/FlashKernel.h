@@ -242,11 +242,11 @@ private:
                        ArrayRef<Value> colIdx, function_ref<void(Value)> perStep = nullptr);
 
   // The decode tile: K and V read in place, with prefetches (DecodeTile.cpp).
-  void computeScoresDirect(Value k0, Value kRows);
-  /// With every head in one work item (attendEveryHead), the heads the
-  /// score loop runs over in turn at each step of keys; null otherwise.
-  const HeadStates *everyHead = nullptr;
-  void forEachHead(function_ref<void()> body);
+  /// With `heads` (attendEveryHead), each step of keys for every head in
+  /// turn.
+  void computeScoresDirect(Value k0, Value kRows, const HeadStates *heads = nullptr);
+  /// body() once per K/V head, with the kernel on that head's rows and state.
+  void forEachHead(const HeadStates &states, function_ref<void()> body);
   int64_t keysPerStep() const;
   void prefetchRow(Value buf, ArrayRef<Value> row, int64_t width, uint32_t locality = kIntoL2);
   /// memref.prefetch locality hints as x86 lowers them: 2 is prefetcht1

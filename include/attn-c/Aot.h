@@ -40,7 +40,8 @@ typedef enum attn_aot_dtype {
   ATTN_AOT_I64 = 4,
   ATTN_AOT_BF16 = 5, /* bfloat16, 2-byte words (the high half of an f32) */
   ATTN_AOT_I8 = 6,   /* int8 (quantised K/V caches) */
-  ATTN_AOT_F64 = 7   /* float64 (checking: the reference lowering) */
+  ATTN_AOT_F64 = 7,  /* float64 (checking: the reference lowering) */
+  ATTN_AOT_F8E4M3 = 8 /* fp8 e4m3 (OCP E4M3FN, one byte; quantised K/V caches) */
 } attn_aot_dtype;
 
 typedef enum attn_aot_status {

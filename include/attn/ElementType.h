@@ -16,7 +16,9 @@ namespace attn {
 /// 1); int32 and int64 (index-like operands: key lengths, tables); bfloat16
 /// (the upper 16 bits of an IEEE binary32); int8 (quantised K/V caches,
 /// attn.dequantize); float64 (for checking: gradcheck, finite differences;
-/// the reference lowering computes it in f64).
+/// the reference lowering computes it in f64); fp8 e4m3 (OCP FP8 E4M3FN,
+/// one byte; quantised K/V caches: in .npy files and NumPy arrays its
+/// bytes as uint8).
 enum class ElementType {
   F32 = 0,
   F16 = 1,
@@ -25,7 +27,8 @@ enum class ElementType {
   I64 = 4,
   BF16 = 5,
   I8 = 6,
-  F64 = 7
+  F64 = 7,
+  F8E4M3 = 8
 };
 
 } // namespace attn

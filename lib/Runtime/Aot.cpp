@@ -157,7 +157,8 @@ static_assert(int(ElementType::F32) == ATTN_AOT_F32 && int(ElementType::F16) == 
                   int(ElementType::I64) == ATTN_AOT_I64 &&
                   int(ElementType::BF16) == ATTN_AOT_BF16 &&
                   int(ElementType::I8) == ATTN_AOT_I8 &&
-                  int(ElementType::F64) == ATTN_AOT_F64,
+                  int(ElementType::F64) == ATTN_AOT_F64 &&
+                  int(ElementType::F8E4M3) == ATTN_AOT_F8E4M3,
               "attn::ElementType and attn_aot_dtype must agree");
 
 static int64_t aotDType(ElementType d) { return static_cast<int64_t>(d); }

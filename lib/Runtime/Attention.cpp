@@ -35,7 +35,7 @@ namespace rt = attn::runtime;
 static bool validType(ElementType t) {
   return t == ElementType::F32 || t == ElementType::F16 || t == ElementType::Bool ||
          t == ElementType::I32 || t == ElementType::I64 || t == ElementType::BF16 ||
-         t == ElementType::I8 || t == ElementType::F64;
+         t == ElementType::I8 || t == ElementType::F64 || t == ElementType::F8E4M3;
 }
 
 static std::string shapeStr(const std::vector<int64_t> &shape) {

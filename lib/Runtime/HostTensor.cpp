@@ -54,6 +54,8 @@ StringRef dtypeName(ElementType dtype) {
     return "int8";
   case ElementType::F64:
     return "float64";
+  case ElementType::F8E4M3:
+    return "float8_e4m3fn";
   }
   return "unknown";
 }
@@ -76,6 +78,8 @@ size_t dtypeSize(ElementType dtype) {
     return 1;
   case ElementType::F64:
     return 8;
+  case ElementType::F8E4M3:
+    return 1;
   }
   return 0;
 }
@@ -98,6 +102,8 @@ StringRef dtypeDescr(ElementType dtype) {
     return "|i1";
   case ElementType::F64:
     return "<f8";
+  case ElementType::F8E4M3:
+    return "|u1"; // its bytes
   }
   return "";
 }
@@ -121,6 +127,47 @@ float halfToFloat(uint16_t h) {
   else // rebias 15 -> 127
     bits = sign | ((exp + 112u) << 23) | (mant << 13);
   return bit_cast<float>(bits);
+}
+
+//===----------------------------------------------------------------------===//
+// fp8 e4m3 (OCP E4M3FN)
+//===----------------------------------------------------------------------===//
+
+float e4m3ToFloat(uint8_t x) {
+  unsigned exp = (x >> 3) & 0xfu, mant = x & 7u;
+  float mag;
+  if ((x & 0x7fu) == 0x7fu)
+    mag = std::numeric_limits<float>::quiet_NaN();
+  else if (exp == 0) // zero or subnormal: mant · 2^-9
+    mag = std::ldexp(static_cast<float>(mant), -9);
+  else
+    mag = std::ldexp(static_cast<float>(8 + mant), static_cast<int>(exp) - 10);
+  return (x & 0x80u) ? -mag : mag;
+}
+
+uint8_t floatToE4m3(float f) {
+  uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  if (std::isnan(f))
+    return sign | 0x7f;
+  float a = std::fabs(f);
+  if (a >= 448.0f) // saturates (E4M3FN has no infinity)
+    return sign | 0x7e;
+  // The nearest of the finite magnitudes 0x00 .. 0x7e (in increasing
+  // order of value), ties to the even code.
+  uint8_t lo = 0, hi = 0x7e;
+  while (lo < hi) { // the first code >= a
+    uint8_t mid = static_cast<uint8_t>((lo + hi) / 2);
+    if (e4m3ToFloat(mid) < a)
+      lo = static_cast<uint8_t>(mid + 1);
+    else
+      hi = mid;
+  }
+  if (lo > 0) {
+    float above = e4m3ToFloat(lo), below = e4m3ToFloat(static_cast<uint8_t>(lo - 1));
+    if (a - below < above - a || (a - below == above - a && ((lo - 1) & 1) == 0))
+      --lo;
+  }
+  return sign | lo;
 }
 
 uint16_t floatToHalf(float f) {
@@ -211,6 +258,8 @@ float HostTensor::getAsFloat(int64_t flatIndex) const {
     return bfloat16ToFloat(support::endian::read16le(p));
   case ElementType::F64:
     return static_cast<float>(bit_cast<double>(support::endian::read64le(p)));
+  case ElementType::F8E4M3:
+    return e4m3ToFloat(*p);
   }
   return 0.0f;
 }
@@ -236,7 +285,8 @@ int64_t HostTensor::getAsInt(int64_t flatIndex) const {
   case ElementType::F32:
   case ElementType::F16:
   case ElementType::BF16:
-  case ElementType::F64: {
+  case ElementType::F64:
+  case ElementType::F8E4M3: {
     float f = getAsFloat(flatIndex);
     if (std::isnan(f))
       return 0;
@@ -285,6 +335,9 @@ void HostTensor::setFromFloat(int64_t flatIndex, float v) {
     *p = static_cast<uint8_t>(static_cast<int8_t>(std::min(std::max(r, -128.0), 127.0)));
     return;
   }
+  case ElementType::F8E4M3:
+    *p = floatToE4m3(v);
+    return;
   }
 }
 

@@ -296,7 +296,9 @@ CompiledFunction::checkArgs(llvm::ArrayRef<ElementType> dtypes,
     TensorSpec got{dtypes[i], shapes[i]};
     if (dtypes[i] != s.dtype)
       return err("input #" + llvm::Twine(i) + ": dtype " + dtypeName(dtypes[i]) +
-                 ", expected " + dtypeName(s.dtype) + " (" + s.str() + ")");
+                 ", expected " + dtypeName(s.dtype) + " (" + s.str() + ")" +
+                 (s.dtype == ElementType::F8E4M3 ? "; fp8 is passed as its bytes, a uint8 array"
+                                                 : ""));
     if (shapes[i].size() != s.shape.size())
       return err("input #" + llvm::Twine(i) + ": rank " +
                  llvm::Twine(shapes[i].size()) + " " + got.str() +

@@ -56,6 +56,8 @@ std::optional<ElementType> elementTypeOf(Type e) {
     return ElementType::I8;
   if (e.isF64())
     return ElementType::F64;
+  if (isa<Float8E4M3FNType>(e))
+    return ElementType::F8E4M3;
   return std::nullopt;
 }
 

@@ -132,6 +132,10 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
   } else if (target == ElementType::BF16 && a.kind == NpyArray::Kind::Float) {
     // No npy dtype is bfloat16: any float array is rounded to it.
     out = target, convertValues = true;
+  } else if (target == ElementType::F8E4M3 && a.itemSize == 1 &&
+             (a.kind == NpyArray::Kind::UInt || a.kind == NpyArray::Kind::Int)) {
+    // No npy dtype is fp8: its bytes, as uint8 (or int8).
+    out = target;
   } else if ((target == ElementType::Bool || target == ElementType::I32 ||
               target == ElementType::I64) &&
              (a.kind == NpyArray::Kind::Int || a.kind == NpyArray::Kind::UInt)) {
@@ -160,8 +164,8 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
     if (target)
       why += " for a " + dtypeName(*target).str() + " destination";
     why += "; accepted: float32 '<f4', float16 '<f2', float64 '<f8', bool '|b1', int8 '|i1', "
-           "int32 '<i4', int64 '<i8', float64 for float32/float16 and integers for "
-           "bool/int32/int64)";
+           "int32 '<i4', int64 '<i8', float64 for float32/float16, integers for "
+           "bool/int32/int64 and uint8 '|u1' bytes for float8_e4m3fn)";
     return npyError(path, why);
   }
 
@@ -210,6 +214,7 @@ Expected<HostTensor> toHostTensor(const NpyArray &a, StringRef name,
       case ElementType::F64: // only ever exact (no conversion targets float64)
         support::endian::write64le(q, bit_cast<uint64_t>(loadAsDouble(p, a.kind, a.itemSize)));
         break;
+      case ElementType::F8E4M3: // never converted (its bytes, above)
       case ElementType::I8: // only ever exact (no conversion targets int8)
       case ElementType::I32:
       case ElementType::I64: {

@@ -49,16 +49,17 @@ void check(const attn::Status &s) {
 
 /// Element types by name, as the Python side spells them (the runtime's
 /// dtypeName: "float32", "float16", "bfloat16", "float64", "bool", "int8",
-/// "int32", "int64").
+/// "int32", "int64", "float8_e4m3fn").
 attn::ElementType elementType(const std::string &name) {
   for (attn::ElementType t :
        {attn::ElementType::F32, attn::ElementType::F16, attn::ElementType::BF16,
         attn::ElementType::Bool, attn::ElementType::I8, attn::ElementType::I32,
-        attn::ElementType::I64, attn::ElementType::F64})
+        attn::ElementType::I64, attn::ElementType::F64, attn::ElementType::F8E4M3})
     if (attn::runtime::dtypeName(t) == name)
       return t;
   throw py::type_error("attn_mlir: unknown element type '" + name +
-                       "' (float32, float16, bfloat16, float64, bool, int8, int32, int64)");
+                       "' (float32, float16, bfloat16, float64, bool, int8, int32, int64, "
+                       "float8_e4m3fn)");
 }
 
 const char *elementTypeName(attn::ElementType t) {

@@ -12,10 +12,32 @@ func.func @round_trip(%x: tensor<1x2x128x64xi8>, %s: tensor<1x2x128xf32>,
   return
 }
 
+// fp8 e4m3 input; one scale for the tensor (rank 0), with either input.
+// CHECK-LABEL: func @fp8_and_tensor_scale
+// CHECK: attn.dequantize %{{.*}}, %{{.*}} : (tensor<1x2x128x64xf8E4M3FN>, tensor<f32>) -> tensor<1x2x128x64xf32>
+// CHECK: attn.dequantize %{{.*}}, %{{.*}} : (tensor<?x4x?x128xf8E4M3FN>, tensor<?x4x?xf32>) -> tensor<?x4x?x128xf16>
+// CHECK: attn.dequantize %{{.*}}, %{{.*}} : (tensor<1x2x128x64xi8>, tensor<f32>) -> tensor<1x2x128x64xf32>
+func.func @fp8_and_tensor_scale(%x: tensor<1x2x128x64xf8E4M3FN>, %s: tensor<f32>,
+                                %y: tensor<?x4x?x128xf8E4M3FN>, %t: tensor<?x4x?xf32>,
+                                %z: tensor<1x2x128x64xi8>) {
+  %a = attn.dequantize %x, %s : (tensor<1x2x128x64xf8E4M3FN>, tensor<f32>) -> tensor<1x2x128x64xf32>
+  %b = attn.dequantize %y, %t : (tensor<?x4x?x128xf8E4M3FN>, tensor<?x4x?xf32>) -> tensor<?x4x?x128xf16>
+  %c = attn.dequantize %z, %s : (tensor<1x2x128x64xi8>, tensor<f32>) -> tensor<1x2x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @fp8_other_kind(%x: tensor<1x2x8x4xf8E5M2>, %s: tensor<f32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 8-bit signless integer or f8E4M3FN type values}}
+  %a = attn.dequantize %x, %s : (tensor<1x2x8x4xf8E5M2>, tensor<f32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
 // -----
 
 func.func @input_type(%x: tensor<1x2x8x4xi32>, %s: tensor<1x2x8xf32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 8-bit signless integer values}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 8-bit signless integer or f8E4M3FN type values}}
   %a = attn.dequantize %x, %s : (tensor<1x2x8x4xi32>, tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32>
   return
 }
@@ -31,7 +53,7 @@ func.func @input_rank(%x: tensor<2x8x4xi8>, %s: tensor<1x2x8xf32>) {
 // -----
 
 func.func @scale_rank(%x: tensor<1x2x8x4xi8>, %s: tensor<1x2x8x1xf32>) {
-  // expected-error @+1 {{operand 'scale' must have rank 3 [B,Hkv,T], got rank 4}}
+  // expected-error @+1 {{operand 'scale' must have rank 3 [B,Hkv,T] or rank 0, got rank 4}}
   %a = attn.dequantize %x, %s : (tensor<1x2x8x4xi8>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x4xf32>
   return
 }

@@ -923,6 +923,58 @@ TEST_F(NpyTest, IntegersToInt32AndInt64) {
   EXPECT_EQ(w->getAsInt(1), 255);
 }
 
+// fp8 e4m3 (OCP E4M3FN) against its definition: sign, exponent field e
+// (bias 7), mantissa m; (1 + m/8)·2^(e−7), subnormals (m/8)·2^−6, NaN at
+// S.1111.111, no infinities.
+TEST(Fp8E4M3, EveryCodeAndRounding) {
+  for (int c = 0; c < 256; ++c) {
+    int e = (c >> 3) & 15, m = c & 7;
+    double mag = e == 0 ? m / 8.0 * std::ldexp(1.0, -6) : (1 + m / 8.0) * std::ldexp(1.0, e - 7);
+    float got = e4m3ToFloat(static_cast<uint8_t>(c));
+    if ((c & 0x7f) == 0x7f) {
+      EXPECT_TRUE(std::isnan(got)) << c;
+      continue;
+    }
+    EXPECT_EQ(got, static_cast<float>((c & 0x80) ? -mag : mag)) << c;
+    EXPECT_EQ(floatToE4m3(got), c) << c; // every finite code round trips
+  }
+  EXPECT_EQ(e4m3ToFloat(0x7e), 448.0f);
+  EXPECT_EQ(floatToE4m3(1000.0f), 0x7e); // saturates
+  EXPECT_EQ(floatToE4m3(-std::numeric_limits<float>::infinity()), 0xfe);
+  EXPECT_EQ(floatToE4m3(std::nanf("")) & 0x7f, 0x7f);
+  EXPECT_EQ(floatToE4m3(1.0625f), 0x38); // half-way 1 / 1.125: to the even code 0x38
+  EXPECT_EQ(floatToE4m3(1.1875f), 0x3a); // half-way 1.125 / 1.25: to 0x3a
+  EXPECT_EQ(floatToE4m3(1.07f), 0x39);
+  EXPECT_EQ(floatToE4m3(std::ldexp(1.0f, -10)), 0x00); // half of the least subnormal: to 0
+  EXPECT_EQ(floatToE4m3(std::ldexp(1.5f, -10)), 0x01);
+  EXPECT_EQ(floatToE4m3(-0.0f), 0x80);
+  EXPECT_EQ(dtypeName(ElementType::F8E4M3), "float8_e4m3fn");
+  EXPECT_EQ(dtypeSize(ElementType::F8E4M3), 1u);
+}
+
+// An fp8 argument takes a uint8 (or int8) array's bytes as they are; a
+// float array is refused.
+TEST_F(NpyTest, Fp8FromUint8Bytes) {
+  llvm::Expected<NpyArray> u8 = readNpyArray(writeFile(
+      "f8.npy", npyFile("{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }",
+                        std::string("\x38\xfe\x01", 3))));
+  ASSERT_TRUE(static_cast<bool>(u8));
+  llvm::Expected<HostTensor> t = toHostTensor(*u8, "k", ElementType::F8E4M3, true);
+  ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->dtype, ElementType::F8E4M3);
+  EXPECT_EQ(t->getAsFloat(0), 1.0f);
+  EXPECT_EQ(t->getAsFloat(1), -448.0f);
+  EXPECT_EQ(t->getAsFloat(2), std::ldexp(1.0f, -9));
+  llvm::Expected<NpyArray> f =
+      readNpyArray(writeFile("f.npy", npyFile(f32Dict("(1,)"), f32le(1.0f))));
+  ASSERT_TRUE(static_cast<bool>(f));
+  llvm::Expected<HostTensor> bad = toHostTensor(*f, "k", ElementType::F8E4M3, true);
+  if (bad) // a float32 tensor, which the caller's dtype check refuses
+    EXPECT_EQ(bad->dtype, ElementType::F32);
+  else
+    llvm::consumeError(bad.takeError());
+}
+
 TEST(Half, DoubleToHalfRoundsOnce) {
   // 1 + 2^-11 + 2^-40 is just above the tie between 1 and 1 + 2^-10:
   // correctly rounded it is 1 + 2^-10 (0x3c01); through float32 it would

@@ -266,6 +266,8 @@ static std::pair<double, double> defaultTolerances(rt::ElementType d) {
   case rt::ElementType::I64:
   case rt::ElementType::I8:
     return {0, 0};
+  case rt::ElementType::F8E4M3:
+    return {0.125, 0.125}; // 3 mantissa bits
   }
   return {0, 0};
 }

@@ -5,7 +5,7 @@
 // views such a pool as the [B, Hkv, Tk, D] keys or values attn.sdpa
 // reads: the reference lowering copies the pages out, the fused CPU
 // kernel reads them in place through the block table. attn.dequantize
-// reads an int8 cache with per-token scales as floats.
+// reads an int8 or fp8 (e4m3) cache with its scales as floats.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_SERVING_OPS_TD
@@ -106,38 +106,54 @@ def Attn_GatherPagesOp : Attn_ShapedOp<"gather_pages"> {
 
 def Attn_DequantizeOp : Attn_Op<"dequantize", [Pure, InferShapedTypeOpAdaptor,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
-  let summary = "int8 keys or values with one scale per token and head, as floats";
+  let summary = "int8 or fp8 keys or values with their scales, as floats";
   let description = [{
-    **Meaning.** A quantised KV cache (symmetric int8, one f32 scale per
-    token and K/V head, llama.cpp's and OpenVINO's per-token scheme) read
-    as the floats attention takes:
+    **Meaning.** A quantised KV cache read as the floats attention takes.
+    Two encodings, told apart by the input's element type:
+
+    - `i8`: symmetric int8, `float(x)` is the integer (llama.cpp's and
+      OpenVINO's per-token scheme);
+    - `f8E4M3FN`: fp8 e4m3 (OCP FP8, `torch.float8_e4m3fn`: 1 sign,
+      4 exponent bits of bias 7, 3 mantissa bits; no infinities,
+      `S.1111.111` is NaN, the largest finite value 448), `float(x)` its
+      exact value (vLLM's and FlashInfer's fp8 caches).
+
+    The scale is one f32 per token and K/V head (`[B,Hkv,T]`), or one for
+    the whole tensor (rank 0: vLLM's per-tensor `k_scale`, `v_scale`):
 
     ```
-    y[b, h, j, d] = float(x[b, h, j, d]) · scale[b, h, j]
+    y[b, h, j, d] = float(x[b, h, j, d]) · scale[b, h, j]   (per token)
+    y[b, h, j, d] = float(x[b, h, j, d]) · scale            (per tensor)
     ```
 
-    PyTorch: `x.float() * scale[..., None]`.
+    PyTorch: `x.float() * scale[..., None]` (or `* scale`).
 
     **Usage.**
 
     ```
-    %k = attn.dequantize %x, %scale : (tensor<BxHkvxTxDxi8>, tensor<BxHkvxTxf32>)
+    %k = attn.dequantize %x, %scale
+        : (tensor<BxHkvxTxDx(i8|f8E4M3FN)>, tensor<BxHkvxTxf32> | tensor<f32>)
         -> tensor<BxHkvxTxDx(f32|f16|bf16)>
     ```
 
     `attn.sdpa` whose K and V both come from `attn.dequantize` is what a
-    decode step on an int8 cache runs: the fused CPU kernel's decode tile
-    reads the int8 rows in place and applies the scales to the scores and
-    to the probabilities (docs/serving.md); elsewhere the reference
-    lowering builds the float tensor. A paged int8 cache is
+    decode step on a quantised cache runs: the fused CPU kernel's decode
+    tile reads the int8 or fp8 rows in place and applies the scales to the
+    scores and to the probabilities (docs/serving.md); elsewhere the
+    reference lowering builds the float tensor. A paged quantised cache is
     `attn.gather_pages` of `attn.dequantize` of the whole cache
-    (`[NB, BS, Hkv, D]` with scales `[NB, BS, Hkv]`: the dims are the
-    cache's, any three leading ones): the decode tile reads it in place
-    too, each key's row and scale at the same (block, slot, head).
+    (`[NB, BS, Hkv, D]` with scales `[NB, BS, Hkv]` or one scale: the dims
+    are the cache's, any three leading ones): the decode tile reads it in
+    place too, each key's row and scale at the same (block, slot, head).
+
+    At the runtime's boundary (`attn-run`'s `.npy` files, the C++ and C
+    APIs, Python) an fp8 tensor is its bytes: a `uint8` array of the
+    e4m3 bit patterns (NumPy has no fp8 type).
 
     **Verifier.**
-    - `x` is `i8` of rank 4 `[B,Hkv,T,D]`; `scale` is `f32` `[B,Hkv,T]`
-      (its dims equal to `x`'s first three).
+    - `x` is `i8` or `f8E4M3FN` of rank 4 `[B,Hkv,T,D]`; `scale` is
+      `f32`, of rank 0 or `[B,Hkv,T]` (its dims equal to `x`'s first
+      three).
     - The result has `x`'s shape, with a float element type.
 
     **Folds.** None.
@@ -157,12 +173,31 @@ def Attn_DequantizeOp : Attn_Op<"dequantize", [Pure, InferShapedTypeOpAdaptor,
             -> tensor<1x8x1x64xf32>
       return %o : tensor<1x8x1x64xf32>
     }
+
+    func.func @fp8_decode(%q: tensor<1x8x1x64xf32>, %kq: tensor<1x2x128x64xf8E4M3FN>,
+                          %ks: tensor<f32>, %vq: tensor<1x2x128x64xf8E4M3FN>,
+                          %vs: tensor<f32>) -> tensor<1x8x1x64xf32> {
+      %k = attn.dequantize %kq, %ks
+          : (tensor<1x2x128x64xf8E4M3FN>, tensor<f32>) -> tensor<1x2x128x64xf32>
+      %v = attn.dequantize %vq, %vs
+          : (tensor<1x2x128x64xf8E4M3FN>, tensor<f32>) -> tensor<1x2x128x64xf32>
+      %o = attn.sdpa %q, %k, %v
+          : (tensor<1x8x1x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>)
+            -> tensor<1x8x1x64xf32>
+      return %o : tensor<1x8x1x64xf32>
+    }
     ```
   }];
-  let arguments = (ins RankedTensorOf<[I8]>:$input, RankedTensorOf<[F32]>:$scale);
+  let arguments = (ins RankedTensorOf<[I8, F8E4M3FN]>:$input, RankedTensorOf<[F32]>:$scale);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the input is fp8 e4m3 (else int8).
+    bool isFp8() { return isa<::mlir::Float8E4M3FNType>(getInput().getType().getElementType()); }
+    /// Whether one scale serves the whole tensor (rank 0).
+    bool hasTensorScale() { return getScale().getType().getRank() == 0; }
   }];
   let hasVerifier = 1;
 }

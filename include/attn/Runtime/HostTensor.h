@@ -66,6 +66,10 @@ struct HostTensor {
 /// IEEE binary16 <-> binary32. floatToHalf rounds to nearest even; overflow
 /// gives inf, NaN stays NaN (quiet), denormals are exact both ways.
 float halfToFloat(uint16_t h);
+/// fp8 e4m3 (OCP E4M3FN: bias 7, no infinities, S.1111.111 NaN) <->
+/// binary32. floatToE4m3 rounds to nearest even and saturates at ±448.
+float e4m3ToFloat(uint8_t x);
+uint8_t floatToE4m3(float f);
 uint16_t floatToHalf(float f);
 /// bfloat16 <-> binary32. floatToBfloat16 rounds to nearest even; NaN stays
 /// a (quiet) NaN.

@@ -1,7 +1,8 @@
 //===- PagesToLinalg.cpp - attn.gather_pages, attn.dequantize to linalg ---===//
 //
 // The reference lowerings of the KV-cache ops. attn.dequantize: one
-// elementwise linalg.generic, float(x) · scale broadcast over D.
+// elementwise linalg.generic, float(x) · scale broadcast over D (or one
+// scale), float() of int8 or of fp8 e4m3 bits.
 // attn.gather_pages: one linalg.generic over the
 // [B, Hkv, MB·BS, D] result whose body reads the block table and then the
 // cache with tensor.extract. Block ids are clamped into [0, NB) and a row
@@ -20,6 +21,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -90,7 +93,38 @@ struct GatherPagesToLinalg : OpConversionPattern<GatherPagesOp> {
   }
 };
 
-/// y[b,h,j,d] = float(x[b,h,j,d]) · scale[b,h,j]
+/// The value of fp8 e4m3 bits `x` (an f8E4M3FN scalar) as f32, from the
+/// format's definition: exponent field e, mantissa m, value
+/// (8 + m)·2^(e−10) for e > 0 and m·2^−9 for e = 0 (subnormal),
+/// NaN for S.1111.111, negated by the sign bit. (The fused kernel decodes
+/// by another route, through f16: KernelBuilder::vloadF32.)
+Value decodeE4M3(OpBuilder &b, Location l, Value x) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, l, i32, v).getResult(); };
+  auto f = [&](double v) { return floatConst(b, l, f32, v); };
+  using P = arith::CmpIPredicate;
+  Value bits = arith::ExtUIOp::create(
+      b, l, i32, arith::BitcastOp::create(b, l, b.getI8Type(), x));
+  Value e = arith::AndIOp::create(b, l, arith::ShRUIOp::create(b, l, bits, c(3)), c(15));
+  Value m = arith::AndIOp::create(b, l, bits, c(7));
+  // 2^(e − 10) as f32 bits: biased exponent e − 10 + 127.
+  Value pow2 = arith::BitcastOp::create(
+      b, l, f32, arith::ShLIOp::create(b, l, arith::AddIOp::create(b, l, e, c(117)), c(23)));
+  Value mf = arith::UIToFPOp::create(b, l, f32, m);
+  Value normal = arith::MulFOp::create(b, l, arith::AddFOp::create(b, l, mf, f(8.0)), pow2);
+  Value subnormal = arith::MulFOp::create(b, l, mf, f(1.0 / 512.0));
+  Value mag = arith::SelectOp::create(b, l, arith::CmpIOp::create(b, l, P::eq, e, c(0)),
+                                      subnormal, normal);
+  Value nan = arith::CmpIOp::create(b, l, P::eq, arith::AndIOp::create(b, l, bits, c(0x7F)),
+                                    c(0x7F));
+  mag = arith::SelectOp::create(b, l, nan, f(std::nan("")), mag);
+  Value negative = arith::CmpIOp::create(b, l, P::ne, arith::AndIOp::create(b, l, bits, c(0x80)),
+                                         c(0));
+  return arith::SelectOp::create(b, l, negative, arith::NegFOp::create(b, l, mag), mag);
+}
+
+/// y[b,h,j,d] = float(x[b,h,j,d]) · scale[b,h,j] (or · scale, rank 0);
+/// float() of int8 or of fp8 e4m3 bits (decodeE4M3).
 struct DequantizeToLinalg : OpConversionPattern<DequantizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(DequantizeOp op, OpAdaptor a,
@@ -99,14 +133,20 @@ struct DequantizeToLinalg : OpConversionPattern<DequantizeOp> {
     RankedTensorType ty = op.getType();
     Type elt = ty.getElementType();
     MLIRContext *ctx = rewriter.getContext();
-    AffineMap perRow = AffineMap::get(4, 0,
-                                      {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                                       getAffineDimExpr(2, ctx)},
-                                      ctx);
-    Value y = elementwise(rewriter, loc, a.getInput(), ValueRange{a.getScale()}, {perRow}, ty,
+    AffineMap scaleMap =
+        op.hasTensorScale()
+            ? AffineMap::get(4, 0, ctx)
+            : AffineMap::get(4, 0,
+                             {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                              getAffineDimExpr(2, ctx)},
+                             ctx);
+    bool fp8 = op.isFp8();
+    Value y = elementwise(rewriter, loc, a.getInput(), ValueRange{a.getScale()}, {scaleMap}, ty,
                           resultSizes(rewriter, op),
                           [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                            Value x = arith::SIToFPOp::create(b, l, b.getF32Type(), args[0]);
+                            Value x = fp8 ? decodeE4M3(b, l, args[0])
+                                          : arith::SIToFPOp::create(b, l, b.getF32Type(),
+                                                                    args[0]).getResult();
                             Value v = arith::MulFOp::create(b, l, x, args[1]);
                             return castFloat(b, l, v, elt); // f32 → f16/bf16/f64
                           });

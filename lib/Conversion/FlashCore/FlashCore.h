@@ -82,8 +82,10 @@ struct PagedKeys {
 /// the dequantized tensors are the caches: a key's row and scale are then
 /// at SdpaBuffers::keyRow's indices in both.
 struct QuantizedKeys {
-  Value keys, values;           ///< [B, Hkv, Tk, D] and [B, Hkv, Tk, Dv] i8 (or caches)
-  Value keyScales, valueScales; ///< [B, Hkv, Tk] f32 (or [NB, BS, Hkv] / [NB, Hkv, BS])
+  Value keys, values; ///< [B, Hkv, Tk, D] and [B, Hkv, Tk, Dv] i8 / f8E4M3FN (or caches)
+  /// [B, Hkv, Tk] f32 (or [NB, BS, Hkv] / [NB, Hkv, BS]), or rank 0 (one
+  /// scale for the tensor).
+  Value keyScales, valueScales;
 };
 
 struct KernelBuilder;
@@ -170,8 +172,9 @@ struct SdpaBuffers {
   /// block ids; `blockSize` and `numBlocks` index values. Null otherwise.
   Value table, blockSize, numBlocks;
   KvLayout layout = KvLayout::nhd;
-  /// int8 K/V (SdpaProblem::quantized): k and v are the int8 tensors (or
-  /// caches), these their f32 scales, indexed as keyRow. Null otherwise.
+  /// Quantised K/V (SdpaProblem::quantized): k and v are the int8 or fp8
+  /// tensors (or caches), these their f32 scales, indexed as keyRow (or
+  /// rank 0: one scale, scaleAt). Null otherwise.
   Value keyScales, valueScales;
 
   /// The indices of row `key` of K/V head `kvHead` of batch row `batch` in
@@ -185,6 +188,9 @@ struct SdpaBuffers {
   /// keyRow with the column appended.
   SmallVector<Value, 4> keyAt(KernelBuilder &b, Value batch, Value kvHead, Value key,
                               Value col) const;
+  /// The scale of row `key` in `scales` (keyScales or valueScales): at
+  /// keyRow's indices, or the one scale of a per-tensor (rank 0) array.
+  Value scaleAt(KernelBuilder &b, Value scales, Value batch, Value kvHead, Value key) const;
 };
 
 /// `row` (the indices of a row, as SdpaBuffers::keyRow gives) with the
@@ -369,8 +375,10 @@ struct KernelBuilder {
     return vector::LoadOp::create(b, loc, vec(), m, ivs);
   }
   /// A vector load of `m`'s element type (f32, f16, bf16; i8 as signed
-  /// integers) converted to f32.
+  /// integers; f8E4M3FN by decodeE4M3) converted to f32.
   Value vloadF32(Value m, ValueRange ivs);
+  /// A vector of fp8 e4m3 values as f32, exactly.
+  Value decodeE4M3(Value bytes);
   /// Stores f32 `v` (scalar or vector) into `m`, rounded to its element
   /// type (f16/bf16: round to nearest even).
   void storeFromF32(Value v, Value m, ValueRange ivs);

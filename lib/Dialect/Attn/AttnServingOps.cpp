@@ -60,11 +60,13 @@ LogicalResult GatherPagesOp::reifyResultShapes(OpBuilder &b, ReifiedRankedShaped
 LogicalResult DequantizeOp::verify() {
   detail::Checker c(*this);
   Value x = getInput(), scale = getScale();
-  if (failed(c.rank("input", x, 4, "[B,Hkv,T,D]")) ||
-      failed(c.rank("scale", scale, 3, "[B,Hkv,T]")))
+  if (failed(c.rank("input", x, 4, "[B,Hkv,T,D]")))
+    return failure();
+  // One scale for the tensor (rank 0), or one per token and head.
+  if (!hasTensorScale() && failed(c.rank("scale", scale, 3, "[B,Hkv,T] or rank 0")))
     return failure();
   static const char *names[] = {"batch", "heads", "tokens"};
-  for (int64_t i = 0; i < 3; ++i)
+  for (int64_t i = 0; i < 3 && !hasTensorScale(); ++i)
     if (failed(c.dim("scale", scale, i, names[i], dimOf(x, i),
                      Twine("dim ") + Twine(i) + " of 'input'")))
       return failure();

@@ -8,7 +8,8 @@ passed (no copy) whenever that is possible:
   call); negative or unaligned strides are copied first;
 - a CPU torch tensor is viewed with ``tensor.detach().numpy()``; bfloat16,
   which NumPy lacks, travels as its 16-bit patterns
-  (``tensor.view(torch.int16)``), which is exactly attn's BF16 layout;
+  (``tensor.view(torch.int16)``), which is exactly attn's BF16 layout, and
+  float8_e4m3fn as its codes (``tensor.view(torch.uint8)``);
 - anything else NumPy can read (lists, scalars) goes through
   ``numpy.asarray``.
 
@@ -99,6 +100,8 @@ def as_buffer(x, what):
         x = x.detach()
         if x.is_conj() or x.is_neg():
             x = x.resolve_conj().resolve_neg()
+        if str(x.dtype) == "torch.float8_e4m3fn":  # its codes (attn's F8E4M3)
+            x = x.view(torch.uint8)
         if x.dtype == torch.bfloat16:
             if x.dim() == 0:
                 x = x.reshape(1)
@@ -109,6 +112,8 @@ def as_buffer(x, what):
             arr = x.numpy()
     else:
         arr = np.asarray(x)
+        if str(arr.dtype) == "float8_e4m3fn":  # ml_dtypes: its codes
+            arr = arr.view(np.uint8)
     if any(s < 0 or s % arr.itemsize for s in arr.strides):
         arr = np.ascontiguousarray(arr)
     return arr

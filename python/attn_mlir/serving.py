@@ -127,34 +127,35 @@ def _attributes(softmax_scale, d, causal, window_size, softcap):
 
 
 def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, sinks,
-                 return_lse, int8=False, leftpad=None):
+                 return_lse, quant=None, tensor_scale=False, leftpad=None):
     """The attn IR of one call: K and V gathered from the caches %kc, %vc
     through %table with lengths %len, then attn.sdpa (attn.sdpa_partial
     with the lse); `tq` None is a dynamic query length; `bs` None takes
-    K and V as plain [B, Hkv, Tk, D] tensors %k, %v (no table); `int8`
-    takes them as int8 %kq, %vq [B, Hkv, Tk, D] with f32
-    scales %ks, %vs [B, Hkv, Tk] through attn.dequantize. Returns the text
-    and the extra inputs (slopes, sinks, leftpad) that follow (q, kc, vc,
-    table, len; q, k, v, len; q, kq, ks, vq, vs, len; or with `int8` and
-    `bs`, paged int8 caches and their scale caches, dequantized and
-    gathered: q, kq, ks, vq, vs, table, len). `leftpad` (int32
+    K and V as plain [B, Hkv, Tk, D] tensors %k, %v (no table); `quant`
+    ("i8" or "f8E4M3FN") takes them as quantised %kq, %vq [B, Hkv, Tk, D]
+    with f32 scales %ks, %vs [B, Hkv, Tk] (or one each, `tensor_scale`)
+    through attn.dequantize. Returns the text and the extra inputs (slopes,
+    sinks, leftpad) that follow (q, kc, vc, table, len; q, k, v, len; q,
+    kq, ks, vq, vs, len; or with `quant` and `bs`, paged quantised caches
+    and their scale caches, dequantized and gathered: q, kq, ks, vq, vs,
+    table, len). `leftpad` (int32
     [B]) drops sequence b's keys before leftpad[b] by a mask function."""
     t_q = "tensor<?x%dx%sx%dx%s>" % (h, "?" if tq is None else str(tq), d, elt)
     t_k = "tensor<?x%dx?x%dx%s>" % (hkv, d, elt)
     t_v = "tensor<?x%dx?x%dx%s>" % (hkv, dv, elt)
-    if int8 and bs is not None:
+    if quant and bs is not None:
         mid = (hkv, bs) if hnd else (bs, hkv)
-        t_kq = "tensor<?x%dx%dx%dxi8>" % (mid + (d,))
-        t_vq = "tensor<?x%dx%dx%dxi8>" % (mid + (dv,))
-        t_s = "tensor<?x%dx%dxf32>" % mid
+        t_kq = "tensor<?x%dx%dx%dx%s>" % (mid + (d, quant))
+        t_vq = "tensor<?x%dx%dx%dx%s>" % (mid + (dv, quant))
+        t_s = "tensor<f32>" if tensor_scale else "tensor<?x%dx%dxf32>" % mid
         t_kc = "tensor<?x%dx%dx%dx%s>" % (mid + (d, elt))
         t_vc = "tensor<?x%dx%dx%dx%s>" % (mid + (dv, elt))
         args = ["%%q: %s" % t_q, "%%kq: %s" % t_kq, "%%ks: %s" % t_s, "%%vq: %s" % t_vq,
                 "%%vs: %s" % t_s, "%table: tensor<?x?xi32>", "%len: tensor<?xi32>"]
-    elif int8:
-        t_kq = "tensor<?x%dx?x%dxi8>" % (hkv, d)
-        t_vq = "tensor<?x%dx?x%dxi8>" % (hkv, dv)
-        t_s = "tensor<?x%dx?xf32>" % hkv
+    elif quant:
+        t_kq = "tensor<?x%dx?x%dx%s>" % (hkv, d, quant)
+        t_vq = "tensor<?x%dx?x%dx%s>" % (hkv, dv, quant)
+        t_s = "tensor<f32>" if tensor_scale else "tensor<?x%dx?xf32>" % hkv
         args = ["%%q: %s" % t_q, "%%kq: %s" % t_kq, "%%ks: %s" % t_s, "%%vq: %s" % t_vq,
                 "%%vs: %s" % t_s, "%len: tensor<?xi32>"]
     elif bs is None:
@@ -208,13 +209,13 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
               (" {layout = #attn.kv_layout<hnd>}" if hnd else "") +
               "\n      : (%s, tensor<?x?xi32>, tensor<?xi32>) -> %s\n")
     dequantize = "  %%%s = attn.dequantize %%%sq, %%%ss : (%s, %s) -> %s\n"
-    if int8 and bs is not None:
+    if quant and bs is not None:
         # The caches dequantized whole, then gathered: the decode tile
-        # reads the int8 rows and scales in place through the table.
+        # reads the quantised rows and scales in place through the table.
         body = (dequantize % ("kc", "k", "k", t_kq, t_s, t_kc) +
                 dequantize % ("vc", "v", "v", t_vq, t_s, t_vc) +
                 gather % ("k", "kc", t_kc, t_k) + gather % ("v", "vc", t_vc, t_v))
-    elif int8:
+    elif quant:
         body = (dequantize % ("k", "k", "k", t_kq, t_s, t_k) +
                 dequantize % ("v", "v", "v", t_vq, t_s, t_v))
     else:
@@ -382,7 +383,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0,
                             return_softmax_lse=False, *, sinks=None, kv_layout="NHD",
-                            k_scale=None, v_scale=None, threads=0):
+                            k_scale=None, v_scale=None, kv_cache_dtype="auto", threads=0):
     """Attention of q [B, Tq, H, D] against the first cache_seqlens[b] (+ the
     new k/v rows) keys of each sequence's K/V cache, as
     ``flash_attn.flash_attn_with_kvcache``. Returns [B, Tq, H, Dv] of q's
@@ -416,20 +417,33 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     place (attn.dequantize, attn.gather_pages). cache_batch_idx picks a
     contiguous int8 cache's rows as for float caches. New rows k, v (float) are
     quantised per token and head (max |x| -> 127) and written with their
-    scales, in place (through the block table), before attending."""
+    scales, in place (through the block table), before attending.
+
+    fp8 caches (e4m3, OCP E4M3FN: vLLM's and FlashInfer's): k_cache and
+    v_cache of torch.float8_e4m3fn (or NumPy's ml_dtypes float8_e4m3fn),
+    or uint8 arrays of the codes with kv_cache_dtype="fp8_e4m3" (vLLM's
+    name; "fp8" means the same), in the layouts of int8 caches. k_scale,
+    v_scale: one float for the tensor (vLLM's per-tensor scales: a Python
+    float, a 0-d or 1-element tensor), or one per token and head as for
+    int8. New rows are divided by the per-tensor scale and rounded to the
+    nearest e4m3 code (saturating at ±448); with per-token scales each
+    row's scale is max |x| / 448. An int8 cache takes a per-tensor scale
+    too."""
     dt = _arrays.dtype_name(q)
     if dt not in _MLIR_TYPES:
         _fail(TypeError, "q must be float32, float16 or bfloat16, got %s" % dt)
     rotary = None
     if rotary_cos is not None or rotary_sin is not None:
         rotary = (rotary_cos, rotary_sin, bool(rotary_interleaved))
-    if _arrays.dtype_name(k_cache) == "int8" or _arrays.dtype_name(v_cache) == "int8":
-        return _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx,
-                             block_table, softmax_scale, causal, window_size, softcap,
-                             alibi_slopes, return_softmax_lse, sinks, kv_layout, k_scale,
-                             v_scale, threads, rotary, cache_leftpad)
+    kind = _cache_kind(k_cache, v_cache, kv_cache_dtype)
+    if kind:
+        return _quantized_kvcache(kind, q, _code_view(k_cache, kind), _code_view(v_cache, kind),
+                                  k, v, cache_seqlens, cache_batch_idx, block_table,
+                                  softmax_scale, causal, window_size, softcap, alibi_slopes,
+                                  return_softmax_lse, sinks, kv_layout, k_scale, v_scale,
+                                  threads, rotary, cache_leftpad)
     if k_scale is not None or v_scale is not None:
-        _fail(ValueError, "k_scale/v_scale go with an int8 k_cache and v_cache")
+        _fail(ValueError, "k_scale/v_scale go with an int8 or fp8 k_cache and v_cache")
     for name, x in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
         if x is not None and _arrays.dtype_name(x) != dt:
             _fail(TypeError, "%s has dtype %s, q %s" % (name, _arrays.dtype_name(x), dt))
@@ -462,17 +476,75 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)
 
 
-def _quantize_int8(x, what):
-    """x [B, T, Hkv, D] (float) as int8 with one float32 scale per (b, t,
-    head): scale = max |x| / 127 (1 for an all-zero row), x / scale
-    rounded to nearest. Returns NumPy (int8 [B, T, Hkv, D], f32 [B, T, Hkv])."""
+_FP8_NAMES = ("float8_e4m3fn", "fp8_e4m3", "fp8")
+# The 127 finite non-negative e4m3 magnitudes, code 0x00 .. 0x7e in
+# increasing order: (1 + m/8)·2^(e−7), subnormals (m/8)·2^−6.
+_E4M3 = np.array([(c & 7) / 8 * 2.0 ** -6 if c < 8 else (1 + (c & 7) / 8) * 2.0 ** ((c >> 3) - 7)
+                  for c in range(0x7f)])
+
+
+def _cache_kind(k_cache, v_cache, kv_cache_dtype):
+    """"int8", "fp8" or None (float caches), from the caches' dtypes and
+    kv_cache_dtype; mixed or unknown kinds are refused."""
+    if kv_cache_dtype not in ("auto",) + _FP8_NAMES:
+        _fail(ValueError, "kv_cache_dtype must be 'auto', 'fp8' or 'fp8_e4m3', got %r"
+              % (kv_cache_dtype,))
+    names = [_arrays.dtype_name(x) for x in (k_cache, v_cache)]
+    if kv_cache_dtype != "auto":
+        for name, got in zip(("k_cache", "v_cache"), names):
+            if got not in ("uint8", "float8_e4m3fn"):
+                _fail(TypeError, "kv_cache_dtype=%r takes uint8 (or float8_e4m3fn) caches, %s "
+                      "is %s" % (kv_cache_dtype, name, got))
+        return "fp8"
+    kinds = ["fp8" if n == "float8_e4m3fn" else "int8" if n == "int8" else None for n in names]
+    if kinds[0] != kinds[1]:
+        _fail(TypeError, "k_cache and v_cache must both be int8, both fp8 or both float, got "
+              "%s and %s" % tuple(names))
+    return kinds[0]
+
+
+def _code_view(cache, kind):
+    """An fp8 cache as its uint8 codes (a view: appends write through);
+    other caches as they are."""
+    if kind != "fp8" or _arrays.dtype_name(cache) == "uint8":
+        return cache
+    if _arrays.is_torch(cache):
+        return cache.view(_arrays._torch().uint8)
+    return cache.view(np.uint8)
+
+
+def _encode_e4m3(a):
+    """float32 `a` as e4m3 codes (uint8): the nearest code, ties to the
+    even one, saturating at ±448; NaN to 0x7f."""
+    mag = np.minimum(np.abs(a), 448.0)
+    i = np.clip(np.searchsorted(_E4M3, mag), 1, len(_E4M3) - 1)
+    lo, hi = _E4M3[i - 1], _E4M3[i]
+    below = (mag - lo < hi - mag) | ((mag - lo == hi - mag) & ((i - 1) % 2 == 0))
+    code = np.where(below, i - 1, i)
+    code = np.where(np.isnan(a), 0x7f, code)
+    return (code | np.where(np.signbit(a), 0x80, 0)).astype(np.uint8)
+
+
+def _quantize(kind, x, what, scale=None):
+    """x [B, T, Hkv, D] (float) as int8 or fp8 codes. With `scale` (one
+    float32, the cache's per-tensor scale) x / scale; else with one float32
+    scale per (b, t, head), max |x| / 127 (int8) or / 448 (fp8), 1 for an
+    all-zero row. Returns NumPy (codes [B, T, Hkv, D], scales [B, T, Hkv]
+    or None)."""
     if _arrays.dtype_name(x) not in _MLIR_TYPES:
         _fail(TypeError, "new %s rows must be float, got %s" % (what, _arrays.dtype_name(x)))
     a = np.asarray(_arrays.as_buffer(_arrays.cast(x, "float32", what), what), dtype=np.float32)
-    scale = np.abs(a).max(axis=-1) / np.float32(127)
-    scale = np.where(scale > 0, scale, np.float32(1)).astype(np.float32)
-    q = np.clip(np.rint(a / scale[..., None]), -127, 127).astype(np.int8)
-    return q, scale
+    row_scales = None
+    if scale is None:
+        top = np.float32(127 if kind == "int8" else 448)
+        row_scales = np.abs(a).max(axis=-1) / top
+        row_scales = np.where(row_scales > 0, row_scales, np.float32(1)).astype(np.float32)
+        a = a / row_scales[..., None]
+    else:
+        a = a / scale
+    if kind == "int8":
+        return np.clip(np.rint(a), -127, 127).astype(np.int8), row_scales
+    return _encode_e4m3(a), row_scales
 
 
 def _block_table(block_table, b):
@@ -499,29 +571,28 @@ def _call_table(block_table, cache_batch_idx, b, cache_rows):
     return np.arange(b, dtype=np.int32)[:, None]
 
 
-def _append_int8(k, v, k_cache, v_cache, k_scale, v_scale, table, lens, block_size, hnd):
-    """New rows k, v quantised per token and head (max |x| -> 127) and
-    written with their scales at each sequence's length, through `table`,
-    in place. Returns the lengths after."""
-    for name, new, cache, sc in (("k", k, k_cache, k_scale), ("v", v, v_cache, v_scale)):
-        rows, row_scales = _quantize_int8(new, name)
+def _append_quantized(kind, k, v, k_cache, v_cache, scales, table, lens, block_size, hnd):
+    """New rows k, v quantised (_quantize: by the cache's per-tensor scale,
+    or per token and head, written with their scales) at each sequence's
+    length, through `table`, in place. Returns the lengths after."""
+    for name, new, cache, sc in (("k", k, k_cache, scales[0]), ("v", v, v_cache, scales[1])):
+        per_tensor = np.ndim(sc) == 0
+        rows, row_scales = _quantize(kind, new, name, np.float32(sc) if per_tensor else None)
         _append(cache, rows, table, lens, block_size, hnd, name)
-        _append(sc, row_scales, table, lens, block_size, hnd, name + "_scale")
+        if not per_tensor:
+            _append(sc, row_scales, table, lens, block_size, hnd, name + "_scale")
     return lens + _arrays.shape_of(k)[1]
 
 
-def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table,
-                  softmax_scale, causal, window_size, softcap, alibi_slopes,
-                  return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads,
-                  rotary=None, cache_leftpad=None):
-    """flash_attn_with_kvcache on an int8 cache with per-token scales: one
-    attn.sdpa over attn.dequantize of a contiguous HND cache, else (NHD,
-    cache_batch_idx, block_table) over attn.gather_pages of it."""
+def _quantized_kvcache(kind, q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx,
+                       block_table, softmax_scale, causal, window_size, softcap, alibi_slopes,
+                       return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads,
+                       rotary=None, cache_leftpad=None):
+    """flash_attn_with_kvcache on an int8 or fp8 cache (fp8 as its uint8
+    codes) with per-token or per-tensor scales: one attn.sdpa over
+    attn.dequantize of a contiguous HND cache, else (NHD, cache_batch_idx,
+    block_table) over attn.gather_pages of it."""
     dt = _arrays.dtype_name(q)
-    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
-        if _arrays.dtype_name(x) != "int8":
-            _fail(TypeError, "k_cache and v_cache must both be int8, %s is %s"
-                  % (name, _arrays.dtype_name(x)))
     if block_table is not None or cache_batch_idx is not None or not _hnd(kv_layout):
         # The paged kernel; a contiguous cache is one block of T tokens per
         # sequence there, so an NHD cache is read in place, where the
@@ -529,16 +600,17 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         # (bench/NOTES.md, 2026-12-07: int8 NHD caches).
         block_table = _call_table(block_table, cache_batch_idx, _arrays.shape_of(q)[0],
                                   _arrays.shape_of(k_cache)[0])
-        return _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
-                                   softmax_scale, causal, window_size, softcap, alibi_slopes,
-                                   return_softmax_lse, sinks, kv_layout, k_scale, v_scale,
-                                   threads, rotary, cache_leftpad)
+        return _paged_quantized_kvcache(kind, q, k_cache, v_cache, k, v, cache_seqlens,
+                                        block_table, softmax_scale, causal, window_size,
+                                        softcap, alibi_slopes, return_softmax_lse, sinks,
+                                        kv_layout, k_scale, v_scale, threads, rotary,
+                                        cache_leftpad)
     # A contiguous HND cache [B, Hkv, T, D]: the K/V operands as they are.
     (b, tq, h, d), (cb, t, hkv, dv) = _cache_dims(q, k_cache, v_cache, True)
     ks = _arrays.shape_of(k_cache)
     if cb < b:
         _fail(ValueError, "k_cache holds %d sequences, q has batch %d" % (cb, b))
-    scales = [x[:b] for x in _scale_caches(k_scale, v_scale, ks)]
+    scales = _scale_caches(k_scale, v_scale, ks)
     lens = _cache_lengths(cache_seqlens, b, t)
     pad = None if cache_leftpad is None else _per_sequence(cache_leftpad, "cache_leftpad", b, t)
     new_rows = _new_rows(k, v, b, hkv, d, dv)
@@ -546,45 +618,73 @@ def _int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, blo
         q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
     if new_rows:
         # A contiguous cache is one block of t tokens per sequence.
-        lens = _append_int8(k, v, k_cache, v_cache, k_scale, v_scale,
-                            np.arange(b, dtype=np.int32)[:, None], lens, t, True)
+        lens = _append_quantized(kind, k, v, k_cache, v_cache, scales,
+                                 np.arange(b, dtype=np.int32)[:, None], lens, t, True)
+    tensor_scale = np.ndim(scales[0]) == 0
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
-    text, extra = _kernel_text("kvcache_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
+    text, extra = _kernel_text("kvcache_" + kind, _MLIR_TYPES[dt], h, hkv, d, dv, tq, None,
                                False, attrs, b, alibi_slopes, sinks, return_softmax_lse,
-                               int8=True, leftpad=pad)
-    kernel = CACHE.get(("kvcache_int8", text, threads), lambda: text, "kvcache_int8", "cpu",
-                       threads)
+                               quant=_QUANT_TYPES[kind], tensor_scale=tensor_scale,
+                               leftpad=pad)
+    kernel = CACHE.get(("kvcache_" + kind, text, threads), lambda: text, "kvcache_" + kind,
+                       "cpu", threads)
     caches = [_arrays.as_buffer(x, name)[:b]
               for name, x in (("k_cache", k_cache), ("v_cache", v_cache))]
-    bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3), caches[0], scales[0], caches[1],
-            scales[1], lens] + [_arrays.as_buffer(x, "an input") for x in extra]
+    scale_bufs = [_scale_buffer(sc, name, b) for name, sc in (("k_scale", scales[0]),
+                                                             ("v_scale", scales[1]))]
+    bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3), caches[0], scale_bufs[0],
+            caches[1], scale_bufs[1], lens] + [_arrays.as_buffer(x, "an input") for x in extra]
     return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)
 
 
+_QUANT_TYPES = {"int8": "i8", "fp8": "f8E4M3FN"}
+
+
+def _scale_buffer(sc, name, b=None):
+    """A scale for the kernel: a 0-d float32 array (per tensor), or the
+    scale cache's buffer (its first b sequences when b is given)."""
+    if np.ndim(sc) == 0:
+        return np.asarray(sc, dtype=np.float32).reshape(())
+    buf = _arrays.as_buffer(sc, name)
+    return buf if b is None else buf[:b]
+
+
 def _scale_caches(k_scale, v_scale, cache_shape):
-    """The float32 scale arrays of an int8 cache, each of the cache's shape
-    without the head dim, as buffers."""
-    bufs = []
+    """The scales of a quantised cache: each one float (a Python number, a
+    0-d or 1-element tensor or array: per tensor), returned as a
+    np.float32, or a float32 array of the cache's shape without the head
+    dim (per token and head), returned as given."""
+    out = []
     for name, sc in (("k_scale", k_scale), ("v_scale", v_scale)):
         if sc is None:
-            _fail(ValueError, "an int8 cache needs %s (float32, one per token and head)" % name)
+            _fail(ValueError, "a quantised cache needs %s (one float32 for the tensor, or one "
+                  "per token and head)" % name)
+        if isinstance(sc, (int, float)) or _arrays.shape_of(sc) in ((), (1,)):
+            value = float(np.asarray(_arrays.as_buffer(sc, name), dtype=np.float64).reshape(()))
+            if not (math.isfinite(value) and value > 0):
+                _fail(ValueError, "%s must be finite and > 0, got %r" % (name, value))
+            out.append(np.float32(value))
+            continue
         if _arrays.dtype_name(sc) != "float32":
             _fail(TypeError, "%s must be float32, got %s" % (name, _arrays.dtype_name(sc)))
         if _arrays.shape_of(sc) != tuple(cache_shape[:3]):
-            _fail(ValueError, "%s must have shape %s (the cache's without the head dim), got "
-                  "%s" % (name, list(cache_shape[:3]), list(_arrays.shape_of(sc))))
-        bufs.append(_arrays.as_buffer(sc, name))
-    return bufs
+            _fail(ValueError, "%s must be one float or have shape %s (the cache's without the "
+                  "head dim), got %s" % (name, list(cache_shape[:3]),
+                                         list(_arrays.shape_of(sc))))
+        out.append(sc)
+    if (np.ndim(out[0]) == 0) != (np.ndim(out[1]) == 0):
+        _fail(ValueError, "k_scale and v_scale must both be per tensor or both per token")
+    return out
 
 
-def _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
-                        softmax_scale, causal, window_size, softcap, alibi_slopes,
-                        return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads,
-                        rotary, cache_leftpad):
-    """flash_attn_with_kvcache on paged int8 caches [NB, BS, Hkv, D] (or
-    [NB, Hkv, BS, D]) with scale caches [NB, BS, Hkv] (or [NB, Hkv, BS]):
-    attn.gather_pages of attn.dequantize of the caches, read in place by
-    the decode tile."""
+def _paged_quantized_kvcache(kind, q, k_cache, v_cache, k, v, cache_seqlens, block_table,
+                             softmax_scale, causal, window_size, softcap, alibi_slopes,
+                             return_softmax_lse, sinks, kv_layout, k_scale, v_scale, threads,
+                             rotary, cache_leftpad):
+    """flash_attn_with_kvcache on paged int8 or fp8 caches [NB, BS, Hkv, D]
+    (or [NB, Hkv, BS, D]) with scale caches [NB, BS, Hkv] (or [NB, Hkv,
+    BS]) or per-tensor scales: attn.gather_pages of attn.dequantize of the
+    caches, read in place by the decode tile."""
     dt = _arrays.dtype_name(q)
     hnd = _hnd(kv_layout)
     (b, tq, h, d), (nb, bs, hkv, dv) = _cache_dims(q, k_cache, v_cache, hnd)
@@ -598,16 +698,18 @@ def _paged_int8_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
     if rotary:
         q, k = _rotary(q, k, rotary[0], rotary[1], lens, d, causal, window_size, rotary[2])
     if new_rows:
-        lens = _append_int8(k, v, k_cache, v_cache, k_scale, v_scale, table, lens, bs, hnd)
+        lens = _append_quantized(kind, k, v, k_cache, v_cache, scales, table, lens, bs, hnd)
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
-    text, extra = _kernel_text("kvcache_paged_int8", _MLIR_TYPES[dt], h, hkv, d, dv, tq, bs,
-                               hnd, attrs, b, alibi_slopes, sinks, return_softmax_lse,
-                               int8=True, leftpad=pad)
-    kernel = CACHE.get(("kvcache_paged_int8", text, threads), lambda: text,
-                       "kvcache_paged_int8", "cpu", threads)
+    name = "kvcache_paged_" + kind
+    text, extra = _kernel_text(name, _MLIR_TYPES[dt], h, hkv, d, dv, tq, bs, hnd, attrs, b,
+                               alibi_slopes, sinks, return_softmax_lse,
+                               quant=_QUANT_TYPES[kind],
+                               tensor_scale=np.ndim(scales[0]) == 0, leftpad=pad)
+    kernel = CACHE.get((name, text, threads), lambda: text, name, "cpu", threads)
     bufs = [_arrays.as_buffer(q, "q").transpose(0, 2, 1, 3),
-            _arrays.as_buffer(k_cache, "k_cache"), scales[0],
-            _arrays.as_buffer(v_cache, "v_cache"), scales[1], table, lens]
+            _arrays.as_buffer(k_cache, "k_cache"), _scale_buffer(scales[0], "k_scale"),
+            _arrays.as_buffer(v_cache, "v_cache"), _scale_buffer(scales[1], "v_scale"), table,
+            lens]
     bufs += [_arrays.as_buffer(x, "an input") for x in extra]
     return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)
 

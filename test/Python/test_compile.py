@@ -231,3 +231,20 @@ def test_spec_classes_build_ir_that_runs():
     mha.embed_dim, mha.num_heads, mha.bias = 32, 4, True
     assert (mha.num_kv_heads, mha.head_dim, mha.window_left) == (0, 0, -1)
     assert "attn.mha" in mha.to_mlir()
+
+
+def test_fp8_arguments_take_uint8_codes():
+    """An f8E4M3FN argument takes a uint8 array of the codes (NumPy has no
+    fp8); the values are the format's: (1 + m/8)·2^(e−7), subnormals
+    (m/8)·2^−6."""
+    f = attn_mlir.compile(
+        "func.func @f(%x: tensor<1x1x1x8xf8E4M3FN>, %s: tensor<f32>) -> tensor<1x1x1x8xf32> {\n"
+        "  %y = attn.dequantize %x, %s : (tensor<1x1x1x8xf8E4M3FN>, tensor<f32>)"
+        " -> tensor<1x1x1x8xf32>\n"
+        "  return %y : tensor<1x1x1x8xf32>\n}\n", pipeline="reference")
+    codes = np.array([0x00, 0x01, 0x08, 0x38, 0x39, 0x7E, 0xB8, 0x80], dtype=np.uint8)
+    got = f(codes.reshape(1, 1, 1, 8), np.array(2.0, dtype=np.float32))
+    want = 2.0 * np.array([0, 2.0 ** -9, 2.0 ** -6, 1.0, 1.125, 448.0, -1.0, -0.0])
+    np.testing.assert_array_equal(got.reshape(-1), want.astype(np.float32))
+    with pytest.raises(TypeError, match="expected float8_e4m3fn"):
+        f(codes.reshape(1, 1, 1, 8).astype(np.float32), np.array(2.0, dtype=np.float32))

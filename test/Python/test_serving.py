@@ -572,7 +572,7 @@ def test_int8_cache_lse_and_refusals():
     assert (lse.double() - want_lse).abs().max().item() < 1e-4
     with pytest.raises(ValueError, match="needs k_scale"):
         kvc(q, kq, vq, v_scale=vs)
-    with pytest.raises(ValueError, match=r"k_scale must have shape \[2, 20, 2\]"):
+    with pytest.raises(ValueError, match=r"k_scale must be one float or have shape \[2, 20, 2\]"):
         kvc(q, kq, vq, k_scale=ks[:, :10], v_scale=vs)
     with pytest.raises(TypeError, match="k_scale must be float32"):
         kvc(q, kq, vq, k_scale=ks.double(), v_scale=vs)
@@ -586,7 +586,7 @@ def test_int8_cache_lse_and_refusals():
     with pytest.raises(ValueError, match="not a block_table"):
         kvc(q, kq, vq, k_scale=ks, v_scale=vs, cache_batch_idx=torch.tensor([1, 0]),
             block_table=torch.tensor([[0], [1]], dtype=torch.int32))
-    with pytest.raises(ValueError, match="go with an int8 k_cache"):
+    with pytest.raises(ValueError, match="go with an int8 or fp8 k_cache"):
         kvc(q, kq.float(), vq.float(), k_scale=ks, v_scale=vs)
 
 
@@ -674,3 +674,171 @@ def test_int8_append_quantises_new_rows(layout):
     want_out, _ = ref(q, kq.double() * ks[..., None], vq.double() * vs[..., None],
                       torch.arange(b)[:, None], lens + n, t, causal=True)
     assert (out.double() - want_out).abs().max().item() < TOL[torch.float32]
+
+
+# fp8 e4m3 (OCP E4M3FN) from its definition: (1 + m/8)·2^(e−7), subnormals
+# (m/8)·2^−6, NaN at S.1111.111.
+_E4M3 = torch.tensor([float("nan") if c & 0x7F == 0x7F else
+                      (-1.0 if c & 0x80 else 1.0) *
+                      ((c & 7) / 8 * 2.0 ** -6 if (c >> 3) & 15 == 0 else
+                       (1 + (c & 7) / 8) * 2.0 ** (((c >> 3) & 15) - 7))
+                      for c in range(256)], dtype=torch.float64)
+
+
+def _fp8_decode(codes):
+    return _E4M3[codes.long()]
+
+
+def _fp8_encode(x):
+    """The nearest finite code by brute force over all 254 of them (ties to
+    the even code), saturating at ±448."""
+    finite = torch.tensor([c for c in range(256) if c & 0x7F != 0x7F])
+    vals = _E4M3[finite]
+    x = x.double().clamp(-448, 448)
+    dist = (x[..., None] - vals).abs()
+    best = dist.min(-1, keepdim=True).values
+    # Among the nearest codes (a tie: two), the even one; +0 over -0.
+    cand = (dist == best) & ((finite % 2 == 0) | (dist == best).sum(-1, keepdim=True).eq(1))
+    neg = torch.signbit(x)[..., None]  # a zero keeps the sign
+    cand &= ~((finite == 0x80) & ~neg) & ~((finite == 0) & neg)
+    return finite[cand.int().argmax(-1)].to(torch.uint8)
+
+
+def _fp8_quantize(x, per_token):
+    """Codes and scales: one scale max |x| / 448 for the tensor, or one per
+    (batch, token, head)."""
+    if per_token:
+        scale = (x.abs().amax(-1) / 448).clamp_min(1e-12).float()
+        return _fp8_encode(x / scale[..., None].double()), scale
+    scale = float(x.abs().max() / 448)
+    return _fp8_encode(x / scale), scale
+
+
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+@pytest.mark.parametrize("per_token", [False, True])
+@pytest.mark.parametrize("tq,causal", [(1, True), (3, True), (1, False)])
+def test_fp8_cache(layout, per_token, tq, causal):
+    """fp8 caches (uint8 codes, kv_cache_dtype="fp8_e4m3") with a
+    per-tensor scale (vLLM's) or per-token ones, against float64 attention
+    on the decoded values: decode (the tile that reads fp8 in place) and a
+    3-row chunk, GQA, lengths 0 / short / full."""
+    g = torch.Generator().manual_seed(31)
+    b, h, hkv, t, d = 3, 8, 2, 70, 64
+    q = torch.randn(b, tq, h, d, generator=g)
+    kq, ks = _fp8_quantize(torch.randn(b, t, hkv, d, generator=g) * 4, per_token)
+    vq, vs = _fp8_quantize(torch.randn(b, t, hkv, d, generator=g), per_token)
+    lens = torch.tensor([0, 33, t], dtype=torch.int32)
+    sk = ks[..., None].double() if per_token else ks
+    sv = vs[..., None].double() if per_token else vs
+    want, _ = ref(q, _fp8_decode(kq) * sk, _fp8_decode(vq) * sv, torch.arange(b)[:, None],
+                  lens, t, causal=causal)
+    args = [kq, vq, ks, vs]
+    if layout == "HND":
+        args = [x.transpose(1, 2).contiguous() if torch.is_tensor(x) else x for x in args]
+    out = attn_mlir.flash_attn_with_kvcache(q, args[0], args[1], cache_seqlens=lens,
+                                            causal=causal, k_scale=args[2], v_scale=args[3],
+                                            kv_layout=layout, kv_cache_dtype="fp8_e4m3")
+    assert out.dtype == torch.float32 and out.shape == (b, tq, h, d)
+    assert (out.double() - want).abs().max().item() < TOL[torch.float32]
+    assert out[0].abs().max().item() == 0.0  # no key: 0
+
+
+@pytest.mark.parametrize("per_token", [False, True])
+def test_fp8_paged_append(per_token):
+    """Paged fp8 caches (NHD, blocks of 16, shuffled) with new float rows
+    appended through the table: each row encoded to the nearest e4m3 code
+    of x / scale (per tensor), or with its own scale max |x| / 448 (per
+    token), in place; then attended, against float64 attention on the
+    decoded caches. Scales as a 0-d tensor (per tensor)."""
+    g = torch.Generator().manual_seed(32)
+    b, h, hkv, d, nb, bs, mb, n = 3, 8, 2, 64, 16, 16, 4, 2
+    q = torch.randn(b, 1, h, d, generator=g)
+    kq, ks = _fp8_quantize(torch.randn(nb, bs, hkv, d, generator=g), per_token)
+    vq, vs = _fp8_quantize(torch.randn(nb, bs, hkv, d, generator=g), per_token)
+    if not per_token:
+        ks, vs = torch.tensor(ks), torch.tensor(vs)
+    table = torch.randperm(nb, generator=g)[:b * mb].reshape(b, mb).to(torch.int32)
+    lens = torch.tensor([0, 15, 40], dtype=torch.int32)
+    k_new = torch.randn(b, n, hkv, d, generator=g)
+    v_new = torch.randn(b, n, hkv, d, generator=g)
+    caches = [kq.clone(), vq.clone(), ks.clone(), vs.clone()]
+    out = attn_mlir.flash_attn_with_kvcache(q, caches[0], caches[1], k=k_new, v=v_new,
+                                            cache_seqlens=lens, block_table=table,
+                                            k_scale=caches[2], v_scale=caches[3], causal=True,
+                                            kv_cache_dtype="fp8")
+    for i, ln in enumerate(lens.tolist()):
+        for new, c, sc in ((k_new, kq, ks), (v_new, vq, vs)):
+            for t in range(n):
+                blk, row = table[i, (ln + t) // bs].item(), (ln + t) % bs
+                x = new[i, t].double()
+                if per_token:
+                    s = (x.abs().amax(-1) / 448).float()
+                    c[blk, row], sc[blk, row] = _fp8_encode(x / s[..., None].double()), s
+                else:
+                    c[blk, row] = _fp8_encode(x / float(sc))
+    assert torch.equal(caches[0], kq) and torch.equal(caches[1], vq)
+    if per_token:
+        assert torch.allclose(caches[2], ks) and torch.allclose(caches[3], vs)
+    j = torch.arange(mb * bs)
+
+    def dense(c, sc):
+        rows = [c[table[i, j // bs].long(), j % bs] for i in range(b)]
+        if per_token:
+            return torch.stack([_fp8_decode(r) * sc[table[i, j // bs].long(), j % bs][..., None]
+                                for i, r in enumerate(rows)])
+        return torch.stack([_fp8_decode(r) * float(sc) for r in rows])
+
+    want, _ = ref(q, dense(kq, ks), dense(vq, vs), torch.arange(b)[:, None], lens + n,
+                  mb * bs, causal=True)
+    assert (out.double() - want).abs().max().item() < TOL[torch.float32]
+
+
+def test_fp8_encoding_and_refusals():
+    """The module's encoder against the brute-force one (ties, subnormals,
+    saturation, signs); bad kv_cache_dtype, kinds and scales refused."""
+    from attn_mlir import serving
+    x = torch.cat([torch.randn(4000) * 100, torch.randn(1000) * 0.01,
+                   torch.tensor([0.0, -0.0, 1.0625, 1.1875, 2 ** -10, 3 * 2 ** -11, 1e6, -500,
+                                 448.0, 464.0])])
+    got = torch.from_numpy(serving._encode_e4m3(x.numpy().astype(np.float32)))
+    assert torch.equal(got, _fp8_encode(x.float()))
+    g = torch.Generator().manual_seed(33)
+    q = torch.randn(2, 1, 4, 32, generator=g)
+    kq = torch.randint(0, 0x7E, (2, 20, 2, 32), generator=g).to(torch.uint8)
+    kvc = attn_mlir.flash_attn_with_kvcache
+    with pytest.raises(ValueError, match="kv_cache_dtype must be"):
+        kvc(q, kq, kq, k_scale=1.0, v_scale=1.0, kv_cache_dtype="fp8_e5m2")
+    with pytest.raises(TypeError, match="takes uint8"):
+        kvc(q, kq.float(), kq.float(), k_scale=1.0, v_scale=1.0, kv_cache_dtype="fp8")
+    with pytest.raises(ValueError, match="must be finite and > 0"):
+        kvc(q, kq, kq, k_scale=-1.0, v_scale=1.0, kv_cache_dtype="fp8")
+    with pytest.raises(ValueError, match="both be per tensor or both per token"):
+        kvc(q, kq, kq, k_scale=1.0, v_scale=torch.ones(2, 20, 2), kv_cache_dtype="fp8")
+    with pytest.raises(ValueError, match="needs v_scale"):
+        kvc(q, kq, kq, k_scale=1.0, kv_cache_dtype="fp8")
+    with pytest.raises(TypeError, match="must both be int8, both fp8 or both float"):
+        kvc(q, kq.to(torch.int8), kq.float(), k_scale=1.0, v_scale=1.0)
+
+
+def test_int8_cache_per_tensor_scale():
+    """An int8 cache with one scale per tensor (a Python float)."""
+    g = torch.Generator().manual_seed(34)
+    q = torch.randn(2, 1, 8, 32, generator=g)
+    kq = torch.randint(-127, 128, (2, 30, 2, 32), generator=g).to(torch.int8)
+    vq = torch.randint(-127, 128, (2, 30, 2, 32), generator=g).to(torch.int8)
+    out = attn_mlir.flash_attn_with_kvcache(q, kq, vq, k_scale=0.01, v_scale=0.02, causal=True)
+    want, _ = ref(q, kq.double() * np.float32(0.01), vq.double() * np.float32(0.02),
+                  torch.arange(2)[:, None], torch.tensor([30, 30]), 30, causal=True)
+    assert (out.double() - want).abs().max().item() < TOL[torch.float32]
+
+
+@pytest.mark.skipif(not hasattr(torch, "float8_e4m3fn"), reason="this torch has no float8")
+def test_fp8_torch_dtype():
+    """torch.float8_e4m3fn caches need no kv_cache_dtype."""
+    g = torch.Generator().manual_seed(35)
+    q = torch.randn(1, 1, 4, 32, generator=g)
+    k = torch.randn(1, 20, 2, 32, generator=g).to(torch.float8_e4m3fn)
+    v = torch.randn(1, 20, 2, 32, generator=g).to(torch.float8_e4m3fn)
+    out = attn_mlir.flash_attn_with_kvcache(q, k, v, k_scale=1.0, v_scale=1.0)
+    want, _ = ref(q, k.double(), v.double(), torch.arange(1)[:, None], torch.tensor([20]), 20)
+    assert (out.double() - want).abs().max().item() < TOL[torch.float32]

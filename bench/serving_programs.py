@@ -13,9 +13,13 @@ lengths; the same keys in every cache:
   Hkv, D] or HND [blocks, Hkv, BS, D];
 - contiguous_int8, paged_int8_nhd16: int8 K/V with one f32 scale per
   token and K/V head (attn.dequantize), contiguous or paged NHD in blocks
-  of 16."""
+  of 16;
+- contiguous_fp8, paged_fp8_nhd16: fp8 e4m3 K/V (f8E4M3FN, the codes
+  from attn_mlir's encoder: build/python on the path) with one f32 scale
+  per tensor (vLLM's), contiguous or paged NHD in blocks of 16."""
 import argparse
 import os
+import sys
 
 import numpy as np
 
@@ -42,8 +46,9 @@ def gather(name, cache_t, table_t, tk, layout):
             % (name, name, attr, cache_t, table_t, t(B, HKV, tk, D)))
 
 
-def program(tk, paged=None, int8=False):
-    """paged: None or (layout, block size)."""
+def program(tk, paged=None, quant=None):
+    """paged: None or (layout, block size); quant: None, "i8" (per-token
+    scales) or "f8E4M3FN" (one scale per tensor)."""
     tq = t(B, H, 1, D)
     if paged is None:
         shape, sshape = (B, HKV, tk, D), (B, HKV, tk)
@@ -56,10 +61,11 @@ def program(tk, paged=None, int8=False):
     args, body = ["%q: " + tq], ""
     for name in "kv":
         src = name + ("c" if paged else "")
-        if int8:
-            args += ["%%%sq: %s" % (name, t(*shape, e="i8")), "%%%ss: %s" % (name, t(*sshape))]
+        if quant:
+            st = "tensor<f32>" if quant == "f8E4M3FN" else t(*sshape)
+            args += ["%%%sq: %s" % (name, t(*shape, e=quant)), "%%%ss: %s" % (name, st)]
             body += ("  %%%s = attn.dequantize %%%sq, %%%ss : (%s, %s) -> %s\n"
-                     % (src, name, name, t(*shape, e="i8"), t(*sshape), ft))
+                     % (src, name, name, t(*shape, e=quant), st, ft))
         else:
             args.append("%%%s: %s" % (src, ft))
     if paged:
@@ -102,21 +108,33 @@ def main():
         out[perm] = blocks
         return np.ascontiguousarray(out), perm.astype(np.int32)[None, :]
 
+    def fp8(x):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "build", "python"))
+        from attn_mlir.serving import _encode_e4m3
+        scale = np.float32(np.abs(x).max() / 448)
+        return _encode_e4m3(x / scale), scale
+
     kq, ks = quantize(k)
     vq, vs = quantize(v)
-    cases = {"contiguous_f32": (None, False), "paged_f32_nhd16": (("nhd", 16), False),
-             "paged_f32_hnd16": (("hnd", 16), False), "paged_f32_nhd256": (("nhd", 256), False),
-             "contiguous_int8": (None, True), "paged_int8_nhd16": (("nhd", 16), True)}
+    cases = {"contiguous_f32": (None, None), "paged_f32_nhd16": (("nhd", 16), None),
+             "paged_f32_hnd16": (("hnd", 16), None), "paged_f32_nhd256": (("nhd", 256), None),
+             "contiguous_int8": (None, "i8"), "paged_int8_nhd16": (("nhd", 16), "i8"),
+             "contiguous_fp8": (None, "f8E4M3FN"), "paged_fp8_nhd16": (("nhd", 16), "f8E4M3FN")}
     for bs in (a.block_sizes.split(",") if a.block_sizes else []):
         layout = "hnd" if bs.startswith("hnd") else "nhd"
         bs = bs[3:] if layout == "hnd" else bs
-        cases["paged_f32_%s%s" % (layout, bs)] = ((layout, int(bs)), False)
-    for name, (pg, int8) in cases.items():
+        cases["paged_f32_%s%s" % (layout, bs)] = ((layout, int(bs)), None)
+    for name, (pg, quant) in cases.items():
         if a.only and name not in a.only.split(","):
             continue
         arrays = {"q": q, "len": lens}
-        if int8:
+        if quant == "i8":
             src = {"kq": kq, "ks": ks, "vq": vq, "vs": vs}
+        elif quant:
+            (k8, k8s), (v8, v8s) = fp8(k), fp8(v)
+            arrays["ks"], arrays["vs"] = k8s, v8s
+            src = {"kq": k8, "vq": v8}
         else:
             src = {"kc" if pg else "k": k, "vc" if pg else "v": v}
         for key, x in src.items():
@@ -124,7 +142,7 @@ def main():
                 arrays[key], arrays["table"] = paged(x, *pg)
             else:
                 arrays[key] = x
-        open(os.path.join(a.dir, name + ".mlir"), "w").write(program(tk, pg, int8))
+        open(os.path.join(a.dir, name + ".mlir"), "w").write(program(tk, pg, quant))
         np.savez(os.path.join(a.dir, name + ".npz"), **arrays)
         print(os.path.join(a.dir, name + ".mlir") + ":" + os.path.join(a.dir, name + ".npz"))
 

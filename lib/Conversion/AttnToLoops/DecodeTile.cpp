@@ -80,7 +80,7 @@ void FlashKernel::computeScoresDirect(Value k0, Value kRows, const HeadStates *h
     SmallVector<SmallVector<Value, 4>> keyRows;
     for (auto [slot, key] : llvm::zip(slots, stepKeys)) {
       if (keyScaleSlots) // int8/fp8 K: the key's scale, applied after the fold
-        b.store(bufs.scaleAt(b, bufs.keyScales, bIdx, hkv, key), keyScaleSlots, {slot});
+        b.store(bufs.rowScale(b, bufs.k, bufs.keyScales, bIdx, hkv, key), keyScaleSlots, {slot});
       keyRows.push_back(bufs.keyRow(b, bIdx, hkv, key));
       prefetchRow(bufs.v, keyRows.back(), problem.dv);
       prefetchRow(bufs.k, bufs.keyRow(b, bIdx, hkv, keyAhead(key)), problem.d, kNonTemporal);

@@ -628,7 +628,7 @@ Value FlashKernel::probabilityWeight(Value row, Value k0, Value j) {
   Value p = b.load(sp, {row, j});
   if (!bufs.valueScales)
     return p;
-  return b.fmul(p, bufs.scaleAt(b, bufs.valueScales, bIdx, hkv, b.add(k0, j)));
+  return b.fmul(p, bufs.rowScale(b, bufs.v, bufs.valueScales, bIdx, hkv, b.add(k0, j)));
 }
 
 /// One register block of accumulateValues: rows row0 .. row0 + n - 1 ×

@@ -235,11 +235,14 @@ SmallVector<Value, 4> SdpaBuffers::keyRow(KernelBuilder &b, Value batch, Value k
   return {block, b.rem(key, blockSize), kvHead};
 }
 
-Value SdpaBuffers::scaleAt(KernelBuilder &b, Value scales, Value batch, Value kvHead,
-                           Value key) const {
-  if (cast<MemRefType>(scales.getType()).getRank() == 0)
-    return b.load(scales, {});
-  return b.load(scales, keyRow(b, batch, kvHead, key));
+Value SdpaBuffers::rowScale(KernelBuilder &b, Value data, Value scales, Value batch,
+                            Value kvHead, Value key) const {
+  Value s = cast<MemRefType>(scales.getType()).getRank() == 0
+                ? b.load(scales, {})
+                : b.load(scales, keyRow(b, batch, kvHead, key));
+  if (isa<Float8E4M3FNType>(cast<MemRefType>(data.getType()).getElementType()))
+    s = b.fmul(s, b.f(256.0));
+  return s;
 }
 
 SmallVector<Value, 4> SdpaBuffers::keyAt(KernelBuilder &b, Value batch, Value kvHead, Value key,
@@ -466,30 +469,35 @@ Value KernelBuilder::vloadF32(Value m, ValueRange ivs) {
 
 /// fp8 e4m3 (1 sign, 4 exponent bits of bias 7, 3 mantissa bits) as f32,
 /// through binary16, which has the same layout with a 5-bit exponent of
-/// bias 15: the magnitude's 7 bits shifted up by 7 are an f16 of the
-/// value · 2^−8, subnormals included (e4m3's 2^−6 · m/8 is f16's
-/// subnormal m·2^7 · 2^−24). The widening to f32 (vcvtph2ps) and one
-/// multiply by 256 are exact. S.1111.111, NaN in e4m3, becomes an f16
-/// NaN. About 9 vector ops a vector; MLIR 22 has no lowering of arith.extf
-/// from f8E4M3FN to LLVM.
+/// bias 15: the byte sign-extended to 16 bits and shifted up by 7 holds
+/// the sign at bit 15 (and again at bit 14, cleared) and the magnitude's
+/// 7 bits at bits 7..13, an f16 of the value · 2^−8, subnormals included
+/// (e4m3's 2^−6 · m/8 is f16's subnormal m·2^7 · 2^−24); the widening to
+/// f32 (vcvtph2ps) is exact, and the 2^8 is left to the row's scale
+/// (SdpaBuffers::rowScale), one multiply a key instead of one a vector.
+/// S.1111.111, NaN in e4m3, becomes an f16 NaN. MLIR 22 has no lowering
+/// of arith.extf from f8E4M3FN to LLVM.
 Value KernelBuilder::decodeE4M3(Value bytes) {
   auto i16s = VectorType::get({width}, b.getI16Type());
   auto splat16 = [&](int64_t v) {
     return arith::ConstantOp::create(
         b, loc, i16s, DenseElementsAttr::get(i16s, b.getI16IntegerAttr(v).getValue()));
   };
-  Value u = arith::ExtUIOp::create(
+  Value s = arith::ExtSIOp::create(
       b, loc, i16s,
       arith::BitcastOp::create(b, loc, VectorType::get({width}, b.getI8Type()), bytes));
-  Value mag = arith::AndIOp::create(b, loc, u, splat16(0x7F));
-  Value half = arith::ShLIOp::create(b, loc, mag, splat16(7));
-  Value nan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mag, splat16(0x7F));
-  half = arith::SelectOp::create(b, loc, nan, splat16(0x7E00), half);
-  Value sign = arith::ShLIOp::create(b, loc, arith::AndIOp::create(b, loc, u, splat16(0x80)),
-                                     splat16(8));
-  half = arith::OrIOp::create(b, loc, half, sign);
+  Value x = arith::ShLIOp::create(b, loc, s, splat16(7));
+  // Bit 14 (the sign again) becomes the carry of magnitude + 1, set only
+  // when the magnitude's bits are all ones: exponent 31, an f16 NaN. (A
+  // compare and a select cost two more ops a vector.)
+  Value carry = arith::AddIOp::create(b, loc, arith::AndIOp::create(b, loc, x, splat16(0x3F80)),
+                                      splat16(0x80));
+  // x with bit 14 from carry: x ^ ((x ^ carry) & 0x4000), one vpternlog.
+  Value half = arith::XOrIOp::create(
+      b, loc, x,
+      arith::AndIOp::create(b, loc, arith::XOrIOp::create(b, loc, x, carry), splat16(0x4000)));
   Value f16s = arith::BitcastOp::create(b, loc, VectorType::get({width}, b.getF16Type()), half);
-  return fmul(arith::ExtFOp::create(b, loc, vec(), f16s), splat(256.0));
+  return arith::ExtFOp::create(b, loc, vec(), f16s);
 }
 
 void KernelBuilder::storeFromF32(Value v, Value m, ValueRange ivs) {

@@ -174,7 +174,7 @@ struct SdpaBuffers {
   KvLayout layout = KvLayout::nhd;
   /// Quantised K/V (SdpaProblem::quantized): k and v are the int8 or fp8
   /// tensors (or caches), these their f32 scales, indexed as keyRow (or
-  /// rank 0: one scale, scaleAt). Null otherwise.
+  /// rank 0: one scale; rowScale). Null otherwise.
   Value keyScales, valueScales;
 
   /// The indices of row `key` of K/V head `kvHead` of batch row `batch` in
@@ -188,9 +188,13 @@ struct SdpaBuffers {
   /// keyRow with the column appended.
   SmallVector<Value, 4> keyAt(KernelBuilder &b, Value batch, Value kvHead, Value key,
                               Value col) const;
-  /// The scale of row `key` in `scales` (keyScales or valueScales): at
-  /// keyRow's indices, or the one scale of a per-tensor (rank 0) array.
-  Value scaleAt(KernelBuilder &b, Value scales, Value batch, Value kvHead, Value key) const;
+  /// The factor of quantised row `key` of `data` (k or v) read by
+  /// KernelBuilder::vloadF32: its scale in `scales` (keyScales or
+  /// valueScales) at keyRow's indices, or the one scale of a per-tensor
+  /// (rank 0) array; times 2^8 for fp8, which vloadF32 reads as the
+  /// value · 2^−8.
+  Value rowScale(KernelBuilder &b, Value data, Value scales, Value batch, Value kvHead,
+                 Value key) const;
 };
 
 /// `row` (the indices of a row, as SdpaBuffers::keyRow gives) with the
@@ -375,9 +379,10 @@ struct KernelBuilder {
     return vector::LoadOp::create(b, loc, vec(), m, ivs);
   }
   /// A vector load of `m`'s element type (f32, f16, bf16; i8 as signed
-  /// integers; f8E4M3FN by decodeE4M3) converted to f32.
+  /// integers) converted to f32; f8E4M3FN as the value · 2^−8
+  /// (decodeE4M3; the row's scale carries the 2^8: SdpaBuffers::rowScale).
   Value vloadF32(Value m, ValueRange ivs);
-  /// A vector of fp8 e4m3 values as f32, exactly.
+  /// A vector of fp8 e4m3 values as f32, times 2^−8, exactly.
   Value decodeE4M3(Value bytes);
   /// Stores f32 `v` (scalar or vector) into `m`, rounded to its element
   /// type (f16/bf16: round to nearest even).

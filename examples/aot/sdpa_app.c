@@ -1,6 +1,6 @@
 /* A C program that calls attention kernels compiled ahead of time by
- * attn-aot (gqa_causal.mlir, masked_f16.mlir, mha_gqa.mlir, int8_decode.mlir in
- * this folder)
+ * attn-aot (gqa_causal.mlir, masked_f16.mlir, mha_gqa.mlir, int8_decode.mlir,
+ * fp8_decode.mlir in this folder)
  * and checks them against a plain double-precision attention written here,
  * and that calls whose shapes do not fit are refused before any read. It links
  * the two objects, libattn_aot and libomp: no MLIR, no LLVM.
@@ -8,6 +8,7 @@
  *   sdpa_app            run the checks, print PASS or FAIL (exit 1)
  *
  * CMake builds it as aot-sdpa-app; ctest runs it (aot-example). */
+#include "fp8_decode.h"
 #include "gqa_causal.h"
 #include "int8_decode.h"
 #include "masked_f16.h"
@@ -492,6 +493,61 @@ static void check_int8_decode(int64_t B, int64_t Tk) {
   free(want);
 }
 
+/* --- fp8_decode: an fp8 e4m3 cache with one scale per tensor ----------- */
+
+/* The value of e4m3 code c, from the format (OCP E4M3FN): (1 + m/8)·2^(e−7),
+ * subnormals (m/8)·2^−6; no NaN codes are written here. */
+static double e4m3_value(uint8_t c) {
+  int e = (c >> 3) & 15, m = c & 7;
+  double mag = e == 0 ? m / 8.0 * ldexp(1.0, -6) : (1 + m / 8.0) * ldexp(1.0, e - 7);
+  return (c & 0x80) ? -mag : mag;
+}
+
+/* The nearest finite code to x (by search over the 127 magnitudes). */
+static uint8_t e4m3_code(double x) {
+  uint8_t best = 0;
+  for (int c = 1; c < 0x7F; c++)
+    if (fabs(fabs(x) - e4m3_value((uint8_t)c)) < fabs(fabs(x) - e4m3_value(best)))
+      best = (uint8_t)c;
+  return (uint8_t)(best | (x < 0 ? 0x80 : 0));
+}
+
+static void check_fp8_decode(int64_t B, int64_t Tk) {
+  const int64_t H = 8, Hkv = 2, D = 64, n = B * Hkv * Tk * D;
+  float *q = random_floats(B * H * D);
+  uint8_t *kq = malloc(n + 1), *vq = malloc(n + 1);
+  float *kd = malloc(sizeof(float) * (n + 1)), *vd = malloc(sizeof(float) * (n + 1));
+  float ks = 1.0f / 256, vs = 1.0f / 128; /* codes of values up to 256 / 128 */
+  for (int64_t i = 0; i < n; i++) {
+    kq[i] = e4m3_code(next_value() * 256);
+    vq[i] = e4m3_code(next_value() * 128);
+    kd[i] = (float)(e4m3_value(kq[i]) * ks);
+    vd[i] = (float)(e4m3_value(vq[i]) * vs);
+  }
+  double *want = malloc(sizeof(double) * (B * H * D + 1));
+  reference(q, kd, vd, want, B, H, Hkv, 1, Tk, D, all_visible, NULL, 1 / sqrt((double)D));
+  attn_tensor scale_k = {&ks, 0, {0}}, scale_v = {&vs, 0, {0}};
+  attn_tensor in[5] = {tensor4(q, B, H, 1, D), tensor4(kq, B, Hkv, Tk, D), scale_k,
+                       tensor4(vq, B, Hkv, Tk, D), scale_v};
+  attn_tensor out[1] = {{NULL, 0, {0}}};
+  int status = fp8_decode(in, out);
+  char what[160];
+  snprintf(what, sizeof what, "fp8_decode B %lld Tk %lld runs: %s", (long long)B,
+           (long long)Tk, status ? attn_aot_last_error() : "status 0");
+  expect(status == ATTN_AOT_OK, what);
+  if (status == ATTN_AOT_OK) {
+    double err = 0;
+    const float *got = out[0].data;
+    for (int64_t i = 0; i < B * H * D; i++)
+      err = fmax(err, fabs(got[i] - want[i]));
+    snprintf(what, sizeof what,
+             "  max |aot - double reference on the decoded cache| = %.3g (<= 2e-5)", err);
+    expect(err <= 2e-5, what);
+    attn_aot_free(out[0].data);
+  }
+  free(q), free(kq), free(vq), free(kd), free(vd), free(want);
+}
+
 int main(void) {
   check_gqa(2, 5, 37, 0);  /* decode-like: few queries, more keys */
   check_gqa(1, 70, 70, 1); /* square, T not a multiple of the tile */
@@ -505,6 +561,8 @@ int main(void) {
   check_mha_gqa_refusals();
   check_int8_decode(2, 77);   /* a tail tile of keys */
   check_int8_decode(1, 1000); /* the key split (flash-decoding) */
+  check_fp8_decode(2, 77);
+  check_fp8_decode(1, 1000);
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }

@@ -252,6 +252,8 @@ const char *attn_aot_dtype_name(int64_t dtype) {
     return "int8";
   case ATTN_AOT_F64:
     return "float64";
+  case ATTN_AOT_F8E4M3:
+    return "float8_e4m3fn";
   }
   return "?";
 }
@@ -266,6 +268,7 @@ size_t attn_aot_dtype_size(int64_t dtype) {
     return 2;
   case ATTN_AOT_BOOL:
   case ATTN_AOT_I8:
+  case ATTN_AOT_F8E4M3:
     return 1;
   case ATTN_AOT_I64:
   case ATTN_AOT_F64:

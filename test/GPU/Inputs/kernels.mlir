@@ -78,3 +78,15 @@ func.func @paged_decode_f16(%q: tensor<4x32x1x128xf16>, %kc: tensor<256x16x8x128
         -> tensor<4x32x1x128xf16>
   return %o : tensor<4x32x1x128xf16>
 }
+
+// fp8 e4m3 K/V with per-tensor scales (dequantized by host code, then the kernel).
+func.func @fp8_decode(%q: tensor<2x8x1x64xf32>, %kq: tensor<2x2x77x64xf8E4M3FN>, %ks: tensor<f32>,
+                  %vq: tensor<2x2x77x64xf8E4M3FN>, %vs: tensor<f32>,
+                  %len: tensor<2xi32>) -> tensor<2x8x1x64xf32> {
+  %k = attn.dequantize %kq, %ks : (tensor<2x2x77x64xf8E4M3FN>, tensor<f32>) -> tensor<2x2x77x64xf32>
+  %v = attn.dequantize %vq, %vs : (tensor<2x2x77x64xf8E4M3FN>, tensor<f32>) -> tensor<2x2x77x64xf32>
+  %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
+      : (tensor<2x8x1x64xf32>, tensor<2x2x77x64xf32>, tensor<2x2x77x64xf32>, tensor<2xi32>)
+        -> tensor<2x8x1x64xf32>
+  return %o : tensor<2x8x1x64xf32>
+}

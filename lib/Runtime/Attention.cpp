@@ -18,6 +18,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <algorithm>
@@ -37,6 +38,48 @@ static bool validType(ElementType t) {
          t == ElementType::I32 || t == ElementType::I64 || t == ElementType::BF16 ||
          t == ElementType::I8 || t == ElementType::F64 || t == ElementType::F8E4M3;
 }
+
+namespace {
+/// Where Kernel::call packs strided inputs, one slot per input position,
+/// kept per thread from call to call: memory allocated afresh for every
+/// call faults in every page of it again, which took longer than the copy
+/// (bench/NOTES.md, 2026-12-07: Strided inputs). A slot grows to the
+/// largest input seen at its position; after a call the slots are kept
+/// while they hold at most kKeptBytes in all, else freed.
+class PackScratch {
+public:
+  static constexpr size_t kKeptBytes = size_t(256) << 20;
+
+  static PackScratch &ofThisThread() {
+    thread_local PackScratch scratch;
+    return scratch;
+  }
+  uint8_t *slot(size_t i, size_t bytes) {
+    if (slots.size() <= i)
+      slots.resize(i + 1);
+    Slot &s = slots[i];
+    if (s.capacity < bytes) {
+      s.data.reset(new uint8_t[bytes]);
+      s.capacity = bytes;
+    }
+    return s.data.get();
+  }
+  void trim() {
+    size_t total = 0;
+    for (const Slot &s : slots)
+      total += s.capacity;
+    if (total > kKeptBytes)
+      slots.clear();
+  }
+
+private:
+  struct Slot {
+    std::unique_ptr<uint8_t[]> data;
+    size_t capacity = 0;
+  };
+  std::vector<Slot> slots;
+};
+} // namespace
 
 static std::string shapeStr(const std::vector<int64_t> &shape) {
   std::string s = "[";
@@ -381,9 +424,9 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       }))
     return Status();
 
-  // Contiguous inputs are passed as they are; others are packed (into
-  // uninitialised scratch: the copy writes every byte).
-  std::vector<std::unique_ptr<uint8_t[]>> scratch(inputs.size());
+  // Contiguous inputs are passed as they are; others are packed into this
+  // thread's scratch (uninitialised: the copy writes every byte).
+  PackScratch &scratch = PackScratch::ofThisThread();
   std::vector<const void *> data;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorRef &t = inputs[i];
@@ -395,11 +438,12 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
     int64_t numel = 1;
     for (int64_t s : t.shape)
       numel *= s;
-    scratch[i].reset(new uint8_t[numel * es]);
-    rt::copyStrided(static_cast<const uint8_t *>(t.data), t.strides,
-                    scratch[i].get(), rt::rowMajorStrides(t.shape), t.shape, es);
-    data.push_back(scratch[i].get());
+    uint8_t *packed = scratch.slot(i, static_cast<size_t>(numel) * es);
+    rt::copyStrided(static_cast<const uint8_t *>(t.data), t.strides, packed,
+                    rt::rowMajorStrides(t.shape), t.shape, es);
+    data.push_back(packed);
   }
+  auto trim = llvm::make_scope_exit([&] { scratch.trim(); });
 
   std::string sinkError;
   llvm::Error e = im.fn->callContiguous(

@@ -4,8 +4,9 @@ Every operand becomes a NumPy array that shares memory with what the caller
 passed (no copy) whenever that is possible:
 
 - a NumPy array is used as it is (any non-negative strides: the runtime reads
-  strided inputs through their strides, packing them into a scratch copy per
-  call); negative or unaligned strides are copied first;
+  strided inputs through their strides, packing them into scratch each
+  thread keeps between calls); negative or unaligned strides are copied
+  first;
 - a CPU torch tensor is viewed with ``tensor.detach().numpy()``; bfloat16,
   which NumPy lacks, travels as its 16-bit patterns
   (``tensor.view(torch.int16)``), which is exactly attn's BF16 layout, and

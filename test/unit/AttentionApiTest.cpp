@@ -660,6 +660,67 @@ TEST(AttentionApi, ConcurrentCallsAgreeWithReference) {
   }
 }
 
+// Strided inputs are packed into per-thread scratch kept from call to
+// call: calls whose sizes go up and down, in 4 threads at once, each with
+// q, k and v as [B,T,H,D] views, agree with the reference (a slot too
+// small, or one shared between threads, would give wrong values).
+TEST(AttentionApi, StridedInputsAcrossCallsAndThreads) {
+  SdpaSpec spec;
+  spec.batch = 1;
+  spec.heads = 2;
+  spec.queryLen = -1;
+  spec.keyLen = -1;
+  spec.headDim = 16;
+  spec.causal = Causal::BottomRight;
+  CompileOptions o;
+  o.threads = 1;
+  auto kernel = compileOk(spec, o);
+  ASSERT_TRUE(kernel);
+  constexpr int kThreads = 4;
+  const int64_t H = 2, D = 16;
+  double worst[kThreads] = {};
+  std::string errors[kThreads];
+  // [1,H,T,D] values laid out as [1,T,H,D], and the [1,H,T,D] strides of that.
+  auto bthd = [&](const ref::Tensor &x, int64_t t) {
+    std::vector<float> out(t * H * D);
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < t; ++i)
+        for (int64_t d = 0; d < D; ++d)
+          out[(i * H + h) * D + d] = static_cast<float>(x.at({0, h, i, d}));
+    return out;
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 gen(200 + t);
+      for (int rep = 0; rep < 8; ++rep) {
+        int64_t tq = 1 + (t * 13 + rep * 29) % 90, tk = 1 + (t * 5 + rep * 37) % 120;
+        ref::Tensor q = randomTensor({1, H, tq, D}, gen), k = randomTensor({1, H, tk, D}, gen),
+                    v = randomTensor({1, H, tk, D}, gen);
+        std::vector<float> qf = bthd(q, tq), kf = bthd(k, tk), vf = bthd(v, tk),
+                           out(H * tq * D);
+        Status s = kernel->call({view(qf, q.shape, {tq * H * D, D, H * D, 1}),
+                                 view(kf, k.shape, {tk * H * D, D, H * D, 1}),
+                                 view(vf, v.shape, {tk * H * D, D, H * D, 1})},
+                                {view(out, {1, H, tq, D})});
+        if (!s.ok()) {
+          errors[t] = s.message();
+          return;
+        }
+        ref::SdpaOptions ro;
+        ro.causal = ref::Causal::BottomRight;
+        ref::Tensor want = ref::sdpa(q, k, v, ro);
+        worst[t] = std::max(worst[t], relativeError(fromFloats(out, want.shape), want));
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(errors[t], "") << "thread " << t;
+    EXPECT_LT(worst[t], 1e-5) << "thread " << t;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Errors come back as values
 //===----------------------------------------------------------------------===//

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -613,8 +614,9 @@ TEST(AttentionApi, AllocationFailureIsAnError) {
               "\\(64.0 GiB\\); the call was abandoned");
 }
 
-// Many threads share one kernel, each with its own lengths, many times.
-TEST(AttentionApi, ConcurrentCallsAgreeWithReference) {
+// B 1, H 2, D 16, bottom-right causal, Tq and Tk dynamic, one thread a
+// call: what the concurrency tests share.
+static std::unique_ptr<Kernel> dynamicCausalKernel() {
   SdpaSpec spec;
   spec.batch = 1;
   spec.heads = 2;
@@ -624,84 +626,49 @@ TEST(AttentionApi, ConcurrentCallsAgreeWithReference) {
   spec.causal = Causal::BottomRight;
   CompileOptions o;
   o.threads = 1;
-  auto kernel = compileOk(spec, o);
-  ASSERT_TRUE(kernel);
-  constexpr int kThreads = 6;
-  double worst[kThreads] = {};
-  std::string errors[kThreads];
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937 gen(100 + t);
-      for (int rep = 0; rep < 8; ++rep) {
-        int64_t tq = 1 + (t * 7 + rep * 5) % 50, tk = 1 + (t * 3 + rep * 11) % 70;
-        ref::Tensor q = randomTensor({1, 2, tq, 16}, gen),
-                    k = randomTensor({1, 2, tk, 16}, gen),
-                    v = randomTensor({1, 2, tk, 16}, gen);
-        std::vector<float> qf = toFloats(q), kf = toFloats(k), vf = toFloats(v),
-                           out(2 * tq * 16);
-        Status s = kernel->call({view(qf, q.shape), view(kf, k.shape), view(vf, v.shape)},
-                                {view(out, {1, 2, tq, 16})});
-        if (!s.ok()) {
-          errors[t] = s.message();
-          return;
-        }
-        ref::SdpaOptions ro;
-        ro.causal = ref::Causal::BottomRight;
-        ref::Tensor want = ref::sdpa(q, k, v, ro);
-        worst[t] = std::max(worst[t], relativeError(fromFloats(out, want.shape), want));
-      }
-    });
-  for (std::thread &t : threads)
-    t.join();
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(errors[t], "") << "thread " << t;
-    EXPECT_LT(worst[t], 1e-5) << "thread " << t;
-  }
+  return compileOk(spec, o);
 }
 
-// Strided inputs are packed into per-thread scratch kept from call to
-// call: calls whose sizes go up and down, in 4 threads at once, each with
-// q, k and v as [B,T,H,D] views, agree with the reference (a slot too
-// small, or one shared between threads, would give wrong values).
-TEST(AttentionApi, StridedInputsAcrossCallsAndThreads) {
-  SdpaSpec spec;
-  spec.batch = 1;
-  spec.heads = 2;
-  spec.queryLen = -1;
-  spec.keyLen = -1;
-  spec.headDim = 16;
-  spec.causal = Causal::BottomRight;
-  CompileOptions o;
-  o.threads = 1;
-  auto kernel = compileOk(spec, o);
+// [1,H,T,D] values laid out as [1,T,H,D] (the [1,H,T,D] view of that has
+// strides {T·H·D, D, H·D, 1}).
+static std::vector<float> headsSecond(const ref::Tensor &x) {
+  int64_t h = x.shape[1], t = x.shape[2], d = x.shape[3];
+  std::vector<float> out(t * h * d);
+  for (int64_t a = 0; a < h; ++a)
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t c = 0; c < d; ++c)
+        out[(i * h + a) * d + c] = static_cast<float>(x.at({0, a, i, c}));
+  return out;
+}
+
+// `threads` threads calling dynamicCausalKernel 8 times each with lengths
+// sizes(t, rep) (random values, seeds seed + t), q, k and v dense or (with
+// `strided`) as [1,T,H,D] views; every call must succeed and agree with
+// the reference.
+static void expectConcurrentCallsAgree(
+    int threads, unsigned seed, bool strided,
+    const std::function<std::pair<int64_t, int64_t>(int, int)> &sizes) {
+  auto kernel = dynamicCausalKernel();
   ASSERT_TRUE(kernel);
-  constexpr int kThreads = 4;
   const int64_t H = 2, D = 16;
-  double worst[kThreads] = {};
-  std::string errors[kThreads];
-  // [1,H,T,D] values laid out as [1,T,H,D], and the [1,H,T,D] strides of that.
-  auto bthd = [&](const ref::Tensor &x, int64_t t) {
-    std::vector<float> out(t * H * D);
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < t; ++i)
-        for (int64_t d = 0; d < D; ++d)
-          out[(i * H + h) * D + d] = static_cast<float>(x.at({0, h, i, d}));
-    return out;
+  std::vector<double> worst(threads, 0.0);
+  std::vector<std::string> errors(threads);
+  auto input = [&](std::vector<float> &data, const ref::Tensor &x) {
+    int64_t t = x.shape[2];
+    return strided ? view(data, x.shape, {t * H * D, D, H * D, 1}) : view(data, x.shape);
   };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937 gen(200 + t);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937 gen(seed + t);
       for (int rep = 0; rep < 8; ++rep) {
-        int64_t tq = 1 + (t * 13 + rep * 29) % 90, tk = 1 + (t * 5 + rep * 37) % 120;
+        auto [tq, tk] = sizes(t, rep);
         ref::Tensor q = randomTensor({1, H, tq, D}, gen), k = randomTensor({1, H, tk, D}, gen),
                     v = randomTensor({1, H, tk, D}, gen);
-        std::vector<float> qf = bthd(q, tq), kf = bthd(k, tk), vf = bthd(v, tk),
-                           out(H * tq * D);
-        Status s = kernel->call({view(qf, q.shape, {tq * H * D, D, H * D, 1}),
-                                 view(kf, k.shape, {tk * H * D, D, H * D, 1}),
-                                 view(vf, v.shape, {tk * H * D, D, H * D, 1})},
+        std::vector<float> qf = strided ? headsSecond(q) : toFloats(q),
+                           kf = strided ? headsSecond(k) : toFloats(k),
+                           vf = strided ? headsSecond(v) : toFloats(v), out(H * tq * D);
+        Status s = kernel->call({input(qf, q), input(kf, k), input(vf, v)},
                                 {view(out, {1, H, tq, D})});
         if (!s.ok()) {
           errors[t] = s.message();
@@ -713,12 +680,30 @@ TEST(AttentionApi, StridedInputsAcrossCallsAndThreads) {
         worst[t] = std::max(worst[t], relativeError(fromFloats(out, want.shape), want));
       }
     });
-  for (std::thread &t : threads)
+  for (std::thread &t : pool)
     t.join();
-  for (int t = 0; t < kThreads; ++t) {
+  for (int t = 0; t < threads; ++t) {
     EXPECT_EQ(errors[t], "") << "thread " << t;
     EXPECT_LT(worst[t], 1e-5) << "thread " << t;
   }
+}
+
+// Many threads share one kernel, each with its own lengths, many times.
+TEST(AttentionApi, ConcurrentCallsAgreeWithReference) {
+  expectConcurrentCallsAgree(6, 100, /*strided=*/false, [](int t, int rep) {
+    return std::pair<int64_t, int64_t>{1 + (t * 7 + rep * 5) % 50, 1 + (t * 3 + rep * 11) % 70};
+  });
+}
+
+// Strided inputs are packed into per-thread scratch kept from call to
+// call: calls whose sizes go up and down, in 4 threads at once, each with
+// q, k and v as [B,T,H,D] views, agree with the reference (a slot too
+// small, or one shared between threads, would give wrong values).
+TEST(AttentionApi, StridedInputsAcrossCallsAndThreads) {
+  expectConcurrentCallsAgree(4, 200, /*strided=*/true, [](int t, int rep) {
+    return std::pair<int64_t, int64_t>{1 + (t * 13 + rep * 29) % 90,
+                                       1 + (t * 5 + rep * 37) % 120};
+  });
 }
 
 //===----------------------------------------------------------------------===//

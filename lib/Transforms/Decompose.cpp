@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -148,6 +149,7 @@ struct AttnDecomposePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateDecomposeMhaPatterns(patterns);
+    populateDecomposeVarlenPatterns(patterns);
     if (!keepSdpa)
       populateDecomposeSdpaPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -714,6 +714,48 @@ def _paged_quantized_kvcache(kind, q, k_cache, v_cache, k, v, cache_seqlens, blo
     return _call(kernel, bufs, q, (b, tq, h, dv), return_softmax_lse)
 
 
+def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, causal,
+               window_size, softcap, alibi_slopes, sinks, threads):
+    """flash_attn_varlen_func without a block table: one attn.sdpa_varlen
+    on q, k, v viewed as [1, heads, total, headdim] (views, no copies on
+    this side), which attn-decompose makes one attn.sdpa a sequence on
+    slices of the rows."""
+    elt = _MLIR_TYPES[dt]
+    t_q = "tensor<1x%dx?x%dx%s>" % (h, d, elt)
+    t_k = "tensor<1x%dx?x%dx%s>" % (hkv, d, elt)
+    t_v = "tensor<1x%dx?x%dx%s>" % (hkv, dv, elt)
+    t_o = "tensor<1x%dx?x%dx%s>" % (h, dv, elt)
+    args = ["%%q: %s" % t_q, "%%k: %s" % t_k, "%%v: %s" % t_v, "%cuq: tensor<?xi32>",
+            "%cuk: tensor<?xi32>"]
+    types = [t_q, t_k, t_v, "tensor<?xi32>", "tensor<?xi32>"]
+    extra, operands = [], ""
+    for name, x, key in (("alibi_slopes", alibi_slopes, "alibi"), ("sinks", sinks, "sinks")):
+        if x is None:
+            continue
+        buf = _arrays.as_buffer(_arrays.cast(x, "float32", name), name)
+        if buf.shape != (h,):
+            _fail(ValueError, "%s must be [%d] (one per query head), got %s"
+                  % (name, h, list(buf.shape)))
+        args.append("%%%s: tensor<%dxf32>" % (key, h))
+        types.append("tensor<%dxf32>" % h)
+        operands += " %s(%%%s)" % (key, key)
+        extra.append(buf)
+    attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
+    text = ("func.func @varlen(%s) -> %s {\n"
+            "  %%o = attn.sdpa_varlen %%q, %%k, %%v, %%cuq, %%cuk%s {%s}\n"
+            "      : (%s) -> %s\n  return %%o : %s\n}\n"
+            % (", ".join(args), t_o, operands, ", ".join(attrs), ", ".join(types), t_o, t_o))
+    kernel = CACHE.get(("varlen_op", text, threads), lambda: text, "varlen", "cpu", threads)
+    out, view = _arrays.empty_like_kind(q, (total_q, h, dv), dt)
+    if total_q == 0:
+        return out
+    rows = [_arrays.as_buffer(x, n).transpose(1, 0, 2)[None] for x, n in ((q, "q"), (k, "k"),
+                                                                           (v, "v"))]
+    kernel.call(rows + [_int32(cu_q, "cu_seqlens_q"), _int32(cu_k, "cu_seqlens_k")] + extra,
+                [view.transpose(1, 0, 2)[None]])
+    return out
+
+
 def _cu_seqlens(cu, total, what):
     """cu_seqlens [B+1] -> (starts, lengths) as int32 arrays, checked."""
     cu = _int32(cu, what).reshape(-1)
@@ -744,14 +786,16 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     of each sequence: query i of sequence b sees key j iff
     j <= i + len_k(b) - len_q(b). Returns [total_q, H, Dv].
 
-    How: one attn.sdpa on the queries padded to max_seqlen_q rows per
-    sequence (a copy), each sequence's queries at the end of its rows, so
-    that the bottom-right diagonal of the padded rows is each sequence's
-    own. With a block table the keys are read in place from the pages;
-    without one, k and v are padded per sequence too (a copy). The padding
-    rows are computed and dropped: with causal, their
-    tiles see no key and are skipped; without, they cost as much as real
-    rows (docs/serving.md)."""
+    How: without a block table, one attn.sdpa_varlen on q, k, v viewed as
+    [1, heads, total, headdim]: one attn.sdpa a sequence on its rows, read
+    in place (docs/serving.md). With a block table (or per-sequence ALiBi
+    slopes [B, H]), one attn.sdpa on the queries padded to max_seqlen_q
+    rows per sequence (a copy), each sequence's queries at the end of its
+    rows, so that the bottom-right diagonal of the padded rows is each
+    sequence's own; the keys are read in place from the pages (or padded
+    per sequence too, a copy, for [B, H] slopes). The padding rows are
+    computed and dropped: with causal, their tiles see no key and are
+    skipped; without, they cost as much as real rows."""
     if dropout_p:
         _fail(ValueError, "dropout_p=%r: attn_mlir's varlen call is for inference (dropout "
               "needs a seed; use scaled_dot_product_attention(dropout_seed=...))" % dropout_p)
@@ -796,8 +840,14 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         _fail(ValueError, "max_seqlen_q/k = %d/%d, but a sequence has %d/%d rows"
               % (max_q, max_k, int(len_q.max()), int(len_k.max())))
 
+    if block_table is None and (alibi_slopes is None or
+                                np.ndim(_arrays.as_buffer(alibi_slopes, "alibi_slopes")) == 1):
+        return _varlen_op(q, k, v, cu_seqlens_q, cu_seqlens_k, total_q, h, hkv, d, dv, dt,
+                          softmax_scale, causal, window_size, softcap, alibi_slopes, sinks,
+                          threads)
     if block_table is None:
-        # K and V padded to [B, Hkv, max_k, D] (copies): the kernel then reads
+        # Per-sequence ALiBi slopes [B, H], which attn.sdpa_varlen does not
+        # take: K and V padded to [B, Hkv, max_k, D] (copies): the kernel then reads
         # each head's keys contiguously, as in a dense call; read in place as
         # one-token blocks they cost 1.3-1.6x (docs/serving.md).
         kvs = []

@@ -412,7 +412,8 @@ def test_rotary_half_and_refusals():
 
 # --- flash_attn_varlen_func -------------------------------------------------
 
-def ref_varlen(q, k, v, lq, lk, causal=False, window=(-1, -1), alibi=None, softcap=0.0):
+def ref_varlen(q, k, v, lq, lk, causal=False, window=(-1, -1), alibi=None, softcap=0.0,
+               sinks=None):
     """Each sequence alone, through ref() with one block per sequence."""
     outs, q0, k0 = [], 0, 0
     for b, (nq, nk) in enumerate(zip(lq, lk)):
@@ -420,7 +421,7 @@ def ref_varlen(q, k, v, lq, lk, causal=False, window=(-1, -1), alibi=None, softc
         vc = v[k0:k0 + nk][None]
         sl = None if alibi is None else (alibi if alibi.dim() == 1 else alibi[b:b + 1])
         o, _ = ref(q[q0:q0 + nq][None], kc, vc, [[0]], [nk], max(nk, 1), causal=causal,
-                   window=window, alibi=sl, softcap=softcap)
+                   window=window, alibi=sl, softcap=softcap, sinks=sinks)
         outs.append(o[0])
         q0, k0 = q0 + nq, k0 + nk
     return torch.cat(outs)
@@ -462,6 +463,32 @@ def test_varlen_features_and_half():
     want = ref_varlen(qh, kh, vh, lq, lk, causal=True)
     assert out.dtype == torch.float16
     assert (out.to(torch.float64) - want).abs().max().item() <= 2e-3
+
+
+def test_varlen_sinks_slopes_per_sequence_and_tail_rows():
+    """attn.sdpa_varlen with sinks (one sink above every score); per-sequence
+    slopes [B, H] (the padded route); q rows past cu_seqlens_q[-1] are 0;
+    NumPy inputs."""
+    lq, lk = [3, 10, 0], [7, 10, 4]
+    q = rand(sum(lq) + 2, 4, 32, seed=26)
+    k, v = rand(sum(lk), 2, 32, seed=27), rand(sum(lk), 2, 32, seed=28)
+    sinks = torch.tensor([0.5, 30.0, -1.0, 0.0])
+    out = attn_mlir.flash_attn_varlen_func(q, k, v, cu(lq), cu(lk), 10, 10, causal=True,
+                                           sinks=sinks)
+    want = ref_varlen(q, k, v, lq, lk, causal=True, sinks=sinks)
+    assert (out[:13].to(torch.float64) - want).abs().max().item() <= 2e-5
+    assert out[13:].abs().max().item() == 0.0
+    out_np = attn_mlir.flash_attn_varlen_func(q.numpy(), k.numpy(), v.numpy(), cu(lq).numpy(),
+                                              cu(lk).numpy(), 10, 10, causal=True)
+    want = ref_varlen(q, k, v, lq, lk, causal=True)
+    assert isinstance(out_np, np.ndarray)
+    assert np.abs(out_np[:13] - want.numpy()).max() <= 2e-5
+    slopes = torch.tensor([[0.5, 0.25, 0.125, 0.0625], [1.0, 0.5, 0.25, 0.125],
+                           [0.1, 0.2, 0.3, 0.4]])
+    out = attn_mlir.flash_attn_varlen_func(q, k, v, cu(lq), cu(lk), 10, 10, causal=True,
+                                           alibi_slopes=slopes)
+    want = ref_varlen(q, k, v, lq, lk, causal=True, alibi=slopes)
+    assert (out[:13].to(torch.float64) - want).abs().max().item() <= 2e-5
 
 
 def test_continuous_batching_step():

@@ -6,6 +6,8 @@
 // reads: the reference lowering copies the pages out, the fused CPU
 // kernel reads them in place through the block table. attn.dequantize
 // reads an int8 or fp8 (e4m3) cache with its scales as floats.
+// attn.sdpa_varlen is attention over a ragged batch (FlashAttention's
+// varlen layout).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_SERVING_OPS_TD
@@ -200,6 +202,80 @@ def Attn_DequantizeOp : Attn_Op<"dequantize", [Pure, InferShapedTypeOpAdaptor,
     bool hasTensorScale() { return getScale().getType().getRank() == 0; }
   }];
   let hasVerifier = 1;
+}
+
+def Attn_SdpaVarlenOp : Attn_ShapedOp<"sdpa_varlen", [AttrSizedOperandSegments]> {
+  let summary = "attention over a ragged batch: each sequence its own rows of Q, K and V";
+  let description = [{
+    **Meaning.** The sequences of a ragged batch (FlashAttention's varlen
+    layout) lie one after another along the rows of `query` `[1,H,Tq,D]`
+    and of `key`, `value` `[1,Hkv,Tk,D]`: sequence `b`'s queries are rows
+    `cu_seqlens_q[b] .. cu_seqlens_q[b+1]`, its keys rows
+    `cu_seqlens_k[b] .. cu_seqlens_k[b+1]`. Each sequence attends to its
+    own keys only, as one `attn.sdpa` of its rows would, with its own
+    lengths: bottom-right causal, windows and ALiBi align to each
+    sequence's last query and key (query `i` of sequence `b` sees key `j`
+    under `bottom_right` iff `j ≤ i + len_k(b) − len_q(b)`). Rows of
+    `query` that belong to no sequence (at or past `cu_seqlens_q[B]`) are 0.
+
+    FlashAttention: `flash_attn_varlen_func(q, k, v, cu_seqlens_q,
+    cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal=...)` with `q`
+    `[total_q, H, D]` viewed as `[1, H, total_q, D]`.
+
+    **Usage.**
+
+    ```
+    %o = attn.sdpa_varlen %q, %k, %v, %cu_q, %cu_k [alibi(%slopes)] [sinks(%sinks)]
+        {scale = s, causal = #attn.causal<…>, softcap = c, window = #attn.window<…>}
+        : (type(%q), type(%k), type(%v), tensor<(B+1)xi32>, tensor<(B+1)xi32>, …) -> type(%o)
+    ```
+
+    The attributes and `alibi` (`[H]`), `sinks` (`[H]`) mean what they
+    mean on `attn.sdpa`, per sequence. `attn-decompose` expands the op into
+    a loop over the sequences of `attn.sdpa` on slices of the rows (no
+    padding, no copies of the inputs), which every pipeline then lowers
+    (the CPU pipeline's fused kernel reads each sequence's rows in place).
+
+    **Run time.** Offsets are clamped into `[0, Tq]` / `[0, Tk]` and each
+    sequence's end to at least its start, so no contents of the offset
+    arrays make the compiled code read outside Q, K or V; the Python call
+    refuses offsets that do not start at 0 or decrease.
+
+    **Verifier.**
+    - `query` rank 4 `[1,H,Tq,D]`, `key` `[1,Hkv,Tk,D]`, `value`
+      `[1,Hkv,Tk,Dv]` (batch dims 1, one element type); `H % Hkv = 0`.
+    - `cu_seqlens_q`, `cu_seqlens_k` rank 1, `i32`, of one size `B+1 ≥ 1`.
+    - `alibi`, `sinks` `[H]`; `scale`, `softcap` finite, positive.
+    - The result is `[1,H,Tq,Dv]` with the query's element type.
+
+    **Folds.** None.
+
+    **Example** (two sequences of 3 and 5 tokens, GQA, causal):
+
+    ```mlir
+    func.func @varlen(%q: tensor<1x8x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>,
+                      %cu: tensor<3xi32>) -> tensor<1x8x8x64xf32> {
+      %o = attn.sdpa_varlen %q, %k, %v, %cu, %cu {causal = #attn.causal<bottom_right>}
+          : (tensor<1x8x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<3xi32>,
+             tensor<3xi32>) -> tensor<1x8x8x64xf32>
+      return %o : tensor<1x8x8x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key, Attn_FloatTensor:$value,
+                       RankedTensorOf<[I32]>:$cu_seqlens_q, RankedTensorOf<[I32]>:$cu_seqlens_k,
+                       Optional<Attn_SlopesTensor>:$alibi_slopes,
+                       Optional<Attn_SinksTensor>:$sinks,
+                       OptionalAttr<Attn_F32Attr>:$scale,
+                       OptionalAttr<Attn_CausalKindAttr>:$causal,
+                       OptionalAttr<Attn_F32Attr>:$softcap,
+                       OptionalAttr<Attn_WindowAttr>:$window);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $cu_seqlens_q `,` $cu_seqlens_k
+    (`alibi` `(` $alibi_slopes^ `)`)? (`sinks` `(` $sinks^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 #endif // ATTN_SERVING_OPS_TD

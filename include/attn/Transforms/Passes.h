@@ -14,6 +14,8 @@ namespace mlir::attn {
 void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 /// sdpa → scores/scale/mask/softmax/dropout/weighted_sum.
 void populateDecomposeSdpaPatterns(RewritePatternSet &patterns);
+/// sdpa_varlen → a loop over its sequences of sdpa on slices of the rows.
+void populateDecomposeVarlenPatterns(RewritePatternSet &patterns);
 /// The primitive chain of one sdpa / sdpa_partial, built at `b`'s insertion
 /// point: the values that replace the op's results (what attn-decompose
 /// and AggregatedOpInterface::decomposeOperation use); failure when the

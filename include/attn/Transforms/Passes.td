@@ -5,9 +5,9 @@
 include "mlir/Pass/PassBase.td"
 
 def AttnDecompose : Pass<"attn-decompose"> {
-  let summary = "Expand attn.mha and attn.sdpa into the primitive ops";
+  let summary = "Expand attn.mha, attn.sdpa_varlen and attn.sdpa into the primitive ops";
   let description = [{
-    Two rewrites, applied until nothing changes:
+    Three rewrites, applied until nothing changes:
 
     ```
     mha(xq, xkv)  = project(merge_heads(sdpa(split_heads(project(xq,  Wq, bq), H),
@@ -15,6 +15,8 @@ def AttnDecompose : Pass<"attn-decompose"> {
                                              split_heads(project(xkv, Wv, bv), Hkv), mask)),
                             Wo, bo)
     sdpa(q, k, v) = weighted_sum(dropout(softmax(mask(scale(scores(q, k), s), m, causal)), r, seed), v)
+    sdpa_varlen(q, k, v, cu_q, cu_k) = out, 0 but for: for b, out[0, :, qs_b ..< qe_b] =
+        sdpa(q[0, :, qs_b ..< qe_b], k[0, :, ks_b ..< ke_b], v[0, :, ks_b ..< ke_b])
     ```
 
     - `mha`'s `layout` goes to all four `project`s; its `scale`, `causal`,
@@ -27,8 +29,14 @@ def AttnDecompose : Pass<"attn-decompose"> {
       operand (the operand moves to `attn.mask` unchanged).
     - The `dropout` op is emitted only when `dropout_rate` is present and not 0;
       its `seed` is `dropout_seed`, or 0.
-    - With `keep-sdpa`, only `mha` is expanded and every `sdpa` is kept, for a
-      lowering that takes `sdpa` whole.
+    - `sdpa_varlen` becomes an `scf.for` over its sequences, each an `sdpa`
+      (with the varlen op's attributes, ALiBi slopes and sinks) on slices
+      of the rows, skipped for a sequence without queries or keys, and
+      inserted into a zero-filled output; the offsets are clamped into the
+      rows (`qs_b = clamp(cu_q[b], 0, Tq)`, `qe_b = max(clamp(cu_q[b+1], 0,
+      Tq), qs_b)`, the same for keys).
+    - With `keep-sdpa`, only `mha` and `sdpa_varlen` are expanded and every
+      `sdpa` is kept, for a lowering that takes `sdpa` whole.
     - Primitive ops and non-attn ops are left alone.
 
     **Example.** GQA with 8 query and 2 key/value heads, causal, dropout,
@@ -120,7 +128,8 @@ def AttnDecompose : Pass<"attn-decompose"> {
            "Expand attn.mha only; leave attn.sdpa for a fused lowering">
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect", "::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
+                           "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def AttnFuse : Pass<"attn-fuse"> {

@@ -103,3 +103,57 @@ LogicalResult DequantizeOp::inferReturnTypeComponents(
   inferred.emplace_back(in.getShape());
   return success();
 }
+
+/// [1, H, Tq, Dv]: the query's rows with the value's head dim.
+static SmallVector<int64_t> varlenShape(Value q, Value v) {
+  return {dimOf(q, 0), dimOf(q, 1), dimOf(q, 2), dimOf(v, 3)};
+}
+
+LogicalResult SdpaVarlenOp::verify() {
+  detail::Checker c(*this);
+  Value q = getQuery(), k = getKey(), v = getValue();
+  if (failed(detail::verifyQueryKey(c, q, k)) ||
+      failed(c.rank("value", v, 4, "[1,Hkv,Tk,Dv]")) ||
+      failed(c.sameElementType("value", v, "query", q)) ||
+      failed(c.dim("value", v, 1, "heads", dimOf(k, 1), "heads Hkv of 'key'")) ||
+      failed(c.dim("value", v, 2, "length", dimOf(k, 2), "length Tk of 'key'")))
+    return failure();
+  // One batch row: the sequences are along the rows.
+  for (auto [name, x] : {std::pair<StringRef, Value>{"query", q}, {"key", k}, {"value", v}})
+    if (failed(c.dim(name, x, 0, "batch", 1, "the sequences lie along the rows")))
+      return failure();
+  Value cuq = getCuSeqlensQ(), cuk = getCuSeqlensK();
+  if (failed(c.rank("cu_seqlens_q", cuq, 1, "[B+1]")) ||
+      failed(c.rank("cu_seqlens_k", cuk, 1, "[B+1]")) ||
+      failed(c.dim("cu_seqlens_k", cuk, 0, "size", dimOf(cuq, 0),
+                   "B+1, the size of 'cu_seqlens_q'")))
+    return failure();
+  if (dimOf(cuq, 0) == 0)
+    return emitOpError() << "operand 'cu_seqlens_q' is empty: it holds B+1 >= 1 offsets";
+  if (Value s = getAlibiSlopes())
+    if (failed(c.slopes(s, 1, dimOf(q, 1))))
+      return failure();
+  if (Value s = getSinks())
+    if (failed(c.sinks(s, dimOf(q, 1))))
+      return failure();
+  if (failed(c.positiveFinite("scale", detail::optF(getScaleAttr()))) ||
+      failed(c.positiveFinite("softcap", detail::optF(getSoftcapAttr()))) ||
+      failed(c.windowAlign(getWindowAttr(), getCausalAttr())))
+    return failure();
+  return c.result(varlenShape(q, v), tensorType(q).getElementType());
+}
+
+LogicalResult SdpaVarlenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             Adaptor a, SmallVectorImpl<Type> &types) {
+  return inferOne(
+      loc, getOperationName(), {{"query", a.getQuery()}, {"value", a.getValue()}},
+      [&] { return resultType(varlenShape(a.getQuery(), a.getValue()), a.getQuery()); },
+      types);
+}
+
+LogicalResult SdpaVarlenOp::reifyResultShapes(OpBuilder &b, ReifiedRankedShapedTypeDims &out) {
+  Location loc = getLoc();
+  out.push_back({mixedDim(b, loc, getQuery(), 0), mixedDim(b, loc, getQuery(), 1),
+                 mixedDim(b, loc, getQuery(), 2), mixedDim(b, loc, getValue(), 3)});
+  return success();
+}

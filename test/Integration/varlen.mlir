@@ -1,0 +1,70 @@
+// attn.sdpa_varlen: a ragged batch along the rows (Inputs/varlen_case.py:
+// 5 sequences, query lengths 5, 0, 1, 37, 70 and key lengths 5, 3, 9, 37,
+// 100, GQA 4:1, 3 rows of no sequence) against float64 attention of each
+// sequence's rows, through the reference, cpu and gpu-schedule pipelines:
+// bottom-right and top-left causal, no mask, and window + softcap + ALiBi
+// + sinks. Offsets out of order and past the rows are clamped (no read
+// outside Q, K, V), as the expected output computes them.
+// REQUIRES: torch
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %torch_python %S/Inputs/varlen_case.py %t
+// RUN: attn-run %s --entry=causal --pipeline=reference --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --expect=%t/causal_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=causal --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --expect=%t/causal_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=causal --pipeline=cpu --vector-width=8 --num-threads=1 --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --expect=%t/causal_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=causal --pipeline=gpu-schedule --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --expect=%t/causal_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=top_left --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --expect=%t/tl_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=full --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --expect=%t/full_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=full --pipeline=reference --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --expect=%t/full_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=features --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --input=%t/slopes.npy --input=%t/sinks.npy --expect=%t/feat_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=features --pipeline=reference --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --input=%t/slopes.npy --input=%t/sinks.npy --expect=%t/feat_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=features --pipeline=gpu-schedule --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/cuq.npy --input=%t/cuk.npy --input=%t/slopes.npy --input=%t/sinks.npy --expect=%t/feat_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=causal --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/badq.npy --input=%t/badk.npy --expect=%t/bad_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=causal --pipeline=reference --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/badq.npy --input=%t/badk.npy --expect=%t/bad_expect.npy --quiet | FileCheck %s
+// CHECK: result #0 vs {{.*}}expect.npy: {{.*}}, ok
+//
+// attn-decompose (keep-sdpa, as the fused pipelines run it) makes one
+// attn.sdpa a sequence on slices of the rows, no padded copy; the CPU
+// kernel then reads the slices in place (no copy of Q, K or V).
+// RUN: attn-opt %s --attn-decompose=keep-sdpa | FileCheck %s --check-prefix=LOOP
+// LOOP-LABEL: func.func @causal(
+// LOOP: linalg.fill
+// LOOP: scf.for
+// LOOP: scf.if
+// LOOP: tensor.extract_slice %arg0[0, 0, %{{.*}}, 0] [1, 8, %{{.*}}, 32] [1, 1, 1, 1] : tensor<1x8x?x32xf32> to tensor<1x8x?x32xf32>
+// LOOP: attn.sdpa %{{.*}} {causal = #attn.causal<bottom_right>} : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>) -> tensor<1x8x?x32xf32>
+// LOOP: tensor.insert_slice
+// LOOP-NOT: attn.sdpa_varlen
+
+func.func @causal(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<1x2x?x32xf32>,
+                  %cuq: tensor<?xi32>, %cuk: tensor<?xi32>) -> tensor<1x8x?x32xf32> {
+  %o = attn.sdpa_varlen %q, %k, %v, %cuq, %cuk {causal = #attn.causal<bottom_right>}
+      : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>, tensor<?xi32>,
+         tensor<?xi32>) -> tensor<1x8x?x32xf32>
+  return %o : tensor<1x8x?x32xf32>
+}
+
+func.func @top_left(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<1x2x?x32xf32>,
+                    %cuq: tensor<?xi32>, %cuk: tensor<?xi32>) -> tensor<1x8x?x32xf32> {
+  %o = attn.sdpa_varlen %q, %k, %v, %cuq, %cuk {causal = #attn.causal<top_left>}
+      : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>, tensor<?xi32>,
+         tensor<?xi32>) -> tensor<1x8x?x32xf32>
+  return %o : tensor<1x8x?x32xf32>
+}
+
+func.func @full(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<1x2x?x32xf32>,
+                %cuq: tensor<?xi32>, %cuk: tensor<?xi32>) -> tensor<1x8x?x32xf32> {
+  %o = attn.sdpa_varlen %q, %k, %v, %cuq, %cuk
+      : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>, tensor<?xi32>,
+         tensor<?xi32>) -> tensor<1x8x?x32xf32>
+  return %o : tensor<1x8x?x32xf32>
+}
+
+func.func @features(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<1x2x?x32xf32>,
+                    %cuq: tensor<?xi32>, %cuk: tensor<?xi32>, %slopes: tensor<8xf32>,
+                    %sinks: tensor<8xf32>) -> tensor<1x8x?x32xf32> {
+  %o = attn.sdpa_varlen %q, %k, %v, %cuq, %cuk alibi(%slopes) sinks(%sinks)
+      {causal = #attn.causal<bottom_right>, window = #attn.window<left = 16>, softcap = 20.0 : f32}
+      : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>, tensor<?xi32>,
+         tensor<?xi32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x?x32xf32>
+  return %o : tensor<1x8x?x32xf32>
+}

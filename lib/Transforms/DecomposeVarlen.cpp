@@ -33,14 +33,8 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
     RankedTensorType ty = op.getType();
     auto idx = [&](int64_t c) { return arith::ConstantIndexOp::create(rewriter, loc, c); };
     Value zero = idx(0), one = idx(1);
-    SmallVector<OpFoldResult> outSizes = tensor::getMixedSizes(rewriter, loc, q);
-    outSizes.back() = tensor::getMixedSize(rewriter, loc, v, 3);
-    Value empty = tensor::EmptyOp::create(rewriter, loc, outSizes, ty.getElementType());
-    Value out =
-        linalg::FillOp::create(rewriter, loc,
-                               linalg_lowering::floatConst(rewriter, loc, ty.getElementType(), 0.0),
-                               empty)
-            .getResult(0);
+    Value out = linalg_lowering::filled(rewriter, loc, linalg_lowering::resultSizes(rewriter, op),
+                                        ty.getElementType(), 0.0);
     Value tq = tensor::DimOp::create(rewriter, loc, q, 2);
     Value tk = tensor::DimOp::create(rewriter, loc, k, 2);
     Value sequences = arith::SubIOp::create(
@@ -69,13 +63,21 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
           Value any = arith::AndIOp::create(
               b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, lq, zero),
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, lk, zero));
+          // Rows start .. start + len of x (any of q, k, v and the output).
+          struct Rows {
+            SmallVector<OpFoldResult> offsets, sizes, strides;
+          };
+          auto rowsOf = [&](Value x, Value start, Value len) {
+            Rows r{{b.getIndexAttr(0), b.getIndexAttr(0), start, b.getIndexAttr(0)},
+                   tensor::getMixedSizes(b, l, x),
+                   SmallVector<OpFoldResult>(4, b.getIndexAttr(1))};
+            r.sizes[2] = len;
+            return r;
+          };
           auto rows = [&](Value x, Value start, Value len) {
-            SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), start,
-                                              b.getIndexAttr(0)};
-            SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, l, x);
-            sizes[2] = len;
-            SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-            return tensor::ExtractSliceOp::create(b, l, x, offsets, sizes, strides).getResult();
+            Rows r = rowsOf(x, start, len);
+            return tensor::ExtractSliceOp::create(b, l, x, r.offsets, r.sizes, r.strides)
+                .getResult();
           };
           auto ifOp = scf::IfOp::create(
               b, l, any,
@@ -90,13 +92,9 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
                 sdpa.setCausalAttr(op.getCausalAttr());
                 sdpa.setSoftcapAttr(op.getSoftcapAttr());
                 sdpa.setWindowAttr(op.getWindowAttr());
-                SmallVector<OpFoldResult> offsets{t.getIndexAttr(0), t.getIndexAttr(0), qs,
-                                                  t.getIndexAttr(0)};
-                SmallVector<OpFoldResult> sizes =
-                    tensor::getMixedSizes(t, tl, sdpa.getResult());
-                SmallVector<OpFoldResult> strides(4, t.getIndexAttr(1));
+                Rows r = rowsOf(acc[0], qs, lq);
                 Value next = tensor::InsertSliceOp::create(t, tl, sdpa.getResult(), acc[0],
-                                                           offsets, sizes, strides);
+                                                           r.offsets, r.sizes, r.strides);
                 scf::YieldOp::create(t, tl, next);
               },
               [&](OpBuilder &e, Location el) { scf::YieldOp::create(e, el, acc[0]); });

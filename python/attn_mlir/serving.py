@@ -126,6 +126,15 @@ def _attributes(softmax_scale, d, causal, window_size, softcap):
     return attrs
 
 
+def _per_head(x, name, h):
+    """`x` (sinks, ALiBi slopes) as a float32 [h] buffer, checked."""
+    buf = _arrays.as_buffer(_arrays.cast(x, "float32", name), name)
+    if buf.shape != (h,):
+        _fail(ValueError, "%s must be [%d] (one per query head), got %s"
+              % (name, h, list(buf.shape)))
+    return buf
+
+
 def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, sinks,
                  return_lse, quant=None, tensor_scale=False, leftpad=None):
     """The attn IR of one call: K and V gathered from the caches %kc, %vc
@@ -185,10 +194,7 @@ def _kernel_text(name, elt, h, hkv, d, dv, tq, bs, hnd, attrs, b, alibi_slopes, 
         alibi = " alibi(%slopes)"
     operand_types.append("tensor<?xi32>")
     if sinks is not None:
-        sink_buf = _arrays.as_buffer(_arrays.cast(sinks, "float32", "sinks"), "sinks")
-        if sink_buf.shape != (h,):
-            _fail(ValueError, "sinks must be [%d] (one per query head), got %s"
-                  % (h, list(sink_buf.shape)))
+        sink_buf = _per_head(sinks, "sinks", h)
         args.append("%%sinks: tensor<%dxf32>" % h)
         operand_types.append("tensor<%dxf32>" % h)
         extra.append(sink_buf)
@@ -732,10 +738,7 @@ def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, c
     for name, x, key in (("alibi_slopes", alibi_slopes, "alibi"), ("sinks", sinks, "sinks")):
         if x is None:
             continue
-        buf = _arrays.as_buffer(_arrays.cast(x, "float32", name), name)
-        if buf.shape != (h,):
-            _fail(ValueError, "%s must be [%d] (one per query head), got %s"
-                  % (name, h, list(buf.shape)))
+        buf = _per_head(x, name, h)
         args.append("%%%s: tensor<%dxf32>" % (key, h))
         types.append("tensor<%dxf32>" % h)
         operands += " %s(%%%s)" % (key, key)

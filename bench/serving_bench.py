@@ -26,7 +26,10 @@ the same values as a paged int8 cache (shuffled blocks of 16, NHD, through
 flash_attn_with_kvcache) beside the f32 cache paged the same way, against
 the f32 and the f16 cache, with each
 one's error against float64 attention on the dequantised K/V.
---only decode|ragged|int8 runs one part."""
+And (--only step) a continuous-batching step: ragged queries (prefill
+chunks and one-token decodes) on one paged cache, one varlen call against
+the padded-query route it replaced and against separate calls.
+--only decode|ragged|int8|step runs one part."""
 
 import argparse
 import json
@@ -195,14 +198,82 @@ def int8_decode(rounds, tk, build):
                  100 * nbytes[name] / m / 1e9 / gbps, errs[name]))
 
 
+def step(rounds):
+    """A continuous-batching step: 2 sequences prefilling chunks of 256
+    queries (contexts 1024 and 2048) and 14 decoding one token (contexts
+    512 .. 4096), H 32, Hkv 8, D 128, f32, causal, keys in one paged NHD
+    cache of blocks of 16 at shuffled ids. One flash_attn_varlen_func with
+    the block table (attn.sdpa_varlen), against the route it replaced (the
+    queries padded to [B, 256, H, D], each sequence's at the end of its
+    rows, one flash_attn_with_kvcache, the real rows copied out) and against
+    16 separate flash_attn_with_kvcache calls."""
+    H, HKV, D, BS = 32, 8, 128, 16
+    lq = [256, 256] + [1] * 14
+    lk = [1024, 2048] + [int(round(512 * 8 ** (i / 13))) for i in range(14)]
+    mb = max(-(-n // BS) for n in lk)
+    nb = sum(-(-n // BS) for n in lk) + 8
+    perm = torch.randperm(nb)
+    table = torch.zeros(len(lk), mb, dtype=torch.int32)
+    used = 0
+    for b, n in enumerate(lk):
+        nblk = -(-n // BS)
+        table[b, :nblk] = perm[used:used + nblk]
+        used += nblk
+    kc, vc = torch.randn(nb, BS, HKV, D), torch.randn(nb, BS, HKV, D)
+    q = torch.randn(sum(lq), H, D)
+    cuq = torch.tensor([0] + list(np.cumsum(lq)), dtype=torch.int32)
+    cuk = torch.tensor([0] + list(np.cumsum(lk)), dtype=torch.int32)
+    lens = torch.tensor(lk, dtype=torch.int32)
+    kvc = attn_mlir.flash_attn_with_kvcache
+    maxq = max(lq)
+
+    def varlen():
+        return attn_mlir.flash_attn_varlen_func(q, kc, vc, cuq, cuk, maxq, max(lk), causal=True,
+                                                block_table=table)
+
+    def padded():
+        qp = torch.zeros(len(lq), maxq, H, D)
+        for b, (s, n) in enumerate(zip(cuq[:-1].tolist(), lq)):
+            qp[b, maxq - n:] = q[s:s + n]
+        o = kvc(qp, kc, vc, cache_seqlens=lens, block_table=table, causal=True)
+        return torch.cat([o[b, maxq - n:] for b, n in enumerate(lq)])
+
+    def separate():
+        return torch.cat([kvc(q[s:s + n][None], kc, vc, cache_seqlens=lens[b:b + 1],
+                              block_table=table[b:b + 1], causal=True)[0]
+                          for b, (s, n) in enumerate(zip(cuq[:-1].tolist(), lq))])
+
+    a, b_, c = varlen(), padded(), separate()
+    assert (a - c).abs().max() < 1e-4 and (b_ - c).abs().max() < 1e-4
+    t = alternate({"varlen with block_table": varlen, "padded queries (before)": padded,
+                   "16 separate calls": separate}, rounds)
+    print("Continuous-batching step, H %d, Hkv %d, D %d, f32, causal, paged NHD blocks of %d; "
+          "query lengths %s, key lengths %s; %d rounds alternating"
+          % (H, HKV, D, BS, lq, lk, rounds))
+    print()
+    print("| program | median (ms) |")
+    print("|---|---|")
+    for name, m in t.items():
+        print("| %s | %.2f |" % (name, 1e3 * m))
+    print()
+    print("varlen / padded: %.2f; varlen / separate: %.2f"
+          % (t["varlen with block_table"] / t["padded queries (before)"],
+             t["varlen with block_table"] / t["16 separate calls"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--tk", type=int, default=32768)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--only", choices=["decode", "ragged", "int8"], default=None)
+    ap.add_argument("--only", choices=["decode", "ragged", "int8", "step"], default=None)
     args = ap.parse_args()
     torch.manual_seed(0)
+    if args.only in (None, "step"):
+        step(args.rounds)
+        print()
+        if args.only == "step":
+            return
     if args.only in (None, "int8"):
         int8_decode(args.rounds, args.tk, args.build)
         print()

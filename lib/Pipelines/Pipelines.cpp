@@ -45,7 +45,9 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // Before scf-to-cf: the alloca scopes that scf-to-openmp creates must
-  // keep a single block.
+  // keep a single block; those a collapsed loop left in an scf region get
+  // an scf.execute_region to turn into blocks in.
+  pm.addPass(mlir::attn::createAttnIsolateAllocaScopes());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertOpenMPToLLVMPass());

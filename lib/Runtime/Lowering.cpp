@@ -273,6 +273,21 @@ std::vector<BlockTableCheck> blockTableChecks(ModuleOp module, llvm::StringRef e
       return;
     checks.push_back(c);
   });
+  // sdpa_varlen's paged keys: sequence b has cu_seqlens_k[b+1] − [b] keys.
+  fn->walk([&](mlir::attn::SdpaVarlenOp op) {
+    Value table = op.getBlockTable();
+    if (!table)
+      return;
+    auto cache = cast<RankedTensorType>(op.getKey().getType());
+    int64_t bsDim = op.getCacheLayout() == mlir::attn::KvLayout::nhd ? 1 : 2;
+    BlockTableCheck c{argNumber(table), argNumber(op.getCuSeqlensK()), cache.getDimSize(0),
+                      cache.getDimSize(bsDim), op->getName().getStringRef().str(),
+                      /*cumulativeLengths=*/true};
+    if (c.tableArg < 0 || c.lengthsArg < 0 || ShapedType::isDynamic(c.numBlocks) ||
+        ShapedType::isDynamic(c.blockSize))
+      return;
+    checks.push_back(c);
+  });
   return checks;
 }
 
@@ -281,7 +296,15 @@ std::string BlockTableCheck::check(int64_t batch, int64_t maxBlocks,
                                    llvm::function_ref<int64_t(int64_t)> length) const {
   for (int64_t b = 0; b < batch; ++b) {
     int64_t used = maxBlocks;
-    if (lengthsArg >= 0) {
+    if (cumulativeLengths) {
+      int64_t len = length(b + 1) - length(b);
+      if (len < 0 || len > maxBlocks * blockSize)
+        return "sequence " + std::to_string(b) + " has " + std::to_string(len) +
+               " keys (cu_seqlens_k[" + std::to_string(b + 1) + "] - [" + std::to_string(b) +
+               "]), outside [0, MB*BS = " + std::to_string(maxBlocks * blockSize) + "] of '" +
+               op + "'";
+      used = blockSize > 0 ? (len + blockSize - 1) / blockSize : 0;
+    } else if (lengthsArg >= 0) {
       int64_t len = std::clamp<int64_t>(length(b), 0, maxBlocks * blockSize);
       used = blockSize > 0 ? (len + blockSize - 1) / blockSize : 0;
     }

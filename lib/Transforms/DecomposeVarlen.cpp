@@ -22,9 +22,44 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Sequence s's key count with paged keys: cu[s+1] − cu[s] clamped into
+/// [0, most] (most = MB·BS, what its row of the table holds).
+Value pagedLength(OpBuilder &b, Location l, Value cu, Value s, Value most) {
+  auto at = [&](Value i) -> Value {
+    return arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                      tensor::ExtractOp::create(b, l, cu, ValueRange{i}));
+  };
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value next = arith::AddIOp::create(b, l, s, arith::ConstantIndexOp::create(b, l, 1));
+  Value len = arith::SubIOp::create(b, l, at(next), at(s));
+  return arith::MinSIOp::create(b, l, arith::MaxSIOp::create(b, l, len, zero), most);
+}
+
+/// Sequence s's keys and values gathered from the caches through its row
+/// of the block table, `len` long, and the lengths [len] as a tensor: what
+/// the fused kernels read from the pages in place.
+std::tuple<Value, Value, Value> pagedKeys(OpBuilder &b, Location l, SdpaVarlenOp op, Value s,
+                                          Value len) {
+  Value table = op.getBlockTable();
+  SmallVector<OpFoldResult> offsets{s, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, l, table);
+  sizes[0] = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  Value row = tensor::ExtractSliceOp::create(b, l, table, offsets, sizes, strides);
+  Value lengths = tensor::FromElementsOp::create(
+      b, l, RankedTensorType::get({1}, b.getI32Type()),
+      ValueRange{arith::IndexCastOp::create(b, l, b.getI32Type(), len)});
+  auto layout = KvLayoutAttr::get(b.getContext(), op.getCacheLayout());
+  auto gather = [&](Value cache) -> Value {
+    return GatherPagesOp::create(b, l, cache, row, lengths, layout);
+  };
+  return {gather(op.getKey()), gather(op.getValue()), lengths};
+}
+
 /// sdpa_varlen(q, k, v, cu_q, cu_k) =
 ///   for b: out[0, :, qs_b .. qe_b] = sdpa(q[0, :, qs_b .. qe_b], k[0, :, ks_b .. ke_b], …)
-/// with the rows of no sequence 0.
+/// with the rows of no sequence 0; with a block table, the keys of each
+/// sdpa are gather_pages of the sequence's row of the table.
 struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SdpaVarlenOp op, PatternRewriter &rewriter) const override {
@@ -36,7 +71,14 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
     Value out = linalg_lowering::filled(rewriter, loc, linalg_lowering::resultSizes(rewriter, op),
                                         ty.getElementType(), 0.0);
     Value tq = tensor::DimOp::create(rewriter, loc, q, 2);
-    Value tk = tensor::DimOp::create(rewriter, loc, k, 2);
+    Value table = op.getBlockTable();
+    // The keys a sequence can have: Tk, or MB·BS of paged caches.
+    Value tk = table ? arith::MulIOp::create(
+                           rewriter, loc, tensor::DimOp::create(rewriter, loc, table, 1),
+                           tensor::DimOp::create(rewriter, loc, k,
+                                                 op.getCacheLayout() == KvLayout::nhd ? 1 : 2))
+                           .getResult()
+                     : tensor::DimOp::create(rewriter, loc, k, 2).getResult();
     Value sequences = arith::SubIOp::create(
         rewriter, loc, tensor::DimOp::create(rewriter, loc, op.getCuSeqlensQ(), 0), one);
     auto loop = scf::ForOp::create(
@@ -57,7 +99,11 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
             return std::pair<Value, Value>{start, arith::SubIOp::create(b, l, end, start)};
           };
           auto [qs, lq] = range(op.getCuSeqlensQ(), tq);
-          auto [ks, lk] = range(op.getCuSeqlensK(), tk);
+          Value ks, lk;
+          if (table)
+            lk = pagedLength(b, l, op.getCuSeqlensK(), s, tk);
+          else
+            std::tie(ks, lk) = range(op.getCuSeqlensK(), tk);
           // A sequence without queries writes nothing; one without keys
           // keeps its rows 0 (what sdpa gives a row that sees no key).
           Value any = arith::AndIOp::create(
@@ -67,35 +113,63 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
           struct Rows {
             SmallVector<OpFoldResult> offsets, sizes, strides;
           };
-          auto rowsOf = [&](Value x, Value start, Value len) {
+          auto rowsOf = [&](Value x, Value start, OpFoldResult len) {
             Rows r{{b.getIndexAttr(0), b.getIndexAttr(0), start, b.getIndexAttr(0)},
                    tensor::getMixedSizes(b, l, x),
                    SmallVector<OpFoldResult>(4, b.getIndexAttr(1))};
             r.sizes[2] = len;
             return r;
           };
-          auto rows = [&](Value x, Value start, Value len) {
+          auto rows = [&](Value x, Value start, OpFoldResult len) {
             Rows r = rowsOf(x, start, len);
             return tensor::ExtractSliceOp::create(b, l, x, r.offsets, r.sizes, r.strides)
                 .getResult();
           };
+          // The sequence's attn.sdpa on queries[qs, qs + queries), inserted
+          // into the output's rows.
+          auto attend = [&](OpBuilder &t, Location tl, OpFoldResult queries) -> Value {
+            SdpaOp sdpa;
+            if (table) {
+              auto [keys, values, lengths] = pagedKeys(t, tl, op, s, lk);
+              sdpa = SdpaOp::create(t, tl, rows(q, qs, queries), keys, values);
+              sdpa.getKeyLengthsMutable().assign(lengths);
+            } else {
+              sdpa = SdpaOp::create(t, tl, rows(q, qs, queries), rows(k, ks, lk),
+                                    rows(v, ks, lk));
+            }
+            if (Value slopes = op.getAlibiSlopes())
+              sdpa.getAlibiSlopesMutable().assign(slopes);
+            if (Value sinks = op.getSinks())
+              sdpa.getSinksMutable().assign(sinks);
+            sdpa.setScaleAttr(op.getScaleAttr());
+            sdpa.setCausalAttr(op.getCausalAttr());
+            sdpa.setSoftcapAttr(op.getSoftcapAttr());
+            sdpa.setWindowAttr(op.getWindowAttr());
+            Rows r = rowsOf(acc[0], qs, queries);
+            return tensor::InsertSliceOp::create(t, tl, sdpa.getResult(), acc[0], r.offsets,
+                                                 r.sizes, r.strides);
+          };
           auto ifOp = scf::IfOp::create(
               b, l, any,
               [&](OpBuilder &t, Location tl) {
-                auto sdpa = SdpaOp::create(t, tl, rows(q, qs, lq), rows(k, ks, lk),
-                                           rows(v, ks, lk));
-                if (Value slopes = op.getAlibiSlopes())
-                  sdpa.getAlibiSlopesMutable().assign(slopes);
-                if (Value sinks = op.getSinks())
-                  sdpa.getSinksMutable().assign(sinks);
-                sdpa.setScaleAttr(op.getScaleAttr());
-                sdpa.setCausalAttr(op.getCausalAttr());
-                sdpa.setSoftcapAttr(op.getSoftcapAttr());
-                sdpa.setWindowAttr(op.getWindowAttr());
-                Rows r = rowsOf(acc[0], qs, lq);
-                Value next = tensor::InsertSliceOp::create(t, tl, sdpa.getResult(), acc[0],
-                                                           r.offsets, r.sizes, r.strides);
-                scf::YieldOp::create(t, tl, next);
+                if (!ShapedType::isDynamic(ty.getDimSize(2))) {
+                  scf::YieldOp::create(t, tl, attend(t, tl, lq));
+                  return;
+                }
+                // A decoding sequence (one query) gets an sdpa of static
+                // Tq = 1: the kernels' decode tile (query heads grouped per
+                // K/V head, K/V read in place, keys split across threads)
+                // instead of a tile of padded rows per query head.
+                Value decoding = arith::CmpIOp::create(t, tl, arith::CmpIPredicate::eq, lq, one);
+                auto byLength = scf::IfOp::create(
+                    t, tl, decoding,
+                    [&](OpBuilder &d, Location dl) {
+                      scf::YieldOp::create(d, dl, attend(d, dl, d.getIndexAttr(1)));
+                    },
+                    [&](OpBuilder &p, Location pl) {
+                      scf::YieldOp::create(p, pl, attend(p, pl, lq));
+                    });
+                scf::YieldOp::create(t, tl, byLength.getResults());
               },
               [&](OpBuilder &e, Location el) { scf::YieldOp::create(e, el, acc[0]); });
           scf::YieldOp::create(b, l, ifOp.getResults());

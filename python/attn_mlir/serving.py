@@ -721,20 +721,31 @@ def _paged_quantized_kvcache(kind, q, k_cache, v_cache, k, v, cache_seqlens, blo
 
 
 def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, causal,
-               window_size, softcap, alibi_slopes, sinks, threads):
-    """flash_attn_varlen_func without a block table: one attn.sdpa_varlen
-    on q, k, v viewed as [1, heads, total, headdim] (views, no copies on
-    this side), which attn-decompose makes one attn.sdpa a sequence on
-    slices of the rows."""
+               window_size, softcap, alibi_slopes, sinks, threads, table=None, bs=None):
+    """flash_attn_varlen_func as one attn.sdpa_varlen on q viewed as [1,
+    heads, total_q, headdim] and k, v viewed as [1, heads_k, total_k,
+    headdim], or, with a block table, on the paged caches as they are
+    (views, no copies on this side): attn-decompose makes it one attn.sdpa a
+    sequence on slices of the rows (and gather_pages of its row of the
+    table), which the kernel reads in place."""
     elt = _MLIR_TYPES[dt]
     t_q = "tensor<1x%dx?x%dx%s>" % (h, d, elt)
-    t_k = "tensor<1x%dx?x%dx%s>" % (hkv, d, elt)
-    t_v = "tensor<1x%dx?x%dx%s>" % (hkv, dv, elt)
+    if table is None:
+        t_k = "tensor<1x%dx?x%dx%s>" % (hkv, d, elt)
+        t_v = "tensor<1x%dx?x%dx%s>" % (hkv, dv, elt)
+    else:
+        t_k = "tensor<?x%dx%dx%dx%s>" % (bs, hkv, d, elt)
+        t_v = "tensor<?x%dx%dx%dx%s>" % (bs, hkv, dv, elt)
     t_o = "tensor<1x%dx?x%dx%s>" % (h, dv, elt)
     args = ["%%q: %s" % t_q, "%%k: %s" % t_k, "%%v: %s" % t_v, "%cuq: tensor<?xi32>",
             "%cuk: tensor<?xi32>"]
     types = [t_q, t_k, t_v, "tensor<?xi32>", "tensor<?xi32>"]
     extra, operands = [], ""
+    if table is not None:
+        args.append("%table: tensor<?x?xi32>")
+        types.append("tensor<?x?xi32>")
+        operands += " block_table(%table)"
+        extra.append(table)
     for name, x, key in (("alibi_slopes", alibi_slopes, "alibi"), ("sinks", sinks, "sinks")):
         if x is None:
             continue
@@ -752,8 +763,12 @@ def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, c
     out, view = _arrays.empty_like_kind(q, (total_q, h, dv), dt)
     if total_q == 0:
         return out
-    rows = [_arrays.as_buffer(x, n).transpose(1, 0, 2)[None] for x, n in ((q, "q"), (k, "k"),
-                                                                           (v, "v"))]
+    if table is None:
+        rows = [_arrays.as_buffer(x, n).transpose(1, 0, 2)[None]
+                for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    else:
+        rows = [_arrays.as_buffer(q, "q").transpose(1, 0, 2)[None], _arrays.as_buffer(k, "k"),
+                _arrays.as_buffer(v, "v")]
     kernel.call(rows + [_int32(cu_q, "cu_seqlens_q"), _int32(cu_k, "cu_seqlens_k")] + extra,
                 [view.transpose(1, 0, 2)[None]])
     return out
@@ -789,16 +804,17 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     of each sequence: query i of sequence b sees key j iff
     j <= i + len_k(b) - len_q(b). Returns [total_q, H, Dv].
 
-    How: without a block table, one attn.sdpa_varlen on q, k, v viewed as
-    [1, heads, total, headdim]: one attn.sdpa a sequence on its rows, read
-    in place (docs/serving.md). With a block table (or per-sequence ALiBi
-    slopes [B, H]), one attn.sdpa on the queries padded to max_seqlen_q
-    rows per sequence (a copy), each sequence's queries at the end of its
-    rows, so that the bottom-right diagonal of the padded rows is each
-    sequence's own; the keys are read in place from the pages (or padded
-    per sequence too, a copy, for [B, H] slopes). The padding rows are
-    computed and dropped: with causal, their tiles see no key and are
-    skipped; without, they cost as much as real rows."""
+    How: one attn.sdpa_varlen on q, k, v viewed as [1, heads, total,
+    headdim] (with a block table, on the caches as they are): one
+    attn.sdpa a sequence on its rows (and its pages), read in place
+    (docs/serving.md). Per-sequence ALiBi slopes [B, H], which that op does
+    not take, go through one attn.sdpa on the queries padded to
+    max_seqlen_q rows per sequence (a copy), each sequence's queries at the
+    end of its rows, so that the bottom-right diagonal of the padded rows is
+    each sequence's own; the keys are read in place from the pages or
+    padded per sequence too (a copy). The padding rows are computed and
+    dropped: with causal, their tiles see no key and are skipped; without,
+    they cost as much as real rows."""
     if dropout_p:
         _fail(ValueError, "dropout_p=%r: attn_mlir's varlen call is for inference (dropout "
               "needs a seed; use scaled_dot_product_attention(dropout_seed=...))" % dropout_p)
@@ -843,11 +859,19 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         _fail(ValueError, "max_seqlen_q/k = %d/%d, but a sequence has %d/%d rows"
               % (max_q, max_k, int(len_q.max()), int(len_k.max())))
 
-    if block_table is None and (alibi_slopes is None or
-                                np.ndim(_arrays.as_buffer(alibi_slopes, "alibi_slopes")) == 1):
+    table = None
+    if block_table is not None:
+        table = _int32(block_table, "block_table")
+        if table.ndim != 2 or table.shape[0] != b:
+            _fail(ValueError, "block_table must be [batch=%d, max_blocks], got shape %s"
+                  % (b, list(table.shape)))
+        if b and len_k.max() > table.shape[1] * bs:
+            _fail(ValueError, "a sequence has %d keys, past the block table's %d"
+                  % (int(len_k.max()), table.shape[1] * bs))
+    if alibi_slopes is None or np.ndim(_arrays.as_buffer(alibi_slopes, "alibi_slopes")) == 1:
         return _varlen_op(q, k, v, cu_seqlens_q, cu_seqlens_k, total_q, h, hkv, d, dv, dt,
                           softmax_scale, causal, window_size, softcap, alibi_slopes, sinks,
-                          threads)
+                          threads, table, bs)
     if block_table is None:
         # Per-sequence ALiBi slopes [B, H], which attn.sdpa_varlen does not
         # take: K and V padded to [B, Hkv, max_k, D] (copies): the kernel then reads
@@ -861,16 +885,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                 padded[i, :, :nk] = xb[s0:s0 + nk].transpose(1, 0, 2)
             kvs.append(padded)
         k_cache, v_cache = kvs
-        table = None
         bs = None
     else:
-        table = _int32(block_table, "block_table")
-        if table.ndim != 2 or table.shape[0] != b:
-            _fail(ValueError, "block_table must be [batch=%d, max_blocks], got shape %s"
-                  % (b, list(table.shape)))
-        if b and len_k.max() > table.shape[1] * bs:
-            _fail(ValueError, "a sequence has %d keys, past the block table's %d"
-                  % (int(len_k.max()), table.shape[1] * bs))
         k_cache, v_cache = _arrays.as_buffer(k, "k"), _arrays.as_buffer(v, "v")
     out, view = _arrays.empty_like_kind(q, (total_q, h, dv), dt)
     if b == 0 or total_q == 0 or max_q == 0:

@@ -119,3 +119,98 @@ func.func @result(%q: tensor<1x8x10x64xf32>, %k: tensor<1x2x12x64xf32>, %cu: ten
         -> tensor<1x8x12x64xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func @paged_round_trip
+// CHECK: attn.sdpa_varlen %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} block_table(%{{.*}}) {causal = #attn.causal<bottom_right>} : (tensor<1x8x?x64xf32>, tensor<40x16x2x64xf32>, tensor<40x16x2x32xf32>, tensor<4xi32>, tensor<4xi32>, tensor<3x8xi32>) -> tensor<1x8x?x32xf32>
+// CHECK: attn.sdpa_varlen %{{.*}} block_table(%{{.*}}) sinks(%{{.*}}) {layout = #attn.kv_layout<hnd>} : (tensor<1x8x?x64xf32>, tensor<40x2x16x64xf32>, tensor<40x2x16x64xf32>, tensor<?xi32>, tensor<?xi32>, tensor<?x?xi64>, tensor<8xf32>) -> tensor<1x8x?x64xf32>
+func.func @paged_round_trip(%q: tensor<1x8x?x64xf32>, %kc: tensor<40x16x2x64xf32>,
+                            %vc: tensor<40x16x2x32xf32>, %cu: tensor<4xi32>, %t: tensor<3x8xi32>,
+                            %kh: tensor<40x2x16x64xf32>, %cud: tensor<?xi32>,
+                            %t64: tensor<?x?xi64>, %s: tensor<8xf32>) {
+  %a = attn.sdpa_varlen %q, %kc, %vc, %cu, %cu block_table(%t) {causal = #attn.causal<bottom_right>}
+      : (tensor<1x8x?x64xf32>, tensor<40x16x2x64xf32>, tensor<40x16x2x32xf32>, tensor<4xi32>,
+         tensor<4xi32>, tensor<3x8xi32>) -> tensor<1x8x?x32xf32>
+  %b = attn.sdpa_varlen %q, %kh, %kh, %cud, %cud block_table(%t64) sinks(%s)
+      {layout = #attn.kv_layout<hnd>}
+      : (tensor<1x8x?x64xf32>, tensor<40x2x16x64xf32>, tensor<40x2x16x64xf32>, tensor<?xi32>,
+         tensor<?xi32>, tensor<?x?xi64>, tensor<8xf32>) -> tensor<1x8x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @layout_without_table(%q: tensor<1x8x10x64xf32>, %k: tensor<1x2x12x64xf32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{attribute 'layout' describes paged caches: it needs a 'block_table'}}
+  %a = attn.sdpa_varlen %q, %k, %k, %cu, %cu {layout = #attn.kv_layout<hnd>}
+      : (tensor<1x8x10x64xf32>, tensor<1x2x12x64xf32>, tensor<1x2x12x64xf32>, tensor<3xi32>, tensor<3xi32>)
+        -> tensor<1x8x10x64xf32>
+  return
+}
+
+// -----
+
+func.func @table_batch(%q: tensor<1x8x10x64xf32>, %kc: tensor<40x16x2x64xf32>, %cu: tensor<3xi32>,
+                       %t: tensor<3x8xi32>) {
+  // expected-error @+1 {{operand 'block_table' batch (dim 0) is 3, expected 2 (B, one less than the size of 'cu_seqlens_q')}}
+  %a = attn.sdpa_varlen %q, %kc, %kc, %cu, %cu block_table(%t)
+      : (tensor<1x8x10x64xf32>, tensor<40x16x2x64xf32>, tensor<40x16x2x64xf32>, tensor<3xi32>,
+         tensor<3xi32>, tensor<3x8xi32>) -> tensor<1x8x10x64xf32>
+  return
+}
+
+// -----
+
+func.func @table_rank(%q: tensor<1x8x10x64xf32>, %kc: tensor<40x16x2x64xf32>, %cu: tensor<3xi32>,
+                      %t: tensor<16xi32>) {
+  // expected-error @+1 {{operand 'block_table' must have rank 2 [B,MB], got rank 1}}
+  %a = attn.sdpa_varlen %q, %kc, %kc, %cu, %cu block_table(%t)
+      : (tensor<1x8x10x64xf32>, tensor<40x16x2x64xf32>, tensor<40x16x2x64xf32>, tensor<3xi32>,
+         tensor<3xi32>, tensor<16xi32>) -> tensor<1x8x10x64xf32>
+  return
+}
+
+// -----
+
+func.func @cache_heads(%q: tensor<1x8x10x64xf32>, %kc: tensor<40x16x3x64xf32>, %cu: tensor<3xi32>,
+                       %t: tensor<2x8xi32>) {
+  // expected-error @+1 {{'query' heads H = 8 is not a multiple of 'key' heads Hkv = 3}}
+  %a = attn.sdpa_varlen %q, %kc, %kc, %cu, %cu block_table(%t)
+      : (tensor<1x8x10x64xf32>, tensor<40x16x3x64xf32>, tensor<40x16x3x64xf32>, tensor<3xi32>,
+         tensor<3xi32>, tensor<2x8xi32>) -> tensor<1x8x10x64xf32>
+  return
+}
+
+// -----
+
+func.func @cache_blocks(%q: tensor<1x8x10x64xf32>, %kc: tensor<40x16x2x64xf32>,
+                        %vc: tensor<40x8x2x64xf32>, %cu: tensor<3xi32>, %t: tensor<2x8xi32>) {
+  // expected-error @+1 {{operand 'value' block size (dim 1) is 8, expected 16 (block size BS of 'key')}}
+  %a = attn.sdpa_varlen %q, %kc, %vc, %cu, %cu block_table(%t)
+      : (tensor<1x8x10x64xf32>, tensor<40x16x2x64xf32>, tensor<40x8x2x64xf32>, tensor<3xi32>,
+         tensor<3xi32>, tensor<2x8xi32>) -> tensor<1x8x10x64xf32>
+  return
+}
+
+// -----
+
+func.func @cache_hnd_heads(%q: tensor<1x8x10x64xf32>, %kc: tensor<40x2x16x64xf32>,
+                           %vc: tensor<40x4x16x64xf32>, %cu: tensor<3xi32>, %t: tensor<2x8xi32>) {
+  // expected-error @+1 {{operand 'value' heads (dim 1) is 4, expected 2 (heads Hkv of 'key')}}
+  %a = attn.sdpa_varlen %q, %kc, %vc, %cu, %cu block_table(%t) {layout = #attn.kv_layout<hnd>}
+      : (tensor<1x8x10x64xf32>, tensor<40x2x16x64xf32>, tensor<40x4x16x64xf32>, tensor<3xi32>,
+         tensor<3xi32>, tensor<2x8xi32>) -> tensor<1x8x10x64xf32>
+  return
+}
+
+// -----
+
+func.func @cache_head_dim(%q: tensor<1x8x10x64xf32>, %kc: tensor<40x16x2x32xf32>, %cu: tensor<3xi32>,
+                          %t: tensor<2x8xi32>) {
+  // expected-error @+1 {{operand 'key' head dim (dim 3) is 32, expected 64 (head dim D of 'query')}}
+  %a = attn.sdpa_varlen %q, %kc, %kc, %cu, %cu block_table(%t)
+      : (tensor<1x8x10x64xf32>, tensor<40x16x2x32xf32>, tensor<40x16x2x32xf32>, tensor<3xi32>,
+         tensor<3xi32>, tensor<2x8xi32>) -> tensor<1x8x10x64xf32>
+  return
+}

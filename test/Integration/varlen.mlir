@@ -24,13 +24,21 @@
 //
 // attn-decompose (keep-sdpa, as the fused pipelines run it) makes one
 // attn.sdpa a sequence on slices of the rows, no padded copy; the CPU
-// kernel then reads the slices in place (no copy of Q, K or V).
+// kernel then reads the slices in place (no copy of Q, K or V). A
+// sequence of one query (decoding) gets an sdpa of static Tq = 1, which
+// the kernels run as a decode.
 // RUN: attn-opt %s --attn-decompose=keep-sdpa | FileCheck %s --check-prefix=LOOP
 // LOOP-LABEL: func.func @causal(
 // LOOP: linalg.fill
 // LOOP: scf.for
 // LOOP: scf.if
-// LOOP: tensor.extract_slice %arg0[0, 0, %{{.*}}, 0] [1, 8, %{{.*}}, 32] [1, 1, 1, 1] : tensor<1x8x?x32xf32> to tensor<1x8x?x32xf32>
+// LOOP: %[[ONE:.*]] = arith.cmpi eq, %[[LEN:.*]], %c1 : index
+// LOOP: scf.if %[[ONE]]
+// LOOP: tensor.extract_slice %arg0[0, 0, %{{.*}}, 0] [1, 8, 1, 32] [1, 1, 1, 1] : tensor<1x8x?x32xf32> to tensor<1x8x1x32xf32>
+// LOOP: attn.sdpa %{{.*}} {causal = #attn.causal<bottom_right>} : (tensor<1x8x1x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>) -> tensor<1x8x1x32xf32>
+// LOOP: tensor.insert_slice %{{.*}}[0, 0, %{{.*}}, 0] [1, 8, 1, 32]
+// LOOP: } else {
+// LOOP: tensor.extract_slice %arg0[0, 0, %{{.*}}, 0] [1, 8, %[[LEN]], 32] [1, 1, 1, 1] : tensor<1x8x?x32xf32> to tensor<1x8x?x32xf32>
 // LOOP: attn.sdpa %{{.*}} {causal = #attn.causal<bottom_right>} : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>) -> tensor<1x8x?x32xf32>
 // LOOP: tensor.insert_slice
 // LOOP-NOT: attn.sdpa_varlen

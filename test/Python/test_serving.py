@@ -507,6 +507,51 @@ def test_continuous_batching_step():
         q0 += nq
 
 
+def test_varlen_paged_features_and_bad_table():
+    """Ragged queries on paged keys through attn.sdpa_varlen (no padded
+    queries): sinks, ALiBi [H], softcap, a window, an empty sequence, bf16,
+    and NumPy inputs; a used block id outside the cache is an error that
+    names it."""
+    lq, lk = [1, 0, 17, 1], [33, 5, 17, 64]
+    q, kc, vc, t, lens = paged(4, 1, 4, 2, 32, 8, 8, lk, seed=40)
+    qv = rand(sum(lq), 4, 32, seed=41)
+    sinks = torch.tensor([0.0, 2.0, -1.0, 25.0])
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625])
+    args = (kc, vc)
+    kw = dict(causal=True, sinks=sinks, alibi_slopes=slopes, softcap=12.0, window_size=(20, 0))
+    out = attn_mlir.flash_attn_varlen_func(qv, *args, cu(lq), cu(lk), 17, 64, block_table=t,
+                                           **kw)
+    q0 = 0
+    for b, nq in enumerate(lq):
+        if not nq:
+            continue
+        want, _ = ref(qv[q0:q0 + nq][None], kc, vc, t[b:b + 1], lens[b:b + 1], 8, causal=True,
+                      sinks=sinks, alibi=slopes, softcap=12.0, window=(20, 0))
+        assert (out[q0:q0 + nq].to(torch.float64) - want[0]).abs().max().item() <= 2e-5
+        q0 += nq
+    assert q0 == out.shape[0]
+    out_np = attn_mlir.flash_attn_varlen_func(qv.numpy(), kc.numpy(), vc.numpy(),
+                                              cu(lq).numpy(), cu(lk).numpy(), 17, 64,
+                                              block_table=t.numpy(), **kw)
+    assert np.abs(out_np - out.numpy()).max() <= 1e-6
+    qb, kb, vb = qv.bfloat16(), kc.bfloat16(), vc.bfloat16()
+    out = attn_mlir.flash_attn_varlen_func(qb, kb, vb, cu(lq), cu(lk), 17, 64, block_table=t,
+                                           causal=True)
+    q0 = 0
+    for b, nq in enumerate(lq):
+        if not nq:
+            continue
+        want, _ = ref(qb[q0:q0 + nq][None], kb, vb, t[b:b + 1], lens[b:b + 1], 8, causal=True)
+        assert (out[q0:q0 + nq].to(torch.float64) - want[0]).abs().max().item() <= TOL[torch.bfloat16]
+        q0 += nq
+    assert out.dtype == torch.bfloat16
+    bad = t.clone()
+    bad[3, 7] = kc.shape[0]
+    with pytest.raises(attn_mlir.AttnError, match=r"element \[3, 7\] is %d, outside \[0, NB = %d\)"
+                       % (kc.shape[0], kc.shape[0])):
+        attn_mlir.flash_attn_varlen_func(qv, kc, vc, cu(lq), cu(lk), 17, 64, block_table=bad)
+
+
 def test_varlen_refusals():
     q, k = rand(5, 2, 16), rand(6, 2, 16)
     with pytest.raises(ValueError, match="cu_seqlens_q must not decrease"):

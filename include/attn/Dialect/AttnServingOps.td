@@ -218,6 +218,15 @@ def Attn_SdpaVarlenOp : Attn_ShapedOp<"sdpa_varlen", [AttrSizedOperandSegments]>
     under `bottom_right` iff `j ≤ i + len_k(b) − len_q(b)`). Rows of
     `query` that belong to no sequence (at or past `cu_seqlens_q[B]`) are 0.
 
+    **Paged keys.** With `block_table(%table)` (`[B, MB]`, `i32` or
+    `i64`), `key` and `value` are paged caches `[NB, BS, Hkv, D]` (`[NB,
+    Hkv, BS, D]` with `layout = #attn.kv_layout<hnd>`), as for
+    `attn.gather_pages`: sequence `b` has `len_k(b) = cu_seqlens_k[b+1] −
+    cu_seqlens_k[b]` keys, key `j` at block `table[b, j / BS]`, row
+    `j mod BS`. This is a continuous-batching step: some sequences
+    prefilling a chunk, others decoding one token, all against their own
+    pages, in one op and without padding the queries.
+
     FlashAttention: `flash_attn_varlen_func(q, k, v, cu_seqlens_q,
     cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal=...)` with `q`
     `[total_q, H, D]` viewed as `[1, H, total_q, D]`.
@@ -228,6 +237,8 @@ def Attn_SdpaVarlenOp : Attn_ShapedOp<"sdpa_varlen", [AttrSizedOperandSegments]>
     %o = attn.sdpa_varlen %q, %k, %v, %cu_q, %cu_k [alibi(%slopes)] [sinks(%sinks)]
         {scale = s, causal = #attn.causal<…>, softcap = c, window = #attn.window<…>}
         : (type(%q), type(%k), type(%v), tensor<(B+1)xi32>, tensor<(B+1)xi32>, …) -> type(%o)
+    %o = attn.sdpa_varlen %q, %kc, %vc, %cu_q, %cu_k block_table(%table) …
+        { layout = #attn.kv_layout<nhd|hnd> (default nhd), … } : (…) -> type(%o)
     ```
 
     The attributes and `alibi` (`[H]`), `sinks` (`[H]`) mean what they
@@ -235,16 +246,29 @@ def Attn_SdpaVarlenOp : Attn_ShapedOp<"sdpa_varlen", [AttrSizedOperandSegments]>
     a loop over the sequences of `attn.sdpa` on slices of the rows (no
     padding, no copies of the inputs), which every pipeline then lowers
     (the CPU pipeline's fused kernel reads each sequence's rows in place).
+    With a block table each sequence's `attn.sdpa` takes its keys from
+    `attn.gather_pages` of its row of the table with `key_lengths`, which
+    the fused kernels read from the pages in place.
 
     **Run time.** Offsets are clamped into `[0, Tq]` / `[0, Tk]` and each
     sequence's end to at least its start, so no contents of the offset
     arrays make the compiled code read outside Q, K or V; the Python call
-    refuses offsets that do not start at 0 or decrease.
+    refuses offsets that do not start at 0 or decrease. With a block
+    table, `len_k(b)` is clamped into `[0, MB·BS]` and every block id into
+    `[0, NB)`; `attn-run`, the C++ API and Python check a table and
+    `cu_seqlens_k` that are function arguments before the call: a length
+    outside `[0, MB·BS]` or a block id outside `[0, NB)` in a block a
+    sequence uses is an error (exit status 2, an error status, an
+    exception).
 
     **Verifier.**
     - `query` rank 4 `[1,H,Tq,D]`, `key` `[1,Hkv,Tk,D]`, `value`
       `[1,Hkv,Tk,Dv]` (batch dims 1, one element type); `H % Hkv = 0`.
     - `cu_seqlens_q`, `cu_seqlens_k` rank 1, `i32`, of one size `B+1 ≥ 1`.
+    - With `block_table`: `key` `[NB,BS,Hkv,D]` and `value`
+      `[NB,BS,Hkv,Dv]` (`[NB,Hkv,BS,·]` for `hnd`) with one `NB`, `BS`,
+      `Hkv`; `block_table` rank 2 `[B,MB]`. Without, `layout` must not be
+      given.
     - `alibi`, `sinks` `[H]`; `scale`, `softcap` finite, positive.
     - The result is `[1,H,Tq,Dv]` with the query's element type.
 
@@ -264,16 +288,22 @@ def Attn_SdpaVarlenOp : Attn_ShapedOp<"sdpa_varlen", [AttrSizedOperandSegments]>
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key, Attn_FloatTensor:$value,
                        RankedTensorOf<[I32]>:$cu_seqlens_q, RankedTensorOf<[I32]>:$cu_seqlens_k,
+                       Optional<Attn_BlockTableTensor>:$block_table,
                        Optional<Attn_SlopesTensor>:$alibi_slopes,
                        Optional<Attn_SinksTensor>:$sinks,
                        OptionalAttr<Attn_F32Attr>:$scale,
                        OptionalAttr<Attn_CausalKindAttr>:$causal,
                        OptionalAttr<Attn_F32Attr>:$softcap,
-                       OptionalAttr<Attn_WindowAttr>:$window);
+                       OptionalAttr<Attn_WindowAttr>:$window,
+                       OptionalAttr<Attn_KvLayoutAttr>:$layout);
   let results = (outs Attn_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    /// The layout of paged caches (nhd unless given).
+    KvLayout getCacheLayout() { return getLayout().value_or(KvLayout::nhd); }
+  }];
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $cu_seqlens_q `,` $cu_seqlens_k
-    (`alibi` `(` $alibi_slopes^ `)`)? (`sinks` `(` $sinks^ `)`)?
+    (`block_table` `(` $block_table^ `)`)? (`alibi` `(` $alibi_slopes^ `)`)? (`sinks` `(` $sinks^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }

@@ -88,13 +88,16 @@ std::vector<std::optional<KeyLengthBound>>
 keyLengthBounds(mlir::ModuleOp module, llvm::StringRef entry,
                 llvm::ArrayRef<std::vector<int64_t>> shapes);
 
-/// A block table argument of an attn.gather_pages and what bounds its
-/// entries (for messages, the op).
+/// A block table argument of an attn.gather_pages (or of a paged
+/// attn.sdpa_varlen) and what bounds its entries (for messages, the op).
 struct BlockTableCheck {
   int64_t tableArg;
   int64_t lengthsArg = -1; ///< the gather's lengths argument; -1: none
   int64_t numBlocks = 0, blockSize = 1;
   std::string op;
+  /// The lengths argument is cu_seqlens_k [B+1] (attn.sdpa_varlen): b's
+  /// length is [b+1] − [b], and one outside [0, MB·BS] is an error too.
+  bool cumulativeLengths = false;
 
   /// Empty when each block sequence b uses (the first ceil(len[b] / BS),
   /// len clamped to [0, MB·BS]; all MB without lengths) holds an id in
@@ -106,7 +109,8 @@ struct BlockTableCheck {
                     llvm::function_ref<int64_t(int64_t b)> length) const;
 };
 
-/// The block tables of `entry`'s attn.gather_pages ops that are arguments,
+/// The block tables of `entry`'s attn.gather_pages and paged
+/// attn.sdpa_varlen ops that are arguments,
 /// given the inputs' shapes; a gather whose lengths are computed inside the
 /// function (not an argument) is not checked (its kernel still clamps).
 std::vector<BlockTableCheck> blockTableChecks(mlir::ModuleOp module, llvm::StringRef entry,

@@ -357,6 +357,44 @@ def AttnExpandMath : Pass<"attn-expand-math"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
 
+def AttnIsolateAllocaScopes : Pass<"attn-isolate-alloca-scopes"> {
+  let summary = "Wrap each memref.alloca_scope in a single-block region in scf.execute_region";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.alloca_scope` into blocks
+    (a stack save, a branch into the scope's body, a stack restore), which
+    is only valid where the enclosing region may hold several blocks; and
+    it must run before `convert-scf-to-cf`, since the scope's own region
+    must keep one block. The fused CPU kernels open a scope in each
+    iteration of a parallel loop (`omp.loop_nest` may hold blocks), but a
+    loop the canonicalizer proves to run once is replaced by its body,
+    which can leave the scope directly in an `scf.if` or `scf.for` (a
+    decode of static shapes inside `attn.sdpa_varlen`'s loop over
+    sequences). This pass wraps each scope whose parent op keeps a single
+    block in `scf.execute_region no_inline`, whose region may hold blocks
+    and which `convert-scf-to-cf` then inlines. `buildLowerToLLVMPipeline`
+    runs it before `finalize-memref-to-llvm`. Scopes elsewhere are left
+    alone.
+
+    **Example.** `attn-opt --attn-isolate-alloca-scopes` on
+
+    ```mlir
+    func.func @f(%c: i1, %buf: memref<4xf32>) {
+      scf.if %c {
+        memref.alloca_scope {
+          %t = memref.alloca() : memref<4xf32>
+          memref.copy %buf, %t : memref<4xf32> to memref<4xf32>
+        }
+      }
+      return
+    }
+    ```
+
+    prints the scope as `scf.execute_region no_inline { memref.alloca_scope
+    { ... } scf.yield }` inside the `scf.if`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def AttnOpenMPSchedule : Pass<"attn-openmp-schedule"> {
   let summary = "Give every unscheduled omp.wsloop a schedule (guided by default)";
   let description = [{

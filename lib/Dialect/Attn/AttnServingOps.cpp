@@ -109,17 +109,49 @@ static SmallVector<int64_t> varlenShape(Value q, Value v) {
   return {dimOf(q, 0), dimOf(q, 1), dimOf(q, 2), dimOf(v, 3)};
 }
 
+/// Paged caches of sdpa_varlen: query [1,H,Tq,D], key [NB,BS,Hkv,D] and
+/// value [NB,BS,Hkv,Dv] ([NB,Hkv,BS,·] for hnd).
+static LogicalResult verifyPagedKeys(attn::detail::Checker &c, Value q, Value k, Value v,
+                                     KvLayout layout) {
+  bool nhd = layout == KvLayout::nhd;
+  StringRef cacheLayout = nhd ? "[NB,BS,Hkv,D]" : "[NB,Hkv,BS,D]";
+  int64_t bsDim = nhd ? 1 : 2, headsDim = nhd ? 2 : 1;
+  if (failed(c.rank("query", q, 4, "[1,H,Tq,D]")) ||
+      failed(c.rank("key", k, 4, cacheLayout)) || failed(c.rank("value", v, 4, cacheLayout)) ||
+      failed(c.sameElementType("key", k, "query", q)) ||
+      failed(c.sameElementType("value", v, "query", q)) ||
+      failed(c.headsDivide("query", dimOf(q, 1), "key", dimOf(k, headsDim))) ||
+      failed(c.dim("key", k, 3, "head dim", dimOf(q, 3), "head dim D of 'query'")) ||
+      failed(c.dim("value", v, 0, "blocks", dimOf(k, 0), "blocks NB of 'key'")) ||
+      failed(c.dim("value", v, bsDim, "block size", dimOf(k, bsDim), "block size BS of 'key'")) ||
+      failed(c.dim("value", v, headsDim, "heads", dimOf(k, headsDim), "heads Hkv of 'key'")))
+    return failure();
+  return success();
+}
+
 LogicalResult SdpaVarlenOp::verify() {
   detail::Checker c(*this);
   Value q = getQuery(), k = getKey(), v = getValue();
-  if (failed(detail::verifyQueryKey(c, q, k)) ||
-      failed(c.rank("value", v, 4, "[1,Hkv,Tk,Dv]")) ||
-      failed(c.sameElementType("value", v, "query", q)) ||
-      failed(c.dim("value", v, 1, "heads", dimOf(k, 1), "heads Hkv of 'key'")) ||
-      failed(c.dim("value", v, 2, "length", dimOf(k, 2), "length Tk of 'key'")))
+  Value table = getBlockTable();
+  if (table) {
+    if (failed(verifyPagedKeys(c, q, k, v, getCacheLayout())))
+      return failure();
+  } else if (getLayoutAttr()) {
+    return emitOpError() << "attribute 'layout' describes paged caches: it needs a "
+                            "'block_table'";
+  } else if (failed(detail::verifyQueryKey(c, q, k)) ||
+             failed(c.rank("value", v, 4, "[1,Hkv,Tk,Dv]")) ||
+             failed(c.sameElementType("value", v, "query", q)) ||
+             failed(c.dim("value", v, 1, "heads", dimOf(k, 1), "heads Hkv of 'key'")) ||
+             failed(c.dim("value", v, 2, "length", dimOf(k, 2), "length Tk of 'key'"))) {
     return failure();
-  // One batch row: the sequences are along the rows.
-  for (auto [name, x] : {std::pair<StringRef, Value>{"query", q}, {"key", k}, {"value", v}})
+  }
+  // One batch row: the sequences are along the rows (of the queries, and
+  // of the keys unless they are paged).
+  SmallVector<std::pair<StringRef, Value>, 3> rowed{{"query", q}};
+  if (!table)
+    rowed.append({{"key", k}, {"value", v}});
+  for (auto [name, x] : rowed)
     if (failed(c.dim(name, x, 0, "batch", 1, "the sequences lie along the rows")))
       return failure();
   Value cuq = getCuSeqlensQ(), cuk = getCuSeqlensK();
@@ -130,6 +162,14 @@ LogicalResult SdpaVarlenOp::verify() {
     return failure();
   if (dimOf(cuq, 0) == 0)
     return emitOpError() << "operand 'cu_seqlens_q' is empty: it holds B+1 >= 1 offsets";
+  if (table) {
+    int64_t sequences = ShapedType::isDynamic(dimOf(cuq, 0)) ? ShapedType::kDynamic
+                                                             : dimOf(cuq, 0) - 1;
+    if (failed(c.rank("block_table", table, 2, "[B,MB]")) ||
+        failed(c.dim("block_table", table, 0, "batch", sequences,
+                     "B, one less than the size of 'cu_seqlens_q'")))
+      return failure();
+  }
   if (Value s = getAlibiSlopes())
     if (failed(c.slopes(s, 1, dimOf(q, 1))))
       return failure();

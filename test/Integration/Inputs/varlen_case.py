@@ -11,7 +11,13 @@ plain float64 attention of each sequence's rows (rows of no sequence:
   slopes and attention sinks (one larger than every score);
 - bad_*: offsets out of order and past the rows (the compiled code clamps
   them: qs = clamp(cu[b], 0, T), qe = max(clamp(cu[b+1], 0, T), qs)),
-  expected by the same rule."""
+  expected by the same rule;
+- kc, vc, table (varlen-paged.mlir): the same keys in paged caches of
+  blocks of 16 rows, NHD [16, 16, 2, 32] (HND in kch, vch), each
+  sequence's blocks at shuffled ids, the table's [5, 7] entries past a
+  sequence's blocks stale (out of range, never read); the expected
+  outputs are the contiguous ones; badtable: a used entry 16 (= NB);
+  longk: cu_seqlens_k with a sequence of 113 keys (past MB·BS = 112)."""
 import os
 import sys
 
@@ -93,3 +99,26 @@ badk = np.array([3, 1, 90, 160, 2, 999], dtype=np.int32)
 np.save(os.path.join(out, "badq.npy"), badq)
 np.save(os.path.join(out, "badk.npy"), badk)
 np.save(os.path.join(out, "bad_expect.npy"), attention(badq, badk, "bottom_right"))
+
+# Paged: sequence b's key j at block table[b, j // BS], row j % BS.
+BS, MB, NB = 16, 7, 16
+ids = rng.permutation(NB)
+table = np.full((len(LK), MB), 1000, dtype=np.int32)  # stale: never read
+kc = rng.standard_normal((NB, BS, HKV, D), dtype=np.float32)
+vc = rng.standard_normal((NB, BS, HKV, D), dtype=np.float32)
+used = 0
+for b, (ks, lk) in enumerate(ranges(ck, TK)):
+    for i in range(-(-lk // BS)):
+        table[b, i] = ids[used]
+        used += 1
+    for j in range(lk):
+        kc[table[b, j // BS], j % BS] = k[0, :, ks + j]
+        vc[table[b, j // BS], j % BS] = v[0, :, ks + j]
+badtable = table.copy()
+badtable[4, 6] = NB
+longk = ck.copy()
+longk[5:] += 13
+for name, a in dict(kc=kc, vc=vc, kch=kc.transpose(0, 2, 1, 3).copy(),
+                    vch=vc.transpose(0, 2, 1, 3).copy(), table=table, badtable=badtable,
+                    longk=longk).items():
+    np.save(os.path.join(out, name + ".npy"), a)

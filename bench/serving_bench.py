@@ -26,9 +26,10 @@ the same values as a paged int8 cache (shuffled blocks of 16, NHD, through
 flash_attn_with_kvcache) beside the f32 cache paged the same way, against
 the f32 and the f16 cache, with each
 one's error against float64 attention on the dequantised K/V.
-And (--only step) a continuous-batching step: ragged queries (prefill
+And (--only step) two continuous-batching steps: ragged queries (prefill
 chunks and one-token decodes) on one paged cache, one varlen call against
-the padded-query route it replaced and against separate calls.
+the padded-query route it replaced, against separate calls and against
+PyTorch eager attention a sequence.
 --only decode|ragged|int8|step runs one part."""
 
 import argparse
@@ -198,18 +199,19 @@ def int8_decode(rounds, tk, build):
                  100 * nbytes[name] / m / 1e9 / gbps, errs[name]))
 
 
-def step(rounds):
-    """A continuous-batching step: 2 sequences prefilling chunks of 256
-    queries (contexts 1024 and 2048) and 14 decoding one token (contexts
-    512 .. 4096), H 32, Hkv 8, D 128, f32, causal, keys in one paged NHD
-    cache of blocks of 16 at shuffled ids. One flash_attn_varlen_func with
-    the block table (attn.sdpa_varlen), against the route it replaced (the
-    queries padded to [B, 256, H, D], each sequence's at the end of its
-    rows, one flash_attn_with_kvcache, the real rows copied out) and against
-    16 separate flash_attn_with_kvcache calls."""
+def step(rounds, lq, lk, title):
+    """A continuous-batching step: sequences prefilling chunks (lq[b] > 1
+    queries, the chunk ending at the context lk[b]) and decoding one token,
+    H 32, Hkv 8, D 128, f32, causal, keys in one paged NHD cache of blocks
+    of 16 at shuffled ids. One flash_attn_varlen_func with the block table
+    (attn.sdpa_varlen), against the route it replaced (the queries padded
+    to [B, max_q, H, D], each sequence's at the end of its rows, one
+    flash_attn_with_kvcache, the real rows copied out), against one
+    flash_attn_with_kvcache call a sequence, and against PyTorch eager a
+    sequence (its pages gathered into dense K/V, then softmax(Q·Kᵀ·scale
+    + the bottom-right causal mask)·V: what a serving loop without a
+    paged kernel does)."""
     H, HKV, D, BS = 32, 8, 128, 16
-    lq = [256, 256] + [1] * 14
-    lk = [1024, 2048] + [int(round(512 * 8 ** (i / 13))) for i in range(14)]
     mb = max(-(-n // BS) for n in lk)
     nb = sum(-(-n // BS) for n in lk) + 8
     perm = torch.randperm(nb)
@@ -223,6 +225,7 @@ def step(rounds):
     q = torch.randn(sum(lq), H, D)
     cuq = torch.tensor([0] + list(np.cumsum(lq)), dtype=torch.int32)
     cuk = torch.tensor([0] + list(np.cumsum(lk)), dtype=torch.int32)
+    starts = cuq[:-1].tolist()
     lens = torch.tensor(lk, dtype=torch.int32)
     kvc = attn_mlir.flash_attn_with_kvcache
     maxq = max(lq)
@@ -233,7 +236,7 @@ def step(rounds):
 
     def padded():
         qp = torch.zeros(len(lq), maxq, H, D)
-        for b, (s, n) in enumerate(zip(cuq[:-1].tolist(), lq)):
+        for b, (s, n) in enumerate(zip(starts, lq)):
             qp[b, maxq - n:] = q[s:s + n]
         o = kvc(qp, kc, vc, cache_seqlens=lens, block_table=table, causal=True)
         return torch.cat([o[b, maxq - n:] for b, n in enumerate(lq)])
@@ -241,24 +244,44 @@ def step(rounds):
     def separate():
         return torch.cat([kvc(q[s:s + n][None], kc, vc, cache_seqlens=lens[b:b + 1],
                               block_table=table[b:b + 1], causal=True)[0]
-                          for b, (s, n) in enumerate(zip(cuq[:-1].tolist(), lq))])
+                          for b, (s, n) in enumerate(zip(starts, lq))])
 
-    a, b_, c = varlen(), padded(), separate()
-    assert (a - c).abs().max() < 1e-4 and (b_ - c).abs().max() < 1e-4
-    t = alternate({"varlen with block_table": varlen, "padded queries (before)": padded,
-                   "16 separate calls": separate}, rounds)
-    print("Continuous-batching step, H %d, Hkv %d, D %d, f32, causal, paged NHD blocks of %d; "
-          "query lengths %s, key lengths %s; %d rounds alternating"
-          % (H, HKV, D, BS, lq, lk, rounds))
+    def eager():
+        outs = []
+        for b, (s, n, nk) in enumerate(zip(starts, lq, lk)):
+            blocks = table[b, :-(-nk // BS)].long()
+            k = kc[blocks].reshape(-1, HKV, D)[:nk].transpose(0, 1).repeat_interleave(H // HKV, 0)
+            v = vc[blocks].reshape(-1, HKV, D)[:nk].transpose(0, 1).repeat_interleave(H // HKV, 0)
+            scores = q[s:s + n].transpose(0, 1) @ k.transpose(1, 2) / D ** 0.5
+            keep = torch.arange(nk)[None, :] <= torch.arange(n)[:, None] + nk - n
+            p = torch.softmax(scores.masked_fill(~keep, float("-inf")), -1)
+            outs.append((p @ v).transpose(0, 1))
+        return torch.cat(outs)
+
+    progs = {"varlen with block_table": varlen, "padded queries (before)": padded,
+             "separate calls": separate, "PyTorch eager a sequence": eager}
+    ref = eager()
+    for name, f in progs.items():
+        assert (f() - ref).abs().max() < 1e-4, name
+    t = alternate(progs, rounds)
+    print("%s: H %d, Hkv %d, D %d, f32, causal, paged NHD blocks of %d; query lengths %s, "
+          "key lengths %s; torch %s, %d threads; %d rounds alternating"
+          % (title, H, HKV, D, BS, lq, lk, torch.__version__, torch.get_num_threads(), rounds))
     print()
-    print("| program | median (ms) |")
-    print("|---|---|")
+    print("| program | median (ms) | varlen / program |")
+    print("|---|---|---|")
     for name, m in t.items():
-        print("| %s | %.2f |" % (name, 1e3 * m))
+        print("| %s | %.2f | %.2f |" % (name, 1e3 * m, t["varlen with block_table"] / m))
+
+
+def steps(rounds):
+    torch.set_num_threads(os.cpu_count())  # (Debian's torch starts with 1)
+    step(rounds, [256, 256] + [1] * 14,
+         [1024, 2048] + [int(round(512 * 8 ** (i / 13))) for i in range(14)],
+         "Step A (2 prefill chunks of 256, 14 decodes)")
     print()
-    print("varlen / padded: %.2f; varlen / separate: %.2f"
-          % (t["varlen with block_table"] / t["padded queries (before)"],
-             t["varlen with block_table"] / t["16 separate calls"]))
+    step(rounds, [512] + [1] * 8, [2048] + [int(round(1024 * 4 ** (i / 7))) for i in range(8)],
+         "Step B (issue 36: 1 prefill chunk of 512, 8 decodes)")
 
 
 def main():
@@ -270,7 +293,7 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(0)
     if args.only in (None, "step"):
-        step(args.rounds)
+        steps(args.rounds)
         print()
         if args.only == "step":
             return

@@ -30,7 +30,9 @@ And (--only step) two continuous-batching steps: ragged queries (prefill
 chunks and one-token decodes) on one paged cache, one varlen call against
 the padded-query route it replaced, against separate calls and against
 PyTorch eager attention a sequence.
---only decode|ragged|int8|step runs one part."""
+And (--only int8prefill) a prefill chunk of 256 on a paged f32 and int8
+cache, beside the cost of dequantizing the int8 caches whole.
+--only decode|ragged|int8|step|int8prefill runs one part."""
 
 import argparse
 import json
@@ -284,14 +286,78 @@ def steps(rounds):
          "Step B (issue 36: 1 prefill chunk of 512, 8 decodes)")
 
 
+def int8_prefill(rounds, tk):
+    """A prefill chunk of 256 queries at the end of a context of tk tokens
+    (B 1, H 32, Hkv 8, D 128, bottom-right causal) against a paged NHD
+    cache of blocks of 16 at shuffled ids, f32 and int8 (one f32 scale per
+    token and head), through flash_attn_with_kvcache; and attn.dequantize
+    of the two int8 caches alone, compiled through the CPU pipeline: what
+    a prefill that takes the dequantized floats (the route before the
+    prefill tile read int8 in place) paid on top of the f32 prefill."""
+    B, H, HKV, D, TQ, BS = 1, 32, 8, 128, 256, 16
+    rng = np.random.default_rng(1)
+    nb = tk // BS
+    perm = rng.permutation(nb).astype(np.int32)
+    kc = rng.standard_normal((nb, BS, HKV, D), dtype=np.float32)
+    vc = rng.standard_normal((nb, BS, HKV, D), dtype=np.float32)
+
+    def quantize(x):
+        scale = (np.abs(x).max(axis=-1) / 127).astype(np.float32)
+        return np.round(x / scale[..., None]).astype(np.int8), scale
+
+    kq, ks = quantize(kc)
+    vq, vs = quantize(vc)
+    q = rng.standard_normal((B, TQ, H, D), dtype=np.float32)
+    table, lens = perm[None, :], np.array([tk], dtype=np.int32)
+    kvc = attn_mlir.flash_attn_with_kvcache
+    t8 = "tensor<%dx%dx%dx%dxi8>" % (nb, BS, HKV, D)
+    ts = "tensor<%dx%dx%dxf32>" % (nb, BS, HKV)
+    tf = "tensor<%dx%dx%dx%dxf32>" % (nb, BS, HKV, D)
+    deq = attn_mlir.compile(
+        "func.func @deq(%%kq: %s, %%ks: %s, %%vq: %s, %%vs: %s) -> (%s, %s) {\n"
+        "  %%k = attn.dequantize %%kq, %%ks : (%s, %s) -> %s\n"
+        "  %%v = attn.dequantize %%vq, %%vs : (%s, %s) -> %s\n"
+        "  return %%k, %%v : %s, %s\n}\n"
+        % (t8, ts, t8, ts, tf, tf, t8, ts, tf, t8, ts, tf, tf, tf))
+    progs = {
+        "f32 paged": lambda: kvc(q, kc, vc, cache_seqlens=lens, block_table=table, causal=True),
+        "int8 paged": lambda: kvc(q, kq, vq, cache_seqlens=lens, block_table=table, causal=True,
+                                  k_scale=ks, v_scale=vs),
+        "dequantize both int8 caches alone": lambda: deq(kq, ks, vq, vs)}
+    k64 = (kq * ks[..., None].astype(np.float64))[perm].reshape(-1, HKV, D)
+    v64 = (vq * vs[..., None].astype(np.float64))[perm].reshape(-1, HKV, D)
+    k64, v64 = (np.repeat(x.transpose(1, 0, 2), H // HKV, 0) for x in (k64, v64))
+    s_ = q[0].transpose(1, 0, 2).astype(np.float64) @ k64.transpose(0, 2, 1) / np.sqrt(D)
+    keep = np.arange(tk)[None, :] <= np.arange(TQ)[:, None] + tk - TQ
+    s_ = np.where(keep, s_, -np.inf)
+    p_ = np.exp(s_ - s_.max(-1, keepdims=True))
+    want = ((p_ / p_.sum(-1, keepdims=True)) @ v64).transpose(1, 0, 2)
+    err = np.abs(np.asarray(progs["int8 paged"]())[0] - want).max() / np.abs(want).max()
+    t = alternate(progs, rounds)
+    print("int8 prefill chunk: B %d, Tq %d at the end of Tk %d, H %d, Hkv %d, D %d, causal, "
+          "paged NHD blocks of %d; %d rounds alternating; int8 max rel. error vs float64 on "
+          "the dequantised K/V %.1e" % (B, TQ, tk, H, HKV, D, BS, rounds, err))
+    print()
+    print("| program | median (ms) |")
+    print("|---|---|")
+    for name, m in t.items():
+        print("| %s | %.2f |" % (name, 1e3 * m))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--tk", type=int, default=32768)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--only", choices=["decode", "ragged", "int8", "step"], default=None)
+    ap.add_argument("--only", choices=["decode", "ragged", "int8", "step", "int8prefill"],
+                    default=None)
     args = ap.parse_args()
     torch.manual_seed(0)
+    if args.only in (None, "int8prefill"):
+        int8_prefill(args.rounds, 8192)
+        print()
+        if args.only == "int8prefill":
+            return
     if args.only in (None, "step"):
         steps(args.rounds)
         print()

@@ -45,8 +45,8 @@
 // RUN: attn-run %s --entry=decode --pipeline=cpu --random-inputs --seed=3 --compare-with=reference --quiet | FileCheck %s --check-prefix=RANDOM
 // RANDOM: result #0 vs reference: max_abs_error {{.*}} max_rel_error {{(0\.0+e\+00|[0-9.]+e-(0[5-9]|[1-9][0-9]))}}
 //
-// In place: after convert-attn-to-loops the decode reads the fp8 caches
-// (no f32 K/V is built) and decodes them through f16.
+// In place: after convert-attn-to-loops the decode and the prefill read the
+// fp8 caches (no f32 K/V is built) and decode them through f16.
 // RUN: attn-opt %s --convert-attn-to-loops --canonicalize | FileCheck %s --check-prefix=INPLACE
 // INPLACE-LABEL: func.func @decode(
 // INPLACE-NOT: attn.dequantize
@@ -57,7 +57,8 @@
 // INPLACE-NOT: attn.gather_pages
 // INPLACE: memref<12x16x2x64xf8E4M3FN
 // INPLACE-LABEL: func.func @prefill(
-// INPLACE-COUNT-2: attn.dequantize
+// INPLACE-NOT: attn.dequantize
+// INPLACE: vector.load %{{.*}} : memref<{{.*}}xf8E4M3FN, {{.*}}>, vector<{{[0-9]+}}xf8E4M3FN>
 
 func.func @codes(%x: tensor<1x1x1x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<1x1x1x256xf32> {
   %y = attn.dequantize %x, %s : (tensor<1x1x1x256xf8E4M3FN>, tensor<f32>) -> tensor<1x1x1x256xf32>

@@ -2,7 +2,7 @@
 // dequantisation and float64 attention (Inputs/int8_case.py): a GQA decode
 // with key lengths and bottom-right causal, whose decode tile reads the
 // int8 rows in place (at the host's vector width, 8 and 4 lanes), and a
-// causal prefill, whose tiles take the dequantized floats. (The case
+// causal prefill, whose tiles read the int8 rows in place too. (The case
 // writer needs NumPy: lit's python with torch has it.)
 // REQUIRES: torch
 // RUN: rm -rf %t && mkdir -p %t
@@ -13,6 +13,7 @@
 // RUN: attn-run %s --entry=decode --pipeline=cpu --vector-width=4 --tile-k=16 --input=%t/decode_q.npy --input=%t/decode_kq.npy --input=%t/decode_ks.npy --input=%t/decode_vq.npy --input=%t/decode_vs.npy --input=%t/decode_lens.npy --expect=%t/decode_expect.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=prefill --pipeline=reference --input=%t/prefill_q.npy --input=%t/prefill_kq.npy --input=%t/prefill_ks.npy --input=%t/prefill_vq.npy --input=%t/prefill_vs.npy --expect=%t/prefill_expect.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=prefill --pipeline=cpu --input=%t/prefill_q.npy --input=%t/prefill_kq.npy --input=%t/prefill_ks.npy --input=%t/prefill_vq.npy --input=%t/prefill_vs.npy --expect=%t/prefill_expect.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=prefill --pipeline=cpu --vector-width=4 --tile-k=8 --input=%t/prefill_q.npy --input=%t/prefill_kq.npy --input=%t/prefill_ks.npy --input=%t/prefill_vq.npy --input=%t/prefill_vs.npy --expect=%t/prefill_expect.npy --quiet | FileCheck %s
 // CHECK: result #0 vs {{.*}}expect.npy: {{.*}}, ok
 
 // With dynamic dims, the runtime checks the scales against the cache

@@ -4,7 +4,7 @@
 // gather, dequantisation and float64 attention (Inputs/paged_int8_case.py).
 // The CPU decode tile reads the int8 rows and their scales in place from
 // the caches, in both layouts (nhd, hnd), at the host's vector width and
-// at 8 lanes; a chunked prefill (Tq 3) takes the dequantized caches. The
+// at 8 lanes; a chunked prefill (Tq 3) reads them in place too. The
 // reference pipeline runs the same functions op by op.
 // REQUIRES: torch
 // RUN: rm -rf %t && mkdir -p %t
@@ -14,6 +14,7 @@
 // RUN: attn-run %s --entry=decode --pipeline=cpu --vector-width=8 --input=%t/q1.npy --input=%t/kq.npy --input=%t/ks.npy --input=%t/vq.npy --input=%t/vs.npy --input=%t/table.npy --input=%t/lens.npy --expect=%t/expect1.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=decode_hnd --pipeline=cpu --input=%t/q1.npy --input=%t/kq_hnd.npy --input=%t/ks_hnd.npy --input=%t/vq_hnd.npy --input=%t/vs_hnd.npy --input=%t/table.npy --input=%t/lens.npy --expect=%t/expect1.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=prefill --pipeline=cpu --input=%t/q3.npy --input=%t/kq.npy --input=%t/ks.npy --input=%t/vq.npy --input=%t/vs.npy --input=%t/table.npy --input=%t/lens.npy --expect=%t/expect3.npy --quiet | FileCheck %s
+// RUN: attn-run %s --entry=prefill --pipeline=cpu --vector-width=8 --input=%t/q3.npy --input=%t/kq.npy --input=%t/ks.npy --input=%t/vq.npy --input=%t/vs.npy --input=%t/table.npy --input=%t/lens.npy --expect=%t/expect3.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=prefill --pipeline=reference --input=%t/q3.npy --input=%t/kq.npy --input=%t/ks.npy --input=%t/vq.npy --input=%t/vs.npy --input=%t/table.npy --input=%t/lens.npy --expect=%t/expect3.npy --quiet | FileCheck %s
 // The GPU kernel (emulated) reads the dequantized caches in place.
 // RUN: attn-run %s --entry=decode --pipeline=gpu-schedule --input=%t/q1.npy --input=%t/kq.npy --input=%t/ks.npy --input=%t/vq.npy --input=%t/vs.npy --input=%t/table.npy --input=%t/lens.npy --expect=%t/expect1.npy --quiet | FileCheck %s

@@ -139,14 +139,15 @@ def Attn_DequantizeOp : Attn_Op<"dequantize", [Pure, InferShapedTypeOpAdaptor,
     ```
 
     `attn.sdpa` whose K and V both come from `attn.dequantize` is what a
-    decode step on a quantised cache runs: the fused CPU kernel's decode
-    tile reads the int8 or fp8 rows in place and applies the scales to the
-    scores and to the probabilities (docs/serving.md); elsewhere the
-    reference lowering builds the float tensor. A paged quantised cache is
-    `attn.gather_pages` of `attn.dequantize` of the whole cache
+    decode step (or a prefill chunk) on a quantised cache runs: the fused
+    CPU kernel's decode and prefill tiles read the int8 or fp8 rows in
+    place and apply the scales to the scores (or to K as a prefill tile
+    transposes it) and to the probabilities (docs/serving.md); elsewhere
+    the reference lowering builds the float tensor. A paged quantised cache
+    is `attn.gather_pages` of `attn.dequantize` of the whole cache
     (`[NB, BS, Hkv, D]` with scales `[NB, BS, Hkv]` or one scale: the dims
-    are the cache's, any three leading ones): the decode tile reads it in
-    place too, each key's row and scale at the same (block, slot, head).
+    are the cache's, any three leading ones): the tiles read it in place
+    too, each key's row and scale at the same (block, slot, head).
 
     At the runtime's boundary (`attn-run`'s `.npy` files, the C++ and C
     APIs, Python) an fp8 tensor is its bytes: a `uint8` array of the

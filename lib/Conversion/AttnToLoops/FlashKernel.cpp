@@ -40,6 +40,13 @@ bool FlashKernel::takesValuesInPlace(const SdpaProblem &problem,
   return problem.valueType.getElementType().isF32() && problem.dv % opts.vectorWidth == 0;
 }
 
+bool FlashKernel::takesQuantizedTiles(const SdpaProblem &problem,
+                                      const ConvertAttnToLoopsOptions &opts) {
+  int64_t w = opts.vectorWidth;
+  return problem.quantized && llvm::isPowerOf2_64(w) && problem.d % w == 0 &&
+         opts.tileK % w == 0 && takesValuesInPlace(problem, opts);
+}
+
 bool FlashKernel::takesPrepackedKeys(const SdpaProblem &problem,
                                      const ConvertAttnToLoopsOptions &opts, bool directKeys) {
   int64_t tq = problem.queryType.getDimSize(2), tk = problem.keyType.getDimSize(2);
@@ -294,7 +301,8 @@ void FlashKernel::packKeyValueTile(Value kTile, Value k0, Value kRows) {
 /// is transposed a w × w block at a time in registers when D and tile-k
 /// allow (rows past the tile's keys repeat its last key: the keep rules
 /// hide those columns), element by element otherwise (zero past the
-/// keys).
+/// keys). int8/fp8 K (takesQuantizedTiles) is converted and times each
+/// key's scale on the way.
 void FlashKernel::packKeys(Value k0, Value kRows, Value dst) {
   if (bf16Dot)
     return packKeyPairs(k0, kRows, dst);
@@ -303,17 +311,26 @@ void FlashKernel::packKeys(Value k0, Value kRows, Value dst) {
     Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
     b.loop(b.idx(0), b.idx(opts.tileK), w, [&](Value j) {
       SmallVector<SmallVector<Value, 4>> keyRows;
-      for (int64_t x = 0; x < w; ++x)
-        keyRows.push_back(
-            bufs.keyRow(b, bIdx, hkv, b.minI(b.add(k0, b.add(j, b.idx(x))), lastKey)));
+      SmallVector<Value> scales;
+      for (int64_t x = 0; x < w; ++x) {
+        Value key = b.minI(b.add(k0, b.add(j, b.idx(x))), lastKey);
+        keyRows.push_back(bufs.keyRow(b, bIdx, hkv, key));
+        if (bufs.keyScales)
+          scales.push_back(b.bcast(bufs.rowScale(b, bufs.k, bufs.keyScales, bIdx, hkv, key)));
+      }
       b.loop(b.idx(0), b.idx(problem.d), w, [&](Value d) {
         transposeBlock(
-            b, [&](int64_t x) { return b.vloadF32(bufs.k, withColumn(keyRows[x], d)); },
+            b,
+            [&](int64_t x) {
+              Value row = b.vloadF32(bufs.k, withColumn(keyRows[x], d));
+              return scales.empty() ? row : b.fmul(row, scales[x]);
+            },
             [&](int64_t x, Value v) { b.vstore(v, dst, {b.add(d, b.idx(x)), j}); });
       });
     });
     return;
   }
+  assert(!bufs.keyScales && "quantized K takes whole vectors (takesQuantizedTiles)");
   b.loop(b.idx(0), kRows, 1, [&](Value j) {
     SmallVector<Value, 4> row = bufs.keyRow(b, bIdx, hkv, b.add(k0, j));
     b.loop(b.idx(0), b.idx(problem.d), 1, [&](Value d) {

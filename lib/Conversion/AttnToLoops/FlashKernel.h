@@ -93,6 +93,15 @@ public:
   static bool takesValuesInPlace(const SdpaProblem &problem,
                                  const ConvertAttnToLoopsOptions &opts);
 
+  /// Whether a tile that packs K (prefill) takes int8/fp8 K and V
+  /// (SdpaProblem::quantized) in place: each key row is converted and
+  /// scaled as packKeys transposes it, and P·V reads V's rows converted,
+  /// P times each key's scale (probabilityWeight); whole vectors of D and
+  /// Dv and of tile-k. Otherwise such a tile takes the float K/V the
+  /// attn.dequantize ops build.
+  static bool takesQuantizedTiles(const SdpaProblem &problem,
+                                  const ConvertAttnToLoopsOptions &opts);
+
   /// Whether the keys are transposed once per call (prepackKeyTile, into a
   /// [B, Hkv, K/V tiles, D, tile-k] f32 buffer) instead of once per Q tile
   /// and K/V tile: packed tiles, several Q tiles per K/V head (a static Tq

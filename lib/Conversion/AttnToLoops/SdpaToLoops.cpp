@@ -117,9 +117,10 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
       tiling.tileQ = std::min<int64_t>(
           tiling.tileQ,
           std::max<int64_t>(kRowBlock, llvm::alignTo(p.group * staticTq, kRowBlock)));
-    // int8 K/V are read in place by the decode tile only; other tiles take
-    // the float K/V the attn.dequantize ops build.
-    if (p.quantized && !directKeys)
+    // int8/fp8 K/V are read in place by the decode tile and by prefill
+    // tiles of whole vectors; other tiles take the float K/V the
+    // attn.dequantize ops build.
+    if (p.quantized && !directKeys && !FlashKernel::takesQuantizedTiles(p, tiling))
       p.quantized.reset();
     SdpaBuffers s = materializeBuffers(rewriter, p, anyLayoutBuffer);
     int64_t headsPerItem = grouped ? 1 : p.group;

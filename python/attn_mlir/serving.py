@@ -673,9 +673,9 @@ def _scale_caches(k_scale, v_scale, cache_shape):
             continue
         if _arrays.dtype_name(sc) != "float32":
             _fail(TypeError, "%s must be float32, got %s" % (name, _arrays.dtype_name(sc)))
-        if _arrays.shape_of(sc) != tuple(cache_shape[:3]):
+        if _arrays.shape_of(sc) != tuple(cache_shape[:-1]):
             _fail(ValueError, "%s must be one float or have shape %s (the cache's without the "
-                  "head dim), got %s" % (name, list(cache_shape[:3]),
+                  "head dim), got %s" % (name, list(cache_shape[:-1]),
                                          list(_arrays.shape_of(sc))))
         out.append(sc)
     if (np.ndim(out[0]) == 0) != (np.ndim(out[1]) == 0):
@@ -721,25 +721,44 @@ def _paged_quantized_kvcache(kind, q, k_cache, v_cache, k, v, cache_seqlens, blo
 
 
 def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, causal,
-               window_size, softcap, alibi_slopes, sinks, threads, table=None, bs=None):
+               window_size, softcap, alibi_slopes, sinks, threads, table=None, bs=None,
+               kind=None, scales=None):
     """flash_attn_varlen_func as one attn.sdpa_varlen on q viewed as [1,
     heads, total_q, headdim] and k, v viewed as [1, heads_k, total_k,
     headdim], or, with a block table, on the paged caches as they are
     (views, no copies on this side): attn-decompose makes it one attn.sdpa a
     sequence on slices of the rows (and gather_pages of its row of the
-    table), which the kernel reads in place."""
+    table), which the kernel reads in place. With `kind` ("int8", "fp8"),
+    k and v hold codes and `scales` their (k, v) scales: the op takes
+    attn.dequantize of them."""
     elt = _MLIR_TYPES[dt]
+    kv_elt = _QUANT_TYPES[kind] if kind else elt
     t_q = "tensor<1x%dx?x%dx%s>" % (h, d, elt)
     if table is None:
-        t_k = "tensor<1x%dx?x%dx%s>" % (hkv, d, elt)
-        t_v = "tensor<1x%dx?x%dx%s>" % (hkv, dv, elt)
+        shape_k, shape_v = "1x%dx?x%d" % (hkv, d), "1x%dx?x%d" % (hkv, dv)
+        shape_s = "1x%dx?" % hkv
     else:
-        t_k = "tensor<?x%dx%dx%dx%s>" % (bs, hkv, d, elt)
-        t_v = "tensor<?x%dx%dx%dx%s>" % (bs, hkv, dv, elt)
+        shape_k, shape_v = "?x%dx%dx%d" % (bs, hkv, d), "?x%dx%dx%d" % (bs, hkv, dv)
+        shape_s = "?x%dx%d" % (bs, hkv)
+    t_k, t_v = ("tensor<%sx%s>" % (x, kv_elt) for x in (shape_k, shape_v))
     t_o = "tensor<1x%dx?x%dx%s>" % (h, dv, elt)
     args = ["%%q: %s" % t_q, "%%k: %s" % t_k, "%%v: %s" % t_v, "%cuq: tensor<?xi32>",
             "%cuk: tensor<?xi32>"]
     types = [t_q, t_k, t_v, "tensor<?xi32>", "tensor<?xi32>"]
+    body, k_name, v_name, scale_bufs = "", "%k", "%v", []
+    if kind:
+        t_s = "tensor<f32>" if np.ndim(scales[0]) == 0 else "tensor<%sxf32>" % shape_s
+        args[3:3] = ["%%ks: %s" % t_s, "%%vs: %s" % t_s]
+        for x, name, shape in (("k", "k_scale", shape_k), ("v", "v_scale", shape_v)):
+            body += ("  %%%sd = attn.dequantize %%%s, %%%ss : (%s, %s) -> tensor<%sx%s>\n"
+                     % (x, x, x, "tensor<%sx%s>" % (shape, kv_elt), t_s, shape, elt))
+        k_name, v_name = "%kd", "%vd"
+        types[1:3] = ["tensor<%sx%s>" % (x, elt) for x in (shape_k, shape_v)]
+        for sc, name in zip(scales, ("k_scale", "v_scale")):
+            buf = _scale_buffer(sc, name)
+            if np.ndim(sc) and table is None:  # [total_k, Hkv] -> [1, Hkv, total_k]
+                buf = buf.transpose(1, 0)[None]
+            scale_bufs.append(buf)
     extra, operands = [], ""
     if table is not None:
         args.append("%table: tensor<?x?xi32>")
@@ -755,10 +774,11 @@ def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, c
         operands += " %s(%%%s)" % (key, key)
         extra.append(buf)
     attrs = _attributes(softmax_scale, d, causal, window_size, softcap)
-    text = ("func.func @varlen(%s) -> %s {\n"
-            "  %%o = attn.sdpa_varlen %%q, %%k, %%v, %%cuq, %%cuk%s {%s}\n"
+    text = ("func.func @varlen(%s) -> %s {\n%s"
+            "  %%o = attn.sdpa_varlen %%q, %s, %s, %%cuq, %%cuk%s {%s}\n"
             "      : (%s) -> %s\n  return %%o : %s\n}\n"
-            % (", ".join(args), t_o, operands, ", ".join(attrs), ", ".join(types), t_o, t_o))
+            % (", ".join(args), t_o, body, k_name, v_name, operands, ", ".join(attrs),
+               ", ".join(types), t_o, t_o))
     kernel = CACHE.get(("varlen_op", text, threads), lambda: text, "varlen", "cpu", threads)
     out, view = _arrays.empty_like_kind(q, (total_q, h, dv), dt)
     if total_q == 0:
@@ -769,7 +789,8 @@ def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, c
     else:
         rows = [_arrays.as_buffer(q, "q").transpose(1, 0, 2)[None], _arrays.as_buffer(k, "k"),
                 _arrays.as_buffer(v, "v")]
-    kernel.call(rows + [_int32(cu_q, "cu_seqlens_q"), _int32(cu_k, "cu_seqlens_k")] + extra,
+    kernel.call(rows + scale_bufs + [_int32(cu_q, "cu_seqlens_q"),
+                                     _int32(cu_k, "cu_seqlens_k")] + extra,
                 [view.transpose(1, 0, 2)[None]])
     return out
 
@@ -794,7 +815,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            dropout_p=0.0, softmax_scale=None, causal=False,
                            window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                            deterministic=False, return_attn_probs=False, block_table=None, *,
-                           sinks=None, threads=0):
+                           sinks=None, k_scale=None, v_scale=None, kv_cache_dtype="auto",
+                           threads=0):
     """Attention over a ragged batch, as ``flash_attn.flash_attn_varlen_func``:
     q [total_q, H, D] and k, v [total_k, Hkv, D] (Dv) hold the sequences one
     after another, sequence b's rows being cu_seqlens_q[b] .. [b+1] (and
@@ -803,6 +825,13 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     lengths. Causal masks, windows and ALiBi are aligned to the bottom right
     of each sequence: query i of sequence b sees key j iff
     j <= i + len_k(b) - len_q(b). Returns [total_q, H, Dv].
+
+    k and v may hold int8 codes, or fp8 e4m3 codes (float8_e4m3fn, or
+    uint8 with kv_cache_dtype="fp8_e4m3"), with k_scale and v_scale as in
+    flash_attn_with_kvcache: one float each (per tensor) or one per token
+    and head (k's shape without its head dim: [total_k, Hkv], or [NB,
+    page_block_size, Hkv] with a block table); the kernel reads the codes
+    in place (docs/serving.md).
 
     How: one attn.sdpa_varlen on q, k, v viewed as [1, heads, total,
     headdim] (with a block table, on the caches as they are): one
@@ -824,9 +853,16 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     dt = _arrays.dtype_name(q)
     if dt not in _MLIR_TYPES:
         _fail(TypeError, "q must be float32, float16 or bfloat16, got %s" % dt)
-    for name, x in (("k", k), ("v", v)):
-        if _arrays.dtype_name(x) != dt:
-            _fail(TypeError, "%s has dtype %s, q %s" % (name, _arrays.dtype_name(x), dt))
+    kind = _cache_kind(k, v, kv_cache_dtype)
+    if kind:
+        k, v = _code_view(k, kind), _code_view(v, kind)
+    elif k_scale is not None or v_scale is not None:
+        _fail(ValueError, "k_scale and v_scale go with int8 or fp8 k and v, got %s"
+              % _arrays.dtype_name(k))
+    else:
+        for name, x in (("k", k), ("v", v)):
+            if _arrays.dtype_name(x) != dt:
+                _fail(TypeError, "%s has dtype %s, q %s" % (name, _arrays.dtype_name(x), dt))
     qs, ks, vs = (_arrays.shape_of(x) for x in (q, k, v))
     if len(qs) != 3:
         _fail(ValueError, "q must be [total_q, heads, headdim], got shape %s" % list(qs))
@@ -868,10 +904,14 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         if b and len_k.max() > table.shape[1] * bs:
             _fail(ValueError, "a sequence has %d keys, past the block table's %d"
                   % (int(len_k.max()), table.shape[1] * bs))
+    scales = _scale_caches(k_scale, v_scale, ks) if kind else None
     if alibi_slopes is None or np.ndim(_arrays.as_buffer(alibi_slopes, "alibi_slopes")) == 1:
         return _varlen_op(q, k, v, cu_seqlens_q, cu_seqlens_k, total_q, h, hkv, d, dv, dt,
                           softmax_scale, causal, window_size, softcap, alibi_slopes, sinks,
-                          threads, table, bs)
+                          threads, table, bs, kind, scales)
+    if kind:
+        _fail(NotImplementedError, "per-sequence alibi_slopes [B, H] with %s k and v: pass "
+              "slopes [H] or float k and v" % kind)
     if block_table is None:
         # Per-sequence ALiBi slopes [B, H], which attn.sdpa_varlen does not
         # take: K and V padded to [B, Hkv, max_k, D] (copies): the kernel then reads

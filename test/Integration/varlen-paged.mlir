@@ -41,6 +41,15 @@
 // CPU-LABEL: func.func @causal(
 // CPU-NOT: 1x2x112x32
 // CPU: return
+// int8 caches (attn.dequantize of the pools): the decode and prefill tiles
+// read the codes in place; no f32 pool or gathered tensor is built.
+// (Values: test_varlen_quantized in test/Python/test_serving.py.)
+// CPU-LABEL: func.func @int8(
+// CPU-NOT: 16x16x2x32xf32
+// CPU-NOT: 1x2x112x32
+// CPU: vector.load %{{.*}} : memref<16x16x2x32xi8>, vector<{{[0-9]+}}xi8>
+// CPU-NOT: 16x16x2x32xf32
+// CPU: return
 
 func.func @causal(%q: tensor<1x8x?x32xf32>, %kc: tensor<16x16x2x32xf32>, %vc: tensor<16x16x2x32xf32>,
                   %cuq: tensor<6xi32>, %cuk: tensor<6xi32>, %table: tensor<5x7xi32>)
@@ -70,5 +79,17 @@ func.func @features(%q: tensor<1x8x?x32xf32>, %kc: tensor<16x16x2x32xf32>,
       {causal = #attn.causal<bottom_right>, window = #attn.window<left = 16>, softcap = 20.0 : f32}
       : (tensor<1x8x?x32xf32>, tensor<16x16x2x32xf32>, tensor<16x16x2x32xf32>, tensor<6xi32>,
          tensor<6xi32>, tensor<5x7xi32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x?x32xf32>
+  return %o : tensor<1x8x?x32xf32>
+}
+
+func.func @int8(%q: tensor<1x8x?x32xf32>, %kq: tensor<16x16x2x32xi8>, %ks: tensor<16x16x2xf32>,
+                %vq: tensor<16x16x2x32xi8>, %vs: tensor<16x16x2xf32>, %cuq: tensor<6xi32>,
+                %cuk: tensor<6xi32>, %table: tensor<5x7xi32>) -> tensor<1x8x?x32xf32> {
+  %kc = attn.dequantize %kq, %ks : (tensor<16x16x2x32xi8>, tensor<16x16x2xf32>) -> tensor<16x16x2x32xf32>
+  %vc = attn.dequantize %vq, %vs : (tensor<16x16x2x32xi8>, tensor<16x16x2xf32>) -> tensor<16x16x2x32xf32>
+  %o = attn.sdpa_varlen %q, %kc, %vc, %cuq, %cuk block_table(%table)
+      {causal = #attn.causal<bottom_right>}
+      : (tensor<1x8x?x32xf32>, tensor<16x16x2x32xf32>, tensor<16x16x2x32xf32>, tensor<6xi32>,
+         tensor<6xi32>, tensor<5x7xi32>) -> tensor<1x8x?x32xf32>
   return %o : tensor<1x8x?x32xf32>
 }

@@ -914,3 +914,67 @@ def test_fp8_torch_dtype():
     out = attn_mlir.flash_attn_with_kvcache(q, k, v, k_scale=1.0, v_scale=1.0)
     want, _ = ref(q, k.double(), v.double(), torch.arange(1)[:, None], torch.tensor([20]), 20)
     assert (out.double() - want).abs().max().item() < TOL[torch.float32]
+
+
+@pytest.mark.parametrize("kind,per_token", [("int8", True), ("int8", False), ("fp8", False),
+                                            ("fp8", True)])
+@pytest.mark.parametrize("paged_keys", [True, False])
+def test_varlen_quantized(kind, per_token, paged_keys):
+    """flash_attn_varlen_func on int8 or fp8 k and v with per-token or
+    per-tensor scales (k_scale, v_scale, kv_cache_dtype as in
+    flash_attn_with_kvcache): a continuous-batching step on paged caches
+    (prefill chunks, decodes, an empty sequence) and a ragged batch of
+    contiguous rows, against float64 attention on the dequantised values."""
+    g = torch.Generator().manual_seed(45)
+    h, hkv, d = 8, 2, 64
+    lq, lk = [5, 1, 0, 20, 1], [37, 64, 9, 20, 1]
+    qv = torch.randn(sum(lq), h, d, generator=g)
+    if paged_keys:
+        _, kf, vf, t, lens = paged(5, 1, h, hkv, d, 16, 4, lk, seed=46)
+    else:
+        kf, vf = (torch.randn(sum(lk), hkv, d, generator=g) for _ in range(2))
+        t = None
+    if kind == "int8":
+        quant = _quantize if per_token else (
+            lambda x: (torch.round(x / (x.abs().max() / 127)).to(torch.int8),
+                       float(x.abs().max() / 127)))
+        decode = lambda c: c.double()  # noqa: E731
+        extra = {}
+    else:
+        quant = lambda x: _fp8_quantize(x, per_token)  # noqa: E731
+        decode, extra = _fp8_decode, dict(kv_cache_dtype="fp8_e4m3")
+    kq, ks = quant(kf)
+    vq, vs = quant(vf)
+    sk = ks[..., None].double() if per_token else ks
+    sv = vs[..., None].double() if per_token else vs
+    kd, vd = decode(kq) * sk, decode(vq) * sv
+    out = attn_mlir.flash_attn_varlen_func(qv, kq, vq, cu(lq), cu(lk), 20, 64, causal=True,
+                                           block_table=t, k_scale=ks, v_scale=vs, **extra)
+    assert out.dtype == torch.float32 and out.shape == qv.shape
+    if paged_keys:
+        q0 = 0
+        for b, nq in enumerate(lq):
+            if nq:
+                want, _ = ref(qv[q0:q0 + nq][None].double(), kd, vd, t[b:b + 1],
+                              lens[b:b + 1], 16, causal=True)
+                assert (out[q0:q0 + nq].double() - want[0]).abs().max().item() < 2e-5
+            q0 += nq
+    else:
+        want = ref_varlen(qv.double(), kd, vd, lq, lk, causal=True)
+        assert (out.double() - want).abs().max().item() < 2e-5
+
+
+def test_varlen_quantized_refusals():
+    q, k = rand(5, 2, 16), rand(6, 2, 16)
+    k8 = torch.zeros(6, 2, 16, dtype=torch.int8)
+    with pytest.raises(ValueError, match="k_scale and v_scale go with int8 or fp8 k and v"):
+        attn_mlir.flash_attn_varlen_func(q, k, k, cu([2, 3]), cu([3, 3]), 3, 3, k_scale=1.0,
+                                         v_scale=1.0)
+    with pytest.raises(ValueError, match="needs k_scale"):
+        attn_mlir.flash_attn_varlen_func(q, k8, k8, cu([2, 3]), cu([3, 3]), 3, 3)
+    with pytest.raises(ValueError, match=r"shape \[6, 2\]"):
+        attn_mlir.flash_attn_varlen_func(q, k8, k8, cu([2, 3]), cu([3, 3]), 3, 3,
+                                         k_scale=torch.ones(6, 2, 16), v_scale=torch.ones(6, 2, 16))
+    with pytest.raises(NotImplementedError, match=r"alibi_slopes \[B, H\] with int8"):
+        attn_mlir.flash_attn_varlen_func(q, k8, k8, cu([2, 3]), cu([3, 3]), 3, 3, k_scale=1.0,
+                                         v_scale=1.0, alibi_slopes=torch.ones(2, 2))

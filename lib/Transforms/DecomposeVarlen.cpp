@@ -125,6 +125,27 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
             return tensor::ExtractSliceOp::create(b, l, x, r.offsets, r.sizes, r.strides)
                 .getResult();
           };
+          // Rows of K or V; of a quantised one (attn.dequantize of codes and
+          // per-token or per-tensor scales), attn.dequantize of the rows of
+          // its codes and scales, which the fused kernels read in place
+          // (rather than slices of the whole tensor dequantized).
+          auto keyRows = [&](Value x, Value start, Value len) -> Value {
+            auto dq = x.getDefiningOp<DequantizeOp>();
+            if (!dq)
+              return rows(x, start, len);
+            Value scale = dq.getScale();
+            if (!dq.hasTensorScale()) {
+              SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), start};
+              SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, l, scale);
+              sizes[2] = len;
+              scale = tensor::ExtractSliceOp::create(b, l, scale, offsets, sizes,
+                                                     SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+            }
+            Value codes = rows(dq.getInput(), start, len);
+            auto type = RankedTensorType::get(cast<RankedTensorType>(codes.getType()).getShape(),
+                                              dq.getType().getElementType());
+            return DequantizeOp::create(b, l, type, codes, scale);
+          };
           // The sequence's attn.sdpa on queries[qs, qs + queries), inserted
           // into the output's rows.
           auto attend = [&](OpBuilder &t, Location tl, OpFoldResult queries) -> Value {
@@ -134,8 +155,8 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
               sdpa = SdpaOp::create(t, tl, rows(q, qs, queries), keys, values);
               sdpa.getKeyLengthsMutable().assign(lengths);
             } else {
-              sdpa = SdpaOp::create(t, tl, rows(q, qs, queries), rows(k, ks, lk),
-                                    rows(v, ks, lk));
+              sdpa = SdpaOp::create(t, tl, rows(q, qs, queries), keyRows(k, ks, lk),
+                                    keyRows(v, ks, lk));
             }
             if (Value slopes = op.getAlibiSlopes())
               sdpa.getAlibiSlopesMutable().assign(slopes);

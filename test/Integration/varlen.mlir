@@ -42,6 +42,19 @@
 // LOOP: attn.sdpa %{{.*}} {causal = #attn.causal<bottom_right>} : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>) -> tensor<1x8x?x32xf32>
 // LOOP: tensor.insert_slice
 // LOOP-NOT: attn.sdpa_varlen
+// int8 K/V: each sequence dequantizes its own rows of the codes and
+// scales, which the CPU tiles then read in place (no f32 K or V is built).
+// (Values: test_varlen_quantized in test/Python/test_serving.py.)
+// LOOP-LABEL: func.func @int8(
+// LOOP: scf.for
+// LOOP-DAG: %[[KR:.*]] = tensor.extract_slice %arg1[0, 0, %[[KS:.*]], 0] [1, 2, %[[KL:.*]], 32] [1, 1, 1, 1] : tensor<1x2x?x32xi8> to tensor<1x2x?x32xi8>
+// LOOP-DAG: %[[SR:.*]] = tensor.extract_slice %arg2[0, 0, %[[KS]]] [1, 2, %[[KL]]] [1, 1, 1] : tensor<1x2x?xf32> to tensor<1x2x?xf32>
+// LOOP: attn.dequantize %[[KR]], %[[SR]] : (tensor<1x2x?x32xi8>, tensor<1x2x?xf32>) -> tensor<1x2x?x32xf32>
+// RUN: attn-opt %s --attn-cpu-pipeline=lower-to-llvm=false | FileCheck %s --check-prefix=CPU
+// CPU-LABEL: func.func @int8(
+// CPU-NOT: linalg.generic
+// CPU: vector.load %{{.*}} : memref<1x2x?x32xi8, {{.*}}>, vector<{{[0-9]+}}xi8>
+// CPU: return
 
 func.func @causal(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<1x2x?x32xf32>,
                   %cuq: tensor<?xi32>, %cuk: tensor<?xi32>) -> tensor<1x8x?x32xf32> {
@@ -74,5 +87,16 @@ func.func @features(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tens
       {causal = #attn.causal<bottom_right>, window = #attn.window<left = 16>, softcap = 20.0 : f32}
       : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>, tensor<?xi32>,
          tensor<?xi32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x?x32xf32>
+  return %o : tensor<1x8x?x32xf32>
+}
+
+func.func @int8(%q: tensor<1x8x?x32xf32>, %kq: tensor<1x2x?x32xi8>, %ks: tensor<1x2x?xf32>,
+                %vq: tensor<1x2x?x32xi8>, %vs: tensor<1x2x?xf32>, %cuq: tensor<?xi32>,
+                %cuk: tensor<?xi32>) -> tensor<1x8x?x32xf32> {
+  %k = attn.dequantize %kq, %ks : (tensor<1x2x?x32xi8>, tensor<1x2x?xf32>) -> tensor<1x2x?x32xf32>
+  %v = attn.dequantize %vq, %vs : (tensor<1x2x?x32xi8>, tensor<1x2x?xf32>) -> tensor<1x2x?x32xf32>
+  %o = attn.sdpa_varlen %q, %k, %v, %cuq, %cuk {causal = #attn.causal<bottom_right>}
+      : (tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>, tensor<?xi32>,
+         tensor<?xi32>) -> tensor<1x8x?x32xf32>
   return %o : tensor<1x8x?x32xf32>
 }

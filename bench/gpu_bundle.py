@@ -71,6 +71,12 @@ CHECKS += GRAD_CHECKS
 # shuffled block table, per-sequence lengths (the CUDA-core kernel).
 CHECKS += [dict(name="paged_decode_f16", paged=True, b=3, h=8, hkv=2, tq=1, tk=96, d=64,
                 dtype="f16", causal="bottom_right", block_size=16, num_blocks=24)]
+# A continuous-batching step: attn.sdpa_varlen with a block table (a kernel
+# a sequence, its rows of Q and its row of the table staged through dense
+# host buffers), prefill chunks, decodes and an empty sequence.
+CHECKS += [dict(name="varlen_paged_f16", varlen=True, b=1, h=8, hkv=2, tq=26, tk=64, d=64,
+                dtype="f16", causal="bottom_right", block_size=16, num_blocks=24,
+                lens_q=[5, 1, 0, 20], lens_k=[37, 64, 9, 20])]
 # A training step's forward (attn.sdpa_partial: O and the row log-sum-exp,
 # the CUDA-core kernel). Host buffers only.
 CHECKS += [dict(name="partial_causal_gqa_f32", partial=True, b=2, h=4, hkv=2, tq=100, tk=130,
@@ -150,6 +156,15 @@ def mlir_for(k):
         types.append(mt)
     attrs = f" {{causal = #attn.causal<{k['causal']}>}}" if k.get("causal") else ""
     attrs += FUNCTIONS[k["fn"]] if k.get("fn") else ""
+    if k.get("varlen"):
+        bs, nb, n = k["block_size"], k["num_blocks"], len(k["lens_q"])
+        cache = f"tensor<{nb}x{bs}x{k['hkv']}x{k['d']}x{t}>"
+        cu, table = f"tensor<{n + 1}xi32>", f"tensor<{n}x{k['tk'] // bs}xi32>"
+        return (f"func.func @{k['name']}(%q: {q}, %kc: {cache}, %vc: {cache}, %cuq: {cu}, "
+                f"%cuk: {cu}, %t: {table}) -> {q} {{\n"
+                f"  %o = attn.sdpa_varlen %q, %kc, %vc, %cuq, %cuk block_table(%t){attrs} : "
+                f"({q}, {cache}, {cache}, {cu}, {cu}, {table}) -> {q}\n"
+                f"  return %o : {q}\n}}\n")
     if k.get("paged"):
         bs, nb = k["block_size"], k["num_blocks"]
         mb = k["tk"] // bs
@@ -248,7 +263,8 @@ def main():
     # the training step's on host buffers only), the timing shapes on device
     # buffers only.
     kernels = CHECKS + [dict(k, name=k["name"] + "_dev", device=True) for k in CHECKS
-                        if not (k.get("grad") or k.get("partial") or k.get("paged"))] + \
+                        if not (k.get("grad") or k.get("partial") or k.get("paged") or
+                                k.get("varlen"))] + \
         [dict(k, device=True) for k in TIMINGS]
     with tempfile.TemporaryDirectory() as work:
         objects = compile_all(build, kernels, "gpu", [f"--gpu-chips={a.chips}"], work)

@@ -245,6 +245,45 @@ def check_paged(lib, k, rng):
     return passed, f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} (tol {tolerance(k):.0e})"
 
 
+def check_varlen(lib, k, rng):
+    """One paged ragged kernel (attn.sdpa_varlen with a block table) on host
+    buffers: q [1, H, sum(lens_q), D], the caches, offsets, a shuffled
+    table (garbage past each length), against float64 attention of each
+    sequence's rows and gathered keys; (passed, line)."""
+    bs, nb = k["block_size"], k["num_blocks"]
+    lq, lk, mb = k["lens_q"], k["lens_k"], k["tk"] // k["block_size"]
+    q = to_storage(rng.uniform(-1, 1, (1, k["h"], k["tq"], k["d"])), k["dtype"])
+    kc, vc = (to_storage(rng.uniform(-1, 1, (nb, bs, k["hkv"], k["d"])), k["dtype"])
+              for _ in range(2))
+    table = rng.permutation(nb)[:len(lq) * mb].reshape(len(lq), mb).astype(np.int32)
+    for b, n in enumerate(lk):
+        used = -(-n // bs)
+        table[b, used:] = rng.integers(-5, 1000, mb - used)
+    cuq = np.concatenate([[0], np.cumsum(lq)]).astype(np.int32)
+    cuk = np.concatenate([[0], np.cumsum(lk)]).astype(np.int32)
+    want = np.zeros((1, k["h"], k["tq"], k["d"]))
+    for b, (nq, nk) in enumerate(zip(lq, lk)):
+        if nq == 0 or nk == 0:
+            continue
+        rows = [table[b, j // bs] * bs + j % bs for j in range(nk)]
+        kk = from_storage(kc, k["dtype"]).reshape(nb * bs, k["hkv"], k["d"])[rows].transpose(1, 0, 2)
+        vv = from_storage(vc, k["dtype"]).reshape(nb * bs, k["hkv"], k["d"])[rows].transpose(1, 0, 2)
+        sub = dict(k, b=1, tq=nq, tk=nk)
+        qs = q[:, :, cuq[b]:cuq[b + 1]]
+        want[:, :, cuq[b]:cuq[b + 1]] = reference(
+            sub, [qs, to_storage(kk[None], k["dtype"]), to_storage(vv[None], k["dtype"])])
+    out = np.zeros(q.shape, dtype=q.dtype)
+    desc = (f"{k['name']:<21} H{k['h']}/{k['hkv']} lens q {lq} k {lk} D{k['d']} "
+            f"{k['dtype']:<4} {k.get('causal') or 'no causal':<12} paged, BS {bs}")
+    try:
+        call(lib, kernel_address(lib, k["name"]), [q, kc, vc, cuq, cuk, table], out)
+    except Exception as e:  # noqa: BLE001 (a FAIL line, never a crash)
+        return False, f"FAIL {desc} {type(e).__name__}: {e}"
+    err = float(np.abs(from_storage(out, k["dtype"]) - want).max())
+    passed = err <= tolerance(k)
+    return passed, f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} (tol {tolerance(k):.0e})"
+
+
 def check_partial(lib, k, rng):
     """One sdpa_partial kernel on host buffers: O and lse against the
     float64 forward; (passed, line)."""
@@ -348,8 +387,9 @@ def check(manifest, lib, torch):
     for k in manifest["kernels"]:
         if not k["check"] or (k.get("device") and torch is None):
             continue
-        if k.get("grad") or k.get("partial") or k.get("paged"):
-            fn = check_grad if k.get("grad") else check_partial if k.get("partial") else check_paged
+        if k.get("grad") or k.get("partial") or k.get("paged") or k.get("varlen"):
+            fn = (check_grad if k.get("grad") else check_partial if k.get("partial")
+                  else check_varlen if k.get("varlen") else check_paged)
             passed, line = fn(lib, k, rng)
             ok &= passed
             print(line, flush=True)

@@ -239,8 +239,11 @@ struct AttnMapScheduleToGpuPass
     // Buffers the kernel touches get device copies.
     SetVector<Value> captured;
     getUsedValuesDefinedAbove(forall.getRegion(), captured);
+    // A strided host buffer (a subview: one sequence's rows of a ragged
+    // batch, a row of a block table) goes through a dense host staging
+    // buffer, which gpu.memcpy can copy.
     struct DeviceCopy {
-      Value host, device;
+      Value host, device, staging;
       bool read = false, written = false;
     };
     SmallVector<DeviceCopy> copies;
@@ -248,9 +251,11 @@ struct AttnMapScheduleToGpuPass
       auto mt = dyn_cast<MemRefType>(v.getType());
       if (!mt)
         continue;
-      if (!mt.getLayout().isIdentity())
-        return forall.emitOpError("cannot map: buffer with a non-identity layout");
+      bool strided = !mt.getLayout().isIdentity();
       if (deviceResident) {
+        if (strided)
+          return forall.emitOpError("cannot map: device-resident buffer with a non-identity "
+                                    "layout");
         if (failed(useOnDevice(rewriter, forall, v)))
           return failure();
         continue;
@@ -267,11 +272,18 @@ struct AttnMapScheduleToGpuPass
       for (int64_t i = 0; i < mt.getRank(); ++i)
         if (mt.isDynamicDim(i))
           dyn.push_back(memref::DimOp::create(rewriter, loc, v, i));
-      c.device = gpu::AllocOp::create(rewriter, loc, mt, /*asyncToken=*/Type(),
+      auto dense = MemRefType::get(mt.getShape(), mt.getElementType());
+      if (strided) {
+        c.staging = memref::AllocOp::create(rewriter, loc, dense, dyn);
+        if (c.read)
+          memref::CopyOp::create(rewriter, loc, v, c.staging);
+      }
+      c.device = gpu::AllocOp::create(rewriter, loc, dense, /*asyncToken=*/Type(),
                                       ValueRange{}, dyn, ValueRange{})
                      .getMemref();
       if (c.read)
-        gpu::MemcpyOp::create(rewriter, loc, TypeRange{}, ValueRange{}, c.device, v);
+        gpu::MemcpyOp::create(rewriter, loc, TypeRange{}, ValueRange{}, c.device,
+                              strided ? c.staging : v);
       copies.push_back(c);
     }
 
@@ -299,10 +311,19 @@ struct AttnMapScheduleToGpuPass
       repl.push_back(idVals[i]);
     rewriter.inlineBlockBefore(forallBody, terminator, repl);
     rewriter.eraseOp(forall);
-    for (DeviceCopy &c : copies)
-      c.host.replaceUsesWithIf(c.device, [&](OpOperand &use) {
+    for (DeviceCopy &c : copies) {
+      // A staged buffer is dense on the device: the kernel sees it through
+      // a cast back to the host buffer's strided type.
+      Value inKernel = c.device;
+      if (c.staging) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(&body);
+        inKernel = memref::CastOp::create(rewriter, loc, c.host.getType(), c.device);
+      }
+      c.host.replaceUsesWithIf(inKernel, [&](OpOperand &use) {
         return launch->isProperAncestor(use.getOwner());
       });
+    }
 
     // Thread loops → predicated bodies + barrier.
     Value tid = launch.getThreadIds().x;
@@ -362,11 +383,18 @@ struct AttnMapScheduleToGpuPass
 
     // Results back, device buffers freed.
     rewriter.setInsertionPointAfter(launch);
-    for (DeviceCopy &c : copies)
+    for (DeviceCopy &c : copies) {
       if (c.written)
-        gpu::MemcpyOp::create(rewriter, loc, TypeRange{}, ValueRange{}, c.host, c.device);
-    for (DeviceCopy &c : copies)
+        gpu::MemcpyOp::create(rewriter, loc, TypeRange{}, ValueRange{},
+                              c.staging ? c.staging : c.host, c.device);
+      if (c.written && c.staging)
+        memref::CopyOp::create(rewriter, loc, c.staging, c.host);
+    }
+    for (DeviceCopy &c : copies) {
       gpu::DeallocOp::create(rewriter, loc, TypeRange{}, ValueRange{}, c.device);
+      if (c.staging)
+        memref::DeallocOp::create(rewriter, loc, c.staging);
+    }
     return success();
   }
 };

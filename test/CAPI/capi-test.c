@@ -672,6 +672,17 @@ static const char *kTanhModule =
     "}\n";
 
 /* An OpenMP worksharing loop without a schedule (attn-openmp-schedule). */
+static const char *kScopeModule =
+    "func.func @f(%c: i1, %buf: memref<4xf32>) {\n"
+    "  scf.if %c {\n"
+    "    memref.alloca_scope {\n"
+    "      %t = memref.alloca() : memref<4xf32>\n"
+    "      memref.copy %buf, %t : memref<4xf32> to memref<4xf32>\n"
+    "    }\n"
+    "  }\n"
+    "  return\n"
+    "}\n";
+
 static const char *kOmpModule =
     "func.func @f(%n: index, %buf: memref<?xf32>) {\n"
     "  %c0 = arith.constant 0 : index\n"
@@ -778,6 +789,8 @@ static void testPasses(MlirContext ctx) {
                   mlirCreateAttnTransformsAttnOpenMPSchedule(), none);
   runAndListOpsOn(ctx, kTanhModule, "expand-math", mlirCreateAttnTransformsAttnExpandMath(),
                   none);
+  runAndListOpsOn(ctx, kScopeModule, "isolate-alloca-scopes",
+                  mlirCreateAttnTransformsAttnIsolateAllocaScopes(), none);
   runAndListOpsOn(ctx, kLinalgAttentionModule, "raise",
                   mlirCreateAttnTransformsAttnRaise(), none);
   {
@@ -810,6 +823,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnTransformsAttnDifferentiate();
   mlirRegisterAttnTransformsAttnOpenMPSchedule();
   mlirRegisterAttnTransformsAttnExpandMath();
+  mlirRegisterAttnTransformsAttnIsolateAllocaScopes();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
   mlirRegisterAttnConversionConvertAttnToGpu();
@@ -856,6 +870,7 @@ static void testPasses(MlirContext ctx) {
 // CHECK: shard+lower-mpi: ok: func.call func.call func.call {{.*}}cf.assert {{.*}}func.return
 // CHECK: openmp-schedule: ok: arith.constant arith.constant arith.constant omp.parallel func.return
 // CHECK: expand-math: ok: {{.*}}arith.divf {{.*}}vector.fma {{.*}}func.return
+// CHECK: isolate-alloca-scopes: ok: scf.if func.return
 // CHECK-NOT: math.
 // CHECK: raise: ok: tensor.expand_shape tensor.expand_shape tensor.expand_shape attn.sdpa tensor.collapse_shape func.return
 // CHECK: differentiate: ok: attn.sdpa_partial attn.sdpa_grad func.return

@@ -36,3 +36,28 @@ func.func @causal(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>,
       : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x4x?x16xf32>
   return %o : tensor<1x4x?x16xf32>
 }
+
+// A ragged batch (attn.sdpa_varlen, one kernel a sequence): each sequence's
+// rows of Q, K and V are strided subviews, which go to the device through a
+// dense host staging buffer (memref.copy, then gpu.memcpy); the kernel reads
+// the dense device buffer (through a cast back to the strided type, which
+// the canonicalizer folds into the loads).
+// CHECK-LABEL: func.func @ragged
+// CHECK:       scf.for
+// CHECK:       %[[SQ:.*]] = memref.subview %{{.*}} : memref<1x4x?x16xf32> to memref<1x4x?x16xf32, strided<[?, ?, 16, 1], offset: ?>>
+// CHECK:       %[[STAGE:.*]] = memref.alloc(%{{.*}}) : memref<1x4x?x16xf32>
+// CHECK:       memref.copy %[[SQ]], %[[STAGE]]
+// CHECK:       %[[DEV:.*]] = gpu.alloc  (%{{.*}}) : memref<1x4x?x16xf32>
+// CHECK:       gpu.memcpy  %[[DEV]], %[[STAGE]]
+// CHECK:       gpu.launch
+// CHECK:       memref.load %[[DEV]]
+// CHECK:       gpu.terminator
+// CHECK:       gpu.dealloc  %[[DEV]]
+// CHECK:       memref.dealloc %[[STAGE]]
+func.func @ragged(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>,
+                  %cuq: tensor<?xi32>, %cuk: tensor<?xi32>) -> tensor<1x4x?x16xf32> {
+  %o = attn.sdpa_varlen %q, %k, %v, %cuq, %cuk {causal = #attn.causal<bottom_right>}
+      : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<?xi32>,
+         tensor<?xi32>) -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}

@@ -49,7 +49,9 @@ def AttnMapScheduleToGpu : Pass<"attn-map-schedule-to-gpu"> {
     attributions of the launch; private allocations move to the top of the
     kernel. Around the launch, every buffer the kernel touches gets a
     device copy (`gpu.alloc`, `gpu.memcpy` in for buffers it reads, out for
-    buffers it writes, `gpu.dealloc`).
+    buffers it writes, `gpu.dealloc`); a strided one (a subview) through a
+    dense host buffer (`memref.copy`), as `gpu.memcpy` copies dense ones
+    only.
 
     With `device-resident`, the function's arguments are device buffers
     and are used in place, and each buffer the function allocates for the

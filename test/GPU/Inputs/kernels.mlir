@@ -79,6 +79,21 @@ func.func @paged_decode_f16(%q: tensor<4x32x1x128xf16>, %kc: tensor<256x16x8x128
   return %o : tensor<4x32x1x128xf16>
 }
 
+// A continuous-batching step (attn.sdpa_varlen with a block table): one
+// kernel launch a sequence inside the host's loop over them, each on its
+// rows of Q and its row of the table (strided: staged through dense host
+// buffers) and the caches read in place.
+func.func @varlen_paged_f16(%q: tensor<1x32x?x128xf16>, %kc: tensor<256x16x8x128xf16>,
+                            %vc: tensor<256x16x8x128xf16>, %cuq: tensor<5xi32>,
+                            %cuk: tensor<5xi32>, %table: tensor<4x64xi32>)
+    -> tensor<1x32x?x128xf16> {
+  %o = attn.sdpa_varlen %q, %kc, %vc, %cuq, %cuk block_table(%table)
+      {causal = #attn.causal<bottom_right>}
+      : (tensor<1x32x?x128xf16>, tensor<256x16x8x128xf16>, tensor<256x16x8x128xf16>,
+         tensor<5xi32>, tensor<5xi32>, tensor<4x64xi32>) -> tensor<1x32x?x128xf16>
+  return %o : tensor<1x32x?x128xf16>
+}
+
 // fp8 e4m3 K/V with per-tensor scales (dequantized by host code, then the kernel).
 func.func @fp8_decode(%q: tensor<2x8x1x64xf32>, %kq: tensor<2x2x77x64xf8E4M3FN>, %ks: tensor<f32>,
                   %vq: tensor<2x2x77x64xf8E4M3FN>, %vs: tensor<f32>,

@@ -56,6 +56,12 @@ def bandwidth(build, mib, threads):
     return out["gbps"], " ".join(cmd[1:])
 
 
+def quantize(x):
+    """Symmetric int8 codes of x and one f32 scale per row (max |x| -> 127)."""
+    scale = (np.abs(x).max(axis=-1) / 127).astype(np.float32)
+    return np.round(x / scale[..., None]).astype(np.int8), scale
+
+
 def alternate(progs, rounds):
     """{name: [seconds per round]}, the programs run in turn each round."""
     times = {name: [] for name in progs}
@@ -113,10 +119,6 @@ def int8_decode(rounds, tk, build):
     q = rng.standard_normal((B, H, 1, D), dtype=np.float32)
     k = rng.standard_normal((B, HKV, tk, D), dtype=np.float32)
     v = rng.standard_normal((B, HKV, tk, D), dtype=np.float32)
-
-    def quantize(x):
-        scale = (np.abs(x).max(axis=-1) / 127).astype(np.float32)
-        return np.round(x / scale[..., None]).astype(np.int8), scale
 
     kq, ks = quantize(k)
     vq, vs = quantize(v)
@@ -300,10 +302,6 @@ def int8_prefill(rounds, tk):
     perm = rng.permutation(nb).astype(np.int32)
     kc = rng.standard_normal((nb, BS, HKV, D), dtype=np.float32)
     vc = rng.standard_normal((nb, BS, HKV, D), dtype=np.float32)
-
-    def quantize(x):
-        scale = (np.abs(x).max(axis=-1) / 127).astype(np.float32)
-        return np.round(x / scale[..., None]).astype(np.int8), scale
 
     kq, ks = quantize(kc)
     vq, vs = quantize(vc)

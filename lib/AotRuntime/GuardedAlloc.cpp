@@ -13,6 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace attn::runtime {
 namespace {
 
@@ -135,6 +139,8 @@ void *allocate(size_t n, size_t alignment) {
     trimCache(0, /*newLimit=*/false);
     p = fromLibc();
   }
+  if (p)
+    adviseHugePages(p, n); // fresh from libc: not written yet
   if (p && n >= kCachedFrom) {
     BlockCache &c = blockCache();
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -217,6 +223,25 @@ bool callWithEscape(void (*fn)(void **), void **args, GuardedCall &call) {
 }
 
 } // namespace
+
+void adviseHugePages(void *p, size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr size_t kHuge = size_t(2) << 20;
+  static const bool enabled = [] {
+    const char *env = std::getenv("ATTN_HUGE_PAGES");
+    return !(env && env[0] == '0' && env[1] == '\0');
+  }();
+  if (!enabled || !p || n < 2 * kHuge)
+    return;
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(kHuge - 1);
+  if (end > begin)
+    (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
 
 void releaseBlock(void *p) {
   if (!p)

@@ -4,6 +4,7 @@
 #include "attn/Dialect/AttnDialect.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Runtime/CudaRuntime.h"
+#include "attn/Runtime/GuardedAlloc.h"
 #include "attn/Runtime/Jit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,6 +62,7 @@ public:
     if (s.capacity < bytes) {
       s.data.reset(new uint8_t[bytes]);
       s.capacity = bytes;
+      attn::runtime::adviseHugePages(s.data.get(), bytes);
     }
     return s.data.get();
   }
@@ -470,6 +472,13 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
         }
         std::vector<int64_t> dst =
             o.strides.empty() ? rt::rowMajorStrides(o.shape) : o.strides;
+        // A large output is often fresh memory (torch.empty): huge pages
+        // make its first writes fault once per 2 MiB.
+        int64_t span = 1;
+        for (size_t d = 0; d < o.shape.size() && span > 0; ++d)
+          span = dst[d] < 0 ? 0 : span + (o.shape[d] - 1) * dst[d];
+        if (span > 0)
+          attn::runtime::adviseHugePages(o.data, span * rt::dtypeSize(o.type));
         rt::copyStrided(r.data, r.strides, static_cast<uint8_t *>(o.data), dst,
                         o.shape, rt::dtypeSize(o.type));
       });

@@ -119,3 +119,79 @@ TEST_F(BlockCache, ForeignPointersGoToLibc) {
 }
 
 } // namespace
+
+namespace {
+
+/// "always", "madvise" or "never" (the bracketed word of the sysfs file),
+/// or "" without THP.
+std::string thpMode() {
+  std::FILE *f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f)
+    return "";
+  char line[256] = {0};
+  size_t n = std::fread(line, 1, sizeof(line) - 1, f);
+  std::fclose(f);
+  std::string s(line, n);
+  size_t a = s.find('['), b = s.find(']');
+  return a == std::string::npos || b == std::string::npos ? "" : s.substr(a + 1, b - a - 1);
+}
+
+/// kB of transparent huge pages (AnonHugePages) in the mapping that holds p.
+long hugeKbAt(const void *p) {
+  std::FILE *f = std::fopen("/proc/self/smaps", "r");
+  if (!f)
+    return -1;
+  auto addr = reinterpret_cast<uintptr_t>(p);
+  char line[512];
+  bool inside = false;
+  long kb = -1;
+  while (std::fgets(line, sizeof(line), f)) {
+    unsigned long lo, hi;
+    if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && std::strchr(line, '-') < std::strchr(line, ' ')) {
+      inside = lo <= addr && addr < hi;
+      continue;
+    }
+    long v;
+    if (inside && std::sscanf(line, "AnonHugePages: %ld kB", &v) == 1) {
+      kb = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kb;
+}
+
+TEST(HugePages, LargeFreshBlocksGetThemWhereTheKernelOffersThem) {
+  // Where THP is "madvise" only an advised range gets huge pages: a fresh
+  // 16 MiB block of the compiled code's allocator (advised) does once it
+  // is written, a 16 MiB block from libc that nobody advised does not.
+  if (thpMode() != "madvise" || std::getenv("ATTN_HUGE_PAGES"))
+    GTEST_SKIP() << "needs transparent_hugepage=madvise (here '" << thpMode()
+                 << "') and ATTN_HUGE_PAGES unset";
+  Allocator a;
+  setBlockCacheLimit(0); // a fresh block from libc, not a cached one
+  size_t n = 16 * MiB;
+  void *ours = a.malloc(n);
+  void *plain = std::malloc(n);
+  ASSERT_TRUE(ours && plain);
+  std::memset(ours, 1, n);
+  std::memset(plain, 1, n);
+  // (madvise splits the mapping at the advised range: look inside it, at
+  // the block's first 2 MiB boundary.)
+  auto inside = [](void *p) {
+    return reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(p) + 2 * MiB - 1) &
+                                    ~(2 * MiB - 1));
+  };
+  long advised = hugeKbAt(inside(ours)), unadvised = hugeKbAt(inside(plain));
+  a.free(ours);
+  std::free(plain);
+  setBlockCacheLimit(256 * MiB);
+  ASSERT_GE(advised, 0) << "no AnonHugePages line in /proc/self/smaps";
+  EXPECT_EQ(unadvised, 0);
+  // At least half the block in 2 MiB pages (the kernel may refuse some
+  // when memory is fragmented; none at all means the hint was not given).
+  EXPECT_GE(advised, long(n / 2 / 1024)) << "kB in huge pages";
+  EXPECT_EQ(advised % 2048, 0) << "kB in huge pages";
+}
+
+} // namespace

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -252,6 +253,19 @@ struct AttnMapScheduleToGpuPass
       if (!mt)
         continue;
       bool strided = !mt.getLayout().isIdentity();
+      // A strided one is staged dense (below) and the kernel's accesses
+      // take the dense device copy as it is: a cast back to the view's type
+      // would keep the view's strides where they are static and address
+      // the copy wrongly. So only accesses whose meaning does not depend on
+      // the layout may use it.
+      if (strided)
+        for (Operation *user : v.getUsers())
+          if (forall->isProperAncestor(user) &&
+              !isa<memref::LoadOp, memref::StoreOp, memref::DimOp, memref::PrefetchOp,
+                   vector::LoadOp, vector::StoreOp, vector::TransferReadOp,
+                   vector::TransferWriteOp>(user))
+            return user->emitOpError("cannot map: a strided host buffer (staged dense for the "
+                                     "device) is used by this op");
       if (deviceResident) {
         if (strided)
           return forall.emitOpError("cannot map: device-resident buffer with a non-identity "
@@ -312,15 +326,10 @@ struct AttnMapScheduleToGpuPass
     rewriter.inlineBlockBefore(forallBody, terminator, repl);
     rewriter.eraseOp(forall);
     for (DeviceCopy &c : copies) {
-      // A staged buffer is dense on the device: the kernel sees it through
-      // a cast back to the host buffer's strided type.
-      Value inKernel = c.device;
-      if (c.staging) {
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPointToStart(&body);
-        inKernel = memref::CastOp::create(rewriter, loc, c.host.getType(), c.device);
-      }
-      c.host.replaceUsesWithIf(inKernel, [&](OpOperand &use) {
+      // A staged buffer is dense on the device, with its own strides: the
+      // kernel's accesses take it as it is (checked above: only accesses
+      // whose meaning does not depend on the layout).
+      c.host.replaceUsesWithIf(c.device, [&](OpOperand &use) {
         return launch->isProperAncestor(use.getOwner());
       });
     }

@@ -98,7 +98,8 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
                 b, l, at(arith::AddIOp::create(b, l, s, one)), start);
             return std::pair<Value, Value>{start, arith::SubIOp::create(b, l, end, start)};
           };
-          auto [qs, lq] = range(op.getCuSeqlensQ(), tq);
+          Value qs, lq;
+          std::tie(qs, lq) = range(op.getCuSeqlensQ(), tq);
           Value ks, lk;
           if (table)
             lk = pagedLength(b, l, op.getCuSeqlensK(), s, tk);
@@ -173,10 +174,6 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
           auto ifOp = scf::IfOp::create(
               b, l, any,
               [&](OpBuilder &t, Location tl) {
-                if (!ShapedType::isDynamic(ty.getDimSize(2))) {
-                  scf::YieldOp::create(t, tl, attend(t, tl, lq));
-                  return;
-                }
                 // A decoding sequence (one query) gets an sdpa of static
                 // Tq = 1: the kernels' decode tile (query heads grouped per
                 // K/V head, K/V read in place, keys split across threads)

@@ -61,3 +61,24 @@ func.func @ragged(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor
          tensor<?xi32>) -> tensor<1x4x?x16xf32>
   return %o : tensor<1x4x?x16xf32>
 }
+
+// Static shapes: a slice's strides are static in its type; the kernel
+// reads the dense device copy with the copy's own (dense) type, never
+// through the slice's strides.
+// CHECK-LABEL: func.func @ragged_static
+// CHECK:       %[[SQ:.*]] = memref.subview %{{.*}} : memref<1x4x12x16xf32> to memref<1x4x1x16xf32, strided<[768, 192, 16, 1], offset: ?>>
+// CHECK:       memref.copy %[[SQ]], %[[STAGE:.*]] : memref<1x4x1x16xf32, strided<[768, 192, 16, 1], offset: ?>> to memref<1x4x1x16xf32>
+// CHECK:       %[[DEV:.*]] = gpu.alloc  () : memref<1x4x1x16xf32>
+// CHECK:       gpu.memcpy  %[[DEV]], %[[STAGE]]
+// CHECK:       gpu.launch
+// CHECK-NOT:   strided<[768
+// CHECK:       memref.load %[[DEV]]{{.*}} : memref<1x4x1x16xf32>
+// CHECK:       gpu.terminator
+func.func @ragged_static(%q: tensor<1x4x12x16xf32>, %k: tensor<1x2x20x16xf32>,
+                         %v: tensor<1x2x20x16xf32>, %cuq: tensor<3xi32>,
+                         %cuk: tensor<3xi32>) -> tensor<1x4x12x16xf32> {
+  %o = attn.sdpa_varlen %q, %k, %v, %cuq, %cuk {causal = #attn.causal<bottom_right>}
+      : (tensor<1x4x12x16xf32>, tensor<1x2x20x16xf32>, tensor<1x2x20x16xf32>, tensor<3xi32>,
+         tensor<3xi32>) -> tensor<1x4x12x16xf32>
+  return %o : tensor<1x4x12x16xf32>
+}

@@ -9,7 +9,8 @@
 //
 // Inputs that do not mention "attn." are skipped: they exercise only the
 // upstream parser (uninstrumented, in libMLIR.so), which is not ours to fix;
-// see docs/reliability.md.
+// see docs/reliability.md. So are inputs with a known upstream parser crash
+// (`array<index`).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/AttnDialect.h"
@@ -77,6 +78,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(owned);
   if (!text.contains("attn."))
     return -1; // not added to the corpus
+  // MLIR 22's parser dereferences null on a dense array of `index`
+  // (`array<index, 1>`: Parser::parseDenseArrayAttr asks an index type for
+  // its float width); upstream mlir-opt crashes the same way. Not ours to
+  // fix (docs/reliability.md), so not fuzzed.
+  if (text.contains("array<index"))
+    return -1;
   MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
   ScopedDiagnosticHandler swallow(&ctx, [](Diagnostic &) { return success(); });
 

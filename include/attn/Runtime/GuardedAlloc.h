@@ -45,9 +45,8 @@ void releaseBlock(void *p);
 /// Asks the kernel for transparent huge pages (madvise MADV_HUGEPAGE) on
 /// the 2 MiB pages that lie wholly inside [p, p + n), when n is at least
 /// 4 MiB, so that a fresh buffer's first writes fault once per 2 MiB
-/// instead of once per 4 KiB (34 MB first written: 87 ms against 7 ms on a
-/// VM that faults at about 10 µs a page; bench/NOTES.md, 2026-12-07: Huge
-/// pages for large fresh buffers). A hint only: nothing changes where the
+/// instead of once per 4 KiB (measured in bench/NOTES.md, 2026-12-07:
+/// Huge pages for large fresh buffers). A hint only: nothing changes where the
 /// kernel has no THP or says no, on systems other than Linux, or with the
 /// environment's ATTN_HUGE_PAGES=0. The compiled code's fresh blocks and
 /// the runtime's large outputs and packing buffers get it.

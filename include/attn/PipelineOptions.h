@@ -35,6 +35,10 @@ struct PipelineOptions {
   /// items (0: never; convert-attn-to-loops' min-work-items); unset: twice
   /// the worker threads.
   std::optional<int64_t> minWorkItems;
+  /// CPU: the most MiB of keys transposed once per call
+  /// (convert-attn-to-loops' prepack-limit-mib, 0: never); unset: its
+  /// default.
+  std::optional<int64_t> prepackLimitMiB;
   /// CPU: worker threads, 0 = one per core (or OMP_NUM_THREADS).
   int64_t threads = 0;
   /// LLVM optimisation level of the compiled code (0-3), capped by the

@@ -15,6 +15,7 @@
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -154,6 +155,21 @@ specialise(ModuleOp module, llvm::StringRef entry,
       for (auto [result, c] : llvm::zip(op.getResults(), shapes))
         result.setType(RankedTensorType::get(
             c.getDims(), cast<ShapedType>(result.getType()).getElementType()));
+      continue;
+    }
+    // The shape-only upstream ops of tokens-first operands (the Python
+    // serving calls'): tensor.dim and tensor.empty keep their types here
+    // (only the attn ops are verified), and a linalg.transpose's result is
+    // its input's shape permuted.
+    if (isa<tensor::DimOp, tensor::EmptyOp>(op))
+      continue;
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
+      auto input = cast<RankedTensorType>(transpose.getInput().getType());
+      SmallVector<int64_t> shape;
+      for (int64_t from : transpose.getPermutation())
+        shape.push_back(input.getDimSize(from));
+      for (Value result : transpose->getResults())
+        result.setType(RankedTensorType::get(shape, input.getElementType()));
       continue;
     }
     bool dependsOnArgs = llvm::any_of(op.getOperands(), [&](Value v) {
@@ -409,6 +425,8 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     // Split the keys (flash-decoding) when there are fewer than two work
     // items per thread.
     cpu.minWorkItems = options.minWorkItems.value_or(2 * workerThreads(options.threads));
+    if (options.prepackLimitMiB)
+      cpu.prepackLimitMiB = *options.prepackLimitMiB;
     cpu.reportUnfused = true;
     std::string bad = mlir::attn::checkAttnToLoopsOptions(cpu.loopOptions());
     if (!bad.empty())

@@ -22,6 +22,28 @@ using namespace mlir::attn;
 
 namespace {
 
+/// The slice (`offsets`, `sizes`, unit strides) of a linalg.transpose's
+/// result as the transpose of the same slice of its input: a sequence's
+/// rows of a tokens-first [1, total, H, D] array transposed to the op's
+/// [1, H, total, D] stay a transpose of a slice of the array, which the CPU
+/// kernel reads in place (FlashCore's transposedView), instead of a slice
+/// of a transposed copy of the whole array.
+Value transposedRows(OpBuilder &b, Location l, linalg::TransposeOp transpose,
+                     ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes) {
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  SmallVector<OpFoldResult> inOffsets(perm.size()), inSizes(perm.size());
+  for (auto [d, from] : llvm::enumerate(perm)) {
+    inOffsets[from] = offsets[d];
+    inSizes[from] = sizes[d];
+  }
+  Value input = tensor::ExtractSliceOp::create(
+      b, l, transpose.getInput(), inOffsets, inSizes,
+      SmallVector<OpFoldResult>(perm.size(), b.getIndexAttr(1)));
+  auto element = cast<RankedTensorType>(transpose.getInput().getType()).getElementType();
+  Value init = tensor::EmptyOp::create(b, l, sizes, element);
+  return linalg::TransposeOp::create(b, l, input, init, perm).getResult()[0];
+}
+
 /// Sequence s's key count with paged keys: cu[s+1] − cu[s] clamped into
 /// [0, most] (most = MB·BS, what its row of the table holds).
 Value pagedLength(OpBuilder &b, Location l, Value cu, Value s, Value most) {
@@ -121,8 +143,10 @@ struct DecomposeSdpaVarlen : OpRewritePattern<SdpaVarlenOp> {
             r.sizes[2] = len;
             return r;
           };
-          auto rows = [&](Value x, Value start, OpFoldResult len) {
+          auto rows = [&](Value x, Value start, OpFoldResult len) -> Value {
             Rows r = rowsOf(x, start, len);
+            if (auto transpose = x.getDefiningOp<linalg::TransposeOp>())
+              return transposedRows(b, l, transpose, r.offsets, r.sizes);
             return tensor::ExtractSliceOp::create(b, l, x, r.offsets, r.sizes, r.strides)
                 .getResult();
           };

@@ -723,14 +723,15 @@ def _paged_quantized_kvcache(kind, q, k_cache, v_cache, k, v, cache_seqlens, blo
 def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, causal,
                window_size, softcap, alibi_slopes, sinks, threads, table=None, bs=None,
                kind=None, scales=None):
-    """flash_attn_varlen_func as one attn.sdpa_varlen on q viewed as [1,
-    heads, total_q, headdim] and k, v viewed as [1, heads_k, total_k,
-    headdim], or, with a block table, on the paged caches as they are
-    (views, no copies on this side): attn-decompose makes it one attn.sdpa a
-    sequence on slices of the rows (and gather_pages of its row of the
-    table), which the kernel reads in place. With `kind` ("int8", "fp8"),
-    k and v hold codes and `scales` their (k, v) scales: the op takes
-    attn.dequantize of them."""
+    """flash_attn_varlen_func as one attn.sdpa_varlen on q, k, v as they
+    are, [total, heads, headdim] (as [1, total, heads, headdim]: views, no
+    copies on this side), transposed in the IR to the op's [1, heads, total,
+    headdim] operands; with a block table, k and v are the paged caches.
+    attn-decompose makes it one attn.sdpa a sequence on transposes of its
+    rows (and gather_pages of its row of the table), which the CPU kernel
+    reads in place, without a transposed copy. With `kind` ("int8",
+    "fp8"), k and v hold codes and `scales` their (k, v) scales: the op
+    takes attn.dequantize of them."""
     elt = _MLIR_TYPES[dt]
     kv_elt = _QUANT_TYPES[kind] if kind else elt
     t_q = "tensor<1x%dx?x%dx%s>" % (h, d, elt)
@@ -742,10 +743,27 @@ def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, c
         shape_s = "?x%dx%d" % (bs, hkv)
     t_k, t_v = ("tensor<%sx%s>" % (x, kv_elt) for x in (shape_k, shape_v))
     t_o = "tensor<1x%dx?x%dx%s>" % (h, dv, elt)
-    args = ["%%q: %s" % t_q, "%%k: %s" % t_k, "%%v: %s" % t_v, "%cuq: tensor<?xi32>",
-            "%cuk: tensor<?xi32>"]
+    # The tokens-first arguments and their transposes (the op's operands).
+    tokens_first = [("q", h, d, elt)]
+    if table is None:
+        tokens_first += [("k", hkv, d, kv_elt), ("v", hkv, dv, kv_elt)]
+    body = "  %c1 = arith.constant 1 : index\n"
+    arg_types = {"q": t_q, "k": t_k, "v": t_v}
+    for name, heads, width, e in tokens_first:
+        t_in = "tensor<1x?x%dx%dx%s>" % (heads, width, e)
+        t_out = arg_types[name]
+        arg_types[name] = t_in
+        body += ("  %%%s_n = tensor.dim %%%s_t, %%c1 : %s\n"
+                 "  %%%s_e = tensor.empty(%%%s_n) : %s\n"
+                 "  %%%s = linalg.transpose ins(%%%s_t : %s) outs(%%%s_e : %s)"
+                 " permutation = [0, 2, 1, 3]\n"
+                 % (name, name, t_in, name, name, t_out, name, name, t_in, name, t_out))
+    transposed = {name for name, *_ in tokens_first}
+    args = ["%%%s%s: %s" % (x, "_t" if x in transposed else "", arg_types[x])
+            for x in ("q", "k", "v")]
+    args += ["%cuq: tensor<?xi32>", "%cuk: tensor<?xi32>"]
     types = [t_q, t_k, t_v, "tensor<?xi32>", "tensor<?xi32>"]
-    body, k_name, v_name, scale_bufs = "", "%k", "%v", []
+    k_name, v_name, scale_bufs = "%k", "%v", []
     if kind:
         t_s = "tensor<f32>" if np.ndim(scales[0]) == 0 else "tensor<%sxf32>" % shape_s
         args[3:3] = ["%%ks: %s" % t_s, "%%vs: %s" % t_s]
@@ -784,10 +802,9 @@ def _varlen_op(q, k, v, cu_q, cu_k, total_q, h, hkv, d, dv, dt, softmax_scale, c
     if total_q == 0:
         return out
     if table is None:
-        rows = [_arrays.as_buffer(x, n).transpose(1, 0, 2)[None]
-                for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+        rows = [_arrays.as_buffer(x, n)[None] for x, n in ((q, "q"), (k, "k"), (v, "v"))]
     else:
-        rows = [_arrays.as_buffer(q, "q").transpose(1, 0, 2)[None], _arrays.as_buffer(k, "k"),
+        rows = [_arrays.as_buffer(q, "q")[None], _arrays.as_buffer(k, "k"),
                 _arrays.as_buffer(v, "v")]
     kernel.call(rows + scale_bufs + [_int32(cu_q, "cu_seqlens_q"),
                                      _int32(cu_k, "cu_seqlens_k")] + extra,

@@ -1,6 +1,8 @@
 // The fused CPU pipeline allocates nothing whose size depends on Tq·Tk:
-// after lowering, the only dynamically sized allocation is the [B,H,Tq,Dv]
-// output (sizes B and Tq); every other buffer has a static tile size. The
+// after lowering, the only dynamically sized allocations are the
+// [B,H,Tq,Dv] output (sizes B and Tq) and the keys transposed once per
+// call, [B, Hkv, K/V tiles, D, tile-k] (sizes B and Tk/tile-k, no tiles
+// past prepack-limit-mib); every other buffer has a static tile size. The
 // reference pipeline, by contrast, materialises [B,H,Tq,Tk].
 // RUN: attn-opt %s -attn-cpu-pipeline="lower-to-llvm=false" | FileCheck %s --check-prefix=CPU
 // RUN: attn-opt %s -attn-reference-pipeline="lower-to-llvm=false" | FileCheck %s --check-prefix=REF
@@ -8,6 +10,7 @@
 // CPU-LABEL: func.func @sdpa
 // CPU-SAME: (%[[Q:.*]]: memref<?x12x?x64xf32>, %[[K:.*]]: memref<?x12x?x64xf32>
 // CPU: memref.alloc(%{{[^,]*}}, %{{[^,]*}}) {{.*}}: memref<?x12x?x64xf32>
+// CPU: memref.alloc(%{{[^,]*}}, %{{[^,]*}}) {{.*}}: memref<?x12x?x64x64xf32>
 // CPU-NOT: memref.alloc(
 // CPU-NOT: memref.alloca(%
 // CPU-NOT: memref<{{.*}}?x?{{.*}}>
@@ -24,6 +27,7 @@ func.func @sdpa(%q: tensor<?x12x?x64xf32>, %k: tensor<?x12x?x64xf32>, %v: tensor
 // A primitive chain is fused first, so it too runs without a Tq x Tk buffer.
 // CPU-LABEL: func.func @chain
 // CPU: memref.alloc(%{{[^,]*}}, %{{[^,]*}}) {{.*}}: memref<?x12x?x64xf32>
+// CPU: memref.alloc(%{{[^,]*}}, %{{[^,]*}}) {{.*}}: memref<?x12x?x64x64xf32>
 // CPU-NOT: memref.alloc(
 // CPU-NOT: memref<{{.*}}?x?{{.*}}>
 // CPU: return

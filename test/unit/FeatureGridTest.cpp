@@ -1098,6 +1098,51 @@ TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
     }
 }
 
+/// Dynamic B, Tq and Tk: the keys are prepacked or not at run time
+/// (FlashKernel::mayPrepackKeys / prepackFits), one compiled function
+/// taking both branches: Tq above tile-q within the limit (prepacked),
+/// Tq at or below tile-q (each tile packs its own), and with
+/// prepack-limit-mib 1 a problem over it (1.1 MiB of keys: per tile) and
+/// one under it; against the double reference, at 8 and 16 lanes.
+TEST(PrefillPacking, KeysPrepackedAtRunTimeMatchReference) {
+  struct Case {
+    const char *name;
+    Spec spec;
+    double tol = kTol;
+  };
+  auto spec = [](int64_t h, int64_t hkv, int64_t d, ref::Causal causal) {
+    Spec s;
+    s.h = h;
+    s.hkv = hkv;
+    s.d = s.dv = d;
+    s.causal = causal;
+    s.dynamic = true;
+    return s;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"plain", spec(4, 2, 64, ref::Causal::None)});
+  cases.push_back({"bottom-right-window", spec(4, 2, 64, ref::Causal::BottomRight)});
+  cases.back().spec.window = ref::Window{40, 0, ref::Causal::BottomRight};
+  cases.push_back({"key-lengths", spec(2, 1, 64, ref::Causal::TopLeft)});
+  cases.back().spec.lengths = std::vector<int64_t>{29, 1000};
+  cases.push_back({"d20-dv12", spec(2, 2, 20, ref::Causal::BottomRight)});
+  cases.back().spec.dv = 12;
+  cases.push_back({"bf16", spec(4, 2, 64, ref::Causal::BottomRight), 1.6e-2});
+  cases.back().spec.dtype = ElementType::BF16;
+  unsigned seed = 101;
+  for (int64_t limit : {32, 1})
+    for (int64_t width : {8, 16})
+      for (const Case &c : cases) {
+        SCOPED_TRACE(std::string(c.name) + " at " + std::to_string(width) +
+                     " lanes, prepack-limit-mib " + std::to_string(limit));
+        runtime::JitOptions options;
+        options.vectorWidth = width;
+        options.prepackLimitMiB = limit;
+        runSpec(c.spec, {{2, 150, 203}, {2, 48, 203}, {2, 100, 1100}}, Pipeline::Cpu, seed++,
+                c.tol, options);
+      }
+}
+
 /// bf16 prefill tiles on AVX512-BF16 dot products (bf16-dot, forced on;
 /// Bf16Dot.cpp) against the double reference over the features the packed
 /// tile takes, beside the same tiles on f32 FMAs (bf16-dot off): each

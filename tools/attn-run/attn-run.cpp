@@ -157,6 +157,11 @@ static cl::opt<bool> bf16DotOpt(
              "on where they are faster (AMD Zen 4 and later), off on Intel, where "
              "vdpbf16ps runs at half the f32 FMA rate; refused on a CPU without them"),
     cl::cat(runCategory));
+static cl::opt<int64_t> prepackLimitOpt(
+    "prepack-limit-mib",
+    cl::desc("cpu pipeline: the most MiB of keys the fused kernel transposes once per call "
+             "instead of once per query tile (0: never; default: the pipeline's, 32)"),
+    cl::cat(runCategory));
 static cl::opt<bool> tf32Opt(
     "tf32",
     cl::desc("gpu, gpu-schedule: f32 sdpa with head dims 64/128 take the tensor-core kernel "
@@ -288,7 +293,7 @@ static void warnInapplicable(rt::Pipeline p, std::optional<rt::Pipeline> ref) {
   // The CPU kernel's options: for cpu (and ring, whose ranks run it).
   bool cpuKernel = p == rt::Pipeline::Cpu || p == rt::Pipeline::Ring || ref == rt::Pipeline::Cpu;
   for (const cl::Option *o : std::initializer_list<const cl::Option *>{&numThreads, &vectorWidthOpt,
-                                                                &bf16DotOpt})
+                                                                &bf16DotOpt, &prepackLimitOpt})
     if (given(*o) && !cpuKernel)
       warn("--" + o->ArgStr + " applies only to --pipeline=cpu, not " + rt::pipelineName(p) +
            "; ignored");
@@ -483,6 +488,8 @@ static rt::JitOptions jitOptions() {
     jit.vectorWidth = vectorWidthOpt;
   if (bf16DotOpt.getNumOccurrences())
     jit.bf16Dot = bf16DotOpt;
+  if (prepackLimitOpt.getNumOccurrences())
+    jit.prepackLimitMiB = prepackLimitOpt;
   jit.tf32 = tf32Opt;
   jit.threads = numThreads;
   jit.gpuChip = gpuChip;

@@ -26,10 +26,11 @@ int64_t paddedDv(const SdpaProblem &p, const ConvertAttnToLoopsOptions &t) {
 
 FlashKernel::FlashKernel(KernelBuilder &b, const SdpaProblem &problem, const SdpaBuffers &bufs,
                          const ConvertAttnToLoopsOptions &opts, bool directKeys,
-                         Value packedKeys)
+                         PrepackedKeys prepacked)
     : b(b), problem(problem), bufs(bufs), opts(opts),
       dvPadded(paddedDv(problem, opts)), directKeys(directKeys),
-      valuesInPlace(directKeys || takesValuesInPlace(problem, opts)), packedKeys(packedKeys),
+      valuesInPlace(directKeys || takesValuesInPlace(problem, opts)),
+      packedKeys(prepacked.buffer), packedKeysFilled(prepacked.filled),
       rowBlock(directKeys ? opts.tileQ
                : opts.tileQ % rowBlockFor(opts.vectorWidth) == 0 ? rowBlockFor(opts.vectorWidth)
                                                                  : kRowBlock),
@@ -59,9 +60,29 @@ bool FlashKernel::takesPrepackedKeys(const SdpaProblem &problem,
   return bytes <= (opts.prepackLimitMiB << 20);
 }
 
+bool FlashKernel::mayPrepackKeys(const SdpaProblem &problem, const ConvertAttnToLoopsOptions &opts,
+                                 bool directKeys) {
+  int64_t tq = problem.queryType.getDimSize(2), tk = problem.keyType.getDimSize(2);
+  int64_t batch = problem.queryType.getDimSize(0);
+  bool dynamic =
+      ShapedType::isDynamic(tq) || ShapedType::isDynamic(tk) || ShapedType::isDynamic(batch);
+  return dynamic && !directKeys && opts.prepackLimitMiB > 0 &&
+         (ShapedType::isDynamic(tq) || tq > opts.tileQ);
+}
+
+Value FlashKernel::prepackFits(KernelBuilder &b, const SdpaProblem &problem,
+                               const SdpaBuffers &bufs, const ConvertAttnToLoopsOptions &opts,
+                               Value tiles) {
+  Value bytes = b.mul(b.mul(bufs.batch, tiles),
+                      b.idx(problem.kvHeads * opts.tileK * problem.d * 4));
+  return b.andI(b.gt(bufs.tq, b.idx(opts.tileQ)),
+                b.le(bytes, b.idx(opts.prepackLimitMiB << 20)));
+}
+
 MemRefType FlashKernel::prepackedKeysType(const SdpaProblem &problem,
                                           const ConvertAttnToLoopsOptions &opts) {
-  int64_t tiles = llvm::divideCeil(problem.keyType.getDimSize(2), opts.tileK);
+  int64_t tk = problem.keyType.getDimSize(2);
+  int64_t tiles = ShapedType::isDynamic(tk) ? ShapedType::kDynamic : llvm::divideCeil(tk, opts.tileK);
   MLIRContext *ctx = problem.keyType.getContext();
   bool pairs = takesBf16Dot(problem, opts, /*directKeys=*/false);
   return MemRefType::get({problem.queryType.getDimSize(0), problem.kvHeads, tiles,
@@ -176,13 +197,13 @@ void FlashKernel::allocateScratch() {
   if (bf16Dot) {
     Type i32 = b.b.getI32Type();
     qs = scratch({opts.tileQ, problem.d / 2}, i32);
-    if (!packedKeys)
+    if (!packedKeys || packedKeysFilled)
       kt = scratch({problem.d / 2, opts.tileK}, i32);
     vt = scratch({opts.tileK / 2, dvPadded}, i32);
     pPairs = scratch({opts.tileQ, opts.tileK / 2}, i32);
   } else {
     qs = scratch({opts.tileQ, problem.d});
-    if (!directKeys && !packedKeys)
+    if (!directKeys && (!packedKeys || packedKeysFilled))
       kt = scratch({problem.d, opts.tileK});
     if (!valuesInPlace)
       vt = scratch({opts.tileK, dvPadded});
@@ -274,25 +295,47 @@ void FlashKernel::initRunningState(Value split) {
 /// The [D, tile-k] slice of the prepacked keys for this batch row, K/V
 /// head and tile `kTile`.
 Value FlashKernel::packedKeyTile(Value kTile) {
-  auto srcType = cast<MemRefType>(packedKeys.getType());
   OpFoldResult zero = b.b.getIndexAttr(0), one = b.b.getIndexAttr(1);
   SmallVector<OpFoldResult> offsets{bIdx, hkv, kTile, zero, zero};
-  int64_t depth = srcType.getDimSize(3); // D, or D/2 pairs
+  int64_t depth = packedKeyTileType().getDimSize(0); // D, or D/2 pairs
   SmallVector<OpFoldResult> sizes{one, one, one, b.b.getIndexAttr(depth),
                                   b.b.getIndexAttr(opts.tileK)};
   SmallVector<OpFoldResult> strides(5, one);
-  MemRefType type = memref::SubViewOp::inferRankReducedResultType({depth, opts.tileK}, srcType,
-                                                                  offsets, sizes, strides);
-  return memref::SubViewOp::create(b.b, b.loc, type, packedKeys, offsets, sizes, strides);
+  return memref::SubViewOp::create(b.b, b.loc, packedKeyTileType(), packedKeys, offsets, sizes,
+                                   strides);
+}
+
+/// [depth, tile-k] with strides [tile-k, 1] at a dynamic offset: a tile's
+/// slice of the prepacked keys (and the scratch a tile packs into instead,
+/// cast to it, where the choice is made at run time).
+MemRefType FlashKernel::packedKeyTileType() {
+  auto srcType = cast<MemRefType>(packedKeys.getType());
+  int64_t depth = srcType.getDimSize(3);
+  MLIRContext *ctx = srcType.getContext();
+  return MemRefType::get({depth, opts.tileK}, srcType.getElementType(),
+                         StridedLayoutAttr::get(ctx, ShapedType::kDynamic, {opts.tileK, 1}));
 }
 
 /// The tile's Kt (packKeys into the stack scratch, or the tile's slice
 /// of the prepacked keys) and Vt (unless V is read in place).
 void FlashKernel::packKeyValueTile(Value kTile, Value k0, Value kRows) {
-  if (packedKeys)
+  if (packedKeys && packedKeysFilled) {
+    // Chosen at run time: the prepacked slice, or this tile packed into
+    // the scratch (ktScratch, kept across tiles), as one view type.
+    if (!ktScratch)
+      ktScratch = kt;
+    kt = b.ifElse(
+        packedKeysFilled, packedKeyTileType(),
+        [&] { return packedKeyTile(kTile); },
+        [&] {
+          packKeys(k0, kRows, ktScratch);
+          return memref::CastOp::create(b.b, b.loc, packedKeyTileType(), ktScratch).getResult();
+        });
+  } else if (packedKeys) {
     kt = packedKeyTile(kTile);
-  else
+  } else {
     packKeys(k0, kRows, kt);
+  }
   if (!valuesInPlace)
     packValues(k0, kRows);
 }

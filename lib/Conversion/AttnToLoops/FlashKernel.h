@@ -76,9 +76,16 @@ struct TileRows {
 /// The key-split path stores the states and merges them (mergeSplits).
 class FlashKernel {
 public:
+  /// The keys transposed once per call (prepackKeyTile): the buffer, and,
+  /// where the choice is made at run time (mayPrepackKeys), the i1 that
+  /// says whether the buffer was filled (prepackFits); null otherwise.
+  struct PrepackedKeys {
+    Value buffer, filled;
+  };
+
   FlashKernel(KernelBuilder &b, const SdpaProblem &problem, const SdpaBuffers &bufs,
               const ConvertAttnToLoopsOptions &opts, bool directKeys = false,
-              Value packedKeys = {});
+              PrepackedKeys prepacked = {});
 
   /// Whether a tile of `rows` rows (static) reads K and V in place instead
   /// of packing them (see computeScoresDirect): few rows (decode), whole
@@ -110,6 +117,19 @@ public:
   /// 8192; larger problems pack per tile, in flat memory).
   static bool takesPrepackedKeys(const SdpaProblem &problem,
                                  const ConvertAttnToLoopsOptions &opts, bool directKeys);
+  /// Whether the same choice is made at run time (prepackFits): packed
+  /// tiles with B, Tq or Tk dynamic (a sequence of a ragged batch, a
+  /// compiled function of any length), Tq not static at or below tile-q,
+  /// and prepack-limit-mib above 0. Each Q tile then reads the prepacked
+  /// slice or packs its own, by that i1 (bench/NOTES.md, 2026-12-07:
+  /// Tokens-first arrays and keys prepacked at run time).
+  static bool mayPrepackKeys(const SdpaProblem &problem, const ConvertAttnToLoopsOptions &opts,
+                             bool directKeys);
+  /// Tq > tile-q and the buffer of `tiles` K/V tiles within
+  /// prepack-limit-mib, at run time.
+  static Value prepackFits(KernelBuilder &b, const SdpaProblem &problem,
+                           const SdpaBuffers &bufs, const ConvertAttnToLoopsOptions &opts,
+                           Value tiles);
 
   /// Whether the tile multiplies on AVX512-BF16 dot products (the
   /// bf16-dot option; Bf16Dot.cpp): bf16 Q, K and V, packed tiles, 16
@@ -180,7 +200,9 @@ private:
   int64_t dvPadded;
   bool directKeys; ///< K and V read in place (computeScoresDirect)
   bool valuesInPlace; ///< V read in place (directKeys, or takesValuesInPlace)
-  Value packedKeys;   ///< the prepacked keys, if takesPrepackedKeys
+  Value packedKeys;   ///< the prepacked keys, if takesPrepackedKeys or mayPrepackKeys
+  Value packedKeysFilled; ///< mayPrepackKeys: whether packedKeys was filled (i1)
+  Value ktScratch;        ///< mayPrepackKeys: the scratch a tile packs into otherwise
   int64_t rowBlock;
   bool bf16Dot; ///< takesBf16Dot: qs, kt and vt hold bf16 pairs as i32
   TileRows rows;
@@ -217,6 +239,7 @@ private:
   void packQueryTile();
   void initRunningState(Value split);
   Value packedKeyTile(Value kTile);
+  MemRefType packedKeyTileType();
   void packKeyValueTile(Value kTile, Value k0, Value kRows);
   void packKeys(Value k0, Value kRows, Value dst);
   void packValues(Value k0, Value kRows);

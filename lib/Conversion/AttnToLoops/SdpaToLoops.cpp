@@ -149,15 +149,27 @@ struct SdpaToFlashLoops : OpRewritePattern<OpTy> {
 
     // Keys transposed once per call instead of once per Q tile: one
     // parallel loop over (K/V head, batch, K/V tile) first.
-    Value packedKeys;
-    if (FlashKernel::takesPrepackedKeys(p, tiling, directKeys)) {
-      packedKeys = memref::AllocOp::create(rewriter, e.loc,
-                                           FlashKernel::prepackedKeysType(p, tiling),
-                                           ValueRange{}, rewriter.getI64IntegerAttr(64));
+    // With dynamic shapes the same choice at run time: a buffer of no
+    // tiles, and no prepack loop iterations, where it does not pay.
+    FlashKernel::PrepackedKeys packedKeys;
+    bool prepackAlways = FlashKernel::takesPrepackedKeys(p, tiling, directKeys);
+    if (prepackAlways || FlashKernel::mayPrepackKeys(p, tiling, directKeys)) {
+      MemRefType packedType = FlashKernel::prepackedKeysType(p, tiling);
       Value keyTiles = e.ceilDiv(s.tk, tiling.tileK);
+      if (!prepackAlways) {
+        packedKeys.filled = FlashKernel::prepackFits(e, p, s, tiling, keyTiles);
+        keyTiles = e.select(packedKeys.filled, keyTiles, e.idx(0));
+      }
+      SmallVector<Value> sizes;
+      if (packedType.isDynamicDim(0))
+        sizes.push_back(s.batch);
+      if (packedType.isDynamicDim(2))
+        sizes.push_back(keyTiles);
+      packedKeys.buffer = memref::AllocOp::create(rewriter, e.loc, packedType, sizes,
+                                                  rewriter.getI64IntegerAttr(64));
       parallelLoop(e, {e.idx(p.kvHeads), s.batch, keyTiles}, /*stackScope=*/false,
                    [&](ValueRange ivs) {
-                     FlashKernel(e, p, s, tiling, /*directKeys=*/false, packedKeys)
+                     FlashKernel(e, p, s, tiling, /*directKeys=*/false, {packedKeys.buffer})
                          .prepackKeyTile(ivs[1], ivs[0], ivs[2]);
                    });
     }

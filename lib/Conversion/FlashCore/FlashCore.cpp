@@ -3,6 +3,7 @@
 #include "Dropout.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <type_traits>
 
@@ -156,14 +157,42 @@ FailureOr<SdpaProblem> SdpaProblem::analyze(SdpaGradOp op, KernelSupport support
   return analyzeSdpaLike(op, support, reason);
 }
 
+/// Operand `t` read in place through a transposed view of its input's
+/// buffer, when `t` is a linalg.transpose that keeps the innermost
+/// dimension and the kernel takes strided buffers (`type` has a strided
+/// layout: the CPU kernels'): a tokens-first [B, T, H, D] array transposed
+/// to the operand's [B, H, T, D] is then read where it is, without the
+/// transpose's copy (docs/serving.md, *Tokens-first arrays*). Null
+/// otherwise.
+static Value transposedView(OpBuilder &b, Location loc, Value t, MemRefType type,
+                            function_ref<MemRefType(RankedTensorType)> bufferType) {
+  auto transpose = t.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || !isa<StridedLayoutAttr>(type.getLayout()))
+    return {};
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1)
+    return {};
+  Value input = transpose.getInput();
+  MemRefType inputType = bufferType(cast<RankedTensorType>(input.getType()));
+  if (!isa<StridedLayoutAttr>(inputType.getLayout()))
+    return {};
+  Value buffer = bufferization::ToBufferOp::create(b, loc, inputType, input, /*read_only=*/true);
+  Value view = memref::TransposeOp::create(
+      b, loc, buffer, AffineMapAttr::get(AffineMap::getPermutationMap(perm, b.getContext())));
+  if (view.getType() != type)
+    view = memref::CastOp::create(b, loc, type, view);
+  return view;
+}
+
 SdpaBuffers
 mlir::attn::flash::materializeBuffers(OpBuilder &b, const SdpaProblem &p,
                                       function_ref<MemRefType(RankedTensorType)> bufferType) {
   Location loc = p.op->getLoc();
   auto toBuffer = [&](Value t) -> Value {
-    return bufferization::ToBufferOp::create(
-        b, loc, bufferType(cast<RankedTensorType>(t.getType())), t,
-        /*read_only=*/true);
+    MemRefType type = bufferType(cast<RankedTensorType>(t.getType()));
+    if (Value view = transposedView(b, loc, t, type, bufferType))
+      return view;
+    return bufferization::ToBufferOp::create(b, loc, type, t, /*read_only=*/true);
   };
   SdpaBuffers bufs;
   bufs.q = toBuffer(p.query);

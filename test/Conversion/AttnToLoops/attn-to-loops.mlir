@@ -95,8 +95,11 @@ func.func @causal_gqa(%q: tensor<?x4x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: te
 // CHECK-SAME: (%{{[^:]*}}: tensor<1x2x?x16xf32>, %[[K:[^:]*]]: tensor<1x2x?x16xf32>)
 // CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]]
 // CHECK: %[[TK:.*]] = memref.dim %[[KB]], %c2
+// (First the loop that prepacks the keys, then the Q tiles'.)
+// CHECK: scf.parallel
+// CHECK: scf.parallel
 // CHECK: %[[NKT:.*]] = arith.ceildivsi %[[TK]], %c64
-// CHECK: scf.for %{{.*}} = %c0 to %[[NKT]] step %c1
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %[[NKT]] step %c1
 func.func @not_causal(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
   %o = attn.sdpa %q, %k, %k : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32>
   return %o : tensor<1x2x?x16xf32>

@@ -77,13 +77,29 @@ func.func @one_query_tile(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x300x16xf32>)
 
 // -----
 
-// A dynamic Tk: per-tile packing (no buffer sized by Tk).
+// A dynamic Tk: the same choice at run time (FlashKernel::mayPrepackKeys).
+// The buffer has K/V tiles only when the keys fit the limit (and the
+// prepack loop none otherwise); each K/V tile then reads its slice, or
+// packs into the tile's own Kt, by that flag.
 // CHECK-LABEL: func.func @dynamic_keys
-// CHECK: memref.alloc(
-// CHECK-NOT: memref.alloc
+// CHECK: %[[FITS:.*]] = arith.cmpi sle, %{{.*}}, %c33554432 : index
+// CHECK-NEXT: %[[TILES:.*]] = arith.select %[[FITS]], %{{.*}}, %c0 : index
+// CHECK-NEXT: %[[KT:.*]] = memref.alloc(%[[TILES]]) {alignment = 64 : i64} : memref<1x2x?x16x64xf32>
+// CHECK-NEXT: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = (%c0, %c0, %c0) to (%c2, %c1, %[[TILES]])
 // CHECK: scf.parallel
-// CHECK-NOT: scf.parallel
-// CHECK: memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK: %[[OWN:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK: scf.if %[[FITS]] -> (memref<16x64xf32, strided<[64, 1], offset: ?>>) {
+// CHECK-NEXT: %[[SLICE:.*]] = memref.subview %[[KT]]
+// CHECK-NEXT: scf.yield %[[SLICE]]
+// CHECK-NEXT: } else {
+// CHECK: vector.store %{{.*}}, %[[OWN]]
+// CHECK: %[[CAST:.*]] = memref.cast %[[OWN]] : memref<16x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
+// CHECK-NEXT: scf.yield %[[CAST]]
+// LIMIT0-LABEL: func.func @dynamic_keys
+// LIMIT0-NOT: x16x64xf32>
+// LIMIT0: memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// LIMIT0-NOT: x16x64xf32>
+// LIMIT0: return
 func.func @dynamic_keys(%q: tensor<1x2x200x16xf32>, %k: tensor<1x2x?x16xf32>) -> tensor<1x2x200x16xf32> {
   %o = attn.sdpa %q, %k, %k : (tensor<1x2x200x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x2x200x16xf32>
   return %o : tensor<1x2x200x16xf32>

@@ -17,7 +17,8 @@ plain float64 attention of each sequence's rows (rows of no sequence:
   sequence's blocks at shuffled ids, the table's [5, 7] entries past a
   sequence's blocks stale (out of range, never read); the expected
   outputs are the contiguous ones; badtable: a used entry 16 (= NB);
-  longk: cu_seqlens_k with a sequence of 113 keys (past MB·BS = 112)."""
+  longk: cu_seqlens_k with a sequence of 113 keys (past MB·BS = 112);
+- qt, kt, vt: q, k, v tokens-first, [1, T, heads, D], contiguous."""
 import os
 import sys
 
@@ -89,6 +90,10 @@ def attention(cq, ck, causal=None, window=None, softcap=0.0, alibi=None, sink=No
 cq, ck = cu(LQ), cu(LK)
 for name, a in dict(q=q, k=k, v=v, cuq=cq, cuk=ck, slopes=slopes, sinks=sinks).items():
     np.save(os.path.join(out, name + ".npy"), a)
+# Tokens-first copies [1, T, heads, D] (the layout flash_attn_varlen_func
+# takes), for varlen.mlir's @tokens_first.
+for name, a in dict(qt=q, kt=k, vt=v).items():
+    np.save(os.path.join(out, name + ".npy"), np.ascontiguousarray(a.transpose(0, 2, 1, 3)))
 np.save(os.path.join(out, "causal_expect.npy"), attention(cq, ck, "bottom_right"))
 np.save(os.path.join(out, "tl_expect.npy"), attention(cq, ck, "top_left"))
 np.save(os.path.join(out, "full_expect.npy"), attention(cq, ck))

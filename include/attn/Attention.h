@@ -147,6 +147,11 @@ struct SdpaSpec {
   /// int64 tensor of rank 0 after the key lengths and sinks (the ops'
   /// `seed(%s)`), so one kernel draws a fresh mask per call.
   bool runtimeSeed = false;
+  /// Part Output: Q (K, V) is an input [B, Tq, H, D] ([B, Tk, Hkv, D],
+  /// [B, Tk, Hkv, Dv]) tokens-first, as PyTorch holds it before
+  /// `.transpose(1, 2)`, and the sdpa takes its linalg.transpose; the
+  /// CPU kernel reads it in place (no packed copy of a transposed view).
+  bool queryTokensFirst = false, keyTokensFirst = false, valueTokensFirst = false;
 };
 
 /// attn.mha (nn.MultiheadAttention with PyTorch's weight layout [Out,In]):

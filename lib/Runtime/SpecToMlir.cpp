@@ -218,9 +218,14 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
   int64_t dv = s.valueDim == 0 ? d : r.dim("valueDim", s.valueDim, false);
   if (!r.error.empty())
     return Status::error("SdpaSpec: " + r.error);
+  bool tokensFirst[3] = {s.queryTokensFirst, s.keyTokensFirst, s.valueTokensFirst};
+  if ((tokensFirst[0] || tokensFirst[1] || tokensFirst[2]) && s.part != SdpaPart::Output)
+    return Status::error("SdpaSpec: tokens-first inputs need part Output");
   FunctionBuilder fb(s.type);
-  llvm::SmallVector<mlir::Type> args = {fb.tensor({b, h, tq, d}), fb.tensor({b, hkv, tk, d}),
-                                        fb.tensor({b, hkv, tk, dv})};
+  llvm::SmallVector<mlir::Type> args = {
+      tokensFirst[0] ? fb.tensor({b, tq, h, d}) : fb.tensor({b, h, tq, d}),
+      tokensFirst[1] ? fb.tensor({b, tk, hkv, d}) : fb.tensor({b, hkv, tk, d}),
+      tokensFirst[2] ? fb.tensor({b, tk, hkv, dv}) : fb.tensor({b, hkv, tk, dv})};
   if (s.mask != MaskKind::None) {
     std::vector<int64_t> shape;
     if (Status st = maskShape(r, s.maskShape, {b, h, tq, tk}, shape); !st.ok())
@@ -307,7 +312,21 @@ Status sdpaToMlir(const SdpaSpec &s, std::string &mlir) {
       results.push_back(mlir::attn::buildSinksAdjoint(ob, loc, a[4], a[3], a[5], sinks));
       return results;
     }
-    auto op = mlir::attn::SdpaOp::create(ob, loc, a[0], a[1], a[2], mask);
+    // Tokens-first inputs: their [B, heads, T, D] transposes.
+    mlir::Value qkv[3] = {a[0], a[1], a[2]};
+    for (int i = 0; i < 3; ++i) {
+      if (!tokensFirst[i])
+        continue;
+      llvm::SmallVector<mlir::OpFoldResult> sizes =
+          mlir::tensor::getMixedSizes(ob, loc, qkv[i]);
+      std::swap(sizes[1], sizes[2]);
+      auto element = mlir::cast<mlir::RankedTensorType>(qkv[i].getType()).getElementType();
+      mlir::Value init = mlir::tensor::EmptyOp::create(ob, loc, sizes, element);
+      qkv[i] = mlir::linalg::TransposeOp::create(ob, loc, qkv[i], init,
+                                                 llvm::ArrayRef<int64_t>{0, 2, 1, 3})
+                   .getResult()[0];
+    }
+    auto op = mlir::attn::SdpaOp::create(ob, loc, qkv[0], qkv[1], qkv[2], mask);
     setCommon(op);
     setSinks(op);
     return op->getResults();

@@ -207,6 +207,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     q = _arrays.as_buffer(query, "query").reshape(b, h, l, e)
     k = _arrays.as_buffer(key, "key").reshape(b, hkv, s, e)
     v = _arrays.as_buffer(value, "value").reshape(b, hkv, s, ev)
+    # A [B, T, heads, D] array seen through .transpose(1, 2) (PyTorch's
+    # usual layout) is passed as it is and transposed in the IR, which the
+    # CPU kernel reads in place, instead of packed into a copy per call.
+    tokens_first = tuple(pipeline == "cpu" and _tokens_first(x) for x in (q, k, v))
+    q, k, v = (x.transpose(0, 2, 1, 3) if t else x for x, t in zip((q, k, v), tokens_first))
     inputs = [q, k, v]
     mask_kind, mask_spec, mask4 = "none", [], None
     if attn_mask is not None:
@@ -253,7 +258,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     key_ = ("sdpa", dtype, h, hkv, e, ev, causal_kind, scale_v, mask_kind,
             tuple(mask_spec), dropout_p, dropout_seed, softcap, wl, wr,
             alibi_slopes is not None, alibi_slopes is not None and per_batch,
-            key_lengths is not None, sinks is not None, pipeline)
+            key_lengths is not None, sinks is not None, pipeline, tokens_first)
 
     def make_part_text(part, mask_grad=False):
         from . import _attn_mlir
@@ -272,6 +277,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         spec.alibi_per_batch = alibi_slopes is not None and per_batch
         spec.key_lengths = key_lengths is not None
         spec.sinks = sinks is not None
+        if part == "output":
+            (spec.query_tokens_first, spec.key_tokens_first,
+             spec.value_tokens_first) = tokens_first
         return spec.to_mlir()
 
     def make_text():
@@ -305,6 +313,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     out, view = _arrays.empty_like_kind(query, out_shape, dtype)
     kernel.call(inputs, [view.reshape(b, h, l, ev)])
     return out
+
+
+def _tokens_first(x):
+    """Whether the [B, H, T, D] array `x` is a transposed view of a
+    C-contiguous [B, T, H, D] one (x.transpose(1, 2) of it), with H and T
+    above 1 (else it is contiguous, or the layouts do not differ)."""
+    bb, hh, tt, dd = x.shape
+    it = x.itemsize
+    return (hh > 1 and tt > 1 and not x.flags["C_CONTIGUOUS"]
+            and x.strides == (tt * hh * dd * it, dd * it, hh * dd * it, it))
 
 
 def _draw_seed():

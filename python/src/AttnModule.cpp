@@ -363,6 +363,9 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def_readwrite("head_dim", &attn::SdpaSpec::headDim)
       .def_readwrite("value_dim", &attn::SdpaSpec::valueDim)
       .def_readwrite("mask_grad", &attn::SdpaSpec::maskGrad)
+      .def_readwrite("query_tokens_first", &attn::SdpaSpec::queryTokensFirst)
+      .def_readwrite("key_tokens_first", &attn::SdpaSpec::keyTokensFirst)
+      .def_readwrite("value_tokens_first", &attn::SdpaSpec::valueTokensFirst)
       .def("to_mlir", [](const attn::SdpaSpec &s) {
         std::string text;
         check(attn::sdpaToMlir(s, text));

@@ -328,6 +328,47 @@ def test_non_contiguous_inputs_are_read_through_strides():
     check(sdpa(q, k1, v1), attn_ref.sdpa(q, k1, v1))
 
 
+def test_tokens_first_views_are_read_in_place(monkeypatch):
+    # A [B, T, H, D] array seen through .transpose(1, 2) is passed as it is
+    # and the kernel's IR transposes it (read in place, no packed copy):
+    # each of q, k, v on its own, with GQA, a mask, bottom-right causal and
+    # sinks, NumPy and torch, f32 and bf16; values against float64 torch.
+    from attn_mlir import functional
+    texts = []
+    get = functional.CACHE.get
+
+    def recording_get(key, make, *args, **kwargs):
+        texts.append(make())
+        return get(key, make, *args, **kwargs)
+
+    monkeypatch.setattr(functional.CACHE, "get", recording_get)
+    g = torch.Generator().manual_seed(11)
+    qb, kb, vb = (torch.randn(2, t, hh, 32, generator=g)
+                  for t, hh in ((40, 8), (57, 2), (57, 2)))
+    keep = torch.rand(2, 1, 40, 57, generator=g) > 0.2
+    sink = torch.randn(8, generator=g)
+    for which in ("q", "k", "v", "qkv"):
+        q, k, v = (x.transpose(1, 2) if n in which else x.transpose(1, 2).contiguous()
+                   for n, x in zip("qkv", (qb, kb, vb)))
+        texts.clear()
+        got = sdpa(q, k, v, attn_mask=keep, enable_gqa=True, causal="bottom_right",
+                   sinks=sink)
+        check(got, attn_ref.sdpa(q, k, v, keep=keep, causal="bottom_right", sinks=sink))
+        assert texts and texts[-1].count("linalg.transpose") == len(which), which
+    texts.clear()
+    qn, kn, vn = (x.numpy().transpose(0, 2, 1, 3) for x in (qb, kb, vb))
+    got = sdpa(qn, kn, vn, enable_gqa=True, is_causal=True)
+    check(torch.from_numpy(got), attn_ref.sdpa(*(torch.from_numpy(np.ascontiguousarray(x))
+                                                  for x in (qn, kn, vn)), causal="top_left"))
+    assert texts[-1].count("linalg.transpose") == 3
+    q16, k16, v16 = (x.bfloat16().transpose(1, 2) for x in (qb, kb, vb))
+    check(sdpa(q16, k16, v16, enable_gqa=True), attn_ref.sdpa(q16, k16, v16), torch.bfloat16)
+    # Contiguous inputs keep the heads-first kernel.
+    texts.clear()
+    sdpa(*(x.transpose(1, 2).contiguous() for x in (qb, kb, vb)), enable_gqa=True)
+    assert "linalg.transpose" not in texts[-1]
+
+
 @pytest.mark.parametrize("b,l,s", [(0, 3, 5), (1, 0, 5), (2, 3, 0), (0, 0, 0)])
 def test_empty_sizes(b, l, s):
     # nothing to compute: an empty result (the kernel is not run); no keys:

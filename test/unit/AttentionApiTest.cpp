@@ -436,6 +436,62 @@ TEST(AttentionApi, StridedInputsAndOutputs) {
   EXPECT_LT(relativeError(got, want), 1e-5);
 }
 
+// SdpaSpec's tokens-first inputs: Q [B, T, H, D] and K/V [B, T, Hkv, D]
+// as they are (the sdpa takes their transposes, read in place), dynamic
+// sizes, GQA and bottom-right causal, against the reference on the
+// heads-first tensors; only Q tokens-first as well.
+TEST(AttentionApi, TokensFirstInputs) {
+  const int64_t B = 2, H = 4, Hkv = 2, Tq = 70, Tk = 90, D = 16;
+  std::mt19937 gen(17);
+  ref::Tensor q = randomTensor({B, H, Tq, D}, gen), k = randomTensor({B, Hkv, Tk, D}, gen),
+              v = randomTensor({B, Hkv, Tk, D}, gen);
+  // x [b, h, t, d] as [b, t, h, d].
+  auto tokensFirst = [](const ref::Tensor &x) {
+    int64_t b = x.shape[0], h = x.shape[1], t = x.shape[2], d = x.shape[3];
+    std::vector<float> out(b * t * h * d);
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t j = 0; j < h; ++j)
+        for (int64_t l = 0; l < t; ++l)
+          for (int64_t c = 0; c < d; ++c)
+            out[((i * t + l) * h + j) * d + c] = x.at({i, j, l, c});
+    return out;
+  };
+  std::vector<float> qt = tokensFirst(q), kt = tokensFirst(k), vt = tokensFirst(v);
+  std::vector<float> qf = toFloats(q), kf = toFloats(k), vf = toFloats(v);
+  ref::SdpaOptions ro;
+  ro.causal = ref::Causal::BottomRight;
+  ref::Tensor want = ref::sdpa(q, k, v, ro);
+  for (bool all : {true, false}) {
+    SCOPED_TRACE(all ? "q, k, v tokens-first" : "q tokens-first");
+    SdpaSpec spec;
+    spec.batch = spec.queryLen = spec.keyLen = -1;
+    spec.heads = H;
+    spec.kvHeads = Hkv;
+    spec.headDim = D;
+    spec.causal = Causal::BottomRight;
+    spec.queryTokensFirst = true;
+    spec.keyTokensFirst = spec.valueTokensFirst = all;
+    std::string text;
+    ASSERT_TRUE(sdpaToMlir(spec, text).ok());
+    size_t transposes = 0;
+    for (size_t at = text.find("linalg.transpose"); at != std::string::npos;
+         at = text.find("linalg.transpose", at + 1))
+      ++transposes;
+    EXPECT_EQ(transposes, all ? 3u : 1u) << text;
+    auto kernel = compileOk(spec);
+    ASSERT_TRUE(kernel);
+    ref::Tensor got({B, H, Tq, D});
+    std::vector<float> out(B * H * Tq * D, NAN);
+    Status s = kernel->call(
+        {view(qt, {B, Tq, H, D}), all ? view(kt, {B, Tk, Hkv, D}) : view(kf, {B, Hkv, Tk, D}),
+         all ? view(vt, {B, Tk, Hkv, D}) : view(vf, {B, Hkv, Tk, D})},
+        {view(out, {B, H, Tq, D})});
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::copy(out.begin(), out.end(), got.data.begin());
+    EXPECT_LT(relativeError(got, want), 1e-5);
+  }
+}
+
 // A zero stride broadcasts one K/V head row... here: the same key row for
 // every position of a length-5 key, against the reference on the expanded
 // tensor.
@@ -975,6 +1031,10 @@ TEST(AttentionApiCompileErrors, BadSpecs) {
   EXPECT_ERROR(Kernel::compileMha(m, {}, k), "MhaSpec.runtimeSeed needs a dropoutRate");
   m.dropoutRate = 1.0;
   EXPECT_ERROR(Kernel::compileMha(m, {}, k), "MhaSpec.dropoutRate must lie in [0, 1)");
+  s = {};
+  s.part = SdpaPart::OutputWithLse;
+  s.keyTokensFirst = true;
+  EXPECT_ERROR(Kernel::compileSdpa(s, {}, k), "tokens-first inputs need part Output");
 }
 
 TEST(AttentionApi, SpecToMlirText) {

@@ -21,21 +21,28 @@ import numpy as np
 import attn_mlir
 
 
+def case(t):
+    """The compiled causal sdpa on [1, 12, t, 64] operands, and q, k, v as
+    [1, 12, t, 64] views of [1, t, 12, 64] arrays and as contiguous
+    copies."""
+    ty = "tensor<1x12x%dx64xf32>" % t
+    f = attn_mlir.compile(
+        "func.func @f(%q: T, %k: T, %v: T) -> T {\n"
+        "  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>} : (T, T, T) -> T\n"
+        "  return %o : T\n}\n".replace("T", ty))
+    rng = np.random.default_rng(0)
+    views = [rng.standard_normal((1, t, 12, 64), dtype=np.float32).transpose(0, 2, 1, 3)
+             for _ in range(3)]
+    return f, views, [np.ascontiguousarray(x) for x in views]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ts", default="256,1024,2048")
     ap.add_argument("--rounds", type=int, default=7)
     a = ap.parse_args()
     for t in map(int, a.ts.split(",")):
-        ty = "tensor<1x12x%dx64xf32>" % t
-        f = attn_mlir.compile(
-            "func.func @f(%q: T, %k: T, %v: T) -> T {\n"
-            "  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>} : (T, T, T) -> T\n"
-            "  return %o : T\n}\n".replace("T", ty))
-        rng = np.random.default_rng(0)
-        views = [rng.standard_normal((1, t, 12, 64), dtype=np.float32).transpose(0, 2, 1, 3)
-                 for _ in range(3)]
-        dense = [np.ascontiguousarray(x) for x in views]
+        f, views, dense = case(t)
         np.testing.assert_allclose(f(*views), f(*dense), rtol=0, atol=0)
         res = {"strided": [], "contiguous": []}
         for _ in range(a.rounds):
@@ -49,15 +56,7 @@ def main():
     print()
     sdpa = attn_mlir.scaled_dot_product_attention
     for t in map(int, a.ts.split(",")):
-        ty = "tensor<1x12x%dx64xf32>" % t
-        f = attn_mlir.compile(
-            "func.func @f(%q: T, %k: T, %v: T) -> T {\n"
-            "  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>} : (T, T, T) -> T\n"
-            "  return %o : T\n}\n".replace("T", ty))
-        rng = np.random.default_rng(0)
-        views = [rng.standard_normal((1, t, 12, 64), dtype=np.float32).transpose(0, 2, 1, 3)
-                 for _ in range(3)]
-        dense = [np.ascontiguousarray(x) for x in views]
+        f, views, dense = case(t)
         np.testing.assert_allclose(sdpa(*views, is_causal=True), f(*dense), rtol=0, atol=2e-6)
         progs = {"views": lambda: sdpa(*views, is_causal=True), "packed": lambda: f(*views),
                  "contiguous": lambda: sdpa(*dense, is_causal=True)}

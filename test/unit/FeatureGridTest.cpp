@@ -1049,6 +1049,18 @@ TEST(DecodeGrid, PrefillWithSixteenLanesAndSplits) {
 /// element by element, the Vt copy), f16 and bf16 (V copied, converted),
 /// forced key splits; Tq, Tk not multiples of any tile, and a Tk of exactly
 /// one tile.
+/// A prefill spec of the PrefillPacking tests: H, Hkv, D = Dv, causal.
+static Spec prefillSpec(int64_t h, int64_t hkv, int64_t d, ref::Causal causal,
+                        bool dynamic = false) {
+  Spec s;
+  s.h = h;
+  s.hkv = hkv;
+  s.d = s.dv = d;
+  s.causal = causal;
+  s.dynamic = dynamic;
+  return s;
+}
+
 TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
   struct Case {
     const char *name;
@@ -1057,12 +1069,7 @@ TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
     std::optional<int64_t> minWorkItems = std::nullopt; ///< unset: twice the threads
   };
   auto spec = [](int64_t h, int64_t hkv, int64_t d, ref::Causal causal) {
-    Spec s;
-    s.h = h;
-    s.hkv = hkv;
-    s.d = s.dv = d;
-    s.causal = causal;
-    return s;
+    return prefillSpec(h, hkv, d, causal);
   };
   std::vector<Case> cases;
   cases.push_back({"plain", spec(4, 2, 64, ref::Causal::None)});
@@ -1103,7 +1110,8 @@ TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
 /// taking both branches: Tq above tile-q within the limit (prepacked),
 /// Tq at or below tile-q (each tile packs its own), and with
 /// prepack-limit-mib 1 a problem over it (1.1 MiB of keys: per tile) and
-/// one under it; against the double reference, at 8 and 16 lanes.
+/// one under it (16 lanes); against the double reference, at 8 and 16
+/// lanes.
 TEST(PrefillPacking, KeysPrepackedAtRunTimeMatchReference) {
   struct Case {
     const char *name;
@@ -1111,13 +1119,7 @@ TEST(PrefillPacking, KeysPrepackedAtRunTimeMatchReference) {
     double tol = kTol;
   };
   auto spec = [](int64_t h, int64_t hkv, int64_t d, ref::Causal causal) {
-    Spec s;
-    s.h = h;
-    s.hkv = hkv;
-    s.d = s.dv = d;
-    s.causal = causal;
-    s.dynamic = true;
-    return s;
+    return prefillSpec(h, hkv, d, causal, /*dynamic=*/true);
   };
   std::vector<Case> cases;
   cases.push_back({"plain", spec(4, 2, 64, ref::Causal::None)});
@@ -1130,9 +1132,13 @@ TEST(PrefillPacking, KeysPrepackedAtRunTimeMatchReference) {
   cases.push_back({"bf16", spec(4, 2, 64, ref::Causal::BottomRight), 1.6e-2});
   cases.back().spec.dtype = ElementType::BF16;
   unsigned seed = 101;
+  // (Under the limit of 1 MiB, the 16-lane kernels: the branches are the
+  // same code at 8 lanes.)
   for (int64_t limit : {32, 1})
     for (int64_t width : {8, 16})
       for (const Case &c : cases) {
+        if (limit == 1 && width == 8)
+          continue;
         SCOPED_TRACE(std::string(c.name) + " at " + std::to_string(width) +
                      " lanes, prepack-limit-mib " + std::to_string(limit));
         runtime::JitOptions options;

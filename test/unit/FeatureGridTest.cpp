@@ -1041,15 +1041,7 @@ TEST(DecodeGrid, PrefillWithSixteenLanesAndSplits) {
   runSpec(s, {{2, 130, 1100}}, Pipeline::Cpu, 8, kTol, options);
 }
 
-/// Prefill tiles with the keys transposed once per call (static B, Tq, Tk,
-/// Tq above tile-q: several Q tiles per K/V head read each K/V tile's slice
-/// of one buffer) and V read in place (f32 V of whole vectors), at 8 and 16
-/// lanes, against the double reference: every causal kind, both mask kinds,
-/// each feature, GQA, a D and Dv that are not whole vectors (K transposed
-/// element by element, the Vt copy), f16 and bf16 (V copied, converted),
-/// forced key splits; Tq, Tk not multiples of any tile, and a Tk of exactly
-/// one tile.
-/// A prefill spec of the PrefillPacking tests: H, Hkv, D = Dv, causal.
+/// A prefill spec of the PrefillPacking and FusedDropout tests: H, Hkv, D = Dv, causal.
 static Spec prefillSpec(int64_t h, int64_t hkv, int64_t d, ref::Causal causal,
                         bool dynamic = false) {
   Spec s;
@@ -1060,6 +1052,15 @@ static Spec prefillSpec(int64_t h, int64_t hkv, int64_t d, ref::Causal causal,
   s.dynamic = dynamic;
   return s;
 }
+
+/// Prefill tiles with the keys transposed once per call (static B, Tq, Tk,
+/// Tq above tile-q: several Q tiles per K/V head read each K/V tile's slice
+/// of one buffer) and V read in place (f32 V of whole vectors), at 8 and 16
+/// lanes, against the double reference: every causal kind, both mask kinds,
+/// each feature, GQA, a D and Dv that are not whole vectors (K transposed
+/// element by element, the Vt copy), f16 and bf16 (V copied, converted),
+/// forced key splits; Tq, Tk not multiples of any tile, and a Tk of exactly
+/// one tile.
 
 TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
   struct Case {
@@ -1233,11 +1234,7 @@ TEST(FusedDropout, MatchesReference) {
     std::optional<bool> bf16Dot = std::nullopt;
   };
   auto spec = [](int64_t h, int64_t hkv, int64_t d, ref::Causal causal, float rate, int64_t seed) {
-    Spec s;
-    s.h = h;
-    s.hkv = hkv;
-    s.d = s.dv = d;
-    s.causal = causal;
+    Spec s = prefillSpec(h, hkv, d, causal);
     s.dropoutRate = rate;
     s.dropoutSeed = seed;
     return s;

@@ -197,14 +197,18 @@ void FlashKernel::allocateScratch() {
   if (bf16Dot) {
     Type i32 = b.b.getI32Type();
     qs = scratch({opts.tileQ, problem.d / 2}, i32);
-    if (!packedKeys || packedKeysFilled)
+    if (!packedKeys)
       kt = scratch({problem.d / 2, opts.tileK}, i32);
+    else if (packedKeysFilled)
+      ktScratch = scratch({problem.d / 2, opts.tileK}, i32);
     vt = scratch({opts.tileK / 2, dvPadded}, i32);
     pPairs = scratch({opts.tileQ, opts.tileK / 2}, i32);
   } else {
     qs = scratch({opts.tileQ, problem.d});
-    if (!directKeys && (!packedKeys || packedKeysFilled))
+    if (!directKeys && !packedKeys)
       kt = scratch({problem.d, opts.tileK});
+    else if (!directKeys && packedKeysFilled)
+      ktScratch = scratch({problem.d, opts.tileK});
     if (!valuesInPlace)
       vt = scratch({opts.tileK, dvPadded});
   }
@@ -321,9 +325,7 @@ MemRefType FlashKernel::packedKeyTileType() {
 void FlashKernel::packKeyValueTile(Value kTile, Value k0, Value kRows) {
   if (packedKeys && packedKeysFilled) {
     // Chosen at run time: the prepacked slice, or this tile packed into
-    // the scratch (ktScratch, kept across tiles), as one view type.
-    if (!ktScratch)
-      ktScratch = kt;
+    // ktScratch, as one view type.
     kt = b.ifElse(
         packedKeysFilled, packedKeyTileType(),
         [&] { return packedKeyTile(kTile); },

@@ -202,7 +202,7 @@ private:
   bool valuesInPlace; ///< V read in place (directKeys, or takesValuesInPlace)
   Value packedKeys;   ///< the prepacked keys, if takesPrepackedKeys or mayPrepackKeys
   Value packedKeysFilled; ///< mayPrepackKeys: whether packedKeys was filled (i1)
-  Value ktScratch;        ///< mayPrepackKeys: the scratch a tile packs into otherwise
+  Value ktScratch;        ///< mayPrepackKeys: the scratch a tile packs into otherwise (allocateScratch)
   int64_t rowBlock;
   bool bf16Dot; ///< takesBf16Dot: qs, kt and vt hold bf16 pairs as i32
   TileRows rows;

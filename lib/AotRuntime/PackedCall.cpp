@@ -32,10 +32,22 @@ bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
                 const std::vector<size_t> &resultElementSizes,
                 const std::function<bool()> &afterCall,
                 const std::function<void(size_t, const ResultView &)> &sink,
-                uint64_t &failedBytes, bool freeResults) {
+                uint64_t &failedBytes, bool freeResults,
+                const std::vector<ResultDestination> *destinations) {
   std::vector<std::vector<int64_t>> descs;
   for (size_t i = 0; i < inputs.size(); ++i)
     descs.push_back(descriptorFor(inputs[i], shapes[i]));
+  std::set<int64_t> callerOwned;
+  if (destinations) {
+    for (size_t i = 0; i < destinations->size(); ++i) {
+      const ResultDestination &d = (*destinations)[i];
+      // No destination: a null descriptor of the result's rank.
+      descs.push_back(d.data ? descriptorFor(d.data, d.shape)
+                             : std::vector<int64_t>(3 + 2 * resultRanks[i], 0));
+      if (d.data)
+        callerOwned.insert(reinterpret_cast<int64_t>(d.data));
+    }
+  }
   // The C interface returns all results through one struct of descriptors
   // (each all 8-byte fields, so they lie back to back).
   size_t resultWords = 0;
@@ -68,10 +80,10 @@ bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
     if (deliver)
       sink(i, view);
     // Results are owned by the caller (ownership-based deallocation), except
-    // when one aliases an input or an earlier result.
+    // when one aliases an input, an earlier result or a destination.
     int64_t allocated = d[0];
     if (freeResults && allocated && !inputBuffers.count(allocated) &&
-        freed.insert(allocated).second)
+        !callerOwned.count(allocated) && freed.insert(allocated).second)
       releaseBlock(reinterpret_cast<void *>(allocated));
   }
   return true;

@@ -112,6 +112,8 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
   // projections it does not tile, attn.rope and other primitive ops) takes
   // the reference route.
   addReferenceLowering(pm);
+  if (options.resultDestinations)
+    pm.addPass(mlir::attn::createAttnResultDestinations());
   if (!options.lowerToLLVM)
     return;
   // Loops from the upstream tiling drivers (scf.forall, e.g. attn ops

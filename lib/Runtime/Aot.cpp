@@ -410,9 +410,11 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
     JitOptions jit = options.jit;
     jit.gpuFormat = "fatbin";
     std::vector<std::string> unfused;
+    // The C signatures attn-aot writes take no destinations.
+    bool destinations = false;
     if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, jit,
                                            pipeline == Pipeline::Gpu ? target : "",
-                                           cpuTarget, art.tiling, unfused))
+                                           cpuTarget, art.tiling, unfused, destinations))
       return std::move(e);
     if (target == targets.front())
       art.unfusedOps = unfused;

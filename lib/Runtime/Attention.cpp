@@ -296,6 +296,22 @@ static bool isRowMajor(const TensorRef &t) {
   return true;
 }
 
+/// The bytes [first, last) a tensor's elements span (empty for no
+/// elements).
+static std::pair<uintptr_t, uintptr_t> byteSpan(const TensorRef &t) {
+  auto base = reinterpret_cast<uintptr_t>(t.data);
+  std::vector<int64_t> strides = t.strides.empty() ? rt::rowMajorStrides(t.shape) : t.strides;
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] == 0)
+      return {base, base};
+    int64_t reach = (t.shape[d] - 1) * strides[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  auto es = static_cast<int64_t>(rt::dtypeSize(t.type));
+  return {base + lo * es, base + (hi + 1) * es};
+}
+
 Status Kernel::resultShapes(const std::vector<std::vector<int64_t>> &inputShapes,
                             std::vector<std::vector<int64_t>> &shapes) const {
   const Impl &im = *impl;
@@ -447,6 +463,35 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
   }
   auto trim = llvm::make_scope_exit([&] { scratch.trim(); });
 
+  // Outputs that are dense, row-major and overlap no input (nor each
+  // other) are the compiled code's destinations: a result it allocates is
+  // written there, with no copy (attn-result-destinations).
+  std::vector<rt::ResultDestination> destinations(outputs.size());
+  if (!im.deviceResident && im.fn->takesResultDestinations()) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const TensorRef &o = outputs[i];
+      if (!isRowMajor(o) || !o.data)
+        continue;
+      auto [lo, hi] = byteSpan(o);
+      bool overlaps = false;
+      for (const TensorRef &t : inputs) {
+        auto [a, b] = byteSpan(t);
+        overlaps |= a < hi && lo < b;
+      }
+      for (size_t j = 0; j < outputs.size(); ++j) {
+        auto [a, b] = byteSpan(outputs[j]);
+        overlaps |= j != i && a < hi && lo < b;
+      }
+      if (overlaps)
+        continue;
+      destinations[i] = {o.data, o.shape};
+      // Often fresh memory (torch.empty) the kernel writes first: huge
+      // pages make those writes fault once per 2 MiB (as for the copy
+      // below).
+      attn::runtime::adviseHugePages(o.data, hi - lo);
+    }
+  }
+
   std::string sinkError;
   llvm::Error e = im.fn->callContiguous(
       data, shapes,
@@ -459,6 +504,8 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
                         shapeStr(r.shape.vec());
           return;
         }
+        if (destinations[i].data && r.data == destinations[i].data)
+          return; // written in place
         if (im.deviceResident) {
           // A fresh dense device buffer (gpu.alloc): one device copy.
           int64_t numel = 1;
@@ -481,7 +528,8 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
           attn::runtime::adviseHugePages(o.data, span * rt::dtypeSize(o.type));
         rt::copyStrided(r.data, r.strides, static_cast<uint8_t *>(o.data), dst,
                         o.shape, rt::dtypeSize(o.type));
-      });
+      },
+      nullptr, destinations);
   if (e)
     return Status::error(llvm::toString(std::move(e)));
   if (!sinkError.empty())

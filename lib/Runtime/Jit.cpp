@@ -190,9 +190,14 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
     lowering.threads = workerThreads(options.threads);
   // Lower a clone; the caller's module stays as it was.
   OwningOpRef<ModuleOp> clone = module.clone();
+  // The cpu pipeline's entry takes a destination per result (the caller's
+  // output, written without a copy: callContiguous).
+  bool destinations = pipeline == Pipeline::Cpu;
   if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, lowering, chip,
-                                         hostCpuTarget(), cf->usedTiling, cf->unfused))
+                                         hostCpuTarget(), cf->usedTiling, cf->unfused,
+                                         destinations))
     return e;
+  cf->resultDestinations = destinations;
 
   initializeNativeTarget();
   // Compile for this machine's CPU and its features (AVX2/FMA here), not a
@@ -326,7 +331,7 @@ llvm::Error CompiledFunction::callContiguous(
     llvm::ArrayRef<const void *> inputs,
     llvm::ArrayRef<std::vector<int64_t>> shapes,
     llvm::function_ref<void(size_t, const ResultBuffer &)> sink,
-    CallStats *stats) const {
+    CallStats *stats, llvm::ArrayRef<ResultDestination> destinations) const {
   if (inputs.size() != shapes.size())
     return err("callContiguous: " + llvm::Twine(inputs.size()) +
                " buffers but " + llvm::Twine(shapes.size()) + " shapes");
@@ -363,6 +368,15 @@ llvm::Error CompiledFunction::callContiguous(
   // Device-resident results are device buffers: they reach the sink (unless
   // the run failed) and are freed here with cuMemFree, never std::free.
   bool device = pipeline == Pipeline::Gpu && deviceResident;
+  // One per result (null where the caller gave none) for an entry that
+  // takes them.
+  std::vector<ResultDestination> dests;
+  if (resultDestinations) {
+    dests.resize(results.size());
+    for (size_t i = 0; i < destinations.size() && i < dests.size(); ++i)
+      if (destinations[i].data && destinations[i].shape.size() == results[i].shape.size())
+        dests[i] = destinations[i];
+  }
   if (!callPacked(packed, std::vector<const void *>(inputs.begin(), inputs.end()),
                   shapes.vec(), ranks, elementSizes,
                   [&] { return afterCall() || device; },
@@ -373,7 +387,8 @@ llvm::Error CompiledFunction::callContiguous(
                     if (device && r.allocated)
                       cudaFree(r.allocated);
                   },
-                  failedBytes, /*freeResults=*/!device))
+                  failedBytes, /*freeResults=*/!device,
+                  resultDestinations ? &dests : nullptr))
     return llvm::make_error<AllocationError>(failedBytes);
   if (!gpuError.empty())
     return err("the GPU run failed: " + gpuError);
@@ -393,43 +408,68 @@ std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
 
 llvm::Expected<std::vector<HostTensor>>
 CompiledFunction::call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats) const {
+  std::vector<HostTensor> outs;
+  if (llvm::Error e = callInto(inputs, outs, stats))
+    return std::move(e);
+  return outs;
+}
+
+llvm::Error CompiledFunction::callInto(llvm::ArrayRef<HostTensor> inputs,
+                                       std::vector<HostTensor> &outputs,
+                                       CallStats *stats) const {
   if (pipeline == Pipeline::Gpu && deviceResident)
     return err("a device-resident function takes device buffers: use callContiguous");
   if (llvm::Error e = checkInputs(inputs))
-    return std::move(e);
+    return e;
   std::vector<const void *> data;
   std::vector<std::vector<int64_t>> shapes;
   for (const HostTensor &t : inputs) {
     data.push_back(t.bytes.data());
     shapes.push_back(t.shape);
   }
-  std::vector<HostTensor> outs;
-  llvm::Error e = callContiguous(
+  // The outputs of an earlier call are the destinations, where they still
+  // have the result's dtype and overlap no input (a caller may pass an
+  // output back in).
+  outputs.resize(results.size());
+  std::vector<ResultDestination> dests(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    HostTensor &o = outputs[i];
+    if (o.dtype != results[i].dtype || o.bytes.empty())
+      continue;
+    const uint8_t *lo = o.bytes.data(), *hi = lo + o.bytes.size();
+    bool overlaps = false;
+    for (const HostTensor &t : inputs)
+      overlaps |= !t.bytes.empty() && t.bytes.data() < hi && lo < t.bytes.data() + t.bytes.size();
+    if (!overlaps && o.bytes.size() == size_t(o.numel()) * dtypeSize(o.dtype))
+      dests[i] = {o.bytes.data(), o.shape};
+  }
+  return callContiguous(
       data, shapes,
       [&](size_t i, const ResultBuffer &r) {
+        HostTensor &out = outputs[i];
+        size_t bytes = 1;
+        for (int64_t s : r.shape)
+          bytes *= s;
+        bytes *= dtypeSize(results[i].dtype);
+        if (dests[i].data && r.data == dests[i].data)
+          return; // written in place
         std::vector<int64_t> dense = rowMajorStrides(r.shape);
         bool rowMajor = true; // a dim of size 1 may have any stride
         for (size_t d = 0; d < r.shape.size(); ++d)
           rowMajor &= r.shape[d] == 1 || r.strides[d] == dense[d];
+        out.dtype = results[i].dtype;
+        out.shape = r.shape.vec();
         if (rowMajor) {
           // One copy, without zero-filling the output first (the whole
           // output is written once instead of twice).
-          HostTensor out;
-          out.dtype = results[i].dtype;
-          out.shape = r.shape.vec();
-          out.bytes.assign(r.data, r.data + out.numel() * dtypeSize(out.dtype));
-          outs.push_back(std::move(out));
+          out.bytes.assign(r.data, r.data + bytes);
           return;
         }
-        HostTensor out = HostTensor::zeros(results[i].dtype, r.shape.vec());
+        out.bytes.resize(bytes);
         copyStrided(r.data, r.strides, out.bytes.data(), dense, r.shape,
                     dtypeSize(out.dtype));
-        outs.push_back(std::move(out));
       },
-      stats);
-  if (e)
-    return std::move(e);
-  return outs;
+      stats, dests);
 }
 
 } // namespace attn::runtime

@@ -362,7 +362,8 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
                                Pipeline pipeline, const JitOptions &options,
                                const std::string &chip, const CpuTarget &target,
                                CompiledFunction::Tiling &usedTiling,
-                               std::vector<std::string> &unfused) {
+                               std::vector<std::string> &unfused,
+                               bool &resultDestinations) {
   MLIRContext *ctx = clone.getContext();
   clone.lookupSymbol<func::FuncOp>(entry)->setAttr("llvm.emit_c_interface",
                                                    UnitAttr::get(ctx));
@@ -371,6 +372,9 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     if (other.getSymName() != entry &&
         SymbolTable::symbolKnownUseEmpty(other, clone.getOperation()))
       other.erase();
+  resultDestinations =
+      resultDestinations && pipeline == Pipeline::Cpu &&
+      SymbolTable::symbolKnownUseEmpty(clone.lookupSymbol<func::FuncOp>(entry), clone);
   std::string diags;
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
     if (d.getSeverity() == DiagnosticSeverity::Error)
@@ -428,6 +432,7 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     if (options.prepackLimitMiB)
       cpu.prepackLimitMiB = *options.prepackLimitMiB;
     cpu.reportUnfused = true;
+    cpu.resultDestinations = resultDestinations;
     std::string bad = mlir::attn::checkAttnToLoopsOptions(cpu.loopOptions());
     if (!bad.empty())
       return compileError(CompileErrorKind::BadOption, bad);

@@ -28,11 +28,15 @@ llvm::Expected<TensorSpec> specOf(mlir::Type t, const llvm::Twine &what);
 /// not call are dropped. `target` is the CPU's (the cpu pipeline's default
 /// vector width and bf16 path); `chip` the GPU target.
 /// Records the tiling used and the ops left unfused (remarks).
+/// `resultDestinations`: asked for (the cpu pipeline only), and on return
+/// whether the entry takes a destination per result after its arguments
+/// (attn-result-destinations: not when something in the module calls it).
 llvm::Error lowerToLLVMDialect(mlir::ModuleOp module, llvm::StringRef entry,
                                Pipeline pipeline, const JitOptions &options,
                                const std::string &chip, const CpuTarget &target,
                                CompiledFunction::Tiling &usedTiling,
-                               std::vector<std::string> &unfused);
+                               std::vector<std::string> &unfused,
+                               bool &resultDestinations);
 
 /// A clone of `module` with every attn.ring sdpa rewritten into ring
 /// attention over `ranks` (attn-shard) and its mpi ops lowered to calls of

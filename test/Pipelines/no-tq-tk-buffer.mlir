@@ -6,6 +6,18 @@
 // reference pipeline, by contrast, materialises [B,H,Tq,Tk].
 // RUN: attn-opt %s -attn-cpu-pipeline="lower-to-llvm=false" | FileCheck %s --check-prefix=CPU
 // RUN: attn-opt %s -attn-reference-pipeline="lower-to-llvm=false" | FileCheck %s --check-prefix=REF
+// With result-destinations (the JIT's convention) the output is the
+// caller's destination when it has the output's sizes, and that
+// allocation the fallback.
+// RUN: attn-opt %s -attn-cpu-pipeline="lower-to-llvm=false result-destinations" | FileCheck %s --check-prefix=DEST
+
+// DEST-LABEL: func.func @sdpa
+// DEST-SAME: %[[DEST:[^:]*]]: memref<?x12x?x64xf32>) -> memref<?x12x?x64xf32>
+// DEST: %[[OUT:.*]] = scf.if %{{.*}} -> (memref<?x12x?x64xf32>) {
+// DEST-NEXT: scf.yield %[[DEST]]
+// DEST-NEXT: } else {
+// DEST-NEXT: memref.alloc(%{{[^,]*}}, %{{[^,]*}}) {{.*}}: memref<?x12x?x64xf32>
+// DEST: return %[[OUT]]
 
 // CPU-LABEL: func.func @sdpa
 // CPU-SAME: (%[[Q:.*]]: memref<?x12x?x64xf32>, %[[K:.*]]: memref<?x12x?x64xf32>

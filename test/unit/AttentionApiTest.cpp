@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <thread>
@@ -434,6 +435,114 @@ TEST(AttentionApi, StridedInputsAndOutputs) {
         for (int64_t d = 0; d < D; ++d)
           got.at({b, h, t, d}) = outBTHD[((b * T + t) * H + h) * D + d];
   EXPECT_LT(relativeError(got, want), 1e-5);
+}
+
+// An output that overlaps an input is not the compiled code's destination:
+// GQA (two heads on one K/V head), V the first half of a buffer and the
+// output all of it, one thread. Written in place, head 0's output would
+// overwrite V before head 1 read it; copied after the call, the output is
+// attention of the original V.
+TEST(AttentionApi, OutputOverlappingAnInput) {
+  const int64_t T = 40, D = 16;
+  SdpaSpec spec;
+  spec.batch = 1;
+  spec.heads = 2;
+  spec.kvHeads = 1;
+  spec.queryLen = T;
+  spec.keyLen = T;
+  spec.headDim = D;
+  CompileOptions o;
+  o.threads = 1;
+  auto kernel = compileOk(spec, o);
+  ASSERT_TRUE(kernel);
+  std::mt19937 gen(17);
+  ref::Tensor q = randomTensor({1, 2, T, D}, gen), k = randomTensor({1, 1, T, D}, gen),
+              v = randomTensor({1, 1, T, D}, gen);
+  std::vector<float> qf = toFloats(q), kf = toFloats(k), buffer = toFloats(v);
+  buffer.resize(2 * T * D, NAN);
+  Status s = kernel->call({view(qf, q.shape), view(kf, k.shape), view(buffer, v.shape)},
+                          {view(buffer, {1, 2, T, D})});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_LT(relativeError(fromFloats(buffer, q.shape), ref::sdpa(q, k, v, {})), 1e-5);
+}
+
+// The cpu pipeline's entry takes a destination per result
+// (attn-result-destinations): a dense buffer of the result's shape is
+// written in place and comes back as the result; one of another shape, or
+// none, leaves the code to allocate (and the caller to copy). Values
+// against the reference each time; callInto reuses its outputs.
+TEST(ResultDestinations, InPlaceOrAllocated) {
+  const char *ir = R"mlir(
+    func.func @f(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>,
+                 %v: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+      %o = attn.sdpa %q, %k, %v
+          : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>)
+            -> tensor<1x2x?x16xf32>
+      return %o : tensor<1x2x?x16xf32>
+    })mlir";
+  attn::testing::Jitted cpu(ir, "f", runtime::Pipeline::Cpu);
+  attn::testing::Jitted reference(ir, "f", runtime::Pipeline::Reference);
+  ASSERT_TRUE(cpu.ok() && reference.ok());
+  EXPECT_TRUE(cpu.function().takesResultDestinations());
+  EXPECT_FALSE(reference.function().takesResultDestinations());
+
+  const int64_t T = 37;
+  std::vector<int64_t> shape = {1, 2, T, 16};
+  std::mt19937 gen(5);
+  ref::Tensor q = randomTensor(shape, gen), k = randomTensor(shape, gen),
+              v = randomTensor(shape, gen);
+  ref::Tensor want = ref::sdpa(q, k, v, {});
+  std::vector<float> qf = toFloats(q), kf = toFloats(k), vf = toFloats(v);
+  std::vector<const void *> in = {qf.data(), kf.data(), vf.data()};
+  std::vector<std::vector<int64_t>> shapes(3, shape);
+  for (const runtime::CompiledFunction *fn : {&cpu.function(), &reference.function()}) {
+    bool inPlace = fn->takesResultDestinations();
+    // A destination of the result's shape; one row short; none.
+    for (int64_t rows : {T, T - 1, int64_t(0)}) {
+      std::vector<float> dest(2 * T * 16, NAN);
+      std::vector<runtime::ResultDestination> dests;
+      if (rows)
+        dests.push_back({dest.data(), {1, 2, rows, 16}});
+      std::vector<float> got;
+      const uint8_t *returned = nullptr;
+      llvm::Error e = fn->callContiguous(
+          in, shapes,
+          [&](size_t, const runtime::CompiledFunction::ResultBuffer &r) {
+            returned = r.data;
+            ASSERT_EQ(r.shape.vec(), shape);
+            const float *p = reinterpret_cast<const float *>(r.data);
+            got.assign(p, p + 2 * T * 16);
+          },
+          nullptr, dests);
+      ASSERT_FALSE(e) << llvm::toString(std::move(e));
+      EXPECT_EQ(returned == reinterpret_cast<uint8_t *>(dest.data()), inPlace && rows == T)
+          << "rows " << rows;
+      EXPECT_LT(relativeError(fromFloats(got, shape), want), 1e-5) << "rows " << rows;
+    }
+  }
+
+  // callInto: the second call writes the first call's output in place.
+  std::vector<runtime::HostTensor> args;
+  for (const ref::Tensor *t : {&q, &k, &v}) {
+    auto h = runtime::HostTensor::zeros(runtime::ElementType::F32, shape);
+    std::memcpy(h.bytes.data(), toFloats(*t).data(), h.bytes.size());
+    args.push_back(std::move(h));
+  }
+  auto check = [&](const runtime::HostTensor &out) {
+    ref::Tensor t(out.shape);
+    for (int64_t i = 0; i < out.numel(); ++i)
+      t.data[i] = out.getAsFloat(i);
+    EXPECT_LT(relativeError(t, want), 1e-5);
+  };
+  std::vector<runtime::HostTensor> outs;
+  ASSERT_FALSE(cpu.function().callInto(args, outs));
+  ASSERT_EQ(outs.size(), 1u);
+  check(outs[0]);
+  const uint8_t *first = outs[0].bytes.data();
+  std::memset(outs[0].bytes.data(), 0, outs[0].bytes.size());
+  ASSERT_FALSE(cpu.function().callInto(args, outs));
+  EXPECT_EQ(outs[0].bytes.data(), first);
+  check(outs[0]);
 }
 
 // SdpaSpec's tokens-first inputs: Q [B, T, H, D] and K/V [B, T, Hkv, D]

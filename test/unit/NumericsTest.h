@@ -37,6 +37,8 @@ public:
   bool ok() const { return fn != nullptr; }
   /// The ops the pipeline left to the unfused reference lowering.
   const std::vector<std::string> &unfusedOps() const { return fn->unfusedOps(); }
+  /// The compiled function, for tests of its calls.
+  runtime::CompiledFunction &function() const { return *fn; }
   /// Runs on reference tensors converted to `dtypes` (F32 unless given).
   std::vector<ref::Tensor> run(const std::vector<ref::Tensor> &inputs,
                                const std::vector<runtime::ElementType> &dtypes = {});

@@ -70,6 +70,11 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
       *this, "lower-to-llvm",
       llvm::cl::desc("Lower all the way to the LLVM dialect"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> resultDestinations{
+      *this, "result-destinations",
+      llvm::cl::desc("Public functions take a destination buffer per result "
+                     "(attn-result-destinations; the JIT's calling convention)"),
+      llvm::cl::init(false)};
 
   /// convert-attn-to-loops' options as these set them: the one place the
   /// pipeline's options map onto the pass's (the pipeline builds the pass

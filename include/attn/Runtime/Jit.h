@@ -4,6 +4,7 @@
 
 #include "attn/PipelineOptions.h"
 #include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/PackedCall.h"
 #include "attn/Runtime/Shard.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -296,15 +297,37 @@ public:
   /// as the specs'); each result is handed to `sink`, then freed. With
   /// JitOptions::deviceResident the inputs and results are device
   /// buffers.
+  ///
+  /// `destinations` (none, or one per result) are where the caller would
+  /// like the results: dense row-major buffers of the given shapes that
+  /// overlap no input. A cpu function (attn-result-destinations) writes a
+  /// result it allocates itself straight into its destination when the
+  /// shape is the result's; the sink then sees `data` equal to the
+  /// destination and has nothing to copy. Other pipelines, and results the
+  /// code does not allocate, ignore them.
   llvm::Error callContiguous(
       llvm::ArrayRef<const void *> inputs,
       llvm::ArrayRef<std::vector<int64_t>> shapes,
       llvm::function_ref<void(size_t index, const ResultBuffer &)> sink,
-      CallStats *stats = nullptr) const;
+      CallStats *stats = nullptr,
+      llvm::ArrayRef<ResultDestination> destinations = {}) const;
 
   /// Runs the function; results are copied into fresh host tensors.
   llvm::Expected<std::vector<HostTensor>>
   call(llvm::ArrayRef<HostTensor> inputs, CallStats *stats = nullptr) const;
+
+  /// Runs the function into `outputs`: tensors it holds from an earlier
+  /// call (same dtype, the result's shape) are written in place, without a
+  /// copy where the code allocates the result itself (the cpu pipeline);
+  /// the others are replaced. For a caller that runs a function many times
+  /// (attn-run --repeat).
+  llvm::Error callInto(llvm::ArrayRef<HostTensor> inputs, std::vector<HostTensor> &outputs,
+                       CallStats *stats = nullptr) const;
+
+  /// Whether the compiled entry takes a destination per result
+  /// (attn-result-destinations; the cpu pipeline, unless the module calls
+  /// its own entry).
+  bool takesResultDestinations() const { return resultDestinations; }
 
   /// The fused kernel's tiling as the pipeline used it (its defaults where
   /// JitOptions left them unset); all unset for the reference pipeline.
@@ -335,6 +358,7 @@ private:
   void (*packed)(void **) = nullptr;
   Pipeline pipeline = Pipeline::Reference;
   bool deviceResident = false;
+  bool resultDestinations = false;
   std::vector<TensorSpec> args, results;
   std::vector<std::optional<ShardSpec>> argShard, resultShard;
   std::vector<std::string> unfused;

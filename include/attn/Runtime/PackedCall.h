@@ -27,6 +27,13 @@ struct ResultView {
   int64_t rank;
 };
 
+/// Where the caller would like a result written (attn-result-destinations):
+/// a dense row-major buffer of `shape`, or none (null `data`).
+struct ResultDestination {
+  void *data = nullptr;
+  std::vector<int64_t> shape;
+};
+
 /// Calls `entry` on row-major `inputs` of `shapes`; results have
 /// `resultRanks` and `resultElementSizes`. `afterCall` runs once the code
 /// returned (false: the results are freed without reaching the sink). With
@@ -34,14 +41,17 @@ struct ResultView {
 /// after the sink saw it (the code's ownership-based deallocation leaves
 /// them to the caller); without, the sink owns them (device buffers).
 /// Returns false when an allocation inside failed (its size in
-/// `failedBytes`).
+/// `failedBytes`). With `destinations` (one per result, for an entry that
+/// takes them) each is passed after the inputs; a result the code wrote
+/// into its destination comes back as that buffer, which is never freed.
 bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
                 const std::vector<std::vector<int64_t>> &shapes,
                 const std::vector<int64_t> &resultRanks,
                 const std::vector<size_t> &resultElementSizes,
                 const std::function<bool()> &afterCall,
                 const std::function<void(size_t, const ResultView &)> &sink,
-                uint64_t &failedBytes, bool freeResults);
+                uint64_t &failedBytes, bool freeResults,
+                const std::vector<ResultDestination> *destinations = nullptr);
 
 /// Copies a strided tensor (strides in elements) into another of the same
 /// shape: one memcpy per run of the innermost dims contiguous in both (one

@@ -395,6 +395,48 @@ def AttnIsolateAllocaScopes : Pass<"attn-isolate-alloca-scopes"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def AttnResultDestinations : Pass<"attn-result-destinations", "::mlir::ModuleOp"> {
+  let summary = "Let the caller's buffers receive the results of public functions";
+  let description = [{
+    A bufferised function returns each result in a buffer it allocated; the
+    runtime then copied it into the caller's output (a NumPy array, a torch
+    tensor): one more pass over every output. This pass gives each public
+    function of the module that no other function calls one more argument
+    per result, a *destination* of the result's type, after its own
+    arguments. Where a result is a `memref.alloc` of the function's body
+    (with an identity layout, possibly through `memref.cast`, returned once
+    and never deallocated) the allocation becomes
+
+    ```
+    %use = <dest's aligned pointer is not null, and its dynamic sizes are the alloc's>
+    %buf = scf.if %use -> memref<...> { scf.yield %dest } else { memref.alloc(...) }
+    ```
+
+    so the kernel writes into the caller's buffer and returns it; with a
+    null destination (or other sizes) it allocates as before. A result
+    that is not such an allocation (an argument returned as it is, a view)
+    leaves its destination unused. The runtime (`CompiledFunction`) passes
+    a destination only where the output is row-major, dense and overlaps
+    no input, and copies a result only when the returned buffer is not its
+    destination. The JIT's CPU pipeline runs it (`result-destinations`);
+    `attn-aot`'s C signatures stay as they were.
+
+    **Example.** `attn-opt --attn-result-destinations` on
+
+    ```mlir
+    func.func @f(%n: index) -> memref<?xf32> {
+      %a = memref.alloc(%n) : memref<?xf32>
+      return %a : memref<?xf32>
+    }
+    ```
+
+    gives `@f(%n: index, %dest: memref<?xf32>)`, which returns `%dest`
+    when it is not null and holds `%n` elements.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def AttnOpenMPSchedule : Pass<"attn-openmp-schedule"> {
   let summary = "Give every unscheduled omp.wsloop a schedule (guided by default)";
   let description = [{

@@ -683,6 +683,12 @@ static const char *kScopeModule =
     "  return\n"
     "}\n";
 
+static const char *kResultModule =
+    "func.func @f(%n: index) -> memref<?xf32> {\n"
+    "  %a = memref.alloc(%n) : memref<?xf32>\n"
+    "  return %a : memref<?xf32>\n"
+    "}\n";
+
 static const char *kOmpModule =
     "func.func @f(%n: index, %buf: memref<?xf32>) {\n"
     "  %c0 = arith.constant 0 : index\n"
@@ -791,6 +797,8 @@ static void testPasses(MlirContext ctx) {
                   none);
   runAndListOpsOn(ctx, kScopeModule, "isolate-alloca-scopes",
                   mlirCreateAttnTransformsAttnIsolateAllocaScopes(), none);
+  runAndListOpsOn(ctx, kResultModule, "result-destinations",
+                  mlirCreateAttnTransformsAttnResultDestinations(), none);
   runAndListOpsOn(ctx, kLinalgAttentionModule, "raise",
                   mlirCreateAttnTransformsAttnRaise(), none);
   {
@@ -824,6 +832,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnTransformsAttnOpenMPSchedule();
   mlirRegisterAttnTransformsAttnExpandMath();
   mlirRegisterAttnTransformsAttnIsolateAllocaScopes();
+  mlirRegisterAttnTransformsAttnResultDestinations();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
   mlirRegisterAttnConversionConvertAttnToGpu();
@@ -872,6 +881,7 @@ static void testPasses(MlirContext ctx) {
 // CHECK: expand-math: ok: {{.*}}arith.divf {{.*}}vector.fma {{.*}}func.return
 // CHECK: isolate-alloca-scopes: ok: scf.if func.return
 // CHECK-NOT: math.
+// CHECK: result-destinations: ok: arith.constant memref.extract_aligned_pointer_as_index arith.cmpi arith.constant memref.dim arith.cmpi arith.andi scf.if func.return
 // CHECK: raise: ok: tensor.expand_shape tensor.expand_shape tensor.expand_shape attn.sdpa tensor.collapse_shape func.return
 // CHECK: differentiate: ok: attn.sdpa_partial attn.sdpa_grad func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok

@@ -3,7 +3,7 @@
 // attn-result-destinations: each public function that nothing calls takes
 // one destination buffer per result; a result allocated by the function
 // itself is that buffer when the caller passes one of the right sizes
-// (docs/runtime.md, "Outputs without a copy").
+// (docs/embedding.md, "Buffers"; measured in bench/NOTES.md, 2026-12-07).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Transforms/Passes.h"

@@ -1060,7 +1060,7 @@ static Spec prefillSpec(int64_t h, int64_t hkv, int64_t d, ref::Causal causal,
 /// each feature, GQA, a D and Dv that are not whole vectors (K transposed
 /// element by element, the Vt copy), f16 and bf16 (V copied, converted),
 /// forced key splits; Tq, Tk not multiples of any tile, and a Tk of exactly
-/// one tile.
+/// one tile. (Every case at 16 lanes, five at 8.)
 
 TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
   struct Case {
@@ -1095,9 +1095,22 @@ TEST(PrefillPacking, PrepackedKeysAndValuesInPlaceMatchReference) {
   cases.push_back({"bf16", spec(4, 2, 64, ref::Causal::BottomRight), 1.6e-2});
   cases.back().spec.dtype = ElementType::BF16;
   cases.push_back({"splits", spec(4, 2, 64, ref::Causal::TopLeft), kTol, int64_t(4096)});
+  // At 8 lanes only the cases whose packing or register code differs from
+  // 16 lanes' (whole vectors, D and Dv that are not, half precision, key
+  // splits); the masks and score features are the same code at both widths.
+  auto atEightLanes = [](const Case &c) {
+    for (const char *n : {"plain", "d20-dv12", "f16", "bf16", "splits"})
+      if (std::string(c.name) == n)
+        return true;
+    return false;
+  };
   unsigned seed = 1;
   for (int64_t width : {8, 16})
     for (const Case &c : cases) {
+      if (width == 8 && !atEightLanes(c)) {
+        ++seed;
+        continue;
+      }
       SCOPED_TRACE(std::string(c.name) + " at " + std::to_string(width) + " lanes");
       runtime::JitOptions options;
       options.vectorWidth = width;

@@ -467,21 +467,23 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
   // other) are the compiled code's destinations: a result it allocates is
   // written there, with no copy (attn-result-destinations).
   std::vector<rt::ResultDestination> destinations(outputs.size());
+  std::vector<std::pair<uintptr_t, uintptr_t>> outputSpans;
+  for (const TensorRef &o : outputs)
+    outputSpans.push_back(byteSpan(o));
   if (!im.deviceResident && im.fn->takesResultDestinations()) {
+    std::vector<std::pair<uintptr_t, uintptr_t>> inputSpans;
+    for (const TensorRef &t : inputs)
+      inputSpans.push_back(byteSpan(t));
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorRef &o = outputs[i];
       if (!isRowMajor(o) || !o.data)
         continue;
-      auto [lo, hi] = byteSpan(o);
+      auto [lo, hi] = outputSpans[i];
       bool overlaps = false;
-      for (const TensorRef &t : inputs) {
-        auto [a, b] = byteSpan(t);
+      for (auto [a, b] : inputSpans)
         overlaps |= a < hi && lo < b;
-      }
-      for (size_t j = 0; j < outputs.size(); ++j) {
-        auto [a, b] = byteSpan(outputs[j]);
-        overlaps |= j != i && a < hi && lo < b;
-      }
+      for (size_t j = 0; j < outputs.size(); ++j)
+        overlaps |= j != i && outputSpans[j].first < hi && lo < outputSpans[j].second;
       if (overlaps)
         continue;
       destinations[i] = {o.data, o.shape};
@@ -521,11 +523,9 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
             o.strides.empty() ? rt::rowMajorStrides(o.shape) : o.strides;
         // A large output is often fresh memory (torch.empty): huge pages
         // make its first writes fault once per 2 MiB.
-        int64_t span = 1;
-        for (size_t d = 0; d < o.shape.size() && span > 0; ++d)
-          span = dst[d] < 0 ? 0 : span + (o.shape[d] - 1) * dst[d];
-        if (span > 0)
-          attn::runtime::adviseHugePages(o.data, span * rt::dtypeSize(o.type));
+        auto [lo, hi] = outputSpans[i];
+        if (hi > lo)
+          attn::runtime::adviseHugePages(reinterpret_cast<void *>(lo), hi - lo);
         rt::copyStrided(r.data, r.strides, static_cast<uint8_t *>(o.data), dst,
                         o.shape, rt::dtypeSize(o.type));
       },

@@ -446,13 +446,13 @@ llvm::Error CompiledFunction::callInto(llvm::ArrayRef<HostTensor> inputs,
   return callContiguous(
       data, shapes,
       [&](size_t i, const ResultBuffer &r) {
+        if (dests[i].data && r.data == dests[i].data)
+          return; // written in place
         HostTensor &out = outputs[i];
         size_t bytes = 1;
         for (int64_t s : r.shape)
           bytes *= s;
         bytes *= dtypeSize(results[i].dtype);
-        if (dests[i].data && r.data == dests[i].data)
-          return; // written in place
         std::vector<int64_t> dense = rowMajorStrides(r.shape);
         bool rowMajor = true; // a dim of size 1 may have any stride
         for (size_t d = 0; d < r.shape.size(); ++d)

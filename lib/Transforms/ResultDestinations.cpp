@@ -99,12 +99,10 @@ struct AttnResultDestinationsPass
       }
       Block &entry = fn.getBody().front();
       unsigned first = fn.getNumArguments();
-      SmallVector<unsigned> positions;
       SmallVector<Type> types(fn.getResultTypes());
+      SmallVector<unsigned> positions(types.size(), first);
       SmallVector<DictionaryAttr> attrs(types.size(), DictionaryAttr());
       SmallVector<Location> locs(types.size(), fn.getLoc());
-      for (unsigned i = 0; i < types.size(); ++i)
-        positions.push_back(first);
       if (failed(fn.insertArguments(positions, types, attrs, locs))) {
         fn.emitError("attn-result-destinations: could not add the destination arguments");
         return signalPassFailure();

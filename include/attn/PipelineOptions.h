@@ -31,6 +31,14 @@ struct PipelineOptions {
   /// (AMD Zen 4 and later). true on a target without AVX512-BF16 is an
   /// error.
   std::optional<bool> bf16Dot;
+  /// CPU: bf16 prefill tiles on Intel AMX tiles (convert-attn-to-loops
+  /// amx); unset: where the host has AMX-BF16 and Linux grants its state.
+  /// true where it does not is an error, unless emulateAmx.
+  std::optional<bool> amx;
+  /// CPU: run the AMX tiles as vector code (attn-emulate-amx), on any CPU:
+  /// the AMX path's layouts and numerics without the instructions (slow;
+  /// for testing). Implies amx unless amx is false.
+  bool emulateAmx = false;
   /// CPU: split each Q tile's keys across threads below this many work
   /// items (0: never; convert-attn-to-loops' min-work-items); unset: twice
   /// the worker threads.

@@ -40,9 +40,11 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // x86vector: the bf16 prefill's avx512.dot (convert-attn-to-loops
-  // bf16-dot) becomes llvm.x86.avx512bf16.dpbf16ps.512.
+  // bf16-dot) becomes llvm.x86.avx512bf16.dpbf16ps.512; amx: its tiles
+  // (convert-attn-to-loops amx) the llvm.x86 tile intrinsics.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.x86Vector = true;
+  vectorToLLVM.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // Before scf-to-cf: the alloca scopes that scf-to-openmp creates must
   // keep a single block; those a collapsed loop left in an scf region get
@@ -105,6 +107,8 @@ static void addCpuLowering(OpPassManager &pm, const Options &options) {
     pm.addPass(mlir::attn::createAttnRaise());
   addRaiseToSdpa(pm);
   pm.addPass(mlir::attn::createConvertAttnToLoops(options.loopOptions()));
+  if (options.emulateAmx)
+    pm.addPass(mlir::attn::createAttnEmulateAmx());
   // The kernels' math.exp2/tanh as the polynomials (vector code), before
   // the reference route adds math ops of its own.
   pm.addPass(mlir::attn::createAttnExpandMath());

@@ -12,6 +12,8 @@
 
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -46,15 +48,35 @@ CpuTarget cpuTargetOf(llvm::StringRef cpu, llvm::function_ref<bool(llvm::StringR
   t.vectorWidth = avx512 ? 16 : 8;
   t.hasBf16Dot = avx512 && hasFeature("avx512bf16");
   t.prefersBf16Dot = t.hasBf16Dot && cpu.starts_with("znver");
+  t.hasAmx = avx512 && hasFeature("amx-bf16") && hasFeature("amx-tile");
   return t;
+}
+
+/// Asks Linux once per process for the AMX tile data state, which a
+/// process must request before its first tile instruction (else SIGILL):
+/// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA). False where the
+/// kernel refuses (older than 5.16, or a seccomp filter).
+static bool requestAmxState() {
+#if defined(__linux__) && defined(__x86_64__)
+  static const bool granted = [] {
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return granted;
+#else
+  return false;
+#endif
 }
 
 CpuTarget hostCpuTarget() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  return cpuTargetOf(llvm::sys::getHostCPUName(), [&](llvm::StringRef f) {
+  CpuTarget t = cpuTargetOf(llvm::sys::getHostCPUName(), [&](llvm::StringRef f) {
     auto it = features.find(f);
     return it != features.end() && it->second;
   });
+  t.amxPermitted = t.hasAmx && requestAmxState();
+  t.amxRefused = t.hasAmx && !t.amxPermitted;
+  return t;
 }
 
 std::string formatBytes(uint64_t bytes) {

@@ -426,6 +426,22 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
                           "lacks");
     cpu.bf16Dot = options.bf16Dot.value_or(target.prefersBf16Dot);
     usedTiling.bf16Dot = bool(cpu.bf16Dot);
+    // AMX: the host's choice where it has the tiles and may use them;
+    // emulated, on any CPU.
+    if (options.amx.value_or(false) && !options.emulateAmx) {
+      if (!target.hasAmx)
+        return compileError(CompileErrorKind::BadOption,
+                            "amx needs AMX-BF16 (tdpbf16ps), which the target CPU lacks "
+                            "(emulate-amx runs the tiles as vector code)");
+      if (target.amxRefused)
+        return compileError(CompileErrorKind::BadOption,
+                            "amx: Linux refused this process the AMX tile state "
+                            "(arch_prctl ARCH_REQ_XCOMP_PERM)");
+    }
+    cpu.amx = options.amx.value_or(options.emulateAmx || target.amxPermitted);
+    cpu.emulateAmx = options.emulateAmx;
+    usedTiling.amx = bool(cpu.amx);
+    usedTiling.emulatedAmx = cpu.amx && options.emulateAmx;
     // Split the keys (flash-decoding) when there are fewer than two work
     // items per thread.
     cpu.minWorkItems = options.minWorkItems.value_or(2 * workerThreads(options.threads));

@@ -689,6 +689,14 @@ static const char *kResultModule =
     "  return %a : memref<?xf32>\n"
     "}\n";
 
+static const char *kAmxModule =
+    "func.func @f(%m: memref<16x16xf32>) {\n"
+    "  %c0 = arith.constant 0 : index\n"
+    "  %z = amx.tile_zero : !amx.tile<16x16xf32>\n"
+    "  amx.tile_store %m[%c0, %c0], %z : memref<16x16xf32>, !amx.tile<16x16xf32>\n"
+    "  return\n"
+    "}\n";
+
 static const char *kOmpModule =
     "func.func @f(%n: index, %buf: memref<?xf32>) {\n"
     "  %c0 = arith.constant 0 : index\n"
@@ -799,6 +807,8 @@ static void testPasses(MlirContext ctx) {
                   mlirCreateAttnTransformsAttnIsolateAllocaScopes(), none);
   runAndListOpsOn(ctx, kResultModule, "result-destinations",
                   mlirCreateAttnTransformsAttnResultDestinations(), none);
+  runAndListOpsOn(ctx, kAmxModule, "emulate-amx", mlirCreateAttnTransformsAttnEmulateAmx(),
+                  none);
   runAndListOpsOn(ctx, kLinalgAttentionModule, "raise",
                   mlirCreateAttnTransformsAttnRaise(), none);
   {
@@ -833,6 +843,7 @@ static void testPasses(MlirContext ctx) {
   mlirRegisterAttnTransformsAttnExpandMath();
   mlirRegisterAttnTransformsAttnIsolateAllocaScopes();
   mlirRegisterAttnTransformsAttnResultDestinations();
+  mlirRegisterAttnTransformsAttnEmulateAmx();
   mlirRegisterAttnConversionConvertAttnToLinalg();
   mlirRegisterAttnConversionConvertAttnToLoops();
   mlirRegisterAttnConversionConvertAttnToGpu();
@@ -882,6 +893,8 @@ static void testPasses(MlirContext ctx) {
 // CHECK: isolate-alloca-scopes: ok: scf.if func.return
 // CHECK-NOT: math.
 // CHECK: result-destinations: ok: arith.constant memref.extract_aligned_pointer_as_index arith.cmpi arith.constant memref.dim arith.cmpi arith.andi scf.if func.return
+// CHECK: emulate-amx: ok: arith.constant arith.constant {{.*}}vector.store {{.*}}func.return
+// CHECK-NOT: amx.
 // CHECK: raise: ok: tensor.expand_shape tensor.expand_shape tensor.expand_shape attn.sdpa tensor.collapse_shape func.return
 // CHECK: differentiate: ok: attn.sdpa_partial attn.sdpa_grad func.return
 // CHECK: parse builtin.module(attn-decompose{keep-sdpa=true},attn-fuse): ok

@@ -1217,6 +1217,7 @@ TEST(Bf16Dot, PrefillTilesMatchReference) {
         options.vectorWidth = 16;
         options.minWorkItems = c.minWorkItems;
         options.bf16Dot = dot;
+        options.amx = false; // (an AMX host would take AMX tiles for both)
         Jitted j(source(c.spec, sh), "f", Pipeline::Cpu, options);
         ASSERT_TRUE(j.ok());
         auto out = j.run(in.inputs, in.dtypes);
@@ -1229,6 +1230,80 @@ TEST(Bf16Dot, PrefillTilesMatchReference) {
         differing += outs[0].data[i] != outs[1].data[i];
     }
   EXPECT_GT(differing, 0) << "bf16-dot gave exactly the f32 path's outputs everywhere";
+}
+
+/// bf16 prefill tiles on AMX tiles (amx; AmxTiles.cpp) against the double
+/// reference over the features the packed tile takes: on every host as
+/// vector code (emulate-amx, attn-emulate-amx), and on the tiles
+/// themselves where the host has AMX-BF16 and Linux grants its state. P is
+/// rounded to bf16, so some output of the first case must differ from the
+/// f32 path's (else the tiles did not run).
+TEST(AmxTiles, PrefillTilesMatchReference) {
+  struct Case {
+    const char *name;
+    Spec spec;
+    int64_t tileQ = 64;
+    std::optional<int64_t> minWorkItems = std::nullopt; ///< unset: twice the threads
+  };
+  auto spec = [](int64_t h, int64_t hkv, int64_t d, int64_t dv, ref::Causal causal) {
+    Spec s;
+    s.h = h;
+    s.hkv = hkv;
+    s.d = d;
+    s.dv = dv;
+    s.causal = causal;
+    s.dtype = ElementType::BF16;
+    return s;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"plain-gqa", spec(4, 2, 64, 64, ref::Causal::None)});
+  cases.push_back({"d128-dv32-top-left-tile-q-32", spec(2, 1, 128, 32, ref::Causal::TopLeft), 32});
+  cases.push_back({"keep-mask-bottom-right", spec(4, 2, 64, 64, ref::Causal::BottomRight)});
+  cases.back().spec.mask = ref::Mask::Kind::Keep;
+  cases.push_back({"d32-dv48-softcap-alibi", spec(2, 2, 32, 48, ref::Causal::None)});
+  cases.back().spec.softcap = 0.75f;
+  cases.back().spec.slopes = Slopes::PerBatchHead;
+  cases.push_back({"window-lengths", spec(2, 1, 64, 64, ref::Causal::None)});
+  cases.back().spec.window = ref::Window{11, 5, ref::Causal::BottomRight};
+  cases.back().spec.lengths = std::vector<int64_t>{29, 151};
+  cases.push_back({"dropout-splits", spec(4, 2, 64, 64, ref::Causal::TopLeft), 64, int64_t(4096)});
+  cases.back().spec.dropoutRate = 0.25f;
+  cases.back().spec.dropoutSeed = 9;
+  runtime::CpuTarget host = runtime::hostCpuTarget();
+  std::mt19937 gen(13);
+  int64_t differing = 0;
+  for (const Case &c : cases)
+    for (Shape sh : {Shape{2, 150, 203}, Shape{2, 3, 77}}) {
+      SCOPED_TRACE(std::string(c.name) + " B=" + std::to_string(sh.b) +
+                   " Tq=" + std::to_string(sh.tq) + " Tk=" + std::to_string(sh.tk));
+      Instance in = instance(c.spec, sh, gen);
+      // AMX emulated, AMX on the tiles (where the host may), f32 FMAs.
+      enum Path { Emulated, Tiles, F32 };
+      std::vector<ref::Tensor> outs;
+      for (Path path : {Emulated, Tiles, F32}) {
+        // (The f32 path once, for the comparison below.)
+        if ((path == Tiles && !host.amxPermitted) || (path == F32 && &c != &cases.front()))
+          continue;
+        runtime::JitOptions options;
+        options.vectorWidth = 16;
+        options.tileQ = c.tileQ;
+        options.minWorkItems = c.minWorkItems;
+        options.bf16Dot = false;
+        options.amx = path != F32;
+        options.emulateAmx = path == Emulated;
+        Jitted j(source(c.spec, sh), "f", Pipeline::Cpu, options);
+        ASSERT_TRUE(j.ok());
+        auto out = j.run(in.inputs, in.dtypes);
+        ASSERT_EQ(out.size(), 1u);
+        ASSERT_TRUE(allFinite(out[0])) << "rows without keys give zeros, not NaN";
+        EXPECT_LE(relativeError(out[0], in.want), 1.6e-2) << "path " << int(path);
+        outs.push_back(out[0]);
+      }
+      if (&c == &cases.front())
+        for (size_t i = 0; i < outs[0].data.size(); ++i)
+          differing += outs[0].data[i] != outs.back().data[i];
+    }
+  EXPECT_GT(differing, 0) << "the AMX path gave exactly the f32 path's outputs everywhere";
 }
 
 /// Dropout in the fused CPU kernel (the generator of Dropout.h applied to

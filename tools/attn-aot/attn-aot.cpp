@@ -71,6 +71,12 @@ static cl::opt<bool> bf16Dot("bf16-dot",
                                      "(default: where the target CPU has them and they are "
                                      "faster, AMD Zen 4 and later)"),
                             cl::cat(aotCategory));
+static cl::opt<bool> amxOpt("amx",
+                            cl::desc("cpu: bf16 prefill tiles on Intel AMX tiles (tdpbf16ps); "
+                                     "off by default, since the program must first ask Linux "
+                                     "for the AMX state (docs/cpu.md, \"AMX tiles\"); "
+                                     "refused for a target CPU without AMX-BF16"),
+                            cl::cat(aotCategory));
 static cl::opt<int64_t> numThreads("num-threads",
                                    cl::desc("cpu: worker threads the key split plans for "
                                             "(default: this machine's)"),
@@ -141,6 +147,8 @@ int main(int argc, char **argv) {
   set(minWorkItems, options.jit.minWorkItems);
   if (bf16Dot.getNumOccurrences())
     options.jit.bf16Dot = bf16Dot.getValue();
+  if (amxOpt.getNumOccurrences())
+    options.jit.amx = amxOpt.getValue();
   options.jit.threads = numThreads;
   options.jit.deviceResident = deviceResident;
   options.jit.tf32 = tf32Opt;

@@ -407,6 +407,11 @@ void printJsonReport(const RunReport &report) {
     obj["vector_width"] = *report.usedVectorWidth;
   if (std::optional<bool> dot = report.fn->tiling().bf16Dot)
     obj["bf16_dot"] = *dot;
+  if (std::optional<bool> amx = report.fn->tiling().amx) {
+    obj["amx"] = *amx;
+    if (report.fn->tiling().emulatedAmx)
+      obj["amx_emulated"] = true;
+  }
   if (report.verbose)
     obj["cpu_features_all"] = report.fn->targetFeatures();
   llvm::json::Array outs;
@@ -515,6 +520,9 @@ void printTextReport(const RunReport &report) {
       llvm::outs() << ", vector-width " << *report.usedVectorWidth;
     if (std::optional<bool> dot = report.fn->tiling().bf16Dot)
       llvm::outs() << ", bf16-dot " << (*dot ? "on" : "off");
+    if (std::optional<bool> amx = report.fn->tiling().amx)
+      llvm::outs() << ", amx " << (*amx ? (report.fn->tiling().emulatedAmx ? "emulated" : "on")
+                                        : "off");
     llvm::outs() << "\ncpu features: " << report.fn->targetFeatures() << "\n";
   }
   for (auto [i, t] : llvm::enumerate(*report.results)) {

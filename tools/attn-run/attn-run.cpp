@@ -157,6 +157,18 @@ static cl::opt<bool> bf16DotOpt(
              "on where they are faster (AMD Zen 4 and later), off on Intel, where "
              "vdpbf16ps runs at half the f32 FMA rate; refused on a CPU without them"),
     cl::cat(runCategory));
+static cl::opt<bool> amxOpt(
+    "amx",
+    cl::desc("cpu pipeline: bf16 prefill tiles multiply on Intel AMX tiles (tdpbf16ps; "
+             "=false: the bf16-dot or f32 path). Default: on where the host has AMX-BF16 "
+             "and Linux grants this process its state; refused elsewhere unless "
+             "--emulate-amx"),
+    cl::cat(runCategory));
+static cl::opt<bool> emulateAmxOpt(
+    "emulate-amx",
+    cl::desc("cpu pipeline: run the AMX tiles as vector code (attn-emulate-amx) on any "
+             "CPU, with --amx implied: the AMX path's layouts and numerics, slowly"),
+    cl::cat(runCategory));
 static cl::opt<int64_t> prepackLimitOpt(
     "prepack-limit-mib",
     cl::desc("cpu pipeline: the most MiB of keys the fused kernel transposes once per call "
@@ -293,7 +305,8 @@ static void warnInapplicable(rt::Pipeline p, std::optional<rt::Pipeline> ref) {
   // The CPU kernel's options: for cpu (and ring, whose ranks run it).
   bool cpuKernel = p == rt::Pipeline::Cpu || p == rt::Pipeline::Ring || ref == rt::Pipeline::Cpu;
   for (const cl::Option *o : std::initializer_list<const cl::Option *>{&numThreads, &vectorWidthOpt,
-                                                                &bf16DotOpt, &prepackLimitOpt})
+                                                                &bf16DotOpt, &amxOpt, &emulateAmxOpt,
+                                                                &prepackLimitOpt})
     if (given(*o) && !cpuKernel)
       warn("--" + o->ArgStr + " applies only to --pipeline=cpu, not " + rt::pipelineName(p) +
            "; ignored");
@@ -488,6 +501,9 @@ static rt::JitOptions jitOptions() {
     jit.vectorWidth = vectorWidthOpt;
   if (bf16DotOpt.getNumOccurrences())
     jit.bf16Dot = bf16DotOpt;
+  if (amxOpt.getNumOccurrences())
+    jit.amx = amxOpt;
+  jit.emulateAmx = emulateAmxOpt;
   if (prepackLimitOpt.getNumOccurrences())
     jit.prepackLimitMiB = prepackLimitOpt;
   jit.tf32 = tf32Opt;

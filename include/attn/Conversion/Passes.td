@@ -333,12 +333,19 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
            "(x86vector.avx512.dot: vdpbf16ps, P rounded to bf16) instead of "
            "f32 FMAs after widening; needs 16 lanes, D a multiple of 32, Dv "
            "of 16, tile-k of 32 (otherwise the f32 path). bf16 projections "
-           "too, where In is a multiple of 32">
+           "too, where In is a multiple of 32">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "bf16 prefill tiles multiply on Intel AMX tiles (amx.tile_mulf: "
+           "tdpbf16ps on 16x32 bf16 tiles, P rounded to bf16) instead of "
+           "f32 FMAs or bf16 dots; the same layouts and conditions as "
+           "bf16-dot, plus tile-q a multiple of 16. Takes precedence over "
+           "bf16-dot for the prefill tile">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::x86vector::X86VectorDialect",
+                           "::mlir::amx::AMXDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];

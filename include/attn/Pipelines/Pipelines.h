@@ -57,6 +57,15 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
                      "(the JIT and attn-aot turn it on where the target has "
                      "them and they are faster: AMD Zen 4 and later)"),
       llvm::cl::init(ConvertAttnToLoopsOptions().bf16Dot)};
+  PassOptions::Option<bool> amx{
+      *this, "amx",
+      llvm::cl::desc("bf16 prefill tiles multiply on Intel AMX tiles (the JIT turns it "
+                     "on where the host has AMX-BF16 and Linux grants its state)"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().amx)};
+  PassOptions::Option<bool> emulateAmx{
+      *this, "emulate-amx",
+      llvm::cl::desc("Run the AMX tiles as vector code (attn-emulate-amx), on any CPU"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Worker threads (0: one per core, or OMP_NUM_THREADS)"),
@@ -88,6 +97,7 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
     o.minWorkItems = minWorkItems;
     o.prepackLimitMiB = prepackLimitMiB;
     o.bf16Dot = bf16Dot;
+    o.amx = amx;
     return o;
   }
 };

@@ -138,10 +138,21 @@ struct CpuTarget {
   /// rate (bench/NOTES.md, 2026-12-03: Half-precision peaks), so their bf16
   /// keeps the f32 widening path.
   bool prefersBf16Dot = false;
+  /// AMX-BF16 and AMX-TILE (tdpbf16ps on 16 × 32 bf16 tiles: Intel
+  /// Sapphire Rapids and later).
+  bool hasAmx = false;
+  /// The code may use the AMX registers without asking: hostCpuTarget()
+  /// asks Linux for them once per process (arch_prctl
+  /// ARCH_REQ_XCOMP_PERM) and sets it when granted; a target named for
+  /// ahead-of-time code leaves it false, since the program that links the
+  /// objects must ask (docs/cpu.md, "AMX tiles").
+  bool amxPermitted = false;
+  /// This process asked for the AMX state and Linux refused it.
+  bool amxRefused = false;
 };
 
 /// The target of LLVM CPU `cpu` (e.g. "znver4") with the features
-/// `hasFeature` reports ("avx512f", "avx512bf16").
+/// `hasFeature` reports ("avx512f", "avx512bf16", "amx-bf16", "amx-tile").
 CpuTarget cpuTargetOf(llvm::StringRef cpu, llvm::function_ref<bool(llvm::StringRef)> hasFeature);
 
 /// This machine's.
@@ -338,6 +349,10 @@ public:
     /// cpu: the bf16-dot option the pipeline ran with (bf16 prefill tiles
     /// that qualify multiply on AVX512-BF16 dot products).
     std::optional<bool> bf16Dot = std::nullopt;
+    /// cpu: the amx option (bf16 prefill tiles that qualify multiply on
+    /// AMX tiles), and whether they ran as vector code (emulate-amx).
+    std::optional<bool> amx = std::nullopt;
+    bool emulatedAmx = false;
   };
   const Tiling &tiling() const { return usedTiling; }
 

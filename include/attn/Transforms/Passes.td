@@ -549,4 +549,47 @@ def AttnDifferentiate : Pass<"attn-differentiate", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def AttnEmulateAmx : Pass<"attn-emulate-amx", "::mlir::ModuleOp"> {
+  let summary = "Run AMX tile operations as vector code on any CPU";
+  let description = [{
+    Rewrites the `amx` dialect's tile operations into `vector` and `memref`
+    operations with the same results, so that code written for Intel AMX
+    (the bf16 prefill tile of `convert-attn-to-loops{amx}`) runs, and is
+    checked against a reference, on a CPU without AMX. Each
+    `!amx.tile<R x C x T>` becomes a `vector<R x C x T>`:
+
+    | op | becomes |
+    |---|---|
+    | `amx.tile_zero` | a zero constant |
+    | `amx.tile_load %m[%i, %j]` | R `vector.load`s of rows `%i + r`, bitcast where the memref's element type is not the tile's (bf16 pairs kept as i32) |
+    | `amx.tile_store %m[%i, %j], %t` | R `vector.store`s |
+    | `amx.tile_mulf %a, %b, %c` (bf16 or f16 pairs) | `c[m][n] += a[m][2p]·b[p][2n] + a[m][2p+1]·b[p][2n+1]` over each pair p, as f32 FMAs |
+
+    The sums are f32 FMAs in pair order; the hardware's `tdpbf16ps` rounds
+    as it sums and flushes denormal inputs, so results agree to the bf16
+    tolerances, not bit for bit. `amx.tile_muli`, and loads and stores with
+    an explicit stride operand, are not emulated: the pass fails on them
+    with an error. The JIT's cpu pipeline runs this pass when asked to
+    (`emulate-amx`; `attn-run --amx --emulate-amx`): the AMX path's
+    packing, tile indices and reduction order are then tested on every
+    host, and only the instruction selection (`test/Aot/amx.mlir`) needs
+    none.
+
+    **Example.** `attn-opt --attn-emulate-amx` on
+
+    ```mlir
+    func.func @zero(%m: memref<16x16xf32>) {
+      %c0 = arith.constant 0 : index
+      %z = amx.tile_zero : !amx.tile<16x16xf32>
+      amx.tile_store %m[%c0, %c0], %z : memref<16x16xf32>, !amx.tile<16x16xf32>
+      return
+    }
+    ```
+
+    stores sixteen zero rows with `vector.store`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,7 +53,7 @@ struct ConvertAttnToLoopsPass
   void runOnOperation() override {
     ConvertAttnToLoopsOptions options{tileQ,         tileK,        vectorWidth,
                                       reportUnfused, minWorkItems, prepackLimitMiB,
-                                      bf16Dot};
+                                      bf16Dot,       amx};
     if (std::string bad = checkAttnToLoopsOptions(options); !bad.empty()) {
       getOperation()->emitError() << bad;
       return signalPassFailure();

@@ -34,7 +34,8 @@ FlashKernel::FlashKernel(KernelBuilder &b, const SdpaProblem &problem, const Sdp
       rowBlock(directKeys ? opts.tileQ
                : opts.tileQ % rowBlockFor(opts.vectorWidth) == 0 ? rowBlockFor(opts.vectorWidth)
                                                                  : kRowBlock),
-      bf16Dot(takesBf16Dot(problem, opts, directKeys)) {}
+      pairs(takesBf16Pairs(problem, opts, directKeys)),
+      amx(takesAmx(problem, opts, directKeys)) {}
 
 bool FlashKernel::takesValuesInPlace(const SdpaProblem &problem,
                                      const ConvertAttnToLoopsOptions &opts) {
@@ -84,7 +85,7 @@ MemRefType FlashKernel::prepackedKeysType(const SdpaProblem &problem,
   int64_t tk = problem.keyType.getDimSize(2);
   int64_t tiles = ShapedType::isDynamic(tk) ? ShapedType::kDynamic : llvm::divideCeil(tk, opts.tileK);
   MLIRContext *ctx = problem.keyType.getContext();
-  bool pairs = takesBf16Dot(problem, opts, /*directKeys=*/false);
+  bool pairs = takesBf16Pairs(problem, opts, /*directKeys=*/false);
   return MemRefType::get({problem.queryType.getDimSize(0), problem.kvHeads, tiles,
                           pairs ? problem.d / 2 : problem.d, opts.tileK},
                          pairs ? Type(IntegerType::get(ctx, 32)) : Float32Type::get(ctx));
@@ -194,7 +195,7 @@ Value FlashKernel::scratch(ArrayRef<int64_t> shape, Type element) {
 }
 
 void FlashKernel::allocateScratch() {
-  if (bf16Dot) {
+  if (pairs) {
     Type i32 = b.b.getI32Type();
     qs = scratch({opts.tileQ, problem.d / 2}, i32);
     if (!packedKeys)
@@ -260,7 +261,7 @@ void FlashKernel::zeroRows(Value buf, Value from, int64_t rows, int64_t n) {
 /// Qs[i][d] = Q[b, h_i, q_i, d] · scale · log2(e), zero past the valid
 /// rows.
 void FlashKernel::packQueryTile() {
-  if (bf16Dot)
+  if (pairs)
     return packQueryPairs();
   b.loop(b.idx(0), rows.count, 1, [&](Value i) {
     Value r = b.add(rows.r0, i);
@@ -349,7 +350,7 @@ void FlashKernel::packKeyValueTile(Value kTile, Value k0, Value kRows) {
 /// keys). int8/fp8 K (takesQuantizedTiles) is converted and times each
 /// key's scale on the way.
 void FlashKernel::packKeys(Value k0, Value kRows, Value dst) {
-  if (bf16Dot)
+  if (pairs)
     return packKeyPairs(k0, kRows, dst);
   int64_t w = opts.vectorWidth;
   if (problem.d % w == 0 && opts.tileK % w == 0 && llvm::isPowerOf2_64(w)) {
@@ -390,7 +391,7 @@ void FlashKernel::packKeys(Value k0, Value kRows, Value dst) {
 /// Vt[j][c] = V[b, h/G, k0 + j, c], zero past the tile's keys (and past
 /// Dv).
 void FlashKernel::packValues(Value k0, Value kRows) {
-  if (bf16Dot)
+  if (pairs)
     return packValuePairs(k0, kRows);
   b.loop(b.idx(0), kRows, 1,
          [&](Value j) { copyRow(bufs.v, bufs.keyRow(b, bIdx, hkv, b.add(k0, j)), problem.dv, vt, j); });
@@ -408,16 +409,18 @@ void FlashKernel::packValues(Value k0, Value kRows) {
 /// held in registers, one broadcast FMA per (row, vector) and d; then,
 /// still in registers, the softcap and the ALiBi bias.
 void FlashKernel::computeScores(Value k0) {
+  if (amx)
+    return computeScoresAmx(k0);
   int64_t w = opts.vectorWidth;
   // bf16 dots (Bf16Dot.cpp): D/2 steps over pairs of unscaled Q, so the
   // sums are scaled here.
   std::optional<BlockProduct> dot;
   Value scale;
-  if (bf16Dot) {
+  if (pairs) {
     dot = bf16Pairs(b);
     scale = b.splat(problem.scaleLog2);
   }
-  int64_t depth = bf16Dot ? problem.d / 2 : problem.d;
+  int64_t depth = pairs ? problem.d / 2 : problem.d;
   b.loop(b.idx(0), b.idx(opts.tileQ), rowBlock, [&](Value i) {
     b.loop(b.idx(0), b.idx(opts.tileK), 2 * w, [&](Value j) {
       Value j1 = b.add(j, b.idx(w));
@@ -426,7 +429,7 @@ void FlashKernel::computeScores(Value k0) {
       SmallVector<Value> sums = broadcastFmaBlock(
           b, rowBlock, 2, b.idx(depth), init,
           [&](Value d, int64_t v) {
-            return bf16Dot ? loadPairHalves(b, kt, {d, cols[v]}) : b.vload(kt, {d, cols[v]});
+            return pairs ? loadPairHalves(b, kt, {d, cols[v]}) : b.vload(kt, {d, cols[v]});
           },
           [&](int64_t r, Value d) { return b.load(qs, {b.add(i, b.idx(r)), d}); },
           /*perStep=*/nullptr, dot ? &*dot : nullptr);
@@ -630,7 +633,7 @@ Value FlashKernel::exponentiateRow(Value i, Value mV) {
                      [&](Value j, ValueRange a) {
                        Value p = b.exp2(b.fsub(b.vload(sp, {i, j}), mV));
                        Value weights = problem.dropoutRate ? dropProbabilities(i, j, p) : p;
-                       if (bf16Dot)
+                       if (pairs)
                          storeProbabilityPairs(i, j, weights);
                        else
                          b.vstore(weights, sp, {i, j});
@@ -662,6 +665,8 @@ void FlashKernel::accumulateValues(Value k0, Value kRows) {
   if (directKeys)
     return dvPadded / w <= accumulatorBudget(w) ? accumulateValuesByRows(k0, kRows)
                                                 : accumulateValuesInCache(k0, kRows);
+  if (amx)
+    return accumulateValuesAmx();
   int64_t cols = 1;
   for (int64_t c : {4, 2})
     if (rowBlock * c <= accumulatorBudget(w) && dvPadded % (c * w) == 0) {
@@ -671,7 +676,7 @@ void FlashKernel::accumulateValues(Value k0, Value kRows) {
   // V in place: the tile's keys only (P is 0 past them); Vt: all tile-k
   // rows (zero past the keys), a static trip count; bf16 dots: the tile-k/2
   // pairs of rows.
-  Value keyCount = bf16Dot         ? b.idx(opts.tileK / 2)
+  Value keyCount = pairs         ? b.idx(opts.tileK / 2)
                    : valuesInPlace ? kRows
                                    : b.idx(opts.tileK);
   b.loop(b.idx(0), b.idx(opts.tileQ), rowBlock, [&](Value i) {
@@ -708,19 +713,19 @@ void FlashKernel::accumulateBlock(Value k0, Value keyCount, Value row0, int64_t 
   }
   // bf16 dots (Bf16Dot.cpp): pairs of P against pairs of V's rows.
   std::optional<BlockProduct> dot;
-  if (bf16Dot)
+  if (pairs)
     dot = bf16Pairs(b);
   SmallVector<Value> sums = broadcastFmaBlock(
       b, n, cols, keyCount, init,
       [&](Value j, int64_t v) {
-        if (bf16Dot)
+        if (pairs)
           return loadPairHalves(b, vt, {j, colIdx[v]});
         if (valuesInPlace)
           return b.vloadF32(bufs.v, bufs.keyAt(b, bIdx, hkv, b.add(k0, j), colIdx[v]));
         return b.vload(vt, {j, colIdx[v]});
       },
       [&](int64_t r, Value j) {
-        if (bf16Dot)
+        if (pairs)
           return b.load(pPairs, {b.add(row0, b.idx(r)), j});
         return probabilityWeight(b.add(row0, b.idx(r)), k0, j);
       },

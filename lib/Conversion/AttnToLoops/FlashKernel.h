@@ -137,6 +137,18 @@ public:
   static bool takesBf16Dot(const SdpaProblem &problem, const ConvertAttnToLoopsOptions &opts,
                            bool directKeys);
 
+  /// Whether the tile multiplies on Intel AMX tiles (the amx option;
+  /// AmxTiles.cpp): takesBf16Dot's conditions with the amx option in place
+  /// of bf16-dot, and tile-q a multiple of 16.
+  static bool takesAmx(const SdpaProblem &problem, const ConvertAttnToLoopsOptions &opts,
+                       bool directKeys);
+  /// Whether the tile packs Q, K, V and P as bf16 pairs (takesBf16Dot or
+  /// takesAmx).
+  static bool takesBf16Pairs(const SdpaProblem &problem, const ConvertAttnToLoopsOptions &opts,
+                             bool directKeys) {
+    return takesBf16Dot(problem, opts, directKeys) || takesAmx(problem, opts, directKeys);
+  }
+
   /// The prepacked keys' buffer type: [B, Hkv, K/V tiles, D, tile-k] f32,
   /// or [B, Hkv, K/V tiles, D/2, tile-k] i32 (bf16 pairs) with bf16 dots.
   static MemRefType prepackedKeysType(const SdpaProblem &problem,
@@ -204,14 +216,15 @@ private:
   Value packedKeysFilled; ///< mayPrepackKeys: whether packedKeys was filled (i1)
   Value ktScratch;        ///< mayPrepackKeys: the scratch a tile packs into otherwise (allocateScratch)
   int64_t rowBlock;
-  bool bf16Dot; ///< takesBf16Dot: qs, kt and vt hold bf16 pairs as i32
+  bool pairs; ///< takesBf16Pairs: qs, kt, vt and pPairs hold bf16 pairs as i32
+  bool amx;   ///< takesAmx: the products on AMX tiles
   TileRows rows;
   Value bIdx, hkv;
   Value tileK0; ///< the first key of the K/V tile attend() is on
   Value qs, kt, vt, sp, keySums, acc, mRow, lRow, alphaRow;
   /// int8 K (SdpaProblem::quantized): the scales of a run's keys, per slot.
   Value keyScaleSlots;
-  Value pPairs; ///< bf16 dots: P rounded to bf16, [tile-q, tile-k/2] pairs as i32
+  Value pPairs; ///< bf16 pairs: P rounded to bf16, [tile-q, tile-k/2] pairs as i32
 
   /// The query positions the tile's rows cover, [begin, end): a grouped
   /// tile that crosses from one head into the next covers [0, Tq).
@@ -249,6 +262,10 @@ private:
   void packKeyPairs(Value k0, Value kRows, Value dst);
   void packValuePairs(Value k0, Value kRows);
   void storeProbabilityPairs(Value i, Value j, Value p);
+
+  // The AMX variants of scores and P·V (AmxTiles.cpp).
+  void computeScoresAmx(Value k0);
+  void accumulateValuesAmx();
 
   // Scores, mask, online softmax and P·V of the prefill tile (FlashKernel.cpp).
   void computeScores(Value k0);

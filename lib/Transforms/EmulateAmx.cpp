@@ -1,0 +1,210 @@
+//===- EmulateAmx.cpp - AMX tile operations as vector code ----------------===//
+//
+// attn-emulate-amx: each !amx.tile becomes a 2-D vector, and the tile
+// loads, stores, zeroes and bf16/f16 pair products become vector loads,
+// stores and f32 FMAs with the same results (to the hardware's rounding),
+// so that the AMX prefill tile (AmxTiles.cpp) runs and is checked on hosts
+// without AMX (docs/cpu.md, "AMX tiles").
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNEMULATEAMX
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+VectorType vectorOf(amx::TileType t) {
+  return VectorType::get(t.getShape(), t.getElementType());
+}
+
+/// The memref indices of row `r` of a tile at `indices`: the
+/// second-innermost index plus r (the rows of a tile without an explicit
+/// stride are the memref's rows).
+SmallVector<Value> rowIndices(OpBuilder &b, Location loc, ValueRange indices, int64_t r) {
+  SmallVector<Value> at(indices.begin(), indices.end());
+  Value &row = at[at.size() - 2];
+  row = arith::AddIOp::create(b, loc, row, arith::ConstantIndexOp::create(b, loc, r));
+  return at;
+}
+
+/// The vector type one tile row of `rowType` occupies in memref elements of
+/// `memElt` (bf16 pairs read from an i32 buffer: half as many), or null
+/// where the widths do not divide.
+VectorType memoryRowType(VectorType rowType, Type memElt) {
+  int64_t bits = rowType.getNumElements() * rowType.getElementTypeBitWidth();
+  unsigned memBits = memElt.getIntOrFloatBitWidth();
+  if (memBits == 0 || bits % memBits)
+    return nullptr;
+  return VectorType::get({bits / memBits}, memElt);
+}
+
+/// The memref and tile shapes the emulation takes: no explicit stride, a
+/// memref of rank 2 or more whose element width divides a tile row.
+LogicalResult checkAccess(Operation *op, ConversionPatternRewriter &rewriter, Value stride,
+                          MemRefType memref, VectorType tile) {
+  if (stride)
+    return rewriter.notifyMatchFailure(op, "an explicit stride is not emulated");
+  if (memref.getRank() < 2)
+    return rewriter.notifyMatchFailure(op, "a memref of rank below 2 is not emulated");
+  VectorType row = VectorType::get({tile.getDimSize(1)}, tile.getElementType());
+  if (!memref.getElementType().isIntOrFloat() ||
+      !memoryRowType(row, memref.getElementType()))
+    return rewriter.notifyMatchFailure(op, "the memref's elements do not tile a row");
+  return success();
+}
+
+struct EmulateTileZero : OpConversionPattern<amx::TileZeroOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(amx::TileZeroOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    VectorType t = vectorOf(op.getTileType());
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, t, rewriter.getZeroAttr(t));
+    return success();
+  }
+};
+
+struct EmulateTileLoad : OpConversionPattern<amx::TileLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(amx::TileLoadOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    VectorType t = vectorOf(op.getTileType());
+    MemRefType m = op.getMemRefType();
+    if (failed(checkAccess(op, rewriter, op.getStride(), m, t)))
+      return failure();
+    Location loc = op.getLoc();
+    VectorType row = VectorType::get({t.getDimSize(1)}, t.getElementType());
+    VectorType memRow = memoryRowType(row, m.getElementType());
+    Value tile = arith::ConstantOp::create(rewriter, loc, t, rewriter.getZeroAttr(t));
+    for (int64_t r = 0; r < t.getDimSize(0); ++r) {
+      Value v = vector::LoadOp::create(rewriter, loc, memRow, adaptor.getBase(),
+                                       rowIndices(rewriter, loc, adaptor.getIndices(), r));
+      if (memRow != row)
+        v = vector::BitCastOp::create(rewriter, loc, row, v);
+      tile = vector::InsertOp::create(rewriter, loc, v, tile, ArrayRef<int64_t>{r});
+    }
+    rewriter.replaceOp(op, tile);
+    return success();
+  }
+};
+
+struct EmulateTileStore : OpConversionPattern<amx::TileStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(amx::TileStoreOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto tileType = cast<amx::TileType>(op.getVal().getType());
+    VectorType t = vectorOf(tileType);
+    auto m = cast<MemRefType>(op.getBase().getType());
+    if (failed(checkAccess(op, rewriter, op.getStride(), m, t)))
+      return failure();
+    Location loc = op.getLoc();
+    VectorType row = VectorType::get({t.getDimSize(1)}, t.getElementType());
+    VectorType memRow = memoryRowType(row, m.getElementType());
+    for (int64_t r = 0; r < t.getDimSize(0); ++r) {
+      Value v = vector::ExtractOp::create(rewriter, loc, adaptor.getVal(), ArrayRef<int64_t>{r});
+      if (memRow != row)
+        v = vector::BitCastOp::create(rewriter, loc, memRow, v);
+      vector::StoreOp::create(rewriter, loc, v, adaptor.getBase(),
+                              rowIndices(rewriter, loc, adaptor.getIndices(), r));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// c[m][n] + Σ_p a[m][2p]·b[p][2n] + a[m][2p+1]·b[p][2n+1], each term an
+/// f32 FMA (products of bf16 or f16 values are exact in f32). b's pair
+/// rows are split into their even and odd halves once, widened to f32.
+struct EmulateTileMulF : OpConversionPattern<amx::TileMulFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(amx::TileMulFOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    VectorType c = vectorOf(op.getTileType());
+    VectorType a = vectorOf(op.getLhsTileType());
+    int64_t rows = c.getDimSize(0), cols = c.getDimSize(1), pairs = a.getDimSize(1) / 2;
+    Type f32 = rewriter.getF32Type();
+    VectorType f32Row = VectorType::get({cols}, f32);
+    SmallVector<int64_t> even, odd;
+    for (int64_t n = 0; n < cols; ++n) {
+      even.push_back(2 * n);
+      odd.push_back(2 * n + 1);
+    }
+    auto widen = [&](Value v, Type to) { return arith::ExtFOp::create(rewriter, loc, to, v); };
+    SmallVector<Value> bEven, bOdd;
+    for (int64_t p = 0; p < pairs; ++p) {
+      Value row =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getRhs(), ArrayRef<int64_t>{p});
+      bEven.push_back(widen(vector::ShuffleOp::create(rewriter, loc, row, row, even), f32Row));
+      bOdd.push_back(widen(vector::ShuffleOp::create(rewriter, loc, row, row, odd), f32Row));
+    }
+    Value result = adaptor.getAcc();
+    for (int64_t m = 0; m < rows; ++m) {
+      Value aRow =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getLhs(), ArrayRef<int64_t>{m});
+      Value sum = vector::ExtractOp::create(rewriter, loc, result, ArrayRef<int64_t>{m});
+      for (int64_t p = 0; p < pairs; ++p)
+        for (auto [k, half] : {std::pair<int64_t, Value *>{2 * p, &bEven[p]},
+                               std::pair<int64_t, Value *>{2 * p + 1, &bOdd[p]}}) {
+          Value x = vector::ExtractOp::create(rewriter, loc, aRow, ArrayRef<int64_t>{k});
+          Value splat = vector::BroadcastOp::create(rewriter, loc, f32Row, widen(x, f32));
+          sum = vector::FMAOp::create(rewriter, loc, splat, *half, sum);
+        }
+      result = vector::InsertOp::create(rewriter, loc, sum, result, ArrayRef<int64_t>{m});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct AttnEmulateAmxPass : mlir::attn::impl::AttnEmulateAmxBase<AttnEmulateAmxPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    // What it does not emulate, each named at its op (the conversion's own
+    // "failed to legalize" would not say why).
+    bool unsupported = false;
+    getOperation()->walk([&](Operation *op) {
+      auto refuse = [&](StringRef why) {
+        op->emitError() << "attn-emulate-amx: " << why << " is not emulated";
+        unsupported = true;
+      };
+      auto access = [&](Value stride, Type memref) {
+        if (stride)
+          refuse("a tile load or store with an explicit stride");
+        else if (cast<MemRefType>(memref).getRank() < 2)
+          refuse("a tile load or store on a memref of rank below 2");
+      };
+      if (isa<amx::TileMulIOp>(op))
+        refuse("amx.tile_muli");
+      else if (auto load = dyn_cast<amx::TileLoadOp>(op))
+        access(load.getStride(), load.getBase().getType());
+      else if (auto store = dyn_cast<amx::TileStoreOp>(op))
+        access(store.getStride(), store.getBase().getType());
+    });
+    if (unsupported)
+      return signalPassFailure();
+    TypeConverter types;
+    types.addConversion([](Type t) { return t; });
+    types.addConversion([](amx::TileType t) -> Type { return vectorOf(t); });
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<amx::AMXDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    patterns.add<EmulateTileZero, EmulateTileLoad, EmulateTileStore, EmulateTileMulF>(types,
+                                                                                       ctx);
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,33 @@
+// The AMX path's code for named CPUs (issue 39): with --amx, a bf16
+// prefill tile multiplies on tdpbf16ps for Sapphire Rapids, its tiles
+// configured once per function (ldtilecfg) and released (tilerelease),
+// at every optimisation level. Without --amx ahead-of-time code keeps
+// its FMAs (the program linking the objects must first ask Linux for the
+// AMX state: docs/cpu.md, "AMX tiles"); a CPU without AMX-BF16 refuses
+// it. Every host checks this code generation, whether or not it has AMX.
+// RUN: rm -rf %t
+// RUN: attn-aot %s --target-cpu=sapphirerapids --amx --name=spr -o %t | FileCheck %s --check-prefix=TOOL
+// RUN: llvm-objdump -d %t/spr.o | FileCheck %s --check-prefix=AMX
+// RUN: env ATTN_MAX_OPT_LEVEL=0 attn-aot %s --target-cpu=sapphirerapids --amx --name=spr0 -o %t
+// RUN: llvm-objdump -d %t/spr0.o | FileCheck %s --check-prefix=AMX
+// RUN: attn-aot %s --target-cpu=graniterapids --amx --name=gnr -o %t
+// RUN: llvm-objdump -d %t/gnr.o | FileCheck %s --check-prefix=AMX
+// RUN: attn-aot %s --target-cpu=sapphirerapids --name=sprfma -o %t
+// RUN: llvm-objdump -d %t/sprfma.o | FileCheck %s --check-prefix=FMA
+// RUN: not attn-aot %s --target-cpu=znver4 --amx --name=bad -o %t 2>&1 | FileCheck %s --check-prefix=REFUSED
+// RUN: not attn-aot %s --target-cpu=x86-64-v3 --amx --name=bad -o %t 2>&1 | FileCheck %s --check-prefix=REFUSED
+// TOOL: host code for sapphirerapids
+// AMX: ldtilecfg
+// AMX-DAG: tileloadd
+// AMX-DAG: tdpbf16ps %tmm{{[0-7]}}, %tmm{{[0-7]}}, %tmm{{[0-7]}}
+// AMX-DAG: tilestored
+// AMX: tilerelease
+// FMA-NOT: tdpbf16ps
+// FMA: vfmadd{{[0-9]+}}ps {{.*}}%zmm
+// FMA-NOT: tdpbf16ps
+// REFUSED: amx needs AMX-BF16 (tdpbf16ps), which the target CPU lacks
+
+func.func @f(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x2x128x64xbf16> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>} : (tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) -> tensor<1x2x128x64xbf16>
+  return %o : tensor<1x2x128x64xbf16>
+}

@@ -156,6 +156,8 @@ class Suite:
                "--output=" + rel(out_npy)]
         if self.a.bf16_dot != "auto":
             cmd.append("--bf16-dot=%s" % ("true" if self.a.bf16_dot == "on" else "false"))
+        if self.a.amx != "auto":
+            cmd.append("--amx=%s" % ("true" if self.a.amx == "on" else "false"))
         cmd += ["--input=" + rel(os.path.join(in_dir, n + ".npy")) for n in names]
         r = self.call(cmd)
         row.update({"group": group, "impl": "attn-cpu", "command": " ".join(cmd),
@@ -163,6 +165,7 @@ class Suite:
                     "flops": r.get("flops"), "effective_flops": r.get("effective_flops"),
                     "threads": r.get("threads"), "isa": r.get("isa"),
                     "vector_width": r.get("vector_width"), "bf16_dot": r.get("bf16_dot"),
+                    "amx": r.get("amx"),
                     "llvm_cpu": r.get("cpu"), "unfused": r.get("unfused", []),
                     "extra_mib": max(0.0, r["run_peak_rss_mib"] - r["rss_before_run_mib"])})
         for k in ("cpu", "cpu_features", "isa", "vector_width", "threads"):
@@ -198,12 +201,18 @@ class Suite:
     def finish(self, row):
         row["local_peak_gflops"] = self.local_peak
         row["peak_command"] = self.local_peak_command
-        if row.get("dtype") == "bf16" and row.get("bf16_dot"):
-            # This row multiplied on vdpbf16ps: quoted against that
-            # instruction's peak, measured beside it.
-            p = self.peak(self.a.peak_seconds, kind="bf16-dot")
+        # A bf16 row that multiplied on AMX tiles (tdpbf16ps) or on
+        # vdpbf16ps: quoted against that instruction's peak, measured
+        # beside it. (The prefill tile takes AMX over bf16-dot.)
+        kind = None
+        if row.get("dtype") == "bf16" and row.get("amx"):
+            kind = "amx-bf16"
+        elif row.get("dtype") == "bf16" and row.get("bf16_dot"):
+            kind = "bf16-dot"
+        if kind:
+            p = self.peak(self.a.peak_seconds, kind=kind)
             row["local_peak_gflops"], row["peak_command"] = p["gflops"], p["command"]
-            row["peak_kind"] = "bf16-dot"
+            row["peak_kind"] = kind
         if row.get("median_ms") and row.get("effective_flops"):
             row["effective_gflops"] = row["effective_flops"] / (row["median_ms"] * 1e6)
             row["peak_fraction"] = row["effective_gflops"] / row["local_peak_gflops"]
@@ -400,6 +409,9 @@ def parse_args():
                     help="attn-run's bf16 path: auto (the host's choice), on (--bf16-dot: "
                          "AVX512-BF16 dot products; a bf16 row is then quoted against the "
                          "bf16-dot peak) or off (--bf16-dot=false: f32 FMAs)")
+    ap.add_argument("--amx", choices=("auto", "on", "off"), default="auto",
+                    help="attn-run's AMX path for bf16 prefill: auto (the host's choice), on "
+                         "(--amx: rows quoted against the amx-bf16 peak) or off (--amx=false)")
     ap.add_argument("--keep-inputs", action="store_true",
                     help="keep the .npy inputs and attn-run outputs in OUT/inputs/ (they "
                          "are deleted after each group; decode Tk 65536 is 512 MiB)")
@@ -686,8 +698,9 @@ def render(res, out, rendered_only=False):
         lines += ["## f16 and bf16 sdpa (B 1, H 12, D 64, non-causal)", "",
                   "\"f32 / this\": the f32 row's time per FLOP over this row's (same T, same "
                   "group; ≥ 80 % is issue 13's target). \"% of peak\": of the f32 FMA peak, or, "
-                  "for a row marked *dot* (bf16 on `vdpbf16ps`, `--bf16-dot`), of that "
-                  "instruction's peak measured beside the row.", "",
+                  "for a row marked *dot* (bf16 on `vdpbf16ps`, `--bf16-dot`) or *amx* "
+                  "(bf16 on AMX tiles, `--amx`), of that instruction's peak measured "
+                  "beside the row.", "",
                   "| T | dtype | attn ms | GFLOP/s | % of peak | f32 ms | f32 / this "
                   "| torch ms (same dtype) | vs torch | err torch |",
                   "|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -695,7 +708,8 @@ def render(res, out, rendered_only=False):
             f = find(rows, kind="sdpa", impl="attn-cpu", T=r["T"], causal="none")
             tr = find(rows, kind="half", impl="torch", T=r["T"], dtype=r["dtype"])
             lines.append("| %d | %s | %.2f | %.1f | %.0f %% | %s | %s | %s | %s | %s |" % (
-                r["T"], r["dtype"] + (" *dot*" if r.get("peak_kind") == "bf16-dot" else ""),
+                r["T"], r["dtype"] + {"bf16-dot": " *dot*", "amx-bf16": " *amx*"}.get(
+                    r.get("peak_kind"), ""),
                 r["median_ms"], r["effective_gflops"],
                 100 * r["peak_fraction"], fmt(f and f["median_ms"]),
                 fmt(ratio(f, r) and 100 * ratio(f, r), "%.0f %%"),

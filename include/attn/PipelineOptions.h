@@ -32,8 +32,9 @@ struct PipelineOptions {
   /// error.
   std::optional<bool> bf16Dot;
   /// CPU: bf16 prefill tiles on Intel AMX tiles (convert-attn-to-loops
-  /// amx); unset: where the host has AMX-BF16 and Linux grants its state.
-  /// true where it does not is an error, unless emulateAmx.
+  /// amx), and f16 ones where the target has AMX-FP16 (amx-fp16); unset:
+  /// where the host has AMX-BF16 and Linux grants its state. true where it
+  /// does not is an error, unless emulateAmx.
   std::optional<bool> amx;
   /// CPU: run the AMX tiles as vector code (attn-emulate-amx), on any CPU:
   /// the AMX path's layouts and numerics without the instructions (slow;

@@ -49,6 +49,7 @@ CpuTarget cpuTargetOf(llvm::StringRef cpu, llvm::function_ref<bool(llvm::StringR
   t.hasBf16Dot = avx512 && hasFeature("avx512bf16");
   t.prefersBf16Dot = t.hasBf16Dot && cpu.starts_with("znver");
   t.hasAmx = avx512 && hasFeature("amx-bf16") && hasFeature("amx-tile");
+  t.hasAmxFp16 = t.hasAmx && hasFeature("amx-fp16");
   return t;
 }
 

@@ -439,6 +439,7 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
                             "(arch_prctl ARCH_REQ_XCOMP_PERM)");
     }
     cpu.amx = options.amx.value_or(options.emulateAmx || target.amxPermitted);
+    cpu.amxFp16 = cpu.amx && (options.emulateAmx || target.hasAmxFp16);
     cpu.emulateAmx = options.emulateAmx;
     usedTiling.amx = bool(cpu.amx);
     usedTiling.emulatedAmx = cpu.amx && options.emulateAmx;

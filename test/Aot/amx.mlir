@@ -12,6 +12,16 @@
 // RUN: llvm-objdump -d %t/spr0.o | FileCheck %s --check-prefix=AMX
 // RUN: attn-aot %s --target-cpu=graniterapids --amx --name=gnr -o %t
 // RUN: llvm-objdump -d %t/gnr.o | FileCheck %s --check-prefix=AMX
+// f16: on tdpfp16ps where the target has AMX-FP16 (Granite Rapids), on
+// f32 FMAs where it has only AMX-BF16 (Sapphire Rapids).
+// RUN: attn-aot %s --entry=h --target-cpu=graniterapids --amx --name=gnrh -o %t
+// RUN: llvm-objdump -d %t/gnrh.o | FileCheck %s --check-prefix=FP16
+// RUN: attn-aot %s --entry=h --target-cpu=sapphirerapids --amx --name=sprh -o %t
+// RUN: llvm-objdump -d %t/sprh.o | FileCheck %s --check-prefix=NOFP16
+// FP16: tdpfp16ps %tmm{{[0-7]}}, %tmm{{[0-7]}}, %tmm{{[0-7]}}
+// NOFP16-NOT: tdp
+// NOFP16: vfmadd{{[0-9]+}}ps {{.*}}%zmm
+// NOFP16-NOT: tdp
 // RUN: attn-aot %s --target-cpu=sapphirerapids --name=sprfma -o %t
 // RUN: llvm-objdump -d %t/sprfma.o | FileCheck %s --check-prefix=FMA
 // RUN: not attn-aot %s --target-cpu=znver4 --amx --name=bad -o %t 2>&1 | FileCheck %s --check-prefix=REFUSED
@@ -30,4 +40,9 @@
 func.func @f(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x2x128x64xbf16> {
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>} : (tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) -> tensor<1x2x128x64xbf16>
   return %o : tensor<1x2x128x64xbf16>
+}
+
+func.func @h(%q: tensor<1x2x128x64xf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x64xf16>) -> tensor<1x2x128x64xf16> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) -> tensor<1x2x128x64xf16>
+  return %o : tensor<1x2x128x64xf16>
 }

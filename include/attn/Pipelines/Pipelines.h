@@ -62,6 +62,11 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
       llvm::cl::desc("bf16 prefill tiles multiply on Intel AMX tiles (the JIT turns it "
                      "on where the host has AMX-BF16 and Linux grants its state)"),
       llvm::cl::init(ConvertAttnToLoopsOptions().amx)};
+  PassOptions::Option<bool> amxFp16{
+      *this, "amx-fp16",
+      llvm::cl::desc("With amx, f16 prefill tiles multiply on AMX-FP16 tiles too (the "
+                     "JIT turns it on where the host has AMX-FP16)"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().amxFp16)};
   PassOptions::Option<bool> emulateAmx{
       *this, "emulate-amx",
       llvm::cl::desc("Run the AMX tiles as vector code (attn-emulate-amx), on any CPU"),
@@ -98,6 +103,7 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
     o.prepackLimitMiB = prepackLimitMiB;
     o.bf16Dot = bf16Dot;
     o.amx = amx;
+    o.amxFp16 = amxFp16;
     return o;
   }
 };

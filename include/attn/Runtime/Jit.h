@@ -141,6 +141,9 @@ struct CpuTarget {
   /// AMX-BF16 and AMX-TILE (tdpbf16ps on 16 × 32 bf16 tiles: Intel
   /// Sapphire Rapids and later).
   bool hasAmx = false;
+  /// AMX-FP16 as well (tdpfp16ps: Intel Granite Rapids and later): f16
+  /// tiles take AMX too.
+  bool hasAmxFp16 = false;
   /// The code may use the AMX registers without asking: hostCpuTarget()
   /// asks Linux for them once per process (arch_prctl
   /// ARCH_REQ_XCOMP_PERM) and sets it when granted; a target named for

@@ -1,9 +1,10 @@
 //===- AmxTiles.cpp - the prefill tile on Intel AMX tile multiplies -------===//
 //
-// With bf16 Q, K and V and the amx option, the prefill tile's two products
-// run on AMX (amx.tile_mulf: tdpbf16ps, f32 += Σ of bf16 pairs over a
-// 16 × 32 by 32 × 16 block) on the pair layouts Bf16Dot.cpp packs, which
-// are the ones the instruction reads:
+// With bf16 Q, K and V and the amx option (or f16 ones and amx-fp16), the
+// prefill tile's two products run on AMX (amx.tile_mulf: tdpbf16ps or
+// tdpfp16ps, f32 += Σ of 16-bit pairs over a 16 × 32 by 32 × 16 block) on
+// the pair layouts Bf16Dot.cpp packs, which are the ones the instruction
+// reads:
 //
 //   S[i..+16][j..+16]  = Σ_p  Qs[i..+16][p..+16] · Kt[p..+16][j..+16]
 //                        (A: 16 rows × 16 pairs of d; B: 16 pair-rows × 16 keys)
@@ -16,7 +17,7 @@
 // (softcap, score_mod, ALiBi) in vectors as the other tiles do; acc is
 // rescaled by α in vectors, then loaded as the accumulator tile and
 // stored back. Everything else (packing, masks, softmax, P rounded to
-// bf16) is the bf16-dot tile's.
+// bf16, or f16) is the bf16-dot tile's.
 //
 // Tile registers are configured by LLVM (ldtilecfg at the function's
 // entry); the runtime asks Linux for the AMX state once per process
@@ -39,9 +40,8 @@ namespace {
 /// a 16 × 64-byte tile, AMX's largest.
 constexpr int64_t kTileRows = 16, kTilePairs = 16;
 
-amx::TileType pairTile(KernelBuilder &b) {
-  return amx::TileType::get({kTileRows, 2 * kTilePairs}, b.b.getBF16Type());
-}
+/// 16 rows of 16 pairs of `half` (bf16, or f16 on AMX-FP16).
+amx::TileType pairTile(Type half) { return amx::TileType::get({kTileRows, 2 * kTilePairs}, half); }
 amx::TileType sumTile(KernelBuilder &b) {
   return amx::TileType::get({kTileRows, kTilePairs}, b.f32());
 }
@@ -49,9 +49,13 @@ amx::TileType sumTile(KernelBuilder &b) {
 
 bool FlashKernel::takesAmx(const SdpaProblem &problem, const ConvertAttnToLoopsOptions &opts,
                            bool directKeys) {
-  auto isBf16 = [](RankedTensorType t) { return t.getElementType().isBF16(); };
-  return opts.amx && !directKeys && opts.vectorWidth == 16 && isBf16(problem.queryType) &&
-         isBf16(problem.keyType) && isBf16(problem.valueType) && problem.d % 32 == 0 &&
+  // bf16 tiles (AMX-BF16: tdpbf16ps), or f16 tiles where the target has
+  // AMX-FP16 (tdpfp16ps), both with f32 sums.
+  Type half = problem.queryType.getElementType();
+  bool typed = (half.isBF16() || (half.isF16() && opts.amxFp16)) &&
+               problem.keyType.getElementType() == half &&
+               problem.valueType.getElementType() == half;
+  return opts.amx && typed && !directKeys && opts.vectorWidth == 16 && problem.d % 32 == 0 &&
          problem.dv % 16 == 0 && opts.tileK % 32 == 0 && opts.tileQ % kTileRows == 0;
 }
 
@@ -59,12 +63,13 @@ bool FlashKernel::takesAmx(const SdpaProblem &problem, const ConvertAttnToLoopsO
 /// buffer and then scaled and finished row by row (storeScores).
 void FlashKernel::computeScoresAmx(Value k0) {
   Value scale = b.splat(problem.scaleLog2);
+  amx::TileType pairTy = pairTile(problem.queryType.getElementType());
   b.loop(b.idx(0), b.idx(opts.tileQ), kTileRows, [&](Value i) {
     b.loop(b.idx(0), b.idx(opts.tileK), kTilePairs, [&](Value j) {
       Value sum = amx::TileZeroOp::create(b.b, b.loc, sumTile(b));
       for (int64_t p = 0; p < problem.d / 2; p += kTilePairs) {
-        Value q = amx::TileLoadOp::create(b.b, b.loc, pairTile(b), qs, ValueRange{i, b.idx(p)});
-        Value k = amx::TileLoadOp::create(b.b, b.loc, pairTile(b), kt, ValueRange{b.idx(p), j});
+        Value q = amx::TileLoadOp::create(b.b, b.loc, pairTy, qs, ValueRange{i, b.idx(p)});
+        Value k = amx::TileLoadOp::create(b.b, b.loc, pairTy, kt, ValueRange{b.idx(p), j});
         sum = amx::TileMulFOp::create(b.b, b.loc, sumTile(b), q, k, sum);
       }
       amx::TileStoreOp::create(b.b, b.loc, sp, ValueRange{i, j}, sum);
@@ -81,6 +86,7 @@ void FlashKernel::computeScoresAmx(Value k0) {
 /// and stored back.
 void FlashKernel::accumulateValuesAmx() {
   int64_t w = opts.vectorWidth;
+  amx::TileType pairTy = pairTile(problem.valueType.getElementType());
   b.loop(b.idx(0), b.idx(opts.tileQ), 1, [&](Value i) {
     Value alpha = b.bcast(b.load(alphaRow, {i}));
     b.loop(b.idx(0), b.idx(dvPadded), w,
@@ -90,8 +96,8 @@ void FlashKernel::accumulateValuesAmx() {
     b.loop(b.idx(0), b.idx(dvPadded), kTilePairs, [&](Value c) {
       Value sum = amx::TileLoadOp::create(b.b, b.loc, sumTile(b), acc, ValueRange{i, c});
       for (int64_t q = 0; q < opts.tileK / 2; q += kTilePairs) {
-        Value p = amx::TileLoadOp::create(b.b, b.loc, pairTile(b), pPairs, ValueRange{i, b.idx(q)});
-        Value v = amx::TileLoadOp::create(b.b, b.loc, pairTile(b), vt, ValueRange{b.idx(q), c});
+        Value p = amx::TileLoadOp::create(b.b, b.loc, pairTy, pPairs, ValueRange{i, b.idx(q)});
+        Value v = amx::TileLoadOp::create(b.b, b.loc, pairTy, vt, ValueRange{b.idx(q), c});
         sum = amx::TileMulFOp::create(b.b, b.loc, sumTile(b), p, v, sum);
       }
       amx::TileStoreOp::create(b.b, b.loc, acc, ValueRange{i, c}, sum);

@@ -53,7 +53,7 @@ struct ConvertAttnToLoopsPass
   void runOnOperation() override {
     ConvertAttnToLoopsOptions options{tileQ,         tileK,        vectorWidth,
                                       reportUnfused, minWorkItems, prepackLimitMiB,
-                                      bf16Dot,       amx};
+                                      bf16Dot,       amx,          amxFp16};
     if (std::string bad = checkAttnToLoopsOptions(options); !bad.empty()) {
       getOperation()->emitError() << bad;
       return signalPassFailure();

@@ -81,9 +81,10 @@ void FlashKernel::packKeyPairs(Value k0, Value kRows, Value dst) {
 /// could be NaN).
 void FlashKernel::packValuePairs(Value k0, Value kRows) {
   int64_t w = opts.vectorWidth;
-  auto row = VectorType::get({w}, b.b.getBF16Type());
-  Value zero = arith::ConstantOp::create(
-      b.b, b.loc, DenseElementsAttr::get(row, b.b.getZeroAttr(b.b.getBF16Type())));
+  Type half = problem.valueType.getElementType(); // bf16 (f16 on AMX-FP16 tiles)
+  auto row = VectorType::get({w}, half);
+  Value zero = arith::ConstantOp::create(b.b, b.loc,
+                                         DenseElementsAttr::get(row, b.b.getZeroAttr(half)));
   SmallVector<int64_t> interleave = pairInterleaveMask(w);
   Value lastKey = b.add(k0, b.sub(kRows, b.idx(1)));
   b.loop(b.idx(0), b.idx(opts.tileK / 2), 1, [&](Value q) {
@@ -102,11 +103,12 @@ void FlashKernel::packValuePairs(Value k0, Value kRows) {
   });
 }
 
-/// Pp[i][j/2 ..] = P[i][j .. j + w) rounded to bf16, as w/2 pairs.
+/// Pp[i][j/2 ..] = P[i][j .. j + w) rounded to bf16 (f16 on AMX-FP16
+/// tiles), as w/2 pairs.
 void FlashKernel::storeProbabilityPairs(Value i, Value j, Value p) {
   int64_t w = opts.vectorWidth;
-  Value halves =
-      arith::TruncFOp::create(b.b, b.loc, VectorType::get({w}, b.b.getBF16Type()), p);
+  Value halves = arith::TruncFOp::create(
+      b.b, b.loc, VectorType::get({w}, problem.valueType.getElementType()), p);
   Value pairs = vector::BitCastOp::create(
       b.b, b.loc, VectorType::get({w / 2}, b.b.getI32Type()), halves);
   vector::StoreOp::create(b.b, b.loc, pairs, pPairs, ValueRange{i, b.div(j, b.idx(2))});

@@ -146,7 +146,8 @@ VectorType bf16PairVector(KernelBuilder &e) {
 }
 
 Value loadBf16Pairs(KernelBuilder &e, Value m, ValueRange ivs) {
-  auto halves = VectorType::get({2 * e.width}, e.b.getBF16Type());
+  // (bf16, or f16 for AMX-FP16 tiles: the same 16-bit pairs.)
+  auto halves = VectorType::get({2 * e.width}, cast<MemRefType>(m.getType()).getElementType());
   Value v = vector::LoadOp::create(e.b, e.loc, halves, m, ivs);
   return vector::BitCastOp::create(e.b, e.loc, bf16PairVector(e), v);
 }

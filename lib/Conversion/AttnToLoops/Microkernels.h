@@ -106,7 +106,8 @@ BlockProduct bf16Pairs(KernelBuilder &e);
 /// product's B operand is packed in.
 VectorType bf16PairVector(KernelBuilder &e);
 
-/// 2w bf16 at `ivs` of the bf16 buffer `m`, as w pairs (i32).
+/// 2w bf16 at `ivs` of the bf16 buffer `m`, as w pairs (i32); f16 of an
+/// f16 buffer likewise.
 Value loadBf16Pairs(KernelBuilder &e, Value m, ValueRange ivs);
 
 /// w pairs (i32) at `ivs` of the i32 buffer `m`, as the 2w bf16 the dot

@@ -5,11 +5,18 @@
 // products of P pairs and V pairs added, stored back. The steps over D/32
 // (scores) and tile-k/32 (P·V) are unrolled: here 2 and 2. Everything
 // else keeps its path: the option off, 8 lanes, tile-q not a multiple of
-// 16, D not a multiple of 32, f16, a decode tile.
+// 16, D not a multiple of 32, f16 (without amx-fp16), a decode tile.
 // RUN: attn-opt %s -convert-attn-to-loops="vector-width=16 amx=1" | FileCheck %s
 // RUN: attn-opt %s -convert-attn-to-loops="vector-width=16" | FileCheck %s --check-prefix=OFF
 // RUN: attn-opt %s -convert-attn-to-loops="vector-width=8 amx=1" | FileCheck %s --check-prefix=OFF
 // RUN: attn-opt %s -convert-attn-to-loops="vector-width=16 tile-q=24 amx=1" | FileCheck %s --check-prefix=OFF
+// With amx-fp16, the f16 tile takes f16 pair tiles (tdpfp16ps).
+// RUN: attn-opt %s -convert-attn-to-loops="vector-width=16 amx=1 amx-fp16=1" | FileCheck %s --check-prefix=FP16
+// FP16-LABEL: func.func @f16
+// FP16: amx.tile_load %{{.*}} into !amx.tile<16x32xf16>
+// FP16: amx.tile_mulf %{{.*}} : !amx.tile<16x32xf16>, !amx.tile<16x32xf16>, !amx.tile<16x16xf32>
+// FP16: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
+// FP16: return
 // With amx, bf16-dot's x86vector dots are gone from the prefill tile.
 // RUN: attn-opt %s -convert-attn-to-loops="vector-width=16 amx=1 bf16-dot=1" | FileCheck %s --check-prefix=NODOT
 // OFF-NOT: amx.

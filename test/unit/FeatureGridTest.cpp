@@ -1053,6 +1053,15 @@ static Spec prefillSpec(int64_t h, int64_t hkv, int64_t d, ref::Causal causal,
   return s;
 }
 
+/// A bf16 (or f16) prefill spec with head dims d (Q·K) and dv (V).
+static Spec halfSpec(int64_t h, int64_t hkv, int64_t d, int64_t dv, ref::Causal causal,
+                     ElementType dtype = ElementType::BF16) {
+  Spec s = prefillSpec(h, hkv, d, causal);
+  s.dv = dv;
+  s.dtype = dtype;
+  return s;
+}
+
 /// Prefill tiles with the keys transposed once per call (static B, Tq, Tk,
 /// Tq above tile-q: several Q tiles per K/V head read each K/V tile's slice
 /// of one buffer) and V read in place (f32 V of whole vectors), at 8 and 16
@@ -1177,30 +1186,20 @@ TEST(Bf16Dot, PrefillTilesMatchReference) {
     Spec spec;
     std::optional<int64_t> minWorkItems = std::nullopt; ///< unset: twice the threads
   };
-  auto spec = [](int64_t h, int64_t hkv, int64_t d, int64_t dv, ref::Causal causal) {
-    Spec s;
-    s.h = h;
-    s.hkv = hkv;
-    s.d = d;
-    s.dv = dv;
-    s.causal = causal;
-    s.dtype = ElementType::BF16;
-    return s;
-  };
   std::vector<Case> cases;
-  cases.push_back({"plain-gqa", spec(4, 2, 64, 64, ref::Causal::None)});
-  cases.push_back({"d128-dv32-top-left", spec(2, 1, 128, 32, ref::Causal::TopLeft)});
-  cases.push_back({"keep-mask-bottom-right", spec(4, 2, 64, 64, ref::Causal::BottomRight)});
+  cases.push_back({"plain-gqa", halfSpec(4, 2, 64, 64, ref::Causal::None)});
+  cases.push_back({"d128-dv32-top-left", halfSpec(2, 1, 128, 32, ref::Causal::TopLeft)});
+  cases.push_back({"keep-mask-bottom-right", halfSpec(4, 2, 64, 64, ref::Causal::BottomRight)});
   cases.back().spec.mask = ref::Mask::Kind::Keep;
-  cases.push_back({"d32-dv48", spec(2, 2, 32, 48, ref::Causal::None)});
-  cases.push_back({"softcap-alibi", spec(4, 2, 64, 64, ref::Causal::None)});
+  cases.push_back({"d32-dv48", halfSpec(2, 2, 32, 48, ref::Causal::None)});
+  cases.push_back({"softcap-alibi", halfSpec(4, 2, 64, 64, ref::Causal::None)});
   cases.back().spec.softcap = 0.75f;
   cases.back().spec.slopes = Slopes::PerBatchHead;
-  cases.push_back({"window", spec(4, 2, 64, 64, ref::Causal::None)});
+  cases.push_back({"window", halfSpec(4, 2, 64, 64, ref::Causal::None)});
   cases.back().spec.window = ref::Window{11, 5, ref::Causal::BottomRight};
-  cases.push_back({"key-lengths", spec(2, 1, 64, 64, ref::Causal::None)});
+  cases.push_back({"key-lengths", halfSpec(2, 1, 64, 64, ref::Causal::None)});
   cases.back().spec.lengths = std::vector<int64_t>{29, 151};
-  cases.push_back({"splits", spec(4, 2, 64, 64, ref::Causal::TopLeft), int64_t(4096)});
+  cases.push_back({"splits", halfSpec(4, 2, 64, 64, ref::Causal::TopLeft), int64_t(4096)});
   std::mt19937 gen(7);
   int64_t differing = 0;
   for (const Case &c : cases)
@@ -1240,60 +1239,54 @@ TEST(Bf16Dot, PrefillTilesMatchReference) {
 /// rounded to bf16, so some output of the first case must differ from the
 /// f32 path's (else the tiles did not run).
 TEST(AmxTiles, PrefillTilesMatchReference) {
+  // Ragged tiles on both sides, and a few rows: the first case on both,
+  // each other on one.
+  const Shape big{2, 150, 203}, few{2, 3, 77};
   struct Case {
     const char *name;
     Spec spec;
+    std::vector<Shape> shapes;
     int64_t tileQ = 64;
     std::optional<int64_t> minWorkItems = std::nullopt; ///< unset: twice the threads
   };
-  auto spec = [](int64_t h, int64_t hkv, int64_t d, int64_t dv, ref::Causal causal) {
-    Spec s;
-    s.h = h;
-    s.hkv = hkv;
-    s.d = d;
-    s.dv = dv;
-    s.causal = causal;
-    s.dtype = ElementType::BF16;
-    return s;
-  };
   std::vector<Case> cases;
-  cases.push_back({"plain-gqa", spec(4, 2, 64, 64, ref::Causal::None)});
-  cases.push_back({"d128-dv32-top-left-tile-q-32", spec(2, 1, 128, 32, ref::Causal::TopLeft), 32});
-  cases.push_back({"keep-mask-bottom-right", spec(4, 2, 64, 64, ref::Causal::BottomRight)});
+  cases.push_back({"plain-gqa", halfSpec(4, 2, 64, 64, ref::Causal::None), {big, few}});
+  cases.push_back({"d128-dv32-top-left-tile-q-32", halfSpec(2, 1, 128, 32, ref::Causal::TopLeft),
+                   {few}, 32});
+  cases.push_back({"keep-mask-bottom-right", halfSpec(4, 2, 64, 64, ref::Causal::BottomRight),
+                   {big}});
   cases.back().spec.mask = ref::Mask::Kind::Keep;
-  cases.push_back({"d32-dv48-softcap-alibi", spec(2, 2, 32, 48, ref::Causal::None)});
+  cases.push_back({"d32-dv48-softcap-alibi", halfSpec(2, 2, 32, 48, ref::Causal::None), {few}});
   cases.back().spec.softcap = 0.75f;
   cases.back().spec.slopes = Slopes::PerBatchHead;
-  cases.push_back({"window-lengths", spec(2, 1, 64, 64, ref::Causal::None)});
+  cases.push_back({"window-lengths", halfSpec(2, 1, 64, 64, ref::Causal::None), {big}});
   cases.back().spec.window = ref::Window{11, 5, ref::Causal::BottomRight};
   cases.back().spec.lengths = std::vector<int64_t>{29, 151};
-  cases.push_back({"dropout-splits", spec(4, 2, 64, 64, ref::Causal::TopLeft), 64, int64_t(4096)});
+  cases.push_back({"dropout-splits", halfSpec(4, 2, 64, 64, ref::Causal::TopLeft), {few}, 64,
+                   int64_t(4096)});
   cases.back().spec.dropoutRate = 0.25f;
   cases.back().spec.dropoutSeed = 9;
   // f16 tiles (AMX-FP16 where the host has it; emulated, always).
-  cases.push_back({"f16-gqa-bottom-right", spec(4, 2, 64, 32, ref::Causal::BottomRight)});
-  cases.back().spec.dtype = ElementType::F16;
-  cases.push_back({"f16-softcap-lengths", spec(2, 1, 128, 64, ref::Causal::None), 32});
-  cases.back().spec.dtype = ElementType::F16;
+  cases.push_back({"f16-gqa-bottom-right",
+                   halfSpec(4, 2, 64, 32, ref::Causal::BottomRight, ElementType::F16), {big}});
+  cases.push_back({"f16-softcap-lengths",
+                   halfSpec(2, 1, 128, 64, ref::Causal::None, ElementType::F16), {big}, 32});
   cases.back().spec.softcap = 2.0f;
   cases.back().spec.lengths = std::vector<int64_t>{29, 151};
   runtime::CpuTarget host = runtime::hostCpuTarget();
   std::mt19937 gen(13);
   int64_t differing = 0;
   for (const Case &c : cases)
-    for (Shape sh : {Shape{2, 150, 203}, Shape{2, 3, 77}}) {
-      // (f16 on the ragged shape only: its tiles are bf16's.)
-      if (c.spec.dtype == ElementType::F16 && sh.tq < 16)
-        continue;
+    for (Shape sh : c.shapes) {
       SCOPED_TRACE(std::string(c.name) + " B=" + std::to_string(sh.b) +
                    " Tq=" + std::to_string(sh.tq) + " Tk=" + std::to_string(sh.tk));
       Instance in = instance(c.spec, sh, gen);
-      // AMX emulated, AMX on the tiles (where the host may), f32 FMAs.
+      bool f16 = c.spec.dtype == ElementType::F16;
+      // AMX emulated, AMX on the tiles (where the host may), f32 FMAs (the
+      // first case only, for the comparison below).
       enum Path { Emulated, Tiles, F32 };
       std::vector<ref::Tensor> outs;
       for (Path path : {Emulated, Tiles, F32}) {
-        // (The f32 path once, for the comparison below.)
-        bool f16 = c.spec.dtype == ElementType::F16;
         if ((path == Tiles && !(host.amxPermitted && (!f16 || host.hasAmxFp16))) ||
             (path == F32 && &c != &cases.front()))
           continue;

@@ -145,6 +145,9 @@ static int causal_visible(const void *ctx, int64_t b, int64_t i, int64_t j) {
   return j <= i + c->tk - c->tq;
 }
 
+/* caller_buffer: 0, the runtime allocates the output; 1, the caller gives
+ * one; 2, the output is V's buffer (H·Tq = Hkv·Tk): the kernel must not
+ * write there while it still reads V, so the result is copied in after. */
 static void check_gqa(int64_t B, int64_t Tq, int64_t Tk, int caller_buffer) {
   const int64_t H = 8, Hkv = 2, D = 64;
   float *q = random_floats(B * H * Tq * D), *k = random_floats(B * Hkv * Tk * D),
@@ -156,14 +159,17 @@ static void check_gqa(int64_t B, int64_t Tq, int64_t Tk, int caller_buffer) {
                        tensor4(v, B, Hkv, Tk, D)};
   attn_tensor out[1] = {{NULL, 0, {0}}};
   float *mine = NULL;
-  if (caller_buffer) {
+  if (caller_buffer == 1) {
     mine = malloc(sizeof(float) * (B * H * Tq * D + 1));
     out[0] = tensor4(mine, B, H, Tq, D);
+  } else if (caller_buffer == 2) {
+    out[0] = tensor4(v, B, H, Tq, D);
   }
   int status = gqa_causal(in, out);
   char what[160];
   snprintf(what, sizeof what, "gqa_causal B %lld Tq %lld Tk %lld (%s buffer) runs: %s",
-           (long long)B, (long long)Tq, (long long)Tk, caller_buffer ? "caller's" : "runtime's",
+           (long long)B, (long long)Tq, (long long)Tk,
+           caller_buffer == 2 ? "V's" : caller_buffer ? "caller's" : "runtime's",
            status ? attn_aot_last_error() : "status 0");
   expect(status == ATTN_AOT_OK, what);
   if (status == ATTN_AOT_OK) {
@@ -543,6 +549,7 @@ static void check_fp8_decode(int64_t B, int64_t Tk) {
 int main(void) {
   check_gqa(2, 5, 37, 0);  /* decode-like: few queries, more keys */
   check_gqa(1, 70, 70, 1); /* square, T not a multiple of the tile */
+  check_gqa(1, 32, 128, 2); /* the output is V's buffer */
   check_gqa(3, 1, 129, 0); /* one query: the key split (flash-decoding) */
   check_gqa(2, 0, 16, 0);  /* no queries: an empty result */
   check_errors();

@@ -29,7 +29,7 @@ extern "C" {
 
 /* The layout of attn_aot_kernel; a kernel built for another version is
  * refused with ATTN_AOT_ERROR_ABI. */
-#define ATTN_AOT_ABI_VERSION 3
+#define ATTN_AOT_ABI_VERSION 4
 #define ATTN_AOT_MAX_RANK 8
 
 typedef enum attn_aot_dtype {
@@ -98,6 +98,12 @@ typedef struct attn_aot_kernel {
   /* 1: a GPU kernel built with --device-resident: inputs and outputs are
    * device buffers (see attn_aot_call). */
   int64_t device_resident;
+  /* 1: the entry takes a destination per result after its inputs (cpu
+   * pipeline, attn-result-destinations): attn_aot_call passes an output the
+   * caller gave, when it overlaps no input and no other output, and the
+   * kernel writes the result there instead of into a buffer of its own that
+   * is then copied. */
+  int64_t result_destinations;
 } attn_aot_kernel;
 
 /* Runs `kernel`. For a GPU kernel the variant is the one built for the

@@ -368,6 +368,9 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
     if (out.data) {
       if ((status = checkOutputShape(i, out, r)) != ATTN_AOT_OK)
         return;
+      // Written in place: the kernel took the output as its destination.
+      if (r.data == out.data)
+        return;
     } else {
       out.data = std::malloc(numel ? numel * es : 1);
       if (!out.data) {
@@ -401,11 +404,36 @@ int attn_aot_call(const attn_aot_kernel *k, const attn_tensor *inputs,
         }
     return result;
   };
+  // The outputs the caller gave, as the entry's destinations where it takes
+  // them (attn-result-destinations): each a dense row-major buffer, passed
+  // only where it overlaps no input and no other output (the kernel could
+  // overwrite what it has yet to read). The kernel writes into one whose
+  // shape is the result's, and the sink then has nothing to copy.
+  std::vector<attn::runtime::ResultDestination> destinations;
+  if (k->result_destinations && !device) {
+    auto span = [](const attn_tensor &t, size_t es) -> attn::runtime::ByteSpan {
+      auto base = reinterpret_cast<uintptr_t>(t.data);
+      return {base, base + numelOf(t.shape, t.rank) * es};
+    };
+    std::vector<attn::runtime::ByteSpan> inSpans, outSpans;
+    for (int64_t i = 0; i < num_inputs; ++i)
+      inSpans.push_back(span(inputs[i], attn_aot_dtype_size(k->input_dtypes[i])));
+    for (int64_t i = 0; i < num_outputs; ++i)
+      outSpans.push_back(outputs[i].data ? span(outputs[i], sizes[i])
+                                         : attn::runtime::ByteSpan{0, 0});
+    destinations.resize(num_outputs);
+    for (int64_t i = 0; i < num_outputs; ++i)
+      if (outputs[i].data && outputs[i].rank == ranks[i] &&
+          !attn::runtime::overlapsOthers(i, outSpans, inSpans))
+        destinations[i] = {outputs[i].data,
+                           std::vector<int64_t>(outputs[i].shape, outputs[i].shape + ranks[i])};
+  }
   uint64_t failedBytes = 0;
   // Device results reach the sink even after a failed run, to be freed.
   auto after = [&] { return afterCall() || device; };
   if (!attn::runtime::callPacked(variant->entry, data, shapes, ranks, sizes, after, sink,
-                                 failedBytes, /*freeResults=*/!device))
+                                 failedBytes, /*freeResults=*/!device,
+                                 destinations.empty() ? nullptr : &destinations))
     return finish(fail(ATTN_AOT_ERROR_ALLOCATION,
                        "the compiled code could not allocate " + str(failedBytes) +
                            " bytes; the call was abandoned"));

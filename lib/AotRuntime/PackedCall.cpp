@@ -26,6 +26,17 @@ static std::vector<int64_t> descriptorFor(const void *data,
   return d;
 }
 
+bool overlapsOthers(size_t i, const std::vector<ByteSpan> &outputs,
+                    const std::vector<ByteSpan> &inputs) {
+  auto [lo, hi] = outputs[i];
+  bool overlaps = false;
+  for (auto [a, b] : inputs)
+    overlaps |= a < hi && lo < b;
+  for (size_t j = 0; j < outputs.size(); ++j)
+    overlaps |= j != i && outputs[j].first < hi && lo < outputs[j].second;
+  return overlaps;
+}
+
 bool callPacked(void (*entry)(void **), const std::vector<const void *> &inputs,
                 const std::vector<std::vector<int64_t>> &shapes,
                 const std::vector<int64_t> &resultRanks,

@@ -219,6 +219,7 @@ static void emitKernelRecord(llvm::Module &m, const AotOptions &options,
       r.i(vs.size()),
       variantGlobal,
       r.i(pipeline == Pipeline::Gpu && options.jit.deviceResident),
+      r.i(art.resultDestinations),
   };
   llvm::SmallVector<llvm::Type *> types;
   for (llvm::Constant *c : fields)
@@ -410,14 +411,18 @@ llvm::Expected<AotArtifacts> compileAot(ModuleOp module, llvm::StringRef entry,
     JitOptions jit = options.jit;
     jit.gpuFormat = "fatbin";
     std::vector<std::string> unfused;
-    // The C signatures attn-aot writes take no destinations.
-    bool destinations = false;
+    // The cpu entry takes a destination per result: attn_aot_call passes
+    // the caller's outputs, which the kernel writes without a copy (the
+    // header's C signatures are unchanged).
+    bool destinations = pipeline == Pipeline::Cpu;
     if (llvm::Error e = lowerToLLVMDialect(*clone, entry, pipeline, jit,
                                            pipeline == Pipeline::Gpu ? target : "",
                                            cpuTarget, art.tiling, unfused, destinations))
       return std::move(e);
-    if (target == targets.front())
+    if (target == targets.front()) {
       art.unfusedOps = unfused;
+      art.resultDestinations = destinations;
+    }
     clone->walk([&](gpu::BinaryOp bin) {
       for (Attribute a : bin.getObjects())
         if (auto obj = dyn_cast<gpu::ObjectAttr>(a))

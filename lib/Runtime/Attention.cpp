@@ -6,6 +6,7 @@
 #include "attn/Runtime/CudaRuntime.h"
 #include "attn/Runtime/GuardedAlloc.h"
 #include "attn/Runtime/Jit.h"
+#include "attn/Runtime/PackedCall.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -479,12 +480,7 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       if (!isRowMajor(o) || !o.data)
         continue;
       auto [lo, hi] = outputSpans[i];
-      bool overlaps = false;
-      for (auto [a, b] : inputSpans)
-        overlaps |= a < hi && lo < b;
-      for (size_t j = 0; j < outputs.size(); ++j)
-        overlaps |= j != i && outputSpans[j].first < hi && lo < outputSpans[j].second;
-      if (overlaps)
+      if (attn::runtime::overlapsOthers(i, outputSpans, inputSpans))
         continue;
       destinations[i] = {o.data, o.shape};
       // Often fresh memory (torch.empty) the kernel writes first: huge

@@ -1231,25 +1231,21 @@ TEST(Bf16Dot, PrefillTilesMatchReference) {
   EXPECT_GT(differing, 0) << "bf16-dot gave exactly the f32 path's outputs everywhere";
 }
 
-/// bf16 and f16 prefill tiles on AMX tiles (amx, amx-fp16; AmxTiles.cpp)
-/// against the double reference over the features the packed tile takes,
-/// at bf16's tolerance and f16's: on every host as
-/// vector code (emulate-amx, attn-emulate-amx), and on the tiles
-/// themselves where the host has AMX-BF16 and Linux grants its state. P is
-/// rounded to bf16, so some output of the first case must differ from the
-/// f32 path's (else the tiles did not run).
-TEST(AmxTiles, PrefillTilesMatchReference) {
-  // Ragged tiles on both sides, and a few rows: the first case on both,
-  // each other on one.
+/// The AMX test cases (amx, amx-fp16; AmxTiles.cpp): the features the
+/// packed tile takes, bf16 and f16, on ragged tiles (the first case) and a
+/// few rows.
+namespace {
+struct AmxCase {
+  const char *name;
+  Spec spec;
+  std::vector<Shape> shapes;
+  int64_t tileQ = 64;
+  std::optional<int64_t> minWorkItems = std::nullopt; ///< unset: twice the threads
+};
+
+std::vector<AmxCase> amxCases() {
   const Shape big{2, 150, 203}, few{2, 3, 77};
-  struct Case {
-    const char *name;
-    Spec spec;
-    std::vector<Shape> shapes;
-    int64_t tileQ = 64;
-    std::optional<int64_t> minWorkItems = std::nullopt; ///< unset: twice the threads
-  };
-  std::vector<Case> cases;
+  std::vector<AmxCase> cases;
   cases.push_back({"plain-gqa", halfSpec(4, 2, 64, 64, ref::Causal::None), {big, few}});
   cases.push_back({"d128-dv32-top-left-tile-q-32", halfSpec(2, 1, 128, 32, ref::Causal::TopLeft),
                    {few}, 32});
@@ -1266,50 +1262,76 @@ TEST(AmxTiles, PrefillTilesMatchReference) {
                    int64_t(4096)});
   cases.back().spec.dropoutRate = 0.25f;
   cases.back().spec.dropoutSeed = 9;
-  // f16 tiles (AMX-FP16 where the host has it; emulated, always).
   cases.push_back({"f16-gqa-bottom-right",
                    halfSpec(4, 2, 64, 32, ref::Causal::BottomRight, ElementType::F16), {big}});
   cases.push_back({"f16-softcap-lengths",
                    halfSpec(2, 1, 128, 64, ref::Causal::None, ElementType::F16), {big}, 32});
   cases.back().spec.softcap = 2.0f;
   cases.back().spec.lengths = std::vector<int64_t>{29, 151};
-  runtime::CpuTarget host = runtime::hostCpuTarget();
+  return cases;
+}
+
+/// Runs `cases` on AMX tiles (emulated, or the hardware's) against the
+/// double reference at bf16's tolerance (f16's: 2e-3). With `againstF32`,
+/// the first case also runs on f32 FMAs, and some of its outputs must
+/// differ (P is rounded to bf16 on the tiles: else they did not run).
+void checkAmxCases(const std::vector<AmxCase> &cases, bool emulated, bool againstF32) {
   std::mt19937 gen(13);
   int64_t differing = 0;
-  for (const Case &c : cases)
+  for (const AmxCase &c : cases)
     for (Shape sh : c.shapes) {
       SCOPED_TRACE(std::string(c.name) + " B=" + std::to_string(sh.b) +
                    " Tq=" + std::to_string(sh.tq) + " Tk=" + std::to_string(sh.tk));
       Instance in = instance(c.spec, sh, gen);
       bool f16 = c.spec.dtype == ElementType::F16;
-      // AMX emulated, AMX on the tiles (where the host may), f32 FMAs (the
-      // first case only, for the comparison below).
-      enum Path { Emulated, Tiles, F32 };
       std::vector<ref::Tensor> outs;
-      for (Path path : {Emulated, Tiles, F32}) {
-        if ((path == Tiles && !(host.amxPermitted && (!f16 || host.hasAmxFp16))) ||
-            (path == F32 && &c != &cases.front()))
+      for (bool tiles : {true, false}) {
+        if (!tiles && !(againstF32 && &c == &cases.front()))
           continue;
         runtime::JitOptions options;
         options.vectorWidth = 16;
         options.tileQ = c.tileQ;
         options.minWorkItems = c.minWorkItems;
         options.bf16Dot = false;
-        options.amx = path != F32;
-        options.emulateAmx = path == Emulated;
+        options.amx = tiles;
+        options.emulateAmx = tiles && emulated;
         Jitted j(source(c.spec, sh), "f", Pipeline::Cpu, options);
         ASSERT_TRUE(j.ok());
         auto out = j.run(in.inputs, in.dtypes);
         ASSERT_EQ(out.size(), 1u);
         ASSERT_TRUE(allFinite(out[0])) << "rows without keys give zeros, not NaN";
-        EXPECT_LE(relativeError(out[0], in.want), f16 ? 2e-3 : 1.6e-2) << "path " << int(path);
+        EXPECT_LE(relativeError(out[0], in.want), f16 ? 2e-3 : 1.6e-2)
+            << (tiles ? "AMX tiles" : "f32 FMAs");
         outs.push_back(out[0]);
       }
-      if (&c == &cases.front())
+      if (outs.size() == 2)
         for (size_t i = 0; i < outs[0].data.size(); ++i)
-          differing += outs[0].data[i] != outs.back().data[i];
+          differing += outs[0].data[i] != outs[1].data[i];
     }
-  EXPECT_GT(differing, 0) << "the AMX path gave exactly the f32 path's outputs everywhere";
+  if (againstF32)
+    EXPECT_GT(differing, 0) << "the AMX path gave exactly the f32 path's outputs everywhere";
+}
+} // namespace
+
+/// The AMX kernel run as vector code (emulate-amx: attn-emulate-amx), on
+/// every host.
+TEST(AmxTiles, EmulatedTilesMatchReference) {
+  checkAmxCases(amxCases(), /*emulated=*/true, /*againstF32=*/true);
+}
+
+/// The same on the hardware's tiles, where the host has AMX-BF16 and Linux
+/// grants the process its state (f16 cases where it has AMX-FP16 too);
+/// skipped elsewhere.
+TEST(AmxTiles, HardwareTilesMatchReference) {
+  runtime::CpuTarget host = runtime::hostCpuTarget();
+  if (!host.amxPermitted)
+    GTEST_SKIP() << (host.hasAmx ? "Linux refused this process the AMX state"
+                                 : "this CPU has no AMX-BF16");
+  std::vector<AmxCase> cases;
+  for (AmxCase &c : amxCases())
+    if (c.spec.dtype != ElementType::F16 || host.hasAmxFp16)
+      cases.push_back(c);
+  checkAmxCases(cases, /*emulated=*/false, /*againstF32=*/false);
 }
 
 /// Dropout in the fused CPU kernel (the generator of Dropout.h applied to

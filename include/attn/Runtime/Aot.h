@@ -47,6 +47,9 @@ struct AotArtifacts {
   CompiledFunction::Tiling tiling;
   /// Ops left to the unfused reference lowering (cpu pipeline remarks).
   std::vector<std::string> unfusedOps;
+  /// The entry takes a destination per result (attn_aot_kernel's
+  /// result_destinations).
+  bool resultDestinations = false;
 };
 
 /// Compiles `entry` of `module` (cloned, not modified) through `pipeline`

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace attn::runtime {
@@ -33,6 +34,15 @@ struct ResultDestination {
   void *data = nullptr;
   std::vector<int64_t> shape;
 };
+
+/// The bytes [first, second) a tensor's elements span.
+using ByteSpan = std::pair<uintptr_t, uintptr_t>;
+
+/// Whether output `i`'s bytes overlap an input's or another output's: a
+/// result written into such an output (a destination) could overwrite
+/// what the kernel has yet to read, or another result.
+bool overlapsOthers(size_t i, const std::vector<ByteSpan> &outputs,
+                    const std::vector<ByteSpan> &inputs);
 
 /// Calls `entry` on row-major `inputs` of `shapes`; results have
 /// `resultRanks` and `resultElementSizes`. `afterCall` runs once the code

@@ -41,7 +41,9 @@ namespace {
 constexpr int64_t kTileRows = 16, kTilePairs = 16;
 
 /// 16 rows of 16 pairs of `half` (bf16, or f16 on AMX-FP16).
-amx::TileType pairTile(Type half) { return amx::TileType::get({kTileRows, 2 * kTilePairs}, half); }
+amx::TileType pairTile(Type half) {
+  return amx::TileType::get({kTileRows, 2 * kTilePairs}, half);
+}
 amx::TileType sumTile(KernelBuilder &b) {
   return amx::TileType::get({kTileRows, kTilePairs}, b.f32());
 }

@@ -676,7 +676,7 @@ void FlashKernel::accumulateValues(Value k0, Value kRows) {
   // V in place: the tile's keys only (P is 0 past them); Vt: all tile-k
   // rows (zero past the keys), a static trip count; bf16 dots: the tile-k/2
   // pairs of rows.
-  Value keyCount = pairs         ? b.idx(opts.tileK / 2)
+  Value keyCount = pairs           ? b.idx(opts.tileK / 2)
                    : valuesInPlace ? kRows
                                    : b.idx(opts.tileK);
   b.loop(b.idx(0), b.idx(opts.tileQ), rowBlock, [&](Value i) {

@@ -418,8 +418,10 @@ def AttnResultDestinations : Pass<"attn-result-destinations", "::mlir::ModuleOp"
     leaves its destination unused. The runtime (`CompiledFunction`) passes
     a destination only where the output is row-major, dense and overlaps
     no input, and copies a result only when the returned buffer is not its
-    destination. The JIT's CPU pipeline runs it (`result-destinations`);
-    `attn-aot`'s C signatures stay as they were.
+    destination. The JIT's CPU pipeline runs it (`result-destinations`),
+    and so does `attn-aot` for cpu kernels, whose C signatures stay as they
+    were: `attn_aot_call` passes the outputs the caller gave by the same
+    rule (the kernel record's `result_destinations`).
 
     **Example.** `attn-opt --attn-result-destinations` on
 

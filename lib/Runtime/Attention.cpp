@@ -299,7 +299,7 @@ static bool isRowMajor(const TensorRef &t) {
 
 /// The bytes [first, last) a tensor's elements span (empty for no
 /// elements).
-static std::pair<uintptr_t, uintptr_t> byteSpan(const TensorRef &t) {
+static rt::ByteSpan byteSpan(const TensorRef &t) {
   auto base = reinterpret_cast<uintptr_t>(t.data);
   std::vector<int64_t> strides = t.strides.empty() ? rt::rowMajorStrides(t.shape) : t.strides;
   int64_t lo = 0, hi = 0;
@@ -468,11 +468,11 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
   // other) are the compiled code's destinations: a result it allocates is
   // written there, with no copy (attn-result-destinations).
   std::vector<rt::ResultDestination> destinations(outputs.size());
-  std::vector<std::pair<uintptr_t, uintptr_t>> outputSpans;
+  std::vector<rt::ByteSpan> outputSpans;
   for (const TensorRef &o : outputs)
     outputSpans.push_back(byteSpan(o));
   if (!im.deviceResident && im.fn->takesResultDestinations()) {
-    std::vector<std::pair<uintptr_t, uintptr_t>> inputSpans;
+    std::vector<rt::ByteSpan> inputSpans;
     for (const TensorRef &t : inputs)
       inputSpans.push_back(byteSpan(t));
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -480,7 +480,7 @@ Status Kernel::call(const std::vector<TensorRef> &inputs,
       if (!isRowMajor(o) || !o.data)
         continue;
       auto [lo, hi] = outputSpans[i];
-      if (attn::runtime::overlapsOthers(i, outputSpans, inputSpans))
+      if (rt::overlapsOthers(i, outputSpans, inputSpans))
         continue;
       destinations[i] = {o.data, o.shape};
       // Often fresh memory (torch.empty) the kernel writes first: huge

@@ -38,30 +38,32 @@ SmallVector<Value> rowIndices(OpBuilder &b, Location loc, ValueRange indices, in
   return at;
 }
 
-/// The vector type one tile row of `rowType` occupies in memref elements of
-/// `memElt` (bf16 pairs read from an i32 buffer: half as many), or null
-/// where the widths do not divide.
-VectorType memoryRowType(VectorType rowType, Type memElt) {
-  int64_t bits = rowType.getNumElements() * rowType.getElementTypeBitWidth();
-  unsigned memBits = memElt.getIntOrFloatBitWidth();
-  if (memBits == 0 || bits % memBits)
-    return nullptr;
-  return VectorType::get({bits / memBits}, memElt);
+/// A tile's row and the vector of memref elements it occupies (bf16 pairs
+/// read from an i32 buffer: half as many elements); the same type where the
+/// memref holds the tile's elements.
+struct RowTypes {
+  VectorType row, memory;
+};
+RowTypes rowTypes(VectorType tile, Type memElt) {
+  VectorType row = VectorType::get({tile.getDimSize(1)}, tile.getElementType());
+  int64_t bits = row.getNumElements() * row.getElementTypeBitWidth();
+  return {row, VectorType::get({bits / memElt.getIntOrFloatBitWidth()}, memElt)};
 }
 
-/// The memref and tile shapes the emulation takes: no explicit stride, a
-/// memref of rank 2 or more whose element width divides a tile row.
-LogicalResult checkAccess(Operation *op, ConversionPatternRewriter &rewriter, Value stride,
-                          MemRefType memref, VectorType tile) {
+/// Why a tile load or store is not emulated, or null: the emulation takes
+/// no explicit stride, a memref of rank 2 or more, and memref elements
+/// whose width divides a tile row.
+const char *unsupportedAccess(Value stride, Type memref, amx::TileType tile) {
+  auto m = cast<MemRefType>(memref);
   if (stride)
-    return rewriter.notifyMatchFailure(op, "an explicit stride is not emulated");
-  if (memref.getRank() < 2)
-    return rewriter.notifyMatchFailure(op, "a memref of rank below 2 is not emulated");
-  VectorType row = VectorType::get({tile.getDimSize(1)}, tile.getElementType());
-  if (!memref.getElementType().isIntOrFloat() ||
-      !memoryRowType(row, memref.getElementType()))
-    return rewriter.notifyMatchFailure(op, "the memref's elements do not tile a row");
-  return success();
+    return "a tile load or store with an explicit stride";
+  if (m.getRank() < 2)
+    return "a tile load or store on a memref of rank below 2";
+  Type elt = m.getElementType();
+  int64_t rowBits = tile.getShape()[1] * tile.getElementType().getIntOrFloatBitWidth();
+  if (!elt.isIntOrFloat() || rowBits % elt.getIntOrFloatBitWidth())
+    return "a tile load or store whose memref elements do not divide a tile row";
+  return nullptr;
 }
 
 struct EmulateTileZero : OpConversionPattern<amx::TileZeroOp> {
@@ -79,12 +81,8 @@ struct EmulateTileLoad : OpConversionPattern<amx::TileLoadOp> {
   LogicalResult matchAndRewrite(amx::TileLoadOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     VectorType t = vectorOf(op.getTileType());
-    MemRefType m = op.getMemRefType();
-    if (failed(checkAccess(op, rewriter, op.getStride(), m, t)))
-      return failure();
+    auto [row, memRow] = rowTypes(t, op.getMemRefType().getElementType());
     Location loc = op.getLoc();
-    VectorType row = VectorType::get({t.getDimSize(1)}, t.getElementType());
-    VectorType memRow = memoryRowType(row, m.getElementType());
     Value tile = arith::ConstantOp::create(rewriter, loc, t, rewriter.getZeroAttr(t));
     for (int64_t r = 0; r < t.getDimSize(0); ++r) {
       Value v = vector::LoadOp::create(rewriter, loc, memRow, adaptor.getBase(),
@@ -102,14 +100,9 @@ struct EmulateTileStore : OpConversionPattern<amx::TileStoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(amx::TileStoreOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    auto tileType = cast<amx::TileType>(op.getVal().getType());
-    VectorType t = vectorOf(tileType);
-    auto m = cast<MemRefType>(op.getBase().getType());
-    if (failed(checkAccess(op, rewriter, op.getStride(), m, t)))
-      return failure();
+    VectorType t = vectorOf(cast<amx::TileType>(op.getVal().getType()));
+    auto [row, memRow] = rowTypes(t, cast<MemRefType>(op.getBase().getType()).getElementType());
     Location loc = op.getLoc();
-    VectorType row = VectorType::get({t.getDimSize(1)}, t.getElementType());
-    VectorType memRow = memoryRowType(row, m.getElementType());
     for (int64_t r = 0; r < t.getDimSize(0); ++r) {
       Value v = vector::ExtractOp::create(rewriter, loc, adaptor.getVal(), ArrayRef<int64_t>{r});
       if (memRow != row)
@@ -171,25 +164,21 @@ struct AttnEmulateAmxPass : mlir::attn::impl::AttnEmulateAmxBase<AttnEmulateAmxP
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     // What it does not emulate, each named at its op (the conversion's own
-    // "failed to legalize" would not say why).
+    // "failed to legalize" would not say why); the patterns take the rest.
     bool unsupported = false;
     getOperation()->walk([&](Operation *op) {
-      auto refuse = [&](StringRef why) {
+      const char *why = nullptr;
+      if (isa<amx::TileMulIOp>(op))
+        why = "amx.tile_muli";
+      else if (auto load = dyn_cast<amx::TileLoadOp>(op))
+        why = unsupportedAccess(load.getStride(), load.getBase().getType(), load.getTileType());
+      else if (auto store = dyn_cast<amx::TileStoreOp>(op))
+        why = unsupportedAccess(store.getStride(), store.getBase().getType(),
+                                cast<amx::TileType>(store.getVal().getType()));
+      if (why) {
         op->emitError() << "attn-emulate-amx: " << why << " is not emulated";
         unsupported = true;
-      };
-      auto access = [&](Value stride, Type memref) {
-        if (stride)
-          refuse("a tile load or store with an explicit stride");
-        else if (cast<MemRefType>(memref).getRank() < 2)
-          refuse("a tile load or store on a memref of rank below 2");
-      };
-      if (isa<amx::TileMulIOp>(op))
-        refuse("amx.tile_muli");
-      else if (auto load = dyn_cast<amx::TileLoadOp>(op))
-        access(load.getStride(), load.getBase().getType());
-      else if (auto store = dyn_cast<amx::TileStoreOp>(op))
-        access(store.getStride(), store.getBase().getType());
+      }
     });
     if (unsupported)
       return signalPassFailure();

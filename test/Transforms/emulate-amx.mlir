@@ -59,10 +59,10 @@ module {
 // -----
 
 module {
-  func.func @index_elements(%a: memref<16x16xindex>) {
+  func.func @odd_width_elements(%a: memref<16x16xi24>) {
     %c0 = arith.constant 0 : index
     // expected-error@+1 {{attn-emulate-amx: a tile load or store whose memref elements do not divide a tile row is not emulated}}
-    %t = amx.tile_load %a[%c0, %c0] : memref<16x16xindex> into !amx.tile<16x16xf32>
+    %t = amx.tile_load %a[%c0, %c0] : memref<16x16xi24> into !amx.tile<16x16xf32>
     return
   }
 }

@@ -3,7 +3,7 @@
 // attn-emulate-amx: each !amx.tile becomes a 2-D vector, and the tile
 // loads, stores, zeroes and bf16/f16 pair products become vector loads,
 // stores and f32 FMAs with the same results (to the hardware's rounding),
-// so that the AMX prefill tile (AmxTiles.cpp) runs and is checked on hosts
+// so that the AMX kernels (AmxTiles.cpp) run and are checked on hosts
 // without AMX (docs/cpu.md, "AMX tiles").
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +12,7 @@
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -117,7 +118,10 @@ struct EmulateTileStore : OpConversionPattern<amx::TileStoreOp> {
 
 /// c[m][n] + Σ_p a[m][2p]·b[p][2n] + a[m][2p+1]·b[p][2n+1], each term an
 /// f32 FMA (products of bf16 or f16 values are exact in f32). b's pair
-/// rows are split into their even and odd halves once, widened to f32.
+/// rows are split into their even and odd halves once, widened to f32;
+/// a and c go through stack buffers (in a memref.alloca_scope) so that the
+/// rows are an scf.for, not 16 unrolled copies: the AMX kernels' many
+/// tile products stay quick to compile.
 struct EmulateTileMulF : OpConversionPattern<amx::TileMulFOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(amx::TileMulFOp op, OpAdaptor adaptor,
@@ -128,12 +132,14 @@ struct EmulateTileMulF : OpConversionPattern<amx::TileMulFOp> {
     int64_t rows = c.getDimSize(0), cols = c.getDimSize(1), pairs = a.getDimSize(1) / 2;
     Type f32 = rewriter.getF32Type();
     VectorType f32Row = VectorType::get({cols}, f32);
+    VectorType aRowType = VectorType::get({a.getDimSize(1)}, a.getElementType());
     SmallVector<int64_t> even, odd;
     for (int64_t n = 0; n < cols; ++n) {
       even.push_back(2 * n);
       odd.push_back(2 * n + 1);
     }
     auto widen = [&](Value v, Type to) { return arith::ExtFOp::create(rewriter, loc, to, v); };
+    auto idx = [&](int64_t i) { return arith::ConstantIndexOp::create(rewriter, loc, i); };
     SmallVector<Value> bEven, bOdd;
     for (int64_t p = 0; p < pairs; ++p) {
       Value row =
@@ -141,20 +147,45 @@ struct EmulateTileMulF : OpConversionPattern<amx::TileMulFOp> {
       bEven.push_back(widen(vector::ShuffleOp::create(rewriter, loc, row, row, even), f32Row));
       bOdd.push_back(widen(vector::ShuffleOp::create(rewriter, loc, row, row, odd), f32Row));
     }
-    Value result = adaptor.getAcc();
+    // (The scope returns the rows: a 2-D vector would reach a branch
+    // operand before the vector types are converted.)
+    auto scope = memref::AllocaScopeOp::create(rewriter, loc,
+                                               SmallVector<Type>(rows, Type(f32Row)));
+    rewriter.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+    Value aBuf = memref::AllocaOp::create(
+        rewriter, loc, MemRefType::get(a.getShape(), a.getElementType()));
+    Value cBuf = memref::AllocaOp::create(rewriter, loc, MemRefType::get(c.getShape(), f32));
     for (int64_t m = 0; m < rows; ++m) {
-      Value aRow =
-          vector::ExtractOp::create(rewriter, loc, adaptor.getLhs(), ArrayRef<int64_t>{m});
-      Value sum = vector::ExtractOp::create(rewriter, loc, result, ArrayRef<int64_t>{m});
-      for (int64_t p = 0; p < pairs; ++p)
-        for (auto [k, half] : {std::pair<int64_t, Value *>{2 * p, &bEven[p]},
-                               std::pair<int64_t, Value *>{2 * p + 1, &bOdd[p]}}) {
-          Value x = vector::ExtractOp::create(rewriter, loc, aRow, ArrayRef<int64_t>{k});
-          Value splat = vector::BroadcastOp::create(rewriter, loc, f32Row, widen(x, f32));
-          sum = vector::FMAOp::create(rewriter, loc, splat, *half, sum);
-        }
-      result = vector::InsertOp::create(rewriter, loc, sum, result, ArrayRef<int64_t>{m});
+      for (auto [tile, buf] : {std::pair{adaptor.getLhs(), aBuf}, std::pair{adaptor.getAcc(), cBuf}})
+        vector::StoreOp::create(
+            rewriter, loc, vector::ExtractOp::create(rewriter, loc, tile, ArrayRef<int64_t>{m}),
+            buf, ValueRange{idx(m), idx(0)});
     }
+    scf::ForOp::create(
+        rewriter, loc, idx(0), idx(rows), idx(1), ValueRange{},
+        [&](OpBuilder &b, Location, Value m, ValueRange) {
+          Value aRow = vector::LoadOp::create(b, loc, aRowType, aBuf, ValueRange{m, idx(0)});
+          Value sum = vector::LoadOp::create(b, loc, f32Row, cBuf, ValueRange{m, idx(0)});
+          for (int64_t p = 0; p < pairs; ++p)
+            for (auto [k, half] : {std::pair<int64_t, Value *>{2 * p, &bEven[p]},
+                                   std::pair<int64_t, Value *>{2 * p + 1, &bOdd[p]}}) {
+              Value x = vector::ExtractOp::create(b, loc, aRow, ArrayRef<int64_t>{k});
+              Value splat = vector::BroadcastOp::create(b, loc, f32Row, widen(x, f32));
+              sum = vector::FMAOp::create(b, loc, splat, *half, sum);
+            }
+          vector::StoreOp::create(b, loc, sum, cBuf, ValueRange{m, idx(0)});
+          scf::YieldOp::create(b, loc);
+        });
+    SmallVector<Value> sums;
+    for (int64_t m = 0; m < rows; ++m)
+      sums.push_back(
+          vector::LoadOp::create(rewriter, loc, f32Row, cBuf, ValueRange{idx(m), idx(0)}));
+    memref::AllocaScopeReturnOp::create(rewriter, loc, sums);
+    rewriter.setInsertionPointAfter(scope);
+    Value result = arith::ConstantOp::create(rewriter, loc, c, rewriter.getZeroAttr(c));
+    for (int64_t m = 0; m < rows; ++m)
+      result = vector::InsertOp::create(rewriter, loc, scope.getResult(m), result,
+                                        ArrayRef<int64_t>{m});
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -12,6 +12,10 @@
 // RUN: llvm-objdump -d %t/spr0.o | FileCheck %s --check-prefix=AMX
 // RUN: attn-aot %s --target-cpu=graniterapids --amx --name=gnr -o %t
 // RUN: llvm-objdump -d %t/gnr.o | FileCheck %s --check-prefix=AMX
+// A bf16 projection takes the tiles too (blocks of 16 rows on two sum
+// tiles).
+// RUN: attn-aot %s --entry=p --target-cpu=sapphirerapids --amx --name=sprp -o %t
+// RUN: llvm-objdump -d %t/sprp.o | FileCheck %s --check-prefix=AMX
 // f16: on tdpfp16ps where the target has AMX-FP16 (Granite Rapids), on
 // f32 FMAs where it has only AMX-BF16 (Sapphire Rapids).
 // RUN: attn-aot %s --entry=h --target-cpu=graniterapids --amx --name=gnrh -o %t
@@ -45,4 +49,9 @@ func.func @f(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tenso
 func.func @h(%q: tensor<1x2x128x64xf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x64xf16>) -> tensor<1x2x128x64xf16> {
   %o = attn.sdpa %q, %k, %v : (tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) -> tensor<1x2x128x64xf16>
   return %o : tensor<1x2x128x64xf16>
+}
+
+func.func @p(%x: tensor<1x40x320xbf16>, %w: tensor<64x320xbf16>, %b: tensor<64xbf16>) -> tensor<1x40x64xbf16> {
+  %y = attn.project %x, %w, %b : (tensor<1x40x320xbf16>, tensor<64x320xbf16>, tensor<64xbf16>) -> tensor<1x40x64xbf16>
+  return %y : tensor<1x40x64xbf16>
 }

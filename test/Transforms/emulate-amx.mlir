@@ -2,7 +2,7 @@
 // vector per row (rows i, i+1, ...), bitcast where the memref holds the
 // bf16 pairs as i32; a store writes them back; a zero tile is a constant;
 // tile_mulf sums each bf16 pair of A's row against B's even and odd
-// halves in f32 FMAs (16 rows x 16 pairs x 2 per product here).
+// halves in f32 FMAs (a loop over 16 rows, 16 pairs x 2 in each here).
 // RUN: attn-opt %s --attn-emulate-amx --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @mulf
@@ -15,8 +15,23 @@
 // CHECK: vector.shuffle %{{.*}} [0, 2, 4, {{.*}}, 30] : vector<32xbf16>, vector<32xbf16>
 // CHECK: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // CHECK: vector.shuffle %{{.*}} [1, 3, 5, {{.*}}, 31] : vector<32xbf16>, vector<32xbf16>
-// CHECK-COUNT-512: vector.fma
+// A's and C's rows go to stack buffers of an alloca_scope; the rows are
+// a loop, each 16 pairs x 2 FMAs; the scope returns C's rows.
+// CHECK: %[[ROWS:.*]]:16 = memref.alloca_scope -> (vector<16xf32>
+// CHECK: %[[A:.*]] = memref.alloca() : memref<16x32xbf16>
+// CHECK: %[[C:.*]] = memref.alloca() : memref<16x16xf32>
+// CHECK: vector.store %{{.*}}, %[[A]][
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[C]][
+// CHECK: scf.for %[[M:.*]] = %{{.*}} to %c16
+// CHECK: vector.load %[[A]][%[[M]], %{{.*}}] : memref<16x32xbf16>, vector<32xbf16>
+// CHECK: vector.load %[[C]][%[[M]], %{{.*}}] : memref<16x16xf32>, vector<16xf32>
+// CHECK-COUNT-32: vector.fma
 // CHECK-NOT: vector.fma
+// CHECK: vector.store %{{.*}}, %[[C]][%[[M]], %{{.*}}]
+// CHECK-COUNT-16: vector.load %[[C]]
+// CHECK: memref.alloca_scope.return
+// CHECK: vector.insert %[[ROWS]]#0
+// CHECK: vector.insert %[[ROWS]]#15
 // CHECK-COUNT-16: vector.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<16x16xf32>, vector<16xf32>
 // CHECK: return
 func.func @mulf(%a: memref<32x16xi32>, %b: memref<16x32xbf16>, %c: memref<16x16xf32>, %i: index) {

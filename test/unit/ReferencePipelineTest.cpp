@@ -857,65 +857,133 @@ TEST(CpuPipeline, TiledProjectionsHalfPrecision) {
   }
 }
 
-// bf16 projections on AVX512-BF16 dot products (bf16-dot forced on; the
-// panel packed as pairs of W along In, a pair of x broadcast per step)
-// beside the f32 FMAs (forced off), against the double reference on the
-// rounded inputs: out_in (pairs transposed 16 × 16) and in_out (two rows
-// interleaved), bias or none, static rows in one chunk (the panel packed
-// on the thread's stack), 300 rows (two chunks, W packed once), dynamic
-// rows, and In = 48 (not a multiple of 32: the f32 path). The two paths
-// sum in different orders, so some outputs must differ (else the dot path
-// did not run). Skipped where the CPU has no AVX512-BF16.
-TEST(CpuPipeline, TiledProjectionsOnBf16Dots) {
-  if (!runtime::hostCpuTarget().hasBf16Dot)
-    GTEST_SKIP() << "this CPU has no AVX512-BF16";
-  const char *src = R"(
-func.func @f(%x: tensor<3x50x96xbf16>, %w: tensor<64x96xbf16>, %b: tensor<64xbf16>,
-             %wt: tensor<96x32xbf16>, %xl: tensor<300x96xbf16>, %xd: tensor<?x96xbf16>,
-             %x48: tensor<20x48xbf16>, %w48: tensor<32x48xbf16>)
-    -> (tensor<3x50x64xbf16>, tensor<3x50x32xbf16>, tensor<300x64xbf16>, tensor<300x32xbf16>,
-        tensor<?x64xbf16>, tensor<20x32xbf16>) {
-  %0 = attn.project %x, %w, %b : (tensor<3x50x96xbf16>, tensor<64x96xbf16>, tensor<64xbf16>) -> tensor<3x50x64xbf16>
-  %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<3x50x96xbf16>, tensor<96x32xbf16>) -> tensor<3x50x32xbf16>
-  %2 = attn.project %xl, %w : (tensor<300x96xbf16>, tensor<64x96xbf16>) -> tensor<300x64xbf16>
-  %3 = attn.project %xl, %wt {layout = #attn.layout<in_out>} : (tensor<300x96xbf16>, tensor<96x32xbf16>) -> tensor<300x32xbf16>
-  %4 = attn.project %xd, %w, %b : (tensor<?x96xbf16>, tensor<64x96xbf16>, tensor<64xbf16>) -> tensor<?x64xbf16>
-  %5 = attn.project %x48, %w48 : (tensor<20x48xbf16>, tensor<32x48xbf16>) -> tensor<20x32xbf16>
-  return %0, %1, %2, %3, %4, %5 : tensor<3x50x64xbf16>, tensor<3x50x32xbf16>, tensor<300x64xbf16>,
-      tensor<300x32xbf16>, tensor<?x64xbf16>, tensor<20x32xbf16>
+/// The half-precision projections of the dot and AMX tests, in `elt`
+/// ("bf16" or "f16"): out_in and in_out, bias or none, static rows in one
+/// chunk (the panel packed on the thread's stack), 300 rows (two chunks, W
+/// packed once on the heap), dynamic rows, two dynamic leading dims (rows
+/// delinearised) with In = 320 (ten steps of 32: a run of eight and two
+/// more on AMX), and In = 48 (not a multiple of 32: the f32 path), with
+/// their inputs rounded to `dtype` and the double reference's results.
+struct HalfProjections {
+  std::string src;
+  std::vector<ref::Tensor> inputs, want;
+};
+HalfProjections halfProjections(ElementType dtype, const char *elt) {
+  std::string src = R"(
+func.func @f(%x: tensor<3x50x96xHALF>, %w: tensor<64x96xHALF>, %b: tensor<64xHALF>,
+             %wt: tensor<96x32xHALF>, %xl: tensor<300x96xHALF>, %xd: tensor<?x96xHALF>,
+             %x48: tensor<20x48xHALF>, %w48: tensor<32x48xHALF>, %xdd: tensor<?x?x320xHALF>,
+             %w320: tensor<320x32xHALF>, %b32: tensor<32xHALF>)
+    -> (tensor<3x50x64xHALF>, tensor<3x50x32xHALF>, tensor<300x64xHALF>, tensor<300x32xHALF>,
+        tensor<?x64xHALF>, tensor<20x32xHALF>, tensor<?x?x32xHALF>) {
+  %0 = attn.project %x, %w, %b : (tensor<3x50x96xHALF>, tensor<64x96xHALF>, tensor<64xHALF>) -> tensor<3x50x64xHALF>
+  %1 = attn.project %x, %wt {layout = #attn.layout<in_out>} : (tensor<3x50x96xHALF>, tensor<96x32xHALF>) -> tensor<3x50x32xHALF>
+  %2 = attn.project %xl, %w : (tensor<300x96xHALF>, tensor<64x96xHALF>) -> tensor<300x64xHALF>
+  %3 = attn.project %xl, %wt {layout = #attn.layout<in_out>} : (tensor<300x96xHALF>, tensor<96x32xHALF>) -> tensor<300x32xHALF>
+  %4 = attn.project %xd, %w, %b : (tensor<?x96xHALF>, tensor<64x96xHALF>, tensor<64xHALF>) -> tensor<?x64xHALF>
+  %5 = attn.project %x48, %w48 : (tensor<20x48xHALF>, tensor<32x48xHALF>) -> tensor<20x32xHALF>
+  %6 = attn.project %xdd, %w320, %b32 {layout = #attn.layout<in_out>} : (tensor<?x?x320xHALF>, tensor<320x32xHALF>, tensor<32xHALF>) -> tensor<?x?x32xHALF>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<3x50x64xHALF>, tensor<3x50x32xHALF>, tensor<300x64xHALF>,
+      tensor<300x32xHALF>, tensor<?x64xHALF>, tensor<20x32xHALF>, tensor<?x?x32xHALF>
 })";
+  for (size_t at; (at = src.find("HALF")) != std::string::npos;)
+    src.replace(at, 4, elt);
   std::mt19937 gen(37);
-  auto x = randomTensor({3, 50, 96}, gen), w = randomTensor({64, 96}, gen),
-       b = randomTensor({64}, gen), wt = randomTensor({96, 32}, gen),
-       xl = randomTensor({300, 96}, gen), xd = randomTensor({77, 96}, gen),
-       x48 = randomTensor({20, 48}, gen), w48 = randomTensor({32, 48}, gen);
-  for (ref::Tensor *t : {&x, &w, &b, &wt, &xl, &xd, &x48, &w48})
-    roundTo(*t, ElementType::BF16);
+  std::vector<ref::Tensor> in = {
+      randomTensor({3, 50, 96}, gen), randomTensor({64, 96}, gen), randomTensor({64}, gen),
+      randomTensor({96, 32}, gen),    randomTensor({300, 96}, gen), randomTensor({77, 96}, gen),
+      randomTensor({20, 48}, gen),    randomTensor({32, 48}, gen),  randomTensor({2, 21, 320}, gen),
+      randomTensor({320, 32}, gen),   randomTensor({32}, gen)};
+  for (ref::Tensor &t : in)
+    roundTo(t, dtype);
+  const ref::Tensor &x = in[0], &w = in[1], &b = in[2], &wt = in[3], &xl = in[4], &xd = in[5],
+                    &x48 = in[6], &w48 = in[7], &xdd = in[8], &w320 = in[9], &b32 = in[10];
   std::vector<ref::Tensor> want = {
-      ref::project(x, w, &b, ref::Layout::OutIn),   ref::project(x, wt, nullptr, ref::Layout::InOut),
+      ref::project(x, w, &b, ref::Layout::OutIn),       ref::project(x, wt, nullptr, ref::Layout::InOut),
       ref::project(xl, w, nullptr, ref::Layout::OutIn), ref::project(xl, wt, nullptr, ref::Layout::InOut),
-      ref::project(xd, w, &b, ref::Layout::OutIn),  ref::project(x48, w48, nullptr, ref::Layout::OutIn)};
+      ref::project(xd, w, &b, ref::Layout::OutIn),      ref::project(x48, w48, nullptr, ref::Layout::OutIn),
+      ref::project(xdd, w320, &b32, ref::Layout::InOut)};
+  return {src, in, want};
+}
+
+/// Runs the half projections with `options` against the double reference
+/// at `tol`. With `mustDiffer`, also without them (`off` applied to a copy:
+/// the f32 FMAs), and some outputs must differ (the two sum in different
+/// orders: else the path under test did not run), except In = 48's, which
+/// takes the f32 path either way.
+void checkHalfProjections(ElementType dtype, const char *elt, double tol, bool mustDiffer,
+                          runtime::JitOptions options,
+                          const std::function<void(runtime::JitOptions &)> &off) {
+  HalfProjections p = halfProjections(dtype, elt);
+  runtime::JitOptions f32 = options;
+  off(f32);
   std::vector<std::vector<ref::Tensor>> outs;
-  for (bool dot : {true, false}) {
-    SCOPED_TRACE(dot ? "bf16-dot" : "f32 FMAs");
-    runtime::JitOptions options;
-    options.vectorWidth = 16;
-    options.bf16Dot = dot;
-    Jitted j(src, "f", Pipeline::Cpu, options);
+  for (const runtime::JitOptions *o : {&options, &f32}) {
+    if (o == &f32 && !mustDiffer)
+      return;
+    SCOPED_TRACE(o == &options ? "the path under test" : "f32 FMAs");
+    Jitted j(p.src, "f", Pipeline::Cpu, *o);
     ASSERT_TRUE(j.ok());
     EXPECT_TRUE(j.unfusedOps().empty());
-    auto out = j.run({x, w, b, wt, xl, xd, x48, w48}, std::vector<ElementType>(8, ElementType::BF16));
-    ASSERT_EQ(out.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i)
-      EXPECT_LE(relativeError(out[i], want[i]), 1.6e-2) << "result " << i;
+    auto out = j.run(p.inputs, std::vector<ElementType>(p.inputs.size(), dtype));
+    ASSERT_EQ(out.size(), p.want.size());
+    for (size_t i = 0; i < p.want.size(); ++i)
+      EXPECT_LE(relativeError(out[i], p.want[i]), tol) << "result " << i;
     outs.push_back(out);
   }
   int64_t differing = 0;
-  for (size_t i = 0; i < want.size(); ++i)
+  for (size_t i = 0; i < p.want.size(); ++i)
     for (size_t k = 0; k < outs[0][i].data.size(); ++k)
       differing += outs[0][i].data[k] != outs[1][i].data[k];
-  EXPECT_GT(differing, 0) << "bf16-dot gave exactly the f32 path's outputs everywhere";
+  EXPECT_GT(differing, 0) << "the path under test gave exactly the f32 path's outputs everywhere";
   for (size_t k = 0; k < outs[0][5].data.size(); ++k)
     ASSERT_EQ(outs[0][5].data[k], outs[1][5].data[k]) << "In = 48 takes the f32 path either way";
+}
+
+// bf16 projections on AVX512-BF16 dot products (bf16-dot forced on; the
+// panel packed as pairs of W along In, a pair of x broadcast per step)
+// beside the f32 FMAs (forced off). Skipped where the CPU has no
+// AVX512-BF16.
+TEST(CpuPipeline, TiledProjectionsOnBf16Dots) {
+  if (!runtime::hostCpuTarget().hasBf16Dot)
+    GTEST_SKIP() << "this CPU has no AVX512-BF16";
+  runtime::JitOptions options;
+  options.vectorWidth = 16;
+  options.bf16Dot = true;
+  options.amx = false; // (an AMX host would take AMX tiles)
+  checkHalfProjections(ElementType::BF16, "bf16", 1.6e-2, /*mustDiffer=*/true, options,
+                       [](runtime::JitOptions &o) { o.bf16Dot = false; });
+}
+
+// bf16 and f16 projections on AMX tiles (the same panel, 16 rows of x per
+// block on two sum tiles; AmxTiles.cpp), run as vector code by
+// attn-emulate-amx on every host, beside the f32 FMAs. The hardware's
+// tiles run the same projections where the host has AMX. Emulated, the
+// sums are the f32 path's FMAs in the same order, the bias added last
+// instead of first: f16 outputs show that difference, bf16 ones round it
+// away (test/Conversion/AttnToLoops/amx.mlir pins that the tiles are
+// there).
+TEST(CpuPipeline, TiledProjectionsOnAmxTiles) {
+  runtime::CpuTarget host = runtime::hostCpuTarget();
+  for (bool hardware : {false, true}) {
+    if (hardware && !host.amxPermitted)
+      continue;
+    for (auto [dtype, elt, tol] : {std::tuple{ElementType::BF16, "bf16", 1.6e-2},
+                                   std::tuple{ElementType::F16, "f16", 2e-3}}) {
+      if (hardware && dtype == ElementType::F16 && !host.hasAmxFp16)
+        continue;
+      SCOPED_TRACE(std::string(elt) + (hardware ? " on AMX" : " emulated"));
+      runtime::JitOptions options;
+      options.vectorWidth = 16;
+      options.bf16Dot = false;
+      options.amx = true;
+      options.emulateAmx = !hardware;
+      bool mustDiffer = dtype == ElementType::F16 && !hardware;
+      checkHalfProjections(dtype, elt, tol, mustDiffer, options, [](runtime::JitOptions &o) {
+        o.amx = false;
+        o.emulateAmx = false;
+      });
+    }
+  }
 }
 } // namespace

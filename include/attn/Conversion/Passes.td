@@ -339,10 +339,12 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
            "tdpbf16ps on 16x32 bf16 tiles, P rounded to bf16) instead of "
            "f32 FMAs or bf16 dots; the same layouts and conditions as "
            "bf16-dot, plus tile-q a multiple of 16. Takes precedence over "
-           "bf16-dot for the prefill tile">,
+           "bf16-dot for the prefill tile. bf16 projections too, where In "
+           "is a multiple of 32 (16-row blocks on two sum tiles)">,
     Option<"amxFp16", "amx-fp16", "bool", /*default=*/"false",
            "With amx, f16 prefill tiles multiply on AMX-FP16 tiles "
-           "(tdpfp16ps, f32 sums, P rounded to f16) too">
+           "(tdpfp16ps, f32 sums, P rounded to f16) too, and f16 "
+           "projections">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

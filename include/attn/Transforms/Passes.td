@@ -556,7 +556,7 @@ def AttnEmulateAmx : Pass<"attn-emulate-amx", "::mlir::ModuleOp"> {
   let description = [{
     Rewrites the `amx` dialect's tile operations into `vector` and `memref`
     operations with the same results, so that code written for Intel AMX
-    (the bf16 prefill tile of `convert-attn-to-loops{amx}`) runs, and is
+    (the bf16 prefill tiles and projections of `convert-attn-to-loops{amx}`) runs, and is
     checked against a reference, on a CPU without AMX. Each
     `!amx.tile<R x C x T>` becomes a `vector<R x C x T>`:
 
@@ -565,7 +565,7 @@ def AttnEmulateAmx : Pass<"attn-emulate-amx", "::mlir::ModuleOp"> {
     | `amx.tile_zero` | a zero constant |
     | `amx.tile_load %m[%i, %j]` | R `vector.load`s of rows `%i + r`, bitcast where the memref's element type is not the tile's (bf16 pairs kept as i32) |
     | `amx.tile_store %m[%i, %j], %t` | R `vector.store`s |
-    | `amx.tile_mulf %a, %b, %c` (bf16 or f16 pairs) | `c[m][n] += a[m][2p]·b[p][2n] + a[m][2p+1]·b[p][2n+1]` over each pair p, as f32 FMAs |
+    | `amx.tile_mulf %a, %b, %c` (bf16 or f16 pairs) | `c[m][n] += a[m][2p]·b[p][2n] + a[m][2p+1]·b[p][2n+1]` over each pair p, as f32 FMAs, in an `scf.for` over the rows m (a and c in stack buffers of a `memref.alloca_scope`) |
 
     The sums are f32 FMAs in pair order; the hardware's `tdpbf16ps` rounds
     as it sums and flushes denormal inputs, so results agree to the bf16
@@ -591,7 +591,7 @@ def AttnEmulateAmx : Pass<"attn-emulate-amx", "::mlir::ModuleOp"> {
     stores sixteen zero rows with `vector.store`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
 }
 
 #endif // ATTN_TRANSFORMS_PASSES_TD

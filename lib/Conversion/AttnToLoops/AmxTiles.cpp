@@ -19,6 +19,11 @@
 // stored back. Everything else (packing, masks, softmax, P rounded to
 // bf16, or f16) is the bf16-dot tile's.
 //
+// bf16 (or f16) projections take 16 rows of x against a packed panel of
+// 32 outputs on two sum tiles (projectRowsOnAmx): A is 16 rows × 16 pairs
+// of x, read in place from a row-padded copy; B the panel's 16 pair-rows
+// × 16 outputs, the layout ProjectToLoops.cpp packs for bf16-dot.
+//
 // Tile registers are configured by LLVM (ldtilecfg at the function's
 // entry); the runtime asks Linux for the AMX state once per process
 // (HostInfo.cpp). attn-emulate-amx runs the same tiles as vector code on
@@ -105,6 +110,46 @@ void FlashKernel::accumulateValuesAmx() {
       amx::TileStoreOp::create(b.b, b.loc, acc, ValueRange{i, c}, sum);
     });
   });
+}
+
+/// Steps of the projection's sum over In unrolled between the sum tiles'
+/// round trips through memory (no tile value crosses a loop).
+constexpr int64_t kProjectSteps = 8;
+
+void projectRowsOnAmx(KernelBuilder &e, Value x, Value r0, Value panel,
+                      function_ref<SmallVector<Value>(Value, Value)> panelAt, int64_t pairs,
+                      Value sums) {
+  amx::TileType pairTy = pairTile(cast<MemRefType>(x.getType()).getElementType());
+  for (int64_t h = 0; h < 2; ++h)
+    amx::TileStoreOp::create(e.b, e.loc, sums, ValueRange{e.idx(0), e.idx(h * kTilePairs)},
+                             amx::TileZeroOp::create(e.b, e.loc, sumTile(e)));
+  // `count` steps of 16 pairs from pair `first`: the sums loaded, the
+  // products added, the sums stored back.
+  auto steps = [&](Value first, int64_t count) {
+    Value sum[2];
+    for (int64_t h = 0; h < 2; ++h)
+      sum[h] = amx::TileLoadOp::create(e.b, e.loc, sumTile(e), sums,
+                                       ValueRange{e.idx(0), e.idx(h * kTilePairs)});
+    for (int64_t u = 0; u < count; ++u) {
+      Value q = e.add(first, e.idx(u * kTilePairs));
+      Value a = amx::TileLoadOp::create(e.b, e.loc, pairTy, x, ValueRange{r0, e.add(q, q)});
+      for (int64_t h = 0; h < 2; ++h) {
+        Value b = amx::TileLoadOp::create(e.b, e.loc, pairTy, panel,
+                                          panelAt(q, e.idx(h * kTilePairs)));
+        sum[h] = amx::TileMulFOp::create(e.b, e.loc, sumTile(e), a, b, sum[h]);
+      }
+    }
+    for (int64_t h = 0; h < 2; ++h)
+      amx::TileStoreOp::create(e.b, e.loc, sums, ValueRange{e.idx(0), e.idx(h * kTilePairs)},
+                               sum[h]);
+  };
+  int64_t total = pairs / kTilePairs;
+  int64_t runs = total / kProjectSteps, rest = total % kProjectSteps;
+  if (runs)
+    e.loop(e.idx(0), e.idx(runs), 1,
+           [&](Value run) { steps(e.mul(run, e.idx(kProjectSteps * kTilePairs)), kProjectSteps); });
+  if (rest)
+    steps(e.idx(runs * kProjectSteps * kTilePairs), rest);
 }
 
 } // namespace mlir::attn::loops

@@ -122,6 +122,19 @@ Value loadBf16PairScalar(KernelBuilder &e, Value m, ValueRange ivs);
 /// (a0, b0, a1, b1, ...): two rows' elements side by side, as pairs.
 SmallVector<int64_t> pairInterleaveMask(int64_t w);
 
+/// Rows of the AMX projection block: a tile's 16 rows.
+constexpr int64_t kAmxRows = 16;
+
+/// The AMX projection block (AmxTiles.cpp): sums[16][32] = Σ over `pairs`
+/// pairs of x[r0..+16][2q, 2q+1] · panel[q][0..32], on two 16 × 16 f32 sum
+/// tiles (tdpbf16ps, or tdpfp16ps for f16). `x` is a half buffer of
+/// identity layout with at least r0 + 16 rows; the panel holds pairs (i32)
+/// at panelAt(q, column); `sums` is an f32 [16, 32] buffer, overwritten.
+/// `pairs` is a multiple of 16.
+void projectRowsOnAmx(KernelBuilder &e, Value x, Value r0, Value panel,
+                      function_ref<SmallVector<Value>(Value, Value)> panelAt, int64_t pairs,
+                      Value sums);
+
 /// The register-blocked loop every microkernel here is: for k in [0, n),
 /// load `cols` vectors b_v = loadB(k, v), then for each of `rows` rows
 /// acc[r·cols + v] += broadcast(loadA(r, k)) · b_v. Returns the `rows·cols`

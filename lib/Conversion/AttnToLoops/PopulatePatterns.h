@@ -50,6 +50,10 @@ std::string projectRefusal(ProjectOp op, int64_t w);
 /// bf16-dot option at 16 lanes, bf16 x and W, In a multiple of 32.
 bool projectTakesBf16Dot(ProjectOp op, const ConvertAttnToLoopsOptions &tiling);
 
+/// Whether the projection multiplies on AMX tiles: the amx option at 16
+/// lanes, bf16 x and W (or f16 ones with amx-fp16), In a multiple of 32.
+bool projectTakesAmx(ProjectOp op, const ConvertAttnToLoopsOptions &tiling);
+
 } // namespace mlir::attn::loops
 
 #endif // ATTN_LIB_CONVERSION_ATTNTOLOOPS_POPULATEPATTERNS_H

@@ -2,8 +2,8 @@
 //
 // attn.project (y = x·Wᵀ + b, the projections of attn.mha) as a tiled
 // matmul on buffers: W packed in panels of 2 vectors of outputs, row
-// blocks of x against a panel in the broadcast-FMA microkernel
-// (docs/cpu.md, *Projections*).
+// blocks of x against a panel in the broadcast-FMA microkernel, or on AMX
+// tiles (docs/cpu.md, *Projections*).
 //
 //===----------------------------------------------------------------------===//
 #include "Microkernels.h"
@@ -57,6 +57,16 @@ bool projectTakesBf16Dot(ProjectOp op, const ConvertAttnToLoopsOptions &tiling) 
          isBf16(op.getWeight()) && !ShapedType::isDynamic(in) && in % 32 == 0;
 }
 
+bool projectTakesAmx(ProjectOp op, const ConvertAttnToLoopsOptions &tiling) {
+  auto eltOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); };
+  Type half = eltOf(op.getInput());
+  auto xT = cast<RankedTensorType>(op.getInput().getType());
+  int64_t in = xT.getDimSize(xT.getRank() - 1);
+  bool typed = (half.isBF16() || (half.isF16() && tiling.amxFp16)) && eltOf(op.getWeight()) == half;
+  return tiling.amx && typed && tiling.vectorWidth == 16 && !ShapedType::isDynamic(in) &&
+         in % 32 == 0;
+}
+
 namespace {
 
 /// y[r, o] = b[o] + Σ_i x[r, i] · W[o, i] (W[i, o] for in_out) as a tiled loop
@@ -75,7 +85,10 @@ namespace {
 /// chunk and a panel fits kInlinePanelBytes, each panel serves one item only,
 /// which packs it on its own stack just before using it; otherwise W is packed
 /// once per call into Wp on the heap, panels in parallel, and every chunk reads
-/// it.
+/// it. On AMX (projectTakesAmx), W is packed as for bf16-dot, x is first
+/// copied into a buffer of whole 16-row blocks (zeros past the last row:
+/// the tiles read it in place), and each block of 16 rows takes its panel
+/// on two sum tiles (projectRowsOnAmx), then the bias in vectors.
 struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
   ProjectToTiledLoops(MLIRContext *ctx, ConvertAttnToLoopsOptions tiling)
       : OpRewritePattern(ctx), tiling(tiling) {}
@@ -138,13 +151,16 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
 
     bool outIn = op.getLayout() == WeightLayout::out_in;
     int64_t panel = 2 * w, panels = out / panel;
-    int64_t rowBlock = projectRowBlockFor(w);
 
     // bf16 x and W on AVX512-BF16 dot products (the bf16-dot option): the
     // panel holds pairs of W along In, dst[q][j] = (W[o + j][2q],
     // W[o + j][2q + 1]) as i32, and each step of the microkernel
     // broadcasts a pair of x (docs/cpu.md, *bf16 on dot products*).
-    bool dot = projectTakesBf16Dot(op, tiling);
+    // On AMX (the amx option) the panel is the same pairs, and blocks of
+    // 16 rows of x multiply it on tiles (AmxTiles.cpp).
+    bool amx = projectTakesAmx(op, tiling);
+    bool dot = amx || projectTakesBf16Dot(op, tiling);
+    int64_t rowBlock = amx ? kAmxRows : projectRowBlockFor(w);
     int64_t depth = dot ? in / 2 : in; // packed rows: In, or In/2 pairs
     Type packedElt = dot ? Type(rewriter.getI32Type()) : e.f32();
     // Panel p of W packed into `dst` at `at(i, j)`: dst[i][j] = W[p·2w + j][i]
@@ -169,7 +185,7 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
       }
       if (dot) {
         // Rows 2q and 2q + 1 of W interleaved into pairs.
-        auto row = VectorType::get({w}, rewriter.getBF16Type());
+        auto row = VectorType::get({w}, elt);
         SmallVector<int64_t> interleave = pairInterleaveMask(w);
         e.loop(e.idx(0), e.idx(depth), 1, [&](Value q) {
           Value i0 = e.add(q, q), i1 = e.add(i0, e.idx(1));
@@ -245,6 +261,36 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
     // The blocks spread evenly over the chunks (a last chunk of a few rows
     // would leave the thread that gets it idle).
     Value blocksPerChunk = e.ceilDiv(numBlocks, e.maxI(numChunks, e.idx(1)));
+    // AMX reads 16 rows of x at a time from memory of one row stride: x
+    // copied into whole blocks of rows, zeros past the last, in parallel
+    // over the blocks.
+    Value xTiles;
+    if (amx) {
+      xTiles = memref::AllocOp::create(
+          rewriter, loc, MemRefType::get({ShapedType::kDynamic, in}, elt),
+          ValueRange{e.mul(numBlocks, e.idx(rowBlock))}, rewriter.getI64IntegerAttr(64));
+      auto halves = VectorType::get({2 * w}, elt);
+      Value zeros = arith::ConstantOp::create(rewriter, loc, halves, rewriter.getZeroAttr(halves));
+      parallelLoop(e, {numBlocks}, /*stackScope=*/false, [&](ValueRange ivs) {
+        e.loop(e.idx(0), e.idx(rowBlock), 1, [&](Value r) {
+          Value row = e.add(e.mul(ivs[0], e.idx(rowBlock)), r);
+          e.ifThenElse(
+              e.lt(row, rows),
+              [&] {
+                SmallVector<Value> idx = rowIndex(row);
+                e.loop(e.idx(0), e.idx(in), 2 * w, [&](Value i) {
+                  Value v = vector::LoadOp::create(e.b, loc, halves, xb, at(idx, i));
+                  vector::StoreOp::create(e.b, loc, v, xTiles, ValueRange{row, i});
+                });
+              },
+              [&] {
+                e.loop(e.idx(0), e.idx(in), 2 * w, [&](Value i) {
+                  vector::StoreOp::create(e.b, loc, zeros, xTiles, ValueRange{row, i});
+                });
+              });
+        });
+      });
+    }
     // y[block rows, panel p] = bias + x[block rows] · panel p (`packed`,
     // element (i, j) at packedAt(i, j)).
     auto projectBlock = [&](Value p, Value block, Value packed,
@@ -282,10 +328,27 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
         });
       }
     };
+    // y[block rows, panel p] on AMX tiles: the sums of the block's 16 rows
+    // in `sums`, then the bias added in vectors.
+    auto projectBlockAmx = [&](Value p, Value block, Value packed,
+                               function_ref<SmallVector<Value>(Value, Value)> packedAt,
+                               Value sums) {
+      Value o = e.mul(p, e.idx(panel)), o1 = e.add(o, e.idx(w));
+      Value r0 = e.mul(block, e.idx(rowBlock));
+      projectRowsOnAmx(e, xTiles, r0, packed, packedAt, depth, sums);
+      Value bias0 = bb ? e.vloadF32(bb, {o}) : e.splat(0.0);
+      Value bias1 = bb ? e.vloadF32(bb, {o1}) : e.splat(0.0);
+      e.loop(e.idx(0), e.minI(e.idx(rowBlock), e.sub(rows, r0)), 1, [&](Value r) {
+        SmallVector<Value> idx = rowIndex(e.add(r0, r));
+        e.storeFromF32(e.fadd(e.vload(sums, {r, e.idx(0)}), bias0), y, at(idx, o));
+        e.storeFromF32(e.fadd(e.vload(sums, {r, e.idx(w)}), bias1), y, at(idx, o1));
+      });
+    };
     // In parallel over (chunk, panel): each item takes its panel through
     // the chunk's row blocks, one after the other (the panel stays in
     // cache).
-    parallelLoop(e, {numChunks, e.idx(panels)}, /*stackScope=*/packInline, [&](ValueRange ivs) {
+    parallelLoop(e, {numChunks, e.idx(panels)}, /*stackScope=*/packInline || amx,
+                 [&](ValueRange ivs) {
       Value p = ivs[1];
       // The panel: its own [In, 2w] stack copy, or panel p of Wp.
       auto packedAt = [&](Value i, Value j) {
@@ -297,9 +360,17 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
                                           ValueRange{}, e.b.getI64IntegerAttr(64));
         packPanel(p, packed, packedAt);
       }
+      Value sums = amx ? memref::AllocaOp::create(e.b, e.loc,
+                                                  MemRefType::get({rowBlock, panel}, e.f32()),
+                                                  ValueRange{}, e.b.getI64IntegerAttr(64))
+                       : Value();
       Value first = e.mul(ivs[0], blocksPerChunk);
-      e.loop(first, e.minI(e.add(first, blocksPerChunk), numBlocks), 1,
-             [&](Value block) { projectBlock(p, block, packed, packedAt); });
+      e.loop(first, e.minI(e.add(first, blocksPerChunk), numBlocks), 1, [&](Value block) {
+        if (amx)
+          projectBlockAmx(p, block, packed, packedAt, sums);
+        else
+          projectBlock(p, block, packed, packedAt);
+      });
     });
     Value result = bufferization::ToTensorOp::create(
         rewriter, loc, RankedTensorType::get(outBufT.getShape(), elt), y,

@@ -21,8 +21,9 @@
 //
 // It reads like the FlashAttention-2 algorithm: one named step per line.
 // A decode tile (few grouped rows) reads K and V in place instead of
-// packing them (DecodeTile.cpp); the prefill tile is in FlashKernel.cpp,
-// the key-split merge in SdpaToLoops.cpp.
+// packing them (DecodeTile.cpp); the prefill tile is in FlashKernel.cpp
+// (its packing in PrefillPacking.cpp), the key-split merge in
+// SdpaToLoops.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LIB_CONVERSION_ATTNTOLOOPS_FLASHKERNEL_H
@@ -244,13 +245,13 @@ private:
   QueryRange queryRange();
   Value scratch(ArrayRef<int64_t> shape, Type element = {});
   void allocateScratch();
+  void initRunningState(Value split);
 
-  // Packing (FlashKernel.cpp).
+  // Packing (PrefillPacking.cpp).
   void copyRow(Value src, ArrayRef<Value> row, int64_t n, Value dst, Value dstRow,
                std::optional<double> scale = std::nullopt);
   void zeroRows(Value buf, Value from, int64_t rows, int64_t n);
   void packQueryTile();
-  void initRunningState(Value split);
   Value packedKeyTile(Value kTile);
   MemRefType packedKeyTileType();
   void packKeyValueTile(Value kTile, Value k0, Value kRows);

@@ -67,9 +67,12 @@ GRAD_CHECKS = [
          dtype="bf16", causal="top_left"),
 ]
 CHECKS += GRAD_CHECKS
-# Paged decode: K/V read in place from caches [NB, BS, Hkv, D] through a
-# shuffled block table, per-sequence lengths (the CUDA-core kernel).
+# Paged decode and a paged prefill chunk: K/V read in place from caches
+# [NB, BS, Hkv, D] through a shuffled block table, per-sequence lengths
+# (the tensor-core kernel's cp.async tile loads through the table).
 CHECKS += [dict(name="paged_decode_f16", paged=True, b=3, h=8, hkv=2, tq=1, tk=96, d=64,
+                dtype="f16", causal="bottom_right", block_size=16, num_blocks=24),
+           dict(name="paged_chunk_f16", paged=True, b=3, h=8, hkv=2, tq=70, tk=96, d=128,
                 dtype="f16", causal="bottom_right", block_size=16, num_blocks=24)]
 # A continuous-batching step: attn.sdpa_varlen with a block table (a kernel
 # a sequence, its rows of Q and its row of the table staged through dense

@@ -145,9 +145,13 @@ private:
   /// cp.async of rows [row0, row0 + rows) of src[bIdx, head] (width
   /// elements each) into tile rows [base, base + rows), 16 bytes per copy,
   /// appended to `tokens`; rows at or past `limit` are zero-filled (their
-  /// source row clamped so that the address stays inside the buffer).
+  /// source row clamped so that the address stays inside the buffer). With
+  /// `keys`, src is K or V and row r is key r: SdpaBuffers::keyAt's
+  /// indices, which read a paged cache in place (block table[b, r / BS],
+  /// clamped into the cache, row r % BS: a 16-byte chunk never leaves a
+  /// key's row).
   void copyRows(Value src, Value head, Value row0, Value limit, Value tile, Value base,
-                int64_t rows, int64_t width, SmallVectorImpl<Value> &tokens) {
+                int64_t rows, int64_t width, SmallVectorImpl<Value> &tokens, bool keys) {
     int64_t chunksPerRow = width / chunk, chunks = rows * chunksPerRow;
     assert(chunks % kThreads == 0 && "every thread copies the same number of chunks");
     for (int64_t i = 0; i < chunks / kThreads; ++i) {
@@ -159,9 +163,11 @@ private:
       Value srcRow = g.maxI(g.minI(row, g.sub(limit, g.idx(1))), g.idx(0));
       Value n = g.select(valid, g.idx(chunk), g.idx(0));
       Value dstRow = g.add(r, base);
+      SmallVector<Value, 4> at = keys ? s.keyAt(g, bIdx, head, srcRow, col)
+                                      : SmallVector<Value, 4>{bIdx, head, srcRow, col};
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, tokenType(), tile, ValueRange{dstRow, swizzle(dstRow, col)}, src,
-          ValueRange{bIdx, head, srcRow, col}, b.getIndexAttr(chunk), n, b.getUnitAttr()));
+          b, loc, tokenType(), tile, ValueRange{dstRow, swizzle(dstRow, col)}, src, at,
+          b.getIndexAttr(chunk), n, b.getUnitAttr()));
     }
   }
   /// Commits the copies issued so far as one group.
@@ -172,8 +178,8 @@ private:
   void copyKeyValueTile(Value kTile, Value base) {
     Value k0 = g.mul(kTile, g.idx(BK));
     SmallVector<Value> tokens;
-    copyRows(s.k, hk, k0, keys->keyCount(), ks, base, BK, p.d, tokens);
-    copyRows(s.v, hk, k0, keys->keyCount(), vs, base, BK, p.dv, tokens);
+    copyRows(s.k, hk, k0, keys->keyCount(), ks, base, BK, p.d, tokens, /*keys=*/true);
+    copyRows(s.v, hk, k0, keys->keyCount(), vs, base, BK, p.dv, tokens, /*keys=*/true);
     commit();
   }
 
@@ -363,7 +369,7 @@ private:
     } else {
       // Q: cp.async into the K stages, then the A fragments into registers.
       SmallVector<Value> qTokens;
-      copyRows(s.q, hIdx, q0, s.tq, ks, g.idx(0), kBlockRows, p.d, qTokens);
+      copyRows(s.q, hIdx, q0, s.tq, ks, g.idx(0), kBlockRows, p.d, qTokens, /*keys=*/false);
       commit();
       waitGroups(0);
       barrier();
@@ -532,10 +538,6 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::str
   }
   if (p.sinks) {
     why = "the tensor-core kernel does not take attention sinks yet";
-    return false;
-  }
-  if (p.paged) {
-    why = "the tensor-core kernel reads contiguous K/V, not paged caches in place";
     return false;
   }
   return true;

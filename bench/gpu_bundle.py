@@ -53,6 +53,9 @@ CHECKS = [
     # below): a linear relative bias and a causal window of 48.
     dict(name="window_bias_fn_bf16", b=2, h=8, hkv=2, tq=150, tk=150, d=128, dtype="bf16",
          fn="window_bias"),
+    # Attention sinks on the tensor-core kernel (m starts at the sink, l at 1).
+    dict(name="sinks_causal_f16", b=2, h=8, hkv=2, tq=100, tk=130, d=64, dtype="f16",
+         causal="bottom_right", sinks=True),
 ]
 
 # The backward (attn.sdpa_grad: the CUDA-core dK/dV and dQ kernels,
@@ -196,8 +199,13 @@ def mlir_for(k):
                 f"  %dq, %dk, %dv = attn.sdpa_grad {', '.join(gops)}{attrs} : "
                 f"({', '.join(gtypes)}) -> ({res})\n"
                 f"  return %dq, %dk, %dv : {res}\n}}\n")
+    sinks = ""
+    if k.get("sinks"):  # attention sinks: one f32 logit per query head
+        args.append(f"%s: tensor<{k['h']}xf32>")
+        types.append(f"tensor<{k['h']}xf32>")
+        sinks = " sinks(%s)"
     return (f"func.func @{k['name']}({', '.join(args)}) -> {q} {{\n"
-            f"  %o = attn.sdpa {', '.join(ops)}{attrs} : ({', '.join(types)}) -> {q}\n"
+            f"  %o = attn.sdpa {', '.join(ops)}{sinks}{attrs} : ({', '.join(types)}) -> {q}\n"
             f"  return %o : {q}\n}}\n")
 
 

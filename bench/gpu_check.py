@@ -137,6 +137,8 @@ def inputs_for(k, rng):
         arrays.append((rng.uniform(0, 1, (k["b"], 1, k["tq"], k["tk"])) < 0.8).astype(np.uint8))
     elif k.get("mask") == "additive":
         arrays.append(to_storage(rng.uniform(-4, 1, (k["b"], k["h"], k["tq"], k["tk"])), k["dtype"]))
+    if k.get("sinks"):  # one f32 logit per query head, some above every score
+        arrays.append(np.linspace(-2, 6, k["h"]).astype(np.float32))
     return arrays
 
 
@@ -169,14 +171,21 @@ def reference(k, arrays):
 
 
 def reference_with_lse(k, arrays):
-    """(O, lse) in float64 of the rounded inputs (q, k, v[, mask])."""
+    """(O, lse) in float64 of the rounded inputs (q, k, v[, mask][, sinks]).
+    A sink (one logit per query head) joins each row's max and denominator
+    and weighs no value."""
     q, kk, v = (from_storage(a, k["dtype"]) for a in arrays[:3])
     group = k["h"] // k["hkv"]
     kk, v = np.repeat(kk, group, axis=1), np.repeat(v, group, axis=1)
-    s, keep = scores(k, q, kk, arrays[3] if len(arrays) > 3 else None)
+    s, keep = scores(k, q, kk, arrays[3] if k.get("mask") else None)
     m = s.max(axis=-1, keepdims=True)
+    sink = arrays[-1].astype(np.float64)[None, :, None, None] if k.get("sinks") else None
+    if sink is not None:
+        m = np.maximum(m, sink)
     p = np.where(keep, np.exp(s - np.where(np.isfinite(m), m, 0)), 0)
     l = p.sum(axis=-1, keepdims=True)
+    if sink is not None:
+        l = l + np.exp(sink - m)
     with np.errstate(divide="ignore"):
         lse = (np.where(np.isfinite(m), m, 0) + np.log(l))[..., 0]
     return np.einsum("bhij,bhjd->bhid", p / np.where(l > 0, l, 1), v), lse
@@ -341,6 +350,8 @@ def torch_inputs(torch, k, arrays):
     for n, a in enumerate(arrays):
         if n == 3 and k.get("mask") == "bool":
             out.append(torch.from_numpy(a.astype(bool)).cuda())
+        elif n == len(arrays) - 1 and k.get("sinks"):
+            out.append(torch.from_numpy(a).cuda())  # f32, whatever the dtype
         elif k["dtype"] == "bf16":
             out.append(torch.from_numpy(a.view(np.int16)).cuda().view(torch.bfloat16))
         else:
@@ -400,7 +411,8 @@ def check(manifest, lib, torch):
         desc = (f"{k['name']:<21} B{k['b']} H{k['h']}/{k['hkv']} Tq{k['tq']} Tk{k['tk']} "
                 f"D{k['d']} {k['dtype']:<4} {k.get('causal') or 'no causal':<12} "
                 f"{(k.get('mask') or 'no') + ' mask':<13}"
-                + (f" {k['fn']} functions" if k.get("fn") else ""))
+                + (f" {k['fn']} functions" if k.get("fn") else "")
+                + (" sinks" if k.get("sinks") else ""))
         try:
             if k.get("device"):
                 dev_in = [t.view(torch.int16) if t.dtype == torch.bfloat16 else t
@@ -420,7 +432,9 @@ def check(manifest, lib, torch):
         passed = err <= tolerance(k)
         ok &= passed
         line = f"{'ok  ' if passed else 'FAIL'} {desc} err {err:.2e} (tol {tolerance(k):.0e})"
-        if torch is not None:
+        if torch is not None and k.get("sinks"):
+            line += ", torch: no sinks in its SDPA"
+        elif torch is not None:
             try:
                 t = torch_sdpa(torch, k, torch_inputs(torch, k, arrays))
                 terr = float((t.double().cpu() - torch.from_numpy(want)).abs().max())

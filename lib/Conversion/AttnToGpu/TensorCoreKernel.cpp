@@ -385,7 +385,17 @@ private:
     copyKeyValueTile(tiles.begin, g.idx(0));
 
     int64_t nTiles = BK / 8, dvTiles = p.dv / 8;
-    SmallVector<Value> init = {g.negInf(), g.negInf(), g.f(0.0), g.f(0.0)};
+    // m = -inf and l = 0 per row; with attention sinks m = the head's sink
+    // (in log2 units) and l = 1, as if each row had seen one more score
+    // that weighs no value. l is summed over the quad at the end, so one
+    // lane of it holds the 1.
+    Value m0 = g.negInf(), l0 = g.f(0.0);
+    if (s.sinks) {
+      m0 = g.fmul(g.load(s.sinks, {hIdx}), g.f(kLog2E));
+      Value first = g.cmpI(arith::CmpIPredicate::eq, g.rem(lane, g.idx(4)), g.idx(0));
+      l0 = g.select(first, g.f(1.0), g.f(0.0));
+    }
+    SmallVector<Value> init = {m0, m0, l0, l0};
     for (int64_t n = 0; n < dvTiles; ++n)
       init.push_back(zeroC());
     SmallVector<Value> state = g.loopCarry(
@@ -534,10 +544,6 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::str
   }
   if (p.isPartial()) {
     why = "the tensor-core kernel does not write a log-sum-exp";
-    return false;
-  }
-  if (p.sinks) {
-    why = "the tensor-core kernel does not take attention sinks yet";
     return false;
   }
   return true;

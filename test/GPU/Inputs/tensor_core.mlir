@@ -23,13 +23,13 @@ func.func @f16_dynamic(%q: tensor<?x4x?x128xf16>, %k: tensor<?x4x?x128xf16>,
 
 func.func @f16_d128_paged(%q: tensor<4x32x16x128xf16>, %kc: tensor<256x16x8x128xf16>,
                           %vc: tensor<256x16x8x128xf16>, %table: tensor<4x64xi32>,
-                          %len: tensor<4xi32>) -> tensor<4x32x16x128xf16> {
+                          %len: tensor<4xi32>, %sinks: tensor<32xf32>) -> tensor<4x32x16x128xf16> {
   %k = attn.gather_pages %kc, %table lengths(%len)
       : (tensor<256x16x8x128xf16>, tensor<4x64xi32>, tensor<4xi32>) -> tensor<4x8x1024x128xf16>
   %v = attn.gather_pages %vc, %table lengths(%len)
       : (tensor<256x16x8x128xf16>, tensor<4x64xi32>, tensor<4xi32>) -> tensor<4x8x1024x128xf16>
-  %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
-      : (tensor<4x32x16x128xf16>, tensor<4x8x1024x128xf16>, tensor<4x8x1024x128xf16>, tensor<4xi32>)
-        -> tensor<4x32x16x128xf16>
+  %o = attn.sdpa %q, %k, %v key_lengths(%len) sinks(%sinks) {causal = #attn.causal<bottom_right>}
+      : (tensor<4x32x16x128xf16>, tensor<4x8x1024x128xf16>, tensor<4x8x1024x128xf16>, tensor<4xi32>,
+         tensor<32xf32>) -> tensor<4x32x16x128xf16>
   return %o : tensor<4x32x16x128xf16>
 }

@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
-"""sinks_case.py DIR: inputs and the float64 expected output of sinks.mlir:
+"""sinks_case.py DIR [tensor-core]: inputs and the float64 expected output
+of sinks.mlir:
 attention sinks (one logit per query head in every row's softmax
 denominator, weighing no value), with m = max(max_j s_ij, sink_h),
 o_i = sum_j exp(s_ij - m) v_j / (exp(sink_h - m) + sum_j exp(s_ij - m)),
 a row that sees no key giving 0. Head 1's sink is larger than every score;
 batch row 1 has key length 0 (no key at all). expect_lse.npy is the
-log of each row's denominator, sink included (sinks-lse.mlir)."""
+log of each row's denominator, sink included (sinks-lse.mlir). With
+`tensor-core`, the f16 case of sinks.mlir's @sinks_f16 instead (tc_*.npy:
+Tq 70, Tk 150, D 64, the tensor-core kernel's shape), the same sinks."""
 import os
 import sys
 
 import numpy as np
 
 out = sys.argv[1]
+tensor_core = sys.argv[2:] == ["tensor-core"]
 rng = np.random.default_rng(3)
-B, H, HKV, TQ, TK, D = 2, 4, 2, 5, 300, 32
-q = rng.standard_normal((B, H, TQ, D), dtype=np.float32)
-k = rng.standard_normal((B, HKV, TK, D), dtype=np.float32)
-v = rng.standard_normal((B, HKV, TK, D), dtype=np.float32)
+B, H, HKV, TQ, TK, D = (2, 4, 2, 70, 150, 64) if tensor_core else (2, 4, 2, 5, 300, 32)
+dtype = np.float16 if tensor_core else np.float32
+q = rng.standard_normal((B, H, TQ, D)).astype(dtype)
+k = rng.standard_normal((B, HKV, TK, D)).astype(dtype)
+v = rng.standard_normal((B, HKV, TK, D)).astype(dtype)
 sinks = np.array([0.5, 40.0, -3.0, 2.0], dtype=np.float32)
 lens = np.array([TK - 17, 0], dtype=np.int32)
 expect = np.zeros((B, H, TQ, D))
@@ -40,4 +45,4 @@ for b in range(B):
 for name, a in dict(q=q, k=k, v=v, sinks=sinks, lens=lens,
                     expect=expect.astype(np.float32),
                     expect_lse=expect_lse.astype(np.float32)).items():
-    np.save(os.path.join(out, name + ".npy"), a)
+    np.save(os.path.join(out, ("tc_" if tensor_core else "") + name + ".npy"), a)

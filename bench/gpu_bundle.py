@@ -83,10 +83,13 @@ CHECKS += [dict(name="paged_decode_f16", paged=True, b=3, h=8, hkv=2, tq=1, tk=9
 CHECKS += [dict(name="varlen_paged_f16", varlen=True, b=1, h=8, hkv=2, tq=26, tk=64, d=64,
                 dtype="f16", causal="bottom_right", block_size=16, num_blocks=24,
                 lens_q=[5, 1, 0, 20], lens_k=[37, 64, 9, 20])]
-# A training step's forward (attn.sdpa_partial: O and the row log-sum-exp,
-# the CUDA-core kernel). Host buffers only.
+# A training step's forward (attn.sdpa_partial: O and the row log-sum-exp;
+# f32 on the CUDA-core kernel, f16 on the tensor-core one). Host buffers
+# only.
 CHECKS += [dict(name="partial_causal_gqa_f32", partial=True, b=2, h=4, hkv=2, tq=100, tk=130,
-                d=64, dtype="f32", causal="bottom_right")]
+                d=64, dtype="f32", causal="bottom_right"),
+           dict(name="partial_causal_gqa_f16", partial=True, b=2, h=4, hkv=2, tq=100, tk=130,
+                d=64, dtype="f16", causal="bottom_right")]
 
 # Timing: B 4, H 16, against torch's SDPA backends on the same shapes.
 TIMINGS = [
@@ -183,11 +186,13 @@ def mlir_for(k):
                 f"  %o = attn.sdpa %q, %k, %v key_lengths(%l){attrs} : ({q}, {kv}, {kv}, {lens}) -> {q}\n"
                 f"  return %o : {q}\n}}\n")
     if k.get("partial"):
+        # O in f32 whatever the operands (sdpa_partial's partial results).
+        o = f"tensor<{k['b']}x{k['h']}x{k['tq']}x{k['d']}xf32>"
         lse = f"tensor<{k['b']}x{k['h']}x{k['tq']}xf32>"
-        return (f"func.func @{k['name']}({', '.join(args)}) -> ({q}, {lse}) {{\n"
+        return (f"func.func @{k['name']}({', '.join(args)}) -> ({o}, {lse}) {{\n"
                 f"  %o, %lse = attn.sdpa_partial {', '.join(ops)}{attrs} : "
-                f"({', '.join(types)}) -> ({q}, {lse})\n"
-                f"  return %o, %lse : {q}, {lse}\n}}\n")
+                f"({', '.join(types)}) -> ({o}, {lse})\n"
+                f"  return %o, %lse : {o}, {lse}\n}}\n")
     if k.get("grad"):
         # (q, k, v, o, do, lse[, mask]) -> (dq, dk, dv)
         lse = f"tensor<{k['b']}x{k['h']}x{k['tq']}xf32>"

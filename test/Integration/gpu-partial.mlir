@@ -29,8 +29,20 @@
 // RUN: done > %t/log 2>&1; cat %t/log | FileCheck %s
 // CHECK-COUNT-8: result #{{[01]}} vs {{.*}}: {{.*}}, ok
 //
-// Every sdpa_partial here takes the kernel (none is left to the host), and
-// the tensor-core kernel leaves the log-sum-exp to the CUDA-core one.
+// f16 at D 64 takes the tensor-core kernel, which writes the lse too
+// (from its quad's first lane): GQA, Tq 77, key lengths 90 and 40 (rows
+// with no key: O = 0, lse = -inf).
+// RUN: mkdir -p %t/e && %torch_python %S/Inputs/sdpa_grad_case.py %t/e half_d64
+// RUN: attn-run %s --entry=half_d64 --pipeline=gpu-schedule --quiet \
+// RUN:   --input=%t/e/q.npy --input=%t/e/k.npy --input=%t/e/v.npy --input=%t/e/lens.npy \
+// RUN:   --expect=%t/e/o.npy --expect=%t/e/lse.npy --atol=5e-3 --rtol=5e-3 | FileCheck %s --check-prefix=TC
+// TC-COUNT-2: result #{{[01]}} vs {{.*}}: {{.*}}, ok
+// RUN: attn-opt %s --convert-attn-to-gpu | FileCheck %s --check-prefix=MMA
+// MMA-LABEL: func.func @half_d64
+// MMA: nvgpu.mma.sync
+//
+// Every sdpa_partial here takes a GPU kernel (none is left to the host);
+// the f32 and D 16 ones the CUDA-core kernel, and the remark says why.
 // RUN: attn-opt %s --convert-attn-to-gpu -o - | FileCheck %s --check-prefix=IR
 // IR-NOT: attn.sdpa_partial
 // RUN: attn-opt %s --convert-attn-to-gpu=report-kernel=true -o /dev/null 2>&1 \
@@ -76,4 +88,14 @@ func.func @half(
       : (tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>, tensor<1x2x33x16xf16>)
         -> (tensor<1x2x33x16xf32>, tensor<1x2x33xf32>)
   return %o, %lse : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>
+}
+
+func.func @half_d64(
+    %q: tensor<2x4x77x64xf16>, %k: tensor<2x2x90x64xf16>, %v: tensor<2x2x90x64xf16>,
+    %len: tensor<2xi32>) -> (tensor<2x4x77x64xf32>, tensor<2x4x77xf32>) {
+  %o, %lse = attn.sdpa_partial %q, %k, %v key_lengths(%len)
+      {causal = #attn.causal<bottom_right>, scale = 0.125 : f32}
+      : (tensor<2x4x77x64xf16>, tensor<2x2x90x64xf16>, tensor<2x2x90x64xf16>, tensor<2xi32>)
+        -> (tensor<2x4x77x64xf32>, tensor<2x4x77xf32>)
+  return %o, %lse : tensor<2x4x77x64xf32>, tensor<2x4x77xf32>
 }

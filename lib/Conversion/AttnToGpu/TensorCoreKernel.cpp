@@ -392,8 +392,8 @@ private:
     Value m0 = g.negInf(), l0 = g.f(0.0);
     if (s.sinks) {
       m0 = g.fmul(g.load(s.sinks, {hIdx}), g.f(kLog2E));
-      Value first = g.cmpI(arith::CmpIPredicate::eq, g.rem(lane, g.idx(4)), g.idx(0));
-      l0 = g.select(first, g.f(1.0), g.f(0.0));
+      Value quadLead = g.cmpI(arith::CmpIPredicate::eq, g.rem(lane, g.idx(4)), g.idx(0));
+      l0 = g.select(quadLead, g.f(1.0), g.f(0.0));
     }
     SmallVector<Value> init = {m0, m0, l0, l0};
     for (int64_t n = 0; n < dvTiles; ++n)
@@ -505,12 +505,21 @@ private:
     waitGroups(0);
 
     // O = acc / l, l summed over the quad; rows past Tq are not written.
-    Value invA = g.inverseRowSum(quad(state[2], false));
-    Value invB = g.inverseRowSum(quad(state[3], false));
+    // For attn.sdpa_partial also lse = ln2·m + ln l (-inf for a row that
+    // saw no key), written by the quad's first lane.
+    Value lA = quad(state[2], false), lB = quad(state[3], false);
+    Value invA = g.inverseRowSum(lA);
+    Value invB = g.inverseRowSum(lB);
     Type outElt = p.resultType.getElementType();
+    Value quadLead = g.cmpI(arith::CmpIPredicate::eq, g.rem(lane, g.idx(4)), g.idx(0));
     for (int half = 0; half < 2; ++half) {
       Value row = half ? rowB : rowA;
       g.ifThen(g.lt(row, s.tq), [&] {
+        if (s.lse)
+          g.ifThen(quadLead, [&] {
+            Value lse = g.fma(state[half], g.f(1.0 / kLog2E), g.logPolynomial(half ? lB : lA));
+            g.store(lse, s.lse, {bIdx, hIdx, row});
+          });
         for (int64_t n = 0; n < dvTiles; ++n)
           for (int v = 2 * half; v < 2 * half + 2; ++v) {
             Value col = (8 * n + frag::mmaC(l, v).col).v;
@@ -540,10 +549,6 @@ bool mlir::attn::tensorCoreKernelTakes(const SdpaProblem &p, bool tf32, std::str
   if (!dimOk(p.d) || !dimOk(p.dv)) {
     why = "the tensor-core kernel takes head dims 64 and 128 only (D = " +
           std::to_string(p.d) + ", Dv = " + std::to_string(p.dv) + ")";
-    return false;
-  }
-  if (p.isPartial()) {
-    why = "the tensor-core kernel does not write a log-sum-exp";
     return false;
   }
   return true;

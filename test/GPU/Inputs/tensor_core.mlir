@@ -33,3 +33,12 @@ func.func @f16_d128_paged(%q: tensor<4x32x16x128xf16>, %kc: tensor<256x16x8x128x
          tensor<32xf32>) -> tensor<4x32x16x128xf16>
   return %o : tensor<4x32x16x128xf16>
 }
+
+func.func @f16_d64_partial(%q: tensor<2x8x300x64xf16>, %k: tensor<2x2x300x64xf16>,
+                           %v: tensor<2x2x300x64xf16>)
+    -> (tensor<2x8x300x64xf32>, tensor<2x8x300xf32>) {
+  %o, %lse = attn.sdpa_partial %q, %k, %v {causal = #attn.causal<top_left>}
+      : (tensor<2x8x300x64xf16>, tensor<2x2x300x64xf16>, tensor<2x2x300x64xf16>)
+        -> (tensor<2x8x300x64xf32>, tensor<2x8x300xf32>)
+  return %o, %lse : tensor<2x8x300x64xf32>, tensor<2x8x300xf32>
+}

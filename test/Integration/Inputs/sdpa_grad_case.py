@@ -123,6 +123,16 @@ elif case == "half":
     B, H, T, D = 1, 2, 33, 16
     q, k, v = (randn(B, H, T, D).astype(np.float16) for _ in range(3))
     run(dict(q=q, k=k, v=v), np.float16, scale=0.25, causal="top_left")
+elif case == "half_d64":
+    # gpu-partial.mlir's tensor-core case: f16, D 64, GQA, Tq 77 (two Q
+    # blocks of 64), bottom-right causal against key lengths 90 and 40:
+    # rows 0..36 of batch row 1 keep no key.
+    B, H, HKV, TQ, TK, D = 2, 4, 2, 77, 90, 64
+    lens = np.array([90, 40], dtype=np.int32)
+    q, k, v = (randn(*s).astype(np.float16) for s in
+               ((B, H, TQ, D), (B, HKV, TK, D), (B, HKV, TK, D)))
+    run(dict(q=q, k=k, v=v, extra=dict(lens=lens)), np.float16, scale=0.125,
+        causal="bottom_right", lens=list(lens))
 elif case == "documents_mask_function":
     # sdpa-grad-mask-mod.mlir: a mask function reading captured document
     # ids; here the same rule as a bool mask: causal within a document,

@@ -11,7 +11,8 @@
 //     c ^ (r % 8), so the 8 rows an ldmatrix reads hit 8 different banks
 //     forall tid → 128 threads (4 warps × 16 query rows), in lockstep:
 //       cp.async Q tile → Ks; wait; ldmatrix.x4 → Q A-fragments (registers)
-//       cp.async K/V tile `begin` → stage 0
+//       cp.async K/V tile `begin` → stage 0 (a paged cache's rows through
+//       the block table); m, l = -inf, 0 (the head's sink and 1 with sinks)
 //       for kTile in the tiles the block sees (FlashCore's tileRange):
 //         cp.async K/V tile kTile+1 → the other stage; wait for all but it
 //         S = Q·Kᵀ: mma.sync m16n8k16, K B-fragments by ldmatrix.x4
@@ -22,7 +23,8 @@
 //         acc *= α; P rounded to f16/bf16 in registers is the A operand of
 //         P·V (FragmentLayout.h: accumulatorForA); V B-fragments by
 //         ldmatrix.x4.trans
-//       l summed over the quad; O = acc / l (0 for a row that saw no key)
+//       l summed over the quad; O = acc / l (0 for a row that saw no key);
+//       for attn.sdpa_partial also lse = ln2·m + ln l
 //
 // f32 with tf32 (asked for: convert-attn-to-gpu tf32) takes the same
 // schedule on mma.sync m16n8k8 .tf32: every operand value rounded by

@@ -76,7 +76,10 @@ CHECKS += GRAD_CHECKS
 CHECKS += [dict(name="paged_decode_f16", paged=True, b=3, h=8, hkv=2, tq=1, tk=96, d=64,
                 dtype="f16", causal="bottom_right", block_size=16, num_blocks=24),
            dict(name="paged_chunk_f16", paged=True, b=3, h=8, hkv=2, tq=70, tk=96, d=128,
-                dtype="f16", causal="bottom_right", block_size=16, num_blocks=24)]
+                dtype="f16", causal="bottom_right", block_size=16, num_blocks=24),
+           # f32: the CUDA-core kernel's loads through the table.
+           dict(name="paged_decode_f32", paged=True, b=3, h=8, hkv=2, tq=1, tk=96, d=64,
+                dtype="f32", causal="bottom_right", block_size=16, num_blocks=24)]
 # A continuous-batching step: attn.sdpa_varlen with a block table (a kernel
 # a sequence, its rows of Q and its row of the table staged through dense
 # host buffers), prefill chunks, decodes and an empty sequence.
@@ -206,9 +209,9 @@ def mlir_for(k):
                 f"  return %dq, %dk, %dv : {res}\n}}\n")
     sinks = ""
     if k.get("sinks"):  # attention sinks: one f32 logit per query head
-        args.append(f"%s: tensor<{k['h']}xf32>")
+        args.append(f"%sinks: tensor<{k['h']}xf32>")
         types.append(f"tensor<{k['h']}xf32>")
-        sinks = " sinks(%s)"
+        sinks = " sinks(%sinks)"
     return (f"func.func @{k['name']}({', '.join(args)}) -> {q} {{\n"
             f"  %o = attn.sdpa {', '.join(ops)}{sinks}{attrs} : ({', '.join(types)}) -> {q}\n"
             f"  return %o : {q}\n}}\n")

@@ -1,5 +1,6 @@
 // attn.sdpa_partial (O and the row log-sum-exp: a training step's forward)
-// through the GPU's CUDA-core kernel, emulated on the CPU (gpu-schedule,
+// through the GPU's CUDA-core kernel (and, for @half_d64 below, the
+// tensor-core one), emulated on the CPU (gpu-schedule,
 // small tiles: several Q and K/V tiles, partial edge tiles), against the
 // float64 forward of Inputs/sdpa_grad_case.py (torch, the plain formula):
 // GQA, bottom-right causal, softcap, key lengths (rows that keep no key:

@@ -14,6 +14,15 @@
 // CHECK: result #0 vs {{.*}}expect.npy: {{.*}}, ok
 // CHECK: result #1 vs {{.*}}expect_lse.npy: {{.*}}, ok
 //
+// f16 at D 64: the GPU's tensor-core kernel, the sink in each row's max,
+// sum and lse (Tq 70, Tk 150; gpu-schedule, emulated; P rounded to f16
+// for P·V, as the kernel does, hence the tolerance).
+// RUN: %torch_python %S/Inputs/sinks_case.py %t tensor-core
+// RUN: attn-run %s --entry=partial_f16 --pipeline=gpu-schedule --input=%t/tc_q.npy --input=%t/tc_k.npy --input=%t/tc_v.npy --input=%t/tc_lens.npy --input=%t/tc_sinks.npy --expect=%t/tc_expect.npy --expect=%t/tc_expect_lse.npy --atol=5e-3 --rtol=5e-3 --quiet | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu | FileCheck %s --check-prefix=TC
+// TC-LABEL: func.func @partial_f16
+// TC: nvgpu.mma.sync
+//
 // RUN: attn-opt %s --transform-preload-library=transform-library-paths=%S/Inputs/sinks-rows-schedule.mlir \
 // RUN:   --transform-interpreter --canonicalize -o %t/tiled.mlir
 // RUN: FileCheck %s --check-prefix=TILED < %t/tiled.mlir
@@ -33,6 +42,16 @@ func.func @partial(%q: tensor<2x4x5x32xf32>, %k: tensor<2x2x300x32xf32>, %v: ten
       : (tensor<2x4x5x32xf32>, tensor<2x2x300x32xf32>, tensor<2x2x300x32xf32>, tensor<2xi32>, tensor<4xf32>)
         -> (tensor<2x4x5x32xf32>, tensor<2x4x5xf32>)
   return %o, %lse : tensor<2x4x5x32xf32>, tensor<2x4x5xf32>
+}
+
+func.func @partial_f16(%q: tensor<2x4x70x64xf16>, %k: tensor<2x2x150x64xf16>,
+                       %v: tensor<2x2x150x64xf16>, %len: tensor<2xi32>, %sinks: tensor<4xf32>)
+    -> (tensor<2x4x70x64xf32>, tensor<2x4x70xf32>) {
+  %o, %lse = attn.sdpa_partial %q, %k, %v key_lengths(%len) sinks(%sinks)
+      {causal = #attn.causal<bottom_right>}
+      : (tensor<2x4x70x64xf16>, tensor<2x2x150x64xf16>, tensor<2x2x150x64xf16>, tensor<2xi32>, tensor<4xf32>)
+        -> (tensor<2x4x70x64xf32>, tensor<2x4x70xf32>)
+  return %o, %lse : tensor<2x4x70x64xf32>, tensor<2x4x70xf32>
 }
 
 func.func @rows(%q: tensor<1x4x12x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>,

@@ -961,8 +961,8 @@ TEST(CpuPipeline, TiledProjectionsOnBf16Dots) {
 // tiles run the same projections where the host has AMX. Emulated, the
 // sums are the f32 path's FMAs in the same order, the bias added last
 // instead of first: f16 outputs show that difference, bf16 ones round it
-// away (test/Conversion/AttnToLoops/amx.mlir pins that the tiles are
-// there).
+// away (test/Conversion/AttnToLoops/amx-project.mlir pins that the tiles
+// are there).
 TEST(CpuPipeline, TiledProjectionsOnAmxTiles) {
   runtime::CpuTarget host = runtime::hostCpuTarget();
   for (bool hardware : {false, true}) {

@@ -65,7 +65,8 @@ func.func @functions(%q: tensor<1x4x?x64xf16>, %k: tensor<1x4x?x64xf16>, %v: ten
 }
 
 // Paged f16 decode, GQA, the caches read in place through the block table
-// (the CUDA-core kernel: the tensor-core one reads contiguous K/V).
+// (the tensor-core kernel's tile loads; paged_decode_f32 below takes the
+// CUDA-core kernel's).
 func.func @paged_decode_f16(%q: tensor<4x32x1x128xf16>, %kc: tensor<256x16x8x128xf16>,
                             %vc: tensor<256x16x8x128xf16>, %table: tensor<4x64xi32>,
                             %len: tensor<4xi32>) -> tensor<4x32x1x128xf16> {
@@ -77,6 +78,20 @@ func.func @paged_decode_f16(%q: tensor<4x32x1x128xf16>, %kc: tensor<256x16x8x128
       : (tensor<4x32x1x128xf16>, tensor<4x8x1024x128xf16>, tensor<4x8x1024x128xf16>, tensor<4xi32>)
         -> tensor<4x32x1x128xf16>
   return %o : tensor<4x32x1x128xf16>
+}
+
+// The same in f32: the CUDA-core kernel's loads through the block table.
+func.func @paged_decode_f32(%q: tensor<4x32x1x128xf32>, %kc: tensor<256x16x8x128xf32>,
+                            %vc: tensor<256x16x8x128xf32>, %table: tensor<4x64xi32>,
+                            %len: tensor<4xi32>) -> tensor<4x32x1x128xf32> {
+  %k = attn.gather_pages %kc, %table lengths(%len)
+      : (tensor<256x16x8x128xf32>, tensor<4x64xi32>, tensor<4xi32>) -> tensor<4x8x1024x128xf32>
+  %v = attn.gather_pages %vc, %table lengths(%len)
+      : (tensor<256x16x8x128xf32>, tensor<4x64xi32>, tensor<4xi32>) -> tensor<4x8x1024x128xf32>
+  %o = attn.sdpa %q, %k, %v key_lengths(%len) {causal = #attn.causal<bottom_right>}
+      : (tensor<4x32x1x128xf32>, tensor<4x8x1024x128xf32>, tensor<4x8x1024x128xf32>, tensor<4xi32>)
+        -> tensor<4x32x1x128xf32>
+  return %o : tensor<4x32x1x128xf32>
 }
 
 // A continuous-batching step (attn.sdpa_varlen with a block table): one

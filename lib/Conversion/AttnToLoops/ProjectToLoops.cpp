@@ -47,24 +47,27 @@ std::string projectRefusal(ProjectOp op, int64_t w) {
   return "";
 }
 
-bool projectTakesBf16Dot(ProjectOp op, const ConvertAttnToLoopsOptions &tiling) {
-  auto isBf16 = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
-  };
+/// The element type of x when the projection's panel can hold pairs of W
+/// along In (bf16-dot's and AMX's layout): 16 lanes, x and W of one type,
+/// In static and a multiple of 32; null otherwise.
+static Type pairPanelType(ProjectOp op, const ConvertAttnToLoopsOptions &tiling) {
   auto xT = cast<RankedTensorType>(op.getInput().getType());
   int64_t in = xT.getDimSize(xT.getRank() - 1);
-  return tiling.bf16Dot && tiling.vectorWidth == 16 && isBf16(op.getInput()) &&
-         isBf16(op.getWeight()) && !ShapedType::isDynamic(in) && in % 32 == 0;
+  Type elt = xT.getElementType();
+  if (tiling.vectorWidth != 16 || ShapedType::isDynamic(in) || in % 32 != 0 ||
+      cast<RankedTensorType>(op.getWeight().getType()).getElementType() != elt)
+    return {};
+  return elt;
+}
+
+bool projectTakesBf16Dot(ProjectOp op, const ConvertAttnToLoopsOptions &tiling) {
+  Type half = pairPanelType(op, tiling);
+  return tiling.bf16Dot && half && half.isBF16();
 }
 
 bool projectTakesAmx(ProjectOp op, const ConvertAttnToLoopsOptions &tiling) {
-  auto eltOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); };
-  Type half = eltOf(op.getInput());
-  auto xT = cast<RankedTensorType>(op.getInput().getType());
-  int64_t in = xT.getDimSize(xT.getRank() - 1);
-  bool typed = (half.isBF16() || (half.isF16() && tiling.amxFp16)) && eltOf(op.getWeight()) == half;
-  return tiling.amx && typed && tiling.vectorWidth == 16 && !ShapedType::isDynamic(in) &&
-         in % 32 == 0;
+  Type half = pairPanelType(op, tiling);
+  return tiling.amx && half && (half.isBF16() || (half.isF16() && tiling.amxFp16));
 }
 
 namespace {

@@ -391,10 +391,13 @@ private:
     // (in log2 units) and l = 1, as if each row had seen one more score
     // that weighs no value. l is summed over the quad at the end, so one
     // lane of it holds the 1.
+    // (quadLead: the lane that holds a quad's sink term and writes its lse.)
+    Value quadLead = s.sinks || s.lse ? g.cmpI(arith::CmpIPredicate::eq,
+                                                g.rem(lane, g.idx(4)), g.idx(0))
+                                      : Value();
     Value m0 = g.negInf(), l0 = g.f(0.0);
     if (s.sinks) {
       m0 = g.fmul(g.load(s.sinks, {hIdx}), g.f(kLog2E));
-      Value quadLead = g.cmpI(arith::CmpIPredicate::eq, g.rem(lane, g.idx(4)), g.idx(0));
       l0 = g.select(quadLead, g.f(1.0), g.f(0.0));
     }
     SmallVector<Value> init = {m0, m0, l0, l0};
@@ -513,7 +516,6 @@ private:
     Value invA = g.inverseRowSum(lA);
     Value invB = g.inverseRowSum(lB);
     Type outElt = p.resultType.getElementType();
-    Value quadLead = g.cmpI(arith::CmpIPredicate::eq, g.rem(lane, g.idx(4)), g.idx(0));
     for (int half = 0; half < 2; ++half) {
       Value row = half ? rowB : rowA;
       g.ifThen(g.lt(row, s.tq), [&] {

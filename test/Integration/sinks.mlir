@@ -22,9 +22,9 @@
 // RUN: attn-opt %s --convert-attn-to-loops="min-work-items=64" -o %t/split.mlir
 // RUN: attn-run %t/split.mlir --pipeline=cpu --input=%t/q.npy --input=%t/k.npy --input=%t/v.npy --input=%t/lens.npy --input=%t/sinks.npy --expect=%t/expect.npy --quiet | FileCheck %s
 //
-// f16 at D 64 takes the GPU's tensor-core kernel, sinks and all (m starts
-// at the sink, l at 1 in one lane of each quad): Tq 70 (two Q blocks),
-// Tk 150, the same sinks, through gpu-schedule and the cpu pipeline.
+// f16 at D 64 takes the GPU's tensor-core kernel, sinks and all (each
+// row's sink joins its sum after the keys): Tq 70 (two Q blocks), Tk 150,
+// the same sinks, through gpu-schedule and the cpu pipeline.
 // RUN: %torch_python %S/Inputs/sinks_case.py %t tensor-core
 // RUN: attn-run %s --entry=sinks_f16 --pipeline=gpu-schedule --input=%t/tc_q.npy --input=%t/tc_k.npy --input=%t/tc_v.npy --input=%t/tc_lens.npy --input=%t/tc_sinks.npy --expect=%t/tc_expect.npy --quiet | FileCheck %s
 // RUN: attn-run %s --entry=sinks_f16 --pipeline=cpu --input=%t/tc_q.npy --input=%t/tc_k.npy --input=%t/tc_v.npy --input=%t/tc_lens.npy --input=%t/tc_sinks.npy --expect=%t/tc_expect.npy --quiet | FileCheck %s

@@ -12,7 +12,7 @@
 //     forall tid → 128 threads (4 warps × 16 query rows), in lockstep:
 //       cp.async Q tile → Ks; wait; ldmatrix.x4 → Q A-fragments (registers)
 //       cp.async K/V tile `begin` → stage 0 (a paged cache's rows through
-//       the block table); m, l = -inf, 0 (the head's sink and 1 with sinks)
+//       the block table); m, l = -inf, 0
 //       for kTile in the tiles the block sees (FlashCore's tileRange):
 //         cp.async K/V tile kTile+1 → the other stage; wait for all but it
 //         S = Q·Kᵀ: mma.sync m16n8k16, K B-fragments by ldmatrix.x4
@@ -23,8 +23,9 @@
 //         acc *= α; P rounded to f16/bf16 in registers is the A operand of
 //         P·V (FragmentLayout.h: accumulatorForA); V B-fragments by
 //         ldmatrix.x4.trans
-//       l summed over the quad; O = acc / l (0 for a row that saw no key);
-//       for attn.sdpa_partial also lse = ln2·m + ln l
+//       l summed over the quad, the head's sink added to it (at the larger
+//       of m and the sink) with attention sinks; O = acc / l (0 for a row
+//       that saw no key); for attn.sdpa_partial also lse = ln2·m + ln l
 //
 // f32 with tf32 (asked for: convert-attn-to-gpu tf32) takes the same
 // schedule on mma.sync m16n8k8 .tf32: every operand value rounded by
@@ -354,6 +355,29 @@ private:
     return x;
   }
 
+  /// A row's state once its keys are done: the maximum m (log2 units),
+  /// the sum l at m, and the factor that normalises the accumulator.
+  struct RowTotals {
+    Value m, l, inverse;
+  };
+  /// The totals of a row whose keys gave maximum m and sum l (summed over
+  /// the quad). With attention sinks the head's sink joins here, once:
+  /// at M = max(m, sink), l' = l·2^(m - M) + 2^(sink - M), and the
+  /// accumulator (at m) is normalised by 2^(m - M) / l'. Both weights come
+  /// from the merge rule (KernelBuilder::mergeWeight: 0 where M = -inf, so a
+  /// row with no key and no sink keeps l' = 0 and gives 0).
+  RowTotals finishRow(Value m, Value l) {
+    if (!s.sinks)
+      return {m, l, g.inverseRowSum(l)};
+    Value sink = g.fmul(g.load(s.sinks, {hIdx}), g.f(kLog2E));
+    Value top = g.fmax(m, sink);
+    Value reference = g.mergeReference(top);
+    auto hwExp2 = [&](Value x) { return ex2(x); };
+    Value keyWeight = g.mergeWeight(m, reference, 1.0, hwExp2);
+    Value total = g.fma(l, keyWeight, g.mergeWeight(sink, reference, 1.0, hwExp2));
+    return {top, total, g.fmul(keyWeight, g.inverseRowSum(total))};
+  }
+
   void threadBody(Value t) {
     tid = t;
     warp = g.div(tid, g.idx(frag::kWarpSize));
@@ -387,19 +411,12 @@ private:
     copyKeyValueTile(tiles.begin, g.idx(0));
 
     int64_t nTiles = BK / 8, dvTiles = p.dv / 8;
-    // m = -inf and l = 0 per row; with attention sinks m = the head's sink
-    // (in log2 units) and l = 1, as if each row had seen one more score
-    // that weighs no value. l is summed over the quad at the end, so one
-    // lane of it holds the 1.
-    // (quadLead: the lane that holds a quad's sink term and writes its lse.)
-    Value quadLead = s.sinks || s.lse ? g.cmpI(arith::CmpIPredicate::eq,
-                                                g.rem(lane, g.idx(4)), g.idx(0))
-                                      : Value();
+    // m = -inf and l = 0 per row, with or without attention sinks: a sink
+    // joins the row's sum once, after the keys (finishRows), so that m is
+    // the largest score and P = 2^(s - m) ≤ 1 keeps f16's precision when
+    // the sink is far above every score (with m the sink, P would be an
+    // f16 subnormal or 0 there).
     Value m0 = g.negInf(), l0 = g.f(0.0);
-    if (s.sinks) {
-      m0 = g.fmul(g.load(s.sinks, {hIdx}), g.f(kLog2E));
-      l0 = g.select(quadLead, g.f(1.0), g.f(0.0));
-    }
     SmallVector<Value> init = {m0, m0, l0, l0};
     for (int64_t n = 0; n < dvTiles; ++n)
       init.push_back(zeroC());
@@ -512,22 +529,24 @@ private:
     // O = acc / l, l summed over the quad; rows past Tq are not written.
     // For attn.sdpa_partial also lse = ln2·m + ln l (-inf for a row that
     // saw no key), written by the quad's first lane.
-    Value lA = quad(state[2], false), lB = quad(state[3], false);
-    Value invA = g.inverseRowSum(lA);
-    Value invB = g.inverseRowSum(lB);
+    RowTotals a = finishRow(state[0], quad(state[2], false));
+    RowTotals c = finishRow(state[1], quad(state[3], false));
+    Value quadLead =
+        s.lse ? g.cmpI(arith::CmpIPredicate::eq, g.rem(lane, g.idx(4)), g.idx(0)) : Value();
     Type outElt = p.resultType.getElementType();
     for (int half = 0; half < 2; ++half) {
       Value row = half ? rowB : rowA;
+      const RowTotals &t = half ? c : a;
       g.ifThen(g.lt(row, s.tq), [&] {
         if (s.lse)
           g.ifThen(quadLead, [&] {
-            Value lse = g.fma(state[half], g.f(1.0 / kLog2E), g.logPolynomial(half ? lB : lA));
+            Value lse = g.fma(t.m, g.f(1.0 / kLog2E), g.logPolynomial(t.l));
             g.store(lse, s.lse, {bIdx, hIdx, row});
           });
         for (int64_t n = 0; n < dvTiles; ++n)
           for (int v = 2 * half; v < 2 * half + 2; ++v) {
             Value col = (8 * n + frag::mmaC(l, v).col).v;
-            Value o = g.fmul(at(state[4 + n], v), half ? invB : invA);
+            Value o = g.fmul(at(state[4 + n], v), t.inverse);
             if (outElt != g.f32())
               o = arith::TruncFOp::create(b, loc, outElt, o);
             g.store(o, s.out, {bIdx, hIdx, row, col});

@@ -26,6 +26,12 @@
 // (max abs error 7.7e-7 on outputs up to 1.5e-5; now 1.7e-9).
 // RUN: %torch_python %S/Inputs/sinks_case.py %t far-sinks
 // RUN: attn-run %s --entry=partial_f16 --pipeline=gpu-schedule --input=%t/far_q.npy --input=%t/far_k.npy --input=%t/far_v.npy --input=%t/far_lens.npy --input=%t/far_sinks.npy --expect=%t/far_expect.npy --expect=%t/far_expect_lse.npy --atol=2e-8 --rtol=1e-2 --quiet | FileCheck %s
+// The same in f32 with tf32 (the f16 values, exact in TF32): sinks and
+// lse on the TF32 kernel.
+// RUN: attn-run %s --entry=partial_tf32 --pipeline=gpu-schedule --tf32 --input=%t/far_q32.npy --input=%t/far_k32.npy --input=%t/far_v32.npy --input=%t/far_lens.npy --input=%t/far_sinks.npy --expect=%t/far_expect.npy --expect=%t/far_expect_lse.npy --atol=2e-8 --rtol=1e-2 --quiet | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu=tf32=true | FileCheck %s --check-prefix=TF32
+// TF32-LABEL: func.func @partial_tf32
+// TF32: tf32Enabled
 // RUN: attn-opt %s --convert-attn-to-gpu | FileCheck %s --check-prefix=TC
 // TC-LABEL: func.func @partial_f16
 // TC: nvgpu.mma.sync
@@ -57,6 +63,16 @@ func.func @partial_f16(%q: tensor<2x4x70x64xf16>, %k: tensor<2x2x150x64xf16>,
   %o, %lse = attn.sdpa_partial %q, %k, %v key_lengths(%len) sinks(%sinks)
       {causal = #attn.causal<bottom_right>}
       : (tensor<2x4x70x64xf16>, tensor<2x2x150x64xf16>, tensor<2x2x150x64xf16>, tensor<2xi32>, tensor<4xf32>)
+        -> (tensor<2x4x70x64xf32>, tensor<2x4x70xf32>)
+  return %o, %lse : tensor<2x4x70x64xf32>, tensor<2x4x70xf32>
+}
+
+func.func @partial_tf32(%q: tensor<2x4x70x64xf32>, %k: tensor<2x2x150x64xf32>,
+                        %v: tensor<2x2x150x64xf32>, %len: tensor<2xi32>, %sinks: tensor<4xf32>)
+    -> (tensor<2x4x70x64xf32>, tensor<2x4x70xf32>) {
+  %o, %lse = attn.sdpa_partial %q, %k, %v key_lengths(%len) sinks(%sinks)
+      {causal = #attn.causal<bottom_right>}
+      : (tensor<2x4x70x64xf32>, tensor<2x2x150x64xf32>, tensor<2x2x150x64xf32>, tensor<2xi32>, tensor<4xf32>)
         -> (tensor<2x4x70x64xf32>, tensor<2x4x70xf32>)
   return %o, %lse : tensor<2x4x70x64xf32>, tensor<2x4x70xf32>
 }

@@ -5,7 +5,8 @@ past each sequence's length are garbage), the lengths, and the expected
 output from gathering the pages in NumPy and plain float64 attention
 (bottom-right causal against each sequence's own length). With
 `tensor-core`, the f16 cases of paged-tensor-core.mlir instead: a prefill
-chunk (Tq 70, D 64) and a decode step (D 128), blocks of 16."""
+chunk (Tq 70, D 64) and a decode step (D 128), blocks of 16 (and their
+q, caches in f32: *_q32, *_kc32, *_vc32)."""
 import os
 import sys
 
@@ -55,8 +56,11 @@ def tensor_core_cases(out):
         for b, n in enumerate(lens):
             table[b, (n + BS - 1) // BS:] = 1000 + b  # never used
         expect = paged_attention(q, kc, vc, table, lens, BS)
+        # q32, kc32, vc32: the same values in f32 for the TF32 kernel (an
+        # f16 value is exact in TF32: 10 mantissa bits, a wider exponent).
         for part, a in dict(q=q, kc=kc, vc=vc, table=table, lens=lens,
-                            expect=expect.astype(np.float32)).items():
+                            expect=expect.astype(np.float32), q32=q.astype(np.float32),
+                            kc32=kc.astype(np.float32), vc32=vc.astype(np.float32)).items():
             np.save(os.path.join(out, "%s_%s.npy" % (name, part)), a)
 
 

@@ -12,7 +12,8 @@ Tq 70, Tk 150, D 64, the tensor-core kernel's shape), the same sinks.
 With `far-sinks`, that f16 case with every head's sink 12 to 18 above its
 largest visible score and a key in every row (far_*.npy): P = exp(s - m)
 would be an f16 subnormal (or 0) if m were the sink, so the f32 output of
-sdpa_partial shows whether P was rounded there."""
+sdpa_partial shows whether P was rounded there; q32, k32, v32 are the
+same values in f32 for the TF32 kernel."""
 import os
 import sys
 
@@ -55,8 +56,10 @@ for b in range(B):
         den = np.exp(sinks[h] - m) + p.sum(axis=1, keepdims=True)
         expect[b, h] = (p / den) @ vv
         expect_lse[b, h] = (m + np.log(den))[:, 0]
-for name, a in dict(q=q, k=k, v=v, sinks=sinks, lens=lens,
-                    expect=expect.astype(np.float32),
-                    expect_lse=expect_lse.astype(np.float32)).items():
+arrays = dict(q=q, k=k, v=v, sinks=sinks, lens=lens, expect=expect.astype(np.float32),
+              expect_lse=expect_lse.astype(np.float32))
+if mode == "far-sinks":  # the same values in f32 for the TF32 kernel (exact in TF32)
+    arrays.update(q32=q.astype(np.float32), k32=k.astype(np.float32), v32=v.astype(np.float32))
+for name, a in arrays.items():
     prefix = {"tensor-core": "tc_", "far-sinks": "far_"}.get(mode, "")
     np.save(os.path.join(out, prefix + name + ".npy"), a)

@@ -224,7 +224,10 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   eo.jitCodeGenOptLevel = cgLevel;
   eo.enableObjectDump = options.keepObject;
   eo.enableGDBNotificationListener = false;
-  eo.enablePerfNotificationListener = false;
+  // ATTN_PERF_JIT set: LLVM's perf listener writes a jitdump of the
+  // compiled code, so that `perf inject --jit` names and annotates it
+  // (docs/attn-run.md, "Profiling the compiled code").
+  eo.enablePerfNotificationListener = std::getenv("ATTN_PERF_JIT") != nullptr;
   // The CPU pipeline's threads are OpenMP's.
   llvm::StringRef libs[] = {ATTN_OPENMP_LIBRARY};
   if (pipeline == Pipeline::Cpu || pipeline == Pipeline::GpuSchedule ||

@@ -441,6 +441,7 @@ llvm::Error lowerToLLVMDialect(ModuleOp clone, llvm::StringRef entry,
     cpu.amx = options.amx.value_or(options.emulateAmx || target.amxPermitted);
     cpu.amxFp16 = cpu.amx && (options.emulateAmx || target.hasAmxFp16);
     cpu.emulateAmx = options.emulateAmx;
+    cpu.avx2 = target.hasAvx2;
     usedTiling.amx = bool(cpu.amx);
     usedTiling.emulatedAmx = cpu.amx && options.emulateAmx;
     // Split the keys (flash-decoding) when there are fewer than two work
@@ -523,6 +524,9 @@ void initializeNativeTarget() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // Inline assembly in the kernels (x86vector's AVX2 8 × 8 transpose
+    // blends with vblendps) is parsed by the target's assembler.
+    llvm::InitializeNativeTargetAsmParser();
   });
 }
 

@@ -7,6 +7,14 @@
 // TOOL2: host code for x86-64-v3
 // AVX2: vfmadd{{[0-9]+}}ps {{.*}}%ymm
 // AVX2-NOT: %zmm
+// An AVX2 target packs K with upstream's AVX2 8 x 8 transpose (8 vblendps
+// in the packing loop); x86-64 (SSE only) keeps the project's shuffles,
+// which LLVM legalises: no AVX instruction at all.
+// RUN: llvm-objdump -d %t/avx2.o | FileCheck %s --check-prefix=BLEND
+// BLEND-COUNT-8: vblendps
+// RUN: attn-aot %s --target-cpu=x86-64 --name=sse -o %t
+// RUN: llvm-objdump -d %t/sse.o | FileCheck %s --check-prefix=SSE --implicit-check-not=vblendps --implicit-check-not=%%ymm
+// SSE: mulps
 // TOOL512: host code for skylake-avx512
 // AVX512: vfmadd{{[0-9]+}}ps {{.*}}%zmm
 

@@ -1,7 +1,7 @@
 // test-attn-microkernels refuses what it cannot fill, naming the rule.
 // RUN: attn-opt %s --test-attn-microkernels -split-input-file -verify-diagnostics
 
-// expected-error @below {{unknown kernel 'transpose' (transpose-block, fold-slots-add, fold-slots-max)}}
+// expected-error @below {{unknown kernel 'transpose' (transpose-block, transpose-block-avx2, fold-slots-add, fold-slots-max)}}
 func.func private @f(memref<8x8xf32>, memref<8x8xf32>)
     attributes {attn.test_microkernel = "transpose"}
 

@@ -11,6 +11,8 @@
 // Kernels (w = the width of the vectors, from the argument shapes):
 //   "transpose-block" (src: memref<w x w x f32>, dst: memref<w x w x f32>):
 //       dst = srcᵀ through transposeBlock (w·log2 w shuffles);
+//   "transpose-block-avx2": the same for a target with AVX2 (at w = 8,
+//       x86vector's AVX2 transpose);
 //   "fold-slots-add", "fold-slots-max" (slots: memref<w x w x f32>,
 //       out: memref<w x f32>): out[i] = Σ_j / max_j slots[i][j] through
 //       foldSlots (a tree of w - 1 combineHalves steps and a last shuffle).
@@ -22,6 +24,7 @@
 #include "Conversion/FlashCore/FlashCore.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -55,7 +58,9 @@ struct TestMicrokernelsPass
            "fused CPU kernel (for lit tests)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, memref::MemRefDialect, vector::VectorDialect>();
+    // LLVM: the 8-lane transpose's vblendps are llvm.inline_asm.
+    registry.insert<arith::ArithDialect, memref::MemRefDialect, vector::VectorDialect,
+                    LLVM::LLVMDialect>();
   }
 
   void runOnOperation() override {
@@ -79,9 +84,11 @@ struct TestMicrokernelsPass
         w > 1 && type.getNumResults() == 0 &&
         (fold ? second == MemRefType::get({w}, Float32Type::get(fn.getContext()))
               : second == type.getInput(0));
-    if (kernel != "transpose-block" && !fold)
+    bool avx2 = kernel == "transpose-block-avx2";
+    if (kernel != "transpose-block" && !avx2 && !fold)
       return fn.emitError("attn.test_microkernel: unknown kernel '")
-             << kernel << "' (transpose-block, fold-slots-add, fold-slots-max)";
+             << kernel << "' (transpose-block, transpose-block-avx2, fold-slots-add, "
+             << "fold-slots-max)";
     if (!shapesOk)
       return fn.emitError("attn.test_microkernel '")
              << kernel << "': expected (memref<WxWxf32>, "
@@ -103,7 +110,8 @@ struct TestMicrokernelsPass
       });
       e.vstore(folded, dst, {e.idx(0)});
     } else {
-      transposeBlock(e, row, [&](int64_t x, Value v) { e.vstore(v, dst, {e.idx(x), e.idx(0)}); });
+      transposeBlock(
+          e, row, [&](int64_t x, Value v) { e.vstore(v, dst, {e.idx(x), e.idx(0)}); }, avx2);
     }
     func::ReturnOp::create(b, fn.getLoc());
     return success();

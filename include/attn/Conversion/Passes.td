@@ -344,7 +344,13 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
     Option<"amxFp16", "amx-fp16", "bool", /*default=*/"false",
            "With amx, f16 prefill tiles multiply on AMX-FP16 tiles "
            "(tdpfp16ps, f32 sums, P rounded to f16) too, and f16 "
-           "projections">
+           "projections">,
+    Option<"avx2", "avx2", "bool", /*default=*/"false",
+           "The target has AVX2: at 8 lanes, the w × w transposes that pack "
+           "K and the projections' weights take upstream's AVX2 sequence "
+           "(x86vector's 8 × 8 transpose, vblendps as inline assembly) "
+           "instead of the project's shuffles; the JIT sets it from the "
+           "host, attn-aot from --target-cpu">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
@@ -353,7 +359,10 @@ def ConvertAttnToLoops : Pass<"convert-attn-to-loops"> {
                            "::mlir::amx::AMXDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           // llvm.inline_asm: x86vector's AVX2 8 × 8
+                           // transpose blends with vblendps.
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 

@@ -67,6 +67,11 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
       llvm::cl::desc("With amx, f16 prefill tiles multiply on AMX-FP16 tiles too (the "
                      "JIT turns it on where the host has AMX-FP16)"),
       llvm::cl::init(ConvertAttnToLoopsOptions().amxFp16)};
+  PassOptions::Option<bool> avx2{
+      *this, "avx2",
+      llvm::cl::desc("The target has AVX2: 8-lane transposes take x86vector's AVX2 "
+                     "sequence (the JIT and attn-aot set it from the target CPU)"),
+      llvm::cl::init(ConvertAttnToLoopsOptions().avx2)};
   PassOptions::Option<bool> emulateAmx{
       *this, "emulate-amx",
       llvm::cl::desc("Run the AMX tiles as vector code (attn-emulate-amx), on any CPU"),
@@ -104,6 +109,7 @@ struct CpuPipelineOptionsBase : public PassPipelineOptions<Derived> {
     o.bf16Dot = bf16Dot;
     o.amx = amx;
     o.amxFp16 = amxFp16;
+    o.avx2 = avx2;
     return o;
   }
 };

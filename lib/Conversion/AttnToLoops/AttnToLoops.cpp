@@ -33,6 +33,7 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 namespace mlir::attn {
@@ -51,9 +52,18 @@ struct ConvertAttnToLoopsPass
     : mlir::attn::impl::ConvertAttnToLoopsBase<ConvertAttnToLoopsPass> {
   using ConvertAttnToLoopsBase::ConvertAttnToLoopsBase;
   void runOnOperation() override {
-    ConvertAttnToLoopsOptions options{tileQ,         tileK,        vectorWidth,
-                                      reportUnfused, minWorkItems, prepackLimitMiB,
-                                      bf16Dot,       amx,          amxFp16};
+    // By name: the options struct's field order is the .td's.
+    ConvertAttnToLoopsOptions options;
+    options.tileQ = tileQ;
+    options.tileK = tileK;
+    options.vectorWidth = vectorWidth;
+    options.reportUnfused = reportUnfused;
+    options.minWorkItems = minWorkItems;
+    options.prepackLimitMiB = prepackLimitMiB;
+    options.bf16Dot = bf16Dot;
+    options.amx = amx;
+    options.amxFp16 = amxFp16;
+    options.avx2 = avx2;
     if (std::string bad = checkAttnToLoopsOptions(options); !bad.empty()) {
       getOperation()->emitError() << bad;
       return signalPassFailure();

@@ -70,7 +70,7 @@ void FlashKernel::packKeyPairs(Value k0, Value kRows, Value dst) {
     b.loop(b.idx(0), b.idx(problem.d / 2), w, [&](Value p) {
       transposeBlock(
           b, [&](int64_t x) { return loadBf16Pairs(b, bufs.k, withColumn(keyRows[x], b.add(p, p))); },
-          [&](int64_t x, Value v) { b.vstore(v, dst, {b.add(p, b.idx(x)), j}); });
+          [&](int64_t x, Value v) { b.vstore(v, dst, {b.add(p, b.idx(x)), j}); }, opts.avx2);
     });
   });
 }

@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 #include "Microkernels.h"
 
+#include "mlir/Dialect/X86Vector/Transforms.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 using namespace mlir;
 
@@ -31,12 +33,42 @@ std::pair<SmallVector<int64_t>, SmallVector<int64_t>> halfSwapMasks(int64_t w, i
   return {low, high};
 }
 
+/// The 8 × 8 transpose of 32-bit rows by upstream's AVX2 lowering
+/// (x86vector::avx2::transpose8x8xf32: unpacks, shuffles, vblendps and
+/// 128-bit permutes; integer rows bitcast to f32 and back), for a target
+/// with AVX2 (its vblendps is inline assembly, which LLVM would not
+/// legalise for a CPU without AVX). At 16 lanes the project's shuffles stay:
+/// upstream's vector.transpose lowered by shuffle16x16 (unpacks, then
+/// vshuff64x2) made the projections 4–11 % slower on Zen 5, and the
+/// 8-lane swap was neither faster nor slower (bench/NOTES.md, 2026-12-08:
+/// Upstream transposes for the packing).
+static bool transposeByAvx2(KernelBuilder &e, SmallVectorImpl<Value> &block, bool avx2) {
+  auto rowType = cast<VectorType>(block[0].getType());
+  if (!avx2 || e.width != 8 || rowType.getElementTypeBitWidth() != 32)
+    return false;
+  auto f32Row = VectorType::get({8}, e.b.getF32Type());
+  for (Value &row : block)
+    if (row.getType() != f32Row)
+      row = vector::BitCastOp::create(e.b, e.loc, f32Row, row);
+  ImplicitLocOpBuilder ib(e.loc, e.b);
+  x86vector::avx2::transpose8x8xf32(ib, block);
+  if (rowType != f32Row)
+    for (Value &row : block)
+      row = vector::BitCastOp::create(e.b, e.loc, rowType, row);
+  return true;
+}
+
 void transposeBlock(KernelBuilder &e, function_ref<Value(int64_t)> load,
-                    function_ref<void(int64_t, Value)> store) {
+                    function_ref<void(int64_t, Value)> store, bool avx2) {
   int64_t w = e.width;
   SmallVector<Value> block;
   for (int64_t x = 0; x < w; ++x)
     block.push_back(load(x));
+  if (transposeByAvx2(e, block, avx2)) {
+    for (int64_t x = 0; x < w; ++x)
+      store(x, block[x]);
+    return;
+  }
   for (int64_t h = w / 2; h >= 1; h /= 2) {
     auto [low, high] = halfSwapMasks(w, h);
     for (int64_t i = 0; i < w; ++i) {

@@ -185,7 +185,7 @@ void FlashKernel::packKeys(Value k0, Value kRows, Value dst) {
               Value row = b.vloadF32(bufs.k, withColumn(keyRows[x], d));
               return scales.empty() ? row : b.fmul(row, scales[x]);
             },
-            [&](int64_t x, Value v) { b.vstore(v, dst, {b.add(d, b.idx(x)), j}); });
+            [&](int64_t x, Value v) { b.vstore(v, dst, {b.add(d, b.idx(x)), j}); }, opts.avx2);
       });
     });
     return;

@@ -182,7 +182,8 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
                 [&](int64_t x) {
                   return loadBf16Pairs(e, wb, {e.add(o0, e.idx(h * w + x)), e.add(q, q)});
                 },
-                [&](int64_t x, Value v) { e.vstore(v, dst, at(e.add(q, e.idx(x)), e.idx(h * w))); });
+                [&](int64_t x, Value v) { e.vstore(v, dst, at(e.add(q, e.idx(x)), e.idx(h * w))); },
+                tiling.avx2);
         });
         return;
       }
@@ -222,7 +223,8 @@ struct ProjectToTiledLoops : OpRewritePattern<ProjectOp> {
         for (int64_t h = 0; h < 2; ++h)
           transposeBlock(
               e, [&](int64_t x) { return e.vloadF32(wb, {e.add(o0, e.idx(h * w + x)), i}); },
-              [&](int64_t x, Value v) { e.vstore(v, dst, at(e.add(i, e.idx(x)), e.idx(h * w))); });
+              [&](int64_t x, Value v) { e.vstore(v, dst, at(e.add(i, e.idx(x)), e.idx(h * w))); },
+              tiling.avx2);
       });
     };
     // Rows that are known to fit one chunk use each panel once: the thread

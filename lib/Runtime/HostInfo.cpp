@@ -47,8 +47,8 @@ CpuTarget cpuTargetOf(llvm::StringRef cpu, llvm::function_ref<bool(llvm::StringR
   bool avx512 = hasFeature("avx512f");
   t.vectorWidth = avx512 ? 16 : 8;
   t.hasBf16Dot = avx512 && hasFeature("avx512bf16");
-  t.hasAvx2 = hasFeature("avx2");
   t.prefersBf16Dot = t.hasBf16Dot && cpu.starts_with("znver");
+  t.hasAvx2 = hasFeature("avx2");
   t.hasAmx = avx512 && hasFeature("amx-bf16") && hasFeature("amx-tile");
   t.hasAmxFp16 = t.hasAmx && hasFeature("amx-fp16");
   return t;

@@ -133,15 +133,15 @@ int64_t hostVectorWidth();
 struct CpuTarget {
   int64_t vectorWidth = 8; ///< f32 lanes of the widest vector unit
   bool hasBf16Dot = false; ///< AVX512-BF16 (vdpbf16ps) with AVX-512F
-  /// AVX2: the 8-lane packing transposes take x86vector's AVX2 sequence,
-  /// whose vblendps is inline assembly (a CPU without AVX keeps the
-  /// project's shuffles, which LLVM legalises for it).
-  bool hasAvx2 = false;
   /// vdpbf16ps multiplies bf16 faster per flop than f32 FMAs do: AMD Zen 4
   /// and later. Intel cores retire one every two cycles, half the f32 FMA
   /// rate (bench/NOTES.md, 2026-12-03: Half-precision peaks), so their bf16
   /// keeps the f32 widening path.
   bool prefersBf16Dot = false;
+  /// AVX2: the 8-lane packing transposes take x86vector's AVX2 sequence,
+  /// whose vblendps is inline assembly (a CPU without AVX keeps the
+  /// project's shuffles, which LLVM legalises for it).
+  bool hasAvx2 = false;
   /// AMX-BF16 and AMX-TILE (tdpbf16ps on 16 × 32 bf16 tiles: Intel
   /// Sapphire Rapids and later).
   bool hasAmx = false;

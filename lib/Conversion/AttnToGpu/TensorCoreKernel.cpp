@@ -361,15 +361,15 @@ private:
     Value m, l, inverse;
   };
   /// The totals of a row whose keys gave maximum m and sum l (summed over
-  /// the quad). With attention sinks the head's sink joins here, once:
-  /// at M = max(m, sink), l' = l·2^(m - M) + 2^(sink - M), and the
-  /// accumulator (at m) is normalised by 2^(m - M) / l'. Both weights come
-  /// from the merge rule (KernelBuilder::mergeWeight: 0 where M = -inf, so a
-  /// row with no key and no sink keeps l' = 0 and gives 0).
-  RowTotals finishRow(Value m, Value l) {
-    if (!s.sinks)
+  /// the quad). With attention sinks the head's sink (`sink`, in log2
+  /// units) joins here, once: at M = max(m, sink), l' = l·2^(m - M) +
+  /// 2^(sink - M), and the accumulator (at m) is normalised by 2^(m - M) /
+  /// l'. Both weights come from the merge rule (KernelBuilder::mergeWeight:
+  /// 0 where M = -inf, so a row with no key and no sink keeps l' = 0 and
+  /// gives 0).
+  RowTotals finishRow(Value m, Value l, Value sink) {
+    if (!sink)
       return {m, l, g.inverseRowSum(l)};
-    Value sink = g.fmul(g.load(s.sinks, {hIdx}), g.f(kLog2E));
     Value top = g.fmax(m, sink);
     Value reference = g.mergeReference(top);
     auto hwExp2 = [&](Value x) { return ex2(x); };
@@ -412,7 +412,7 @@ private:
 
     int64_t nTiles = BK / 8, dvTiles = p.dv / 8;
     // m = -inf and l = 0 per row, with or without attention sinks: a sink
-    // joins the row's sum once, after the keys (finishRows), so that m is
+    // joins the row's sum once, after the keys (finishRow), so that m is
     // the largest score and P = 2^(s - m) ≤ 1 keeps f16's precision when
     // the sink is far above every score (with m the sink, P would be an
     // f16 subnormal or 0 there).
@@ -529,14 +529,16 @@ private:
     // O = acc / l, l summed over the quad; rows past Tq are not written.
     // For attn.sdpa_partial also lse = ln2·m + ln l (-inf for a row that
     // saw no key), written by the quad's first lane.
-    RowTotals a = finishRow(state[0], quad(state[2], false));
-    RowTotals c = finishRow(state[1], quad(state[3], false));
+    // (The head's sink in log2 units, loaded once for both rows.)
+    Value sink = s.sinks ? g.fmul(g.load(s.sinks, {hIdx}), g.f(kLog2E)) : Value();
+    RowTotals totalsA = finishRow(state[0], quad(state[2], false), sink);
+    RowTotals totalsB = finishRow(state[1], quad(state[3], false), sink);
     Value quadLead =
         s.lse ? g.cmpI(arith::CmpIPredicate::eq, g.rem(lane, g.idx(4)), g.idx(0)) : Value();
     Type outElt = p.resultType.getElementType();
     for (int half = 0; half < 2; ++half) {
       Value row = half ? rowB : rowA;
-      const RowTotals &t = half ? c : a;
+      const RowTotals &t = half ? totalsB : totalsA;
       g.ifThen(g.lt(row, s.tq), [&] {
         if (s.lse)
           g.ifThen(quadLead, [&] {

@@ -10,7 +10,8 @@ log of each row's denominator, sink included (sinks-lse.mlir). With
 `tensor-core`, the f16 case of sinks.mlir's @sinks_f16 instead (tc_*.npy:
 Tq 70, Tk 150, D 64, the tensor-core kernel's shape), the same sinks.
 With `far-sinks`, that f16 case with every head's sink 12 to 18 above its
-largest visible score and a key in every row (far_*.npy): P = exp(s - m)
+largest score over each row's keys (so at least that far above every
+visible one) and a key in every row (far_*.npy): P = exp(s - m)
 would be an f16 subnormal (or 0) if m were the sink, so the f32 output of
 sdpa_partial shows whether P was rounded there; q32, k32, v32 are the
 same values in f32 for the TF32 kernel."""
@@ -60,6 +61,6 @@ arrays = dict(q=q, k=k, v=v, sinks=sinks, lens=lens, expect=expect.astype(np.flo
               expect_lse=expect_lse.astype(np.float32))
 if mode == "far-sinks":  # the same values in f32 for the TF32 kernel (exact in TF32)
     arrays.update(q32=q.astype(np.float32), k32=k.astype(np.float32), v32=v.astype(np.float32))
+prefix = {"tensor-core": "tc_", "far-sinks": "far_"}.get(mode, "")
 for name, a in arrays.items():
-    prefix = {"tensor-core": "tc_", "far-sinks": "far_"}.get(mode, "")
     np.save(os.path.join(out, prefix + name + ".npy"), a)
